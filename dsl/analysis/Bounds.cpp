@@ -1,0 +1,318 @@
+#include "Bounds.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+Expr smin(const Expr &a, const Expr &b) { return simplify(Min::make(a, b)); }
+Expr smax(const Expr &a, const Expr &b) { return simplify(Max::make(a, b)); }
+
+class BoundsOf : public IRVisitor {
+public:
+    explicit BoundsOf(const Scope &s) : scope(s) {}
+    Interval result;
+
+    Interval of(const Expr &e) {
+        include(e);
+        return result;
+    }
+
+protected:
+    const Scope &scope;
+    Scope lets;  // Let expressions inside the expression
+
+    void type_range(Type t) {
+        if (t.is_bool()) result = Interval(make_zero(t), make_one(t));
+        else if (!t.is_float() && t.bits <= 16) result = Interval(type_min(t), type_max(t));
+        else result = Interval();
+    }
+    void visit(const IntImm *op) override { result = Interval::point(Expr(op)); }
+    void visit(const UIntImm *op) override { result = Interval::point(Expr(op)); }
+    void visit(const FloatImm *op) override { result = Interval::point(Expr(op)); }
+    void visit(const StringImm *op) override { result = Interval(); }
+    void visit(const Variable *op) override {
+        if (const Interval *i = lets.find(op->name)) result = *i;
+        else if (const Interval *i = scope.find(op->name)) result = *i;
+        else result = Interval::point(Expr(op));
+    }
+    void visit(const Cast *op) override {
+        Interval v = of(op->value);
+        Type from = op->value.type(), to = op->type;
+        bool monotonic_safe = to.can_represent(from) || (from.is_float() && !to.is_float() && to.bits >= 32) ||
+                              (from.is_int() && to.is_int() && to.bits >= from.bits);
+        if (!monotonic_safe) {
+            type_range(to);
+            return;
+        }
+        result = Interval(v.min.defined() ? simplify(Cast::make(to, v.min)) : Expr(),
+                          v.max.defined() ? simplify(Cast::make(to, v.max)) : Expr());
+    }
+    void visit(const Add *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
+                          a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
+    }
+    void visit(const Sub *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
+                          a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
+    }
+    void visit(const Mul *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        if (!a.bounded() || !b.bounded()) {
+            // x * c with c constant keeps the one bounded side.
+            const int64_t *c = as_const_int(b.min);
+            if (c && equal(b.min, b.max)) {
+                Expr lo = a.min.defined() ? simplify(Mul::make(a.min, b.min)) : Expr();
+                Expr hi = a.max.defined() ? simplify(Mul::make(a.max, b.min)) : Expr();
+                result = *c >= 0 ? Interval(lo, hi) : Interval(hi, lo);
+            } else {
+                result = Interval();
+            }
+            return;
+        }
+        if (equal(a.min, a.max) && equal(b.min, b.max)) {
+            result = Interval::point(simplify(Mul::make(a.min, b.min)));
+            return;
+        }
+        const int64_t *cb = as_const_int(b.min);
+        if (cb && equal(b.min, b.max)) {
+            Expr lo = simplify(Mul::make(a.min, b.min)), hi = simplify(Mul::make(a.max, b.min));
+            result = *cb >= 0 ? Interval(lo, hi) : Interval(hi, lo);
+            return;
+        }
+        const int64_t *ca = as_const_int(a.min);
+        if (ca && equal(a.min, a.max)) {
+            Expr lo = simplify(Mul::make(a.min, b.min)), hi = simplify(Mul::make(a.min, b.max));
+            result = *ca >= 0 ? Interval(lo, hi) : Interval(hi, lo);
+            return;
+        }
+        Expr p[4] = {Mul::make(a.min, b.min), Mul::make(a.min, b.max), Mul::make(a.max, b.min),
+                     Mul::make(a.max, b.max)};
+        result = Interval(smin(smin(p[0], p[1]), smin(p[2], p[3])), smax(smax(p[0], p[1]), smax(p[2], p[3])));
+    }
+    void visit(const Div *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        if (op->type.is_float() || !b.bounded() || !equal(b.min, b.max)) {
+            result = Interval();
+            if (!op->type.is_float() && b.bounded()) {
+                // Dividing by a positive constant range: |a/b| <= |a|.
+                const int64_t *lo = as_const_int(b.min);
+                if (lo && *lo > 0 && a.bounded())
+                    result = Interval(smin(a.min, make_zero(op->type)), smax(a.max, make_zero(op->type)));
+            }
+            return;
+        }
+        const int64_t *c = as_const_int(b.min);
+        if (c) {
+            Expr lo = a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr();
+            Expr hi = a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr();
+            result = *c >= 0 ? Interval(lo, hi) : Interval(hi, lo);
+            return;
+        }
+        if (!a.bounded()) {
+            result = Interval();
+            return;
+        }
+        // A symbolic divisor: a/b is monotonic in a for fixed b (either direction).
+        Expr x = Div::make(a.min, b.min), y = Div::make(a.max, b.min);
+        result = Interval(smin(x, y), smax(x, y));
+    }
+    void visit(const Mod *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        if (op->type.is_float()) {
+            result = Interval();
+            return;
+        }
+        if (a.bounded() && b.bounded() && equal(a.min, a.max) && equal(b.min, b.max)) {
+            result = Interval::point(simplify(Mod::make(a.min, b.min)));
+            return;
+        }
+        if (!b.bounded()) {
+            type_range(op->type);
+            return;
+        }
+        // Euclidean remainder: 0 <= a % b < |b|.
+        Expr z = make_zero(op->type);
+        Expr absb = smax(smax(b.max, simplify(Sub::make(z, b.min))), z);
+        result = Interval(z, simplify(Max::make(Sub::make(absb, make_one(op->type)), z)));
+    }
+    void visit(const Min *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        Expr lo = a.min.defined() && b.min.defined() ? smin(a.min, b.min) : Expr();
+        Expr hi = a.max.defined() && b.max.defined() ? smin(a.max, b.max) : a.max.defined() ? a.max : b.max;
+        result = Interval(lo, hi);
+    }
+    void visit(const Max *op) override {
+        Interval a = of(op->a), b = of(op->b);
+        Expr lo = a.min.defined() && b.min.defined() ? smax(a.min, b.min) : a.min.defined() ? a.min : b.min;
+        Expr hi = a.max.defined() && b.max.defined() ? smax(a.max, b.max) : Expr();
+        result = Interval(lo, hi);
+    }
+    void bool_result(Type t) { result = Interval(make_zero(t), make_one(t)); }
+    void visit(const EQ *op) override { bool_result(op->type); }
+    void visit(const NE *op) override { bool_result(op->type); }
+    void visit(const LT *op) override { bool_result(op->type); }
+    void visit(const LE *op) override { bool_result(op->type); }
+    void visit(const GT *op) override { bool_result(op->type); }
+    void visit(const GE *op) override { bool_result(op->type); }
+    void visit(const And *op) override { bool_result(op->type); }
+    void visit(const Or *op) override { bool_result(op->type); }
+    void visit(const Not *op) override { bool_result(op->type); }
+    void visit(const Select *op) override {
+        Interval a = of(op->true_value), b = of(op->false_value);
+        result = interval_union(a, b);
+    }
+    void visit(const Load *op) override { type_range(op->type); }
+    void visit(const Ramp *op) override {
+        Interval b = of(op->base), s = of(op->stride);
+        if (!b.bounded() || !s.bounded()) {
+            result = Interval();
+            return;
+        }
+        Expr last = Mul::make(s.max, make_const(s.max.type(), (int64_t)(op->lanes - 1)));
+        Expr last_lo = Mul::make(s.min, make_const(s.min.type(), (int64_t)(op->lanes - 1)));
+        result = Interval(smin(b.min, simplify(Add::make(b.min, last_lo))), smax(b.max, simplify(Add::make(b.max, last))));
+    }
+    void visit(const Broadcast *op) override { include(op->value); }
+    void visit(const Call *op) override {
+        if (op->call_type == Call::PureExtern && (op->name == "floor" || op->name == "ceil" || op->name == "round")) {
+            Interval a = of(op->args[0]);
+            result = Interval(a.min.defined() ? Call::make(op->type, op->name, {a.min}, Call::PureExtern) : Expr(),
+                              a.max.defined() ? Call::make(op->type, op->name, {a.max}, Call::PureExtern) : Expr());
+            return;
+        }
+        type_range(op->type);
+    }
+    void visit(const Let *op) override {
+        Interval v = of(op->value);
+        lets.push(op->name, v);
+        include(op->body);
+        lets.pop(op->name);
+    }
+};
+
+// Walks a statement, ranging loop and let variables, collecting boxes.
+class BoxCollector : public IRVisitor {
+public:
+    BoxCollector(const std::string &n, bool r, bool w, const Scope &outer) : name(n), reads(r), writes(w), scope(outer) {}
+    Box box;
+    bool found = false;
+    std::string first_unbounded;
+
+protected:
+    const std::string &name;
+    bool reads, writes;
+    Scope scope;
+
+    void merge(const std::vector<Expr> &args, const std::string &what) {
+        if (!found) box.assign(args.size(), Interval::nothing());
+        found = true;
+        if (box.size() != args.size()) return;  // arity errors are reported by validation
+        for (size_t i = 0; i < args.size(); i++) {
+            Interval iv = bounds_of_expr_in_scope(args[i], scope);
+            if (!iv.bounded() && first_unbounded.empty())
+                first_unbounded = what + " (argument " + std::to_string(i) + ": " + to_string(args[i]) + ")";
+            box[i] = interval_union(box[i], iv);
+        }
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (reads && op->name == name && op->call_type != Call::PureExtern) merge(op->args, to_string(Expr(op)));
+    }
+    void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (writes && op->name == name) {
+            std::string s = op->name + "(";
+            for (size_t i = 0; i < op->args.size(); i++) s += (i ? ", " : "") + to_string(op->args[i]);
+            merge(op->args, s + ")");
+        }
+    }
+    void visit(const LetStmt *op) override {
+        include(op->value);
+        scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
+        include(op->body);
+        scope.pop(op->name);
+    }
+    void visit(const For *op) override {
+        include(op->min);
+        include(op->extent);
+        Interval mn = bounds_of_expr_in_scope(op->min, scope);
+        Interval mx = bounds_of_expr_in_scope(simplify(Sub::make(Add::make(op->min, op->extent), 1)), scope);
+        scope.push(op->name, Interval(mn.min, mx.max));
+        include(op->body);
+        scope.pop(op->name);
+    }
+    // Conditions "v <= e" / "v < e" / "v >= e" narrow v inside the then-branch
+    // (this is what keeps GuardWithIf tails from widening the box).
+    void visit(const IfThenElse *op) override {
+        include(op->condition);
+        std::vector<std::string> pushed;
+        narrow(op->condition, pushed);
+        include(op->then_case);
+        for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) scope.pop(*it);
+        include(op->else_case);
+    }
+    void narrow(const Expr &c, std::vector<std::string> &pushed) {
+        if (const auto *a = c.as<And>()) {
+            narrow(a->a, pushed);
+            narrow(a->b, pushed);
+            return;
+        }
+        const Variable *v = nullptr;
+        Expr bound;
+        bool upper = false;
+        if (const auto *le = c.as<LE>(); le && (v = le->a.as<Variable>())) bound = le->b, upper = true;
+        else if (const auto *lt = c.as<LT>(); lt && (v = lt->a.as<Variable>())) bound = Sub::make(lt->b, make_one(lt->b.type())), upper = true;
+        else if (const auto *ge = c.as<GE>(); ge && (v = ge->a.as<Variable>())) bound = ge->b;
+        else if (const auto *gt = c.as<GT>(); gt && (v = gt->a.as<Variable>())) bound = Add::make(gt->b, make_one(gt->b.type()));
+        if (!v || v->type != Int(32)) return;
+        const Interval *cur = scope.find(v->name);
+        Interval iv = cur ? *cur : Interval::point(Expr(v));
+        Interval b = bounds_of_expr_in_scope(bound, scope);
+        if (upper && b.max.defined()) iv.max = iv.max.defined() ? smin(iv.max, b.max) : b.max;
+        if (!upper && b.min.defined()) iv.min = iv.min.defined() ? smax(iv.min, b.min) : b.min;
+        scope.push(v->name, iv);
+        pushed.push_back(v->name);
+    }
+};
+
+}  // namespace
+
+Interval interval_union(const Interval &a, const Interval &b) {
+    if (a.is_empty_marker) return b;
+    if (b.is_empty_marker) return a;
+    return Interval(a.min.defined() && b.min.defined() ? smin(a.min, b.min) : Expr(),
+                    a.max.defined() && b.max.defined() ? smax(a.max, b.max) : Expr());
+}
+
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) {
+    BoundsOf b(scope);
+    Interval r = b.of(e);
+    if (r.is_empty_marker) return Interval();
+    return r;
+}
+
+Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer) {
+    BoxCollector c(name, reads, writes, outer);
+    c.include(s);
+    if (found) *found = c.found;
+    for (auto &i : c.box)
+        if (i.is_empty_marker) i = Interval();
+    return c.box;
+}
+
+std::string describe_unbounded_access(const Stmt &s, const std::string &name) {
+    BoxCollector c(name, true, false, Scope());
+    c.include(s);
+    return c.first_unbounded;
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,69 @@
+// Interval arithmetic over symbolic expressions, and the boxes of a Func
+// that a statement reads or writes. Analyses only; the passes that use them
+// are lower/BoundsInference.cpp and friends.
+//
+//   bounds of (x + 1) * 2 with x in [a, b]            ->  [(a + 1)*2, (b + 1)*2]
+//   box of f read by  for (y, 0, 4) { g(y) = f(y - 1) + f(y + 1) }  ->  [-1, 4]
+//
+// A missing min or max means unbounded on that side.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace kiln {
+namespace internal {
+
+struct Interval {
+    Expr min, max;  // undefined = unbounded
+    Interval() = default;
+    Interval(Expr a, Expr b) : min(std::move(a)), max(std::move(b)) {}
+    static Interval point(const Expr &e) { return Interval(e, e); }
+    bool has_lower() const { return min.defined(); }
+    bool has_upper() const { return max.defined(); }
+    bool bounded() const { return has_lower() && has_upper(); }
+    bool is_empty_marker = false;  // the union identity: nothing yet
+    static Interval nothing() {
+        Interval i;
+        i.is_empty_marker = true;
+        return i;
+    }
+};
+
+// The union of two intervals (simplified).
+Interval interval_union(const Interval &a, const Interval &b);
+
+// Variables with known ranges; inner bindings shadow outer ones.
+class Scope {
+public:
+    void push(const std::string &n, const Interval &i) { m[n].push_back(i); }
+    void pop(const std::string &n) {
+        m[n].pop_back();
+        if (m[n].empty()) m.erase(n);
+    }
+    const Interval *find(const std::string &n) const {
+        auto it = m.find(n);
+        return it == m.end() ? nullptr : &it->second.back();
+    }
+
+private:
+    std::map<std::string, std::vector<Interval>> m;
+};
+
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope);
+
+using Box = std::vector<Interval>;
+
+// The box of Func (or image) `name` touched within s: calls (reads) and/or
+// Provides (writes). Loops and lets inside s are ranged over; variables
+// defined outside s stay symbolic. `found` tells whether any access exists.
+Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found = nullptr,
+                const Scope &outer = Scope());
+
+// The first access to `name` in s whose box is unbounded, printed (for errors).
+std::string describe_unbounded_access(const Stmt &s, const std::string &name);
+
+}  // namespace internal
+}  // namespace kiln

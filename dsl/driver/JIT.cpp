@@ -1,0 +1,173 @@
+#include "JIT.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "codegen/CodeGen_C.h"
+#include "ir/Error.h"
+#include "kiln_runtime.h"
+
+#ifndef KILN_HALIDE_INCLUDE_DIR
+#define KILN_HALIDE_INCLUDE_DIR "/usr/include/halide14"
+#endif
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+uint64_t fnv1a_64(const std::string &s) {
+    uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::string shell_quote(const std::string &s) {
+    std::string r = "'";
+    for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return r + "'";
+}
+
+std::string env(const char *name) {
+    const char *v = std::getenv(name);
+    return v ? v : "";
+}
+
+bool make_dirs(const std::string &path) {
+    for (size_t i = 1; i <= path.size(); i++) {
+        if (i < path.size() && path[i] != '/') continue;
+        std::string prefix = path.substr(0, i);
+        if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+    return true;
+}
+
+// The cache directory, or "" when KILN_JIT_CACHE=0 or none can be created.
+std::string cache_dir() {
+    if (env("KILN_JIT_CACHE") == "0") return "";
+    std::string base = env("XDG_CACHE_HOME");
+    if (base.empty()) {
+        if (env("HOME").empty()) return "";
+        base = env("HOME") + "/.cache";
+    }
+    std::string dir = base + "/kiln";
+    return make_dirs(dir) ? dir : "";
+}
+
+std::string temp_dir() {
+    std::string base = env("TMPDIR").empty() ? "/tmp" : env("TMPDIR");
+    std::string templ = base + "/kiln-jit-XXXXXX";
+    internal_assert(mkdtemp(&templ[0])) << "cannot create a temporary directory under " << base;
+    return templ;
+}
+
+bool file_exists(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
+
+// Runs cmd; returns its exit status and appends its output (stdout+stderr).
+int run_command(const std::string &cmd, std::string &output) {
+    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) output.append(buf, n);
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Compiles `text` into `so`, through temporary names renamed into place so
+// that concurrent processes never see a partial file.
+void build(const std::string &text, const std::string &cxx, const std::string &flags, const std::string &dir,
+           const std::string &key, const std::string &fn_name) {
+    static std::atomic<int> counter{0};
+    std::string tmp = dir + "/" + key + ".tmp" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    {
+        std::ofstream f(tmp + ".cpp");
+        f << text;
+        internal_assert(f.good()) << "cannot write " << tmp << ".cpp";
+    }
+    std::string cmd = cxx + " " + flags + " -o " + shell_quote(tmp + ".so") + " " + shell_quote(tmp + ".cpp");
+    std::string output;
+    int status = run_command(cmd, output);
+    if (status != 0 || !file_exists(tmp + ".so")) {
+        std::remove((tmp + ".so").c_str());
+        internal_error << "JIT compilation of kernel '" << fn_name << "' failed (exit status " << status << "):\n$ "
+                       << cmd << "\n" << output << "The source is kept at " << tmp << ".cpp";
+    }
+    std::rename((tmp + ".cpp").c_str(), (dir + "/" + key + ".cpp").c_str());
+    internal_assert(std::rename((tmp + ".so").c_str(), (dir + "/" + key + ".so").c_str()) == 0)
+        << "cannot move the compiled kernel into " << dir;
+}
+
+// The handler installed in every module: hand the message to the process's
+// runtime (libkiln), which records it and calls the user's handler.
+void forward_to_process(const char *message) { kiln_error("%s", message); }
+
+}  // namespace
+
+std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const std::string &fn_name,
+                                              const Target &t) {
+    std::string cxx = env("CXX").empty() ? "c++" : env("CXX");
+    // -Wno-psabi: GCC notes that wide vectors change the ABI of the (inline)
+    // helpers when the target lacks AVX; the kernels' own ABI has no vectors.
+    std::string flags = "-std=c++17 -O3 -fPIC -shared -fwrapv -fopenmp -Wno-psabi -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) +
+                        " " + t.compiler_flags() +
+                        (t.has(Target::FastMath) ? " -ffp-contract=fast" : " -ffp-contract=off");
+    std::string text = source + "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n" + runtime_source_text();
+    char key[17];
+    std::snprintf(key, sizeof(key), "%016llx",
+                  (unsigned long long)fnv1a_64(cxx + "\n" + flags + "\n" + t.to_string() + "\n" + text));
+
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_ptr<JITModule>> loaded;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = loaded.find(key);
+    if (it != loaded.end()) return it->second;
+
+    std::string dir = cache_dir();
+    bool cached = !dir.empty();
+    if (!cached) dir = temp_dir();
+    std::string so = dir + "/" + key + ".so";
+    void *handle = cached && file_exists(so) ? dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW) : nullptr;
+    if (!handle) {
+        build(text, cxx, flags, dir, key, fn_name);
+        handle = dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW);
+    }
+    if (!cached) {
+        std::remove(so.c_str());
+        std::remove((dir + "/" + key + ".cpp").c_str());
+        rmdir(dir.c_str());
+    }
+    internal_assert(handle) << "cannot load the JIT-compiled kernel " << so << ": " << dlerror();
+
+    auto m = std::make_shared<JITModule>();
+    m->fn_name = fn_name;
+    m->handle = handle;
+    m->argv_fn = (int (*)(void **))dlsym(handle, (fn_name + "_argv").c_str());
+    internal_assert(m->argv_fn) << "JIT module " << so << " has no function " << fn_name << "_argv";
+    using SetHandler = kiln_error_handler_t (*)(kiln_error_handler_t);
+    auto set_handler = (SetHandler)dlsym(handle, "kiln_set_error_handler");
+    internal_assert(set_handler) << "JIT module " << so << " lacks the Kiln runtime";
+    if (set_handler != &kiln_set_error_handler) set_handler(forward_to_process);  // its own copy
+    loaded[key] = m;
+    return m;
+}
+
+void JITModule::run_or_throw(void **args) const {
+    int code = run(args);
+    if (code != 0) throw RuntimeError(code, kiln_last_error_message());
+}
+
+}  // namespace internal
+}  // namespace kiln

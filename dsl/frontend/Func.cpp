@@ -1,0 +1,323 @@
+// Func and FuncRef: defining pipeline stages.
+//
+// A pure definition f(x, y) = e gives f its dimensions and type; every later
+// definition is an update, looping over the Vars on its left-hand side that
+// are bare Vars (pure) and over the dimensions of the RDom it uses,
+// innermost first: r.x, r.y, ..., then the pure Vars in argument order.
+#include <set>
+
+#include "ir/Function.h"
+#include "ir/IRVisitor.h"
+#include "kiln/Func.h"
+#include "kiln/Pipeline.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+// Free Vars and RDoms used by an expression.
+class CollectVars : public IRVisitor {
+public:
+    std::vector<std::string> vars;  // pure Vars, first-use order
+    std::vector<std::shared_ptr<ReductionDomainContents>> rdoms;
+
+protected:
+    void visit(const Variable *op) override {
+        if (op->rdom) {
+            bool seen = false;
+            for (auto &r : rdoms) seen |= r == op->rdom;
+            if (!seen) rdoms.push_back(op->rdom);
+        } else if (!op->param) {
+            for (auto &v : vars)
+                if (v == op->name) return;
+            vars.push_back(op->name);
+        }
+    }
+};
+
+// Calls from f's definitions to f itself keep no owning pointer (no cycle).
+class DropSelfReference : public IRMutator {
+public:
+    explicit DropSelfReference(const FunctionContents *f) : self(f) {}
+
+protected:
+    const FunctionContents *self;
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const auto *c = e.as<Call>();
+        if (c->call_type == Call::Func && c->func.get() == self)
+            return Call::make(c->type, c->name, c->args, Call::Func, nullptr);
+        return e;
+    }
+};
+
+std::string list(const std::vector<std::string> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i];
+    return s;
+}
+
+}  // namespace
+
+Func::Func() : Func(unique_name('f')) {}
+Func::Func(const std::string &name) : func(std::make_shared<FunctionContents>()) {
+    user_assert(!name.empty()) << "A Func needs a non-empty name";
+    func->name = name;
+}
+Func::Func(Expr e) : Func() {
+    user_assert(e.defined()) << "Func(Expr) with an undefined expression";
+    (*this)(std::vector<Expr>{}) = e;
+}
+
+const std::string &Func::name() const { return func->name; }
+bool Func::defined() const { return func->init.defined(); }
+int Func::dimensions() const { return (int)func->args.size(); }
+Type Func::type() const {
+    user_assert(defined()) << "Func " << name() << " has no definition yet, so it has no type";
+    return func->type;
+}
+std::vector<Var> Func::args() const {
+    std::vector<Var> v;
+    for (const auto &a : func->args) v.emplace_back(a);
+    return v;
+}
+int Func::num_update_definitions() const { return (int)func->updates.size(); }
+
+FuncRef Func::operator()(std::vector<Expr> args) const {
+    for (size_t i = 0; i < args.size(); i++)
+        user_assert(args[i].defined()) << "Func " << name() << ": argument " << i << " is undefined";
+    return FuncRef(func, std::move(args));
+}
+
+Stage Func::update(int i) const {
+    user_assert(i >= 0 && i < num_update_definitions())
+        << "Func " << name() << " has " << num_update_definitions() << " update definition(s); update(" << i
+        << ") does not exist";
+    return Stage(func, i + 1);
+}
+
+FuncRef::operator Expr() const {
+    user_assert(func->init.defined()) << "Can't call Func " << func->name
+                                      << " because it has not been defined yet; define it before using it";
+    user_assert(args.size() == func->args.size())
+        << "Func " << func->name << " is defined with " << func->args.size() << " argument(s) ("
+        << list(func->args) << ") but is called with " << args.size();
+    std::vector<Expr> a = args;
+    for (size_t i = 0; i < a.size(); i++) {
+        user_assert(!a[i].type().is_float())
+            << "Func " << func->name << " is called with argument " << i << " of type " << a[i].type().to_string()
+            << " (" << a[i] << "); arguments must be integers: use cast<int>(...) or floor()";
+        if (a[i].type() != Int(32)) a[i] = cast(Int(32), a[i]);
+    }
+    return Call::make(func->type, func->name, a, Call::Func, func);
+}
+
+Stage FuncRef::operator=(Expr value) {
+    user_assert(value.defined()) << "Func " << func->name << " is given an undefined value";
+    FunctionContents &f = *func;
+    bool all_vars = true;
+    std::vector<std::string> names;
+    for (const auto &a : args) {
+        const auto *v = a.as<Variable>();
+        if (!v || v->param || v->rdom) all_vars = false;
+        else names.push_back(v->name);
+    }
+    if (!f.init.defined()) {
+        user_assert(all_vars) << "The first definition of Func " << f.name
+                              << " must have only Vars on the left-hand side (a pure definition); to write "
+                                 "at computed coordinates, first give a pure definition such as "
+                              << f.name << "(x) = 0 and then an update";
+        std::set<std::string> uniq(names.begin(), names.end());
+        user_assert(uniq.size() == names.size())
+            << "Func " << f.name << ": the pure definition uses a Var twice on the left-hand side (" << list(names)
+            << ")";
+        CollectVars cv;
+        cv.include(value);
+        user_assert(cv.rdoms.empty()) << "Func " << f.name << ": the pure definition uses RDom "
+                                      << cv.rdoms[0]->name << "; reductions need an update definition, e.g. "
+                                      << f.name << "(x) = 0; " << f.name << "(x) += ...";
+        for (const auto &v : cv.vars)
+            user_assert(uniq.count(v)) << "Func " << f.name << ": the definition uses Var " << v
+                                       << ", which does not appear on the left-hand side (" << list(names)
+                                       << ")";
+        f.args = names;
+        f.type = value.type();
+        f.init.args = args;
+        f.init.value = value;
+        for (const auto &n : names) f.init.schedule.dims.push_back(Dim{n, ForType::Serial, false, true});
+        return Stage(func, 0);
+    }
+
+    // An update definition.
+    int stage = (int)f.updates.size() + 1;
+    std::string what = f.name + ".update(" + std::to_string(stage - 1) + ")";
+    user_assert(args.size() == f.args.size())
+        << "Update definition " << what << " has " << args.size() << " argument(s) but " << f.name
+        << " has " << f.args.size() << " dimension(s) (" << list(f.args) << ")";
+    if (value.type() != f.type) {
+        user_assert(false) << "Update definition " << what << " has type " << value.type().to_string()
+                           << " but " << f.name << " has type " << f.type.to_string()
+                           << "; cast the right-hand side, e.g. cast<" << f.type.to_string() << ">(...)";
+    }
+    Definition d;
+    d.value = DropSelfReference(func.get()).mutate(value);
+    CollectVars lhs_vars, rhs_vars;
+    for (auto &a : args) {
+        user_assert(!a.type().is_float()) << "Update definition " << what << ": argument " << a
+                                          << " is a float; coordinates must be integers";
+        if (a.type() != Int(32)) a = cast(Int(32), a);
+        lhs_vars.include(a);
+        d.args.push_back(DropSelfReference(func.get()).mutate(a));
+    }
+    rhs_vars.include(value);
+    std::vector<std::shared_ptr<ReductionDomainContents>> rdoms = lhs_vars.rdoms;
+    for (auto &r : rhs_vars.rdoms) {
+        bool seen = false;
+        for (auto &q : rdoms) seen |= q == r;
+        if (!seen) rdoms.push_back(r);
+    }
+    user_assert(rdoms.size() <= 1) << "Update definition " << what << " uses two RDoms (" << rdoms[0]->name
+                                   << " and " << rdoms[1]->name
+                                   << "); an update may loop over one RDom only — combine them into one "
+                                      "multi-dimensional RDom";
+    // Pure Vars: bare Vars on the left-hand side.
+    std::vector<std::string> pure;
+    for (const auto &a : d.args)
+        if (const auto *v = a.as<Variable>(); v && !v->rdom && !v->param) pure.push_back(v->name);
+    for (const auto &v : rhs_vars.vars) {
+        bool ok = false;
+        for (const auto &p : pure) ok |= p == v;
+        user_assert(ok) << "Update definition " << what << " uses Var " << v
+                        << " on the right-hand side, but " << v
+                        << " is not a bare argument on the left-hand side; every pure Var must appear there";
+    }
+    for (const auto &v : lhs_vars.vars) {
+        bool ok = false;
+        for (const auto &p : pure) ok |= p == v;
+        user_assert(ok) << "Update definition " << what << ": Var " << v
+                        << " appears inside an expression on the left-hand side; pure Vars must be bare "
+                           "arguments (use an RDom for computed coordinates)";
+    }
+    if (!rdoms.empty()) {
+        d.rdom = rdoms[0];
+        for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, ForType::Serial, true, false});
+    }
+    // A pure Var is independent across iterations only if every self-call
+    // reads f at that same Var in that same position.
+    class SelfCalls : public IRVisitor {
+    public:
+        std::string name;
+        std::vector<std::vector<Expr>> calls;
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            if (op->call_type == Call::Func && op->name == name) calls.push_back(op->args);
+        }
+    } self_calls;
+    self_calls.name = f.name;
+    self_calls.include(d.value);
+    for (size_t i = 0; i < d.args.size(); i++) {
+        const auto *v = d.args[i].as<Variable>();
+        if (!v || v->rdom || v->param) continue;
+        bool independent = true;
+        for (const auto &c : self_calls.calls) {
+            const auto *cv = c[i].as<Variable>();
+            independent &= cv && cv->name == v->name;
+        }
+        d.schedule.dims.push_back(Dim{v->name, ForType::Serial, false, independent});
+    }
+    f.updates.push_back(std::move(d));
+    return Stage(func, stage);
+}
+
+Stage FuncRef::define_update_with(Expr value, Expr (*op)(Expr, Expr), const char *opname) {
+    user_assert(value.defined()) << "Func " << func->name << ": the right-hand side of " << opname
+                                 << " is undefined";
+    if (!func->init.defined()) {
+        // f(...) += e on an undefined Func starts from the identity of the operator.
+        std::vector<Expr> pure;
+        for (size_t i = 0; i < args.size(); i++) pure.push_back(Var("_" + std::to_string(i)));
+        bool additive = std::string(opname) == "+=" || std::string(opname) == "-=";
+        Expr identity = additive ? make_zero(value.type()) : make_one(value.type());
+        FuncRef(func, pure) = identity;
+    }
+    Expr current = FuncRef(func, args);
+    if (value.type() != func->type) value = cast(func->type, value);
+    return (*this = op(current, value));
+}
+
+static Expr add_op(Expr a, Expr b) { return a + b; }
+static Expr sub_op(Expr a, Expr b) { return a - b; }
+static Expr mul_op(Expr a, Expr b) { return a * b; }
+static Expr div_op(Expr a, Expr b) { return a / b; }
+Stage FuncRef::operator+=(Expr v) { return define_update_with(v, add_op, "+="); }
+Stage FuncRef::operator-=(Expr v) { return define_update_with(v, sub_op, "-="); }
+Stage FuncRef::operator*=(Expr v) { return define_update_with(v, mul_op, "*="); }
+Stage FuncRef::operator/=(Expr v) { return define_update_with(v, div_op, "/="); }
+
+// ---- Where a Func is computed and stored ----
+
+Func &Func::compute_root() {
+    func->schedule.compute_level = LoopLevel::root();
+    if (!func->schedule.store_level_set) func->schedule.store_level = LoopLevel::root();
+    return *this;
+}
+Func &Func::compute_at(const Func &f, const VarOrRVar &var) { return compute_at(LoopLevel(f, var)); }
+Func &Func::compute_at(const LoopLevel &level) {
+    user_assert(!level.is_inlined() || true);
+    if (!level.is_root() && !level.is_inlined())
+        user_assert(level.func() != name()) << "Func " << name() << ": compute_at(" << name() << ", "
+                                            << level.var() << ") asks " << name()
+                                            << " to be computed inside its own loops; use a consumer of "
+                                            << name() << ", or compute_root()";
+    func->schedule.compute_level = level;
+    if (!func->schedule.store_level_set) func->schedule.store_level = level;
+    return *this;
+}
+Func &Func::compute_inline() {
+    func->schedule.compute_level = LoopLevel::inlined();
+    func->schedule.store_level = LoopLevel::inlined();
+    func->schedule.store_level_set = false;
+    return *this;
+}
+Func &Func::store_root() { return store_at(LoopLevel::root()); }
+Func &Func::store_at(const Func &f, const VarOrRVar &var) { return store_at(LoopLevel(f, var)); }
+Func &Func::store_at(const LoopLevel &level) {
+    func->schedule.store_level = level;
+    func->schedule.store_level_set = true;
+    return *this;
+}
+Func &Func::bound(const Var &var, Expr min, Expr extent) {
+    bool found = false;
+    for (const auto &a : func->args) found |= a == var.name();
+    user_assert(found) << "Func " << name() << ": bound(" << var.name() << ", ...): " << var.name()
+                       << " is not a dimension of " << name() << " (dimensions: " << list(func->args) << ")";
+    user_assert(min.defined() && extent.defined()) << "Func " << name() << ": bound(" << var.name()
+                                                   << ", ...) with an undefined min or extent";
+    user_assert(!min.type().is_float() && !extent.type().is_float())
+        << "Func " << name() << ": bound(" << var.name() << ", ...) needs integer min and extent";
+    for (auto &b : func->schedule.bounds)
+        user_assert(b.var != var.name()) << "Func " << name() << ": bound(" << var.name()
+                                         << ", ...) is given twice";
+    func->schedule.bounds.push_back(Bound{var.name(), cast(Int(32), min), cast(Int(32), extent)});
+    return *this;
+}
+
+// ---- Compilation entry points ----
+
+void Func::realize_raw(halide_buffer_t *out, const Target &t) { Pipeline(*this).realize_raw({out}, t); }
+Buffer<> Func::realize(std::vector<int> sizes, const Target &t) {
+    Type ty = type();
+    halide_type_t ht((halide_type_code_t)(ty.is_int() ? halide_type_int : ty.is_uint() ? halide_type_uint : halide_type_float),
+                     ty.bits);
+    Buffer<> b(ht, sizes);
+    realize_raw(b.raw_buffer(), t);
+    return b;
+}
+void Func::compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t) {
+    Pipeline(*this).compile_to_cpp(path, fn_name.empty() ? name() : fn_name, t);
+}
+std::string Func::lowered_stmt(const Target &t) { return Pipeline(*this).lowered_stmt(t); }
+
+}  // namespace kiln

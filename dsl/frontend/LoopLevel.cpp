@@ -1,0 +1,44 @@
+#include "ir/Function.h"
+#include "kiln/Func.h"
+#include "kiln/Schedule.h"
+
+namespace kiln {
+
+LoopLevel::LoopLevel(const Func &f, const VarOrRVar &v) : kind(At), func_name(f.name()), var_name(v.name()) {}
+LoopLevel LoopLevel::root() {
+    LoopLevel l;
+    l.kind = Root;
+    return l;
+}
+std::string LoopLevel::to_string() const {
+    if (kind == Root) return "root";
+    if (kind == Inlined) return "inline";
+    return func_name + "." + var_name;
+}
+
+const char *to_string(TailStrategy t) {
+    switch (t) {
+    case TailStrategy::Auto: return "Auto";
+    case TailStrategy::GuardWithIf: return "GuardWithIf";
+    case TailStrategy::ShiftInwards: return "ShiftInwards";
+    case TailStrategy::RoundUp: return "RoundUp";
+    }
+    return "?";
+}
+const char *to_string(ForType t) {
+    switch (t) {
+    case ForType::Serial: return "serial";
+    case ForType::Parallel: return "parallel";
+    case ForType::Vectorized: return "vectorized";
+    case ForType::Unrolled: return "unrolled";
+    }
+    return "?";
+}
+
+namespace internal {
+std::string FunctionContents::stage_name(int i) const {
+    return i == 0 ? name : name + ".update(" + std::to_string(i - 1) + ")";
+}
+}  // namespace internal
+
+}  // namespace kiln

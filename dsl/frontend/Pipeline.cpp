@@ -1,0 +1,119 @@
+// Pipeline: argument inference, lowering + codegen, and JIT realization.
+#include "kiln/Pipeline.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "codegen/CodeGen_C.h"
+#include "driver/JIT.h"
+#include "ir/IRPrinter.h"
+#include "lower/Lower.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+std::vector<std::shared_ptr<FunctionContents>> output_contents(const std::vector<Func> &outs) {
+    user_assert(!outs.empty()) << "A Pipeline needs at least one output Func";
+    std::vector<std::shared_ptr<FunctionContents>> r;
+    for (const auto &f : outs) {
+        user_assert(f.defined()) << "Func " << f.name() << " is an output of the pipeline but has no definition";
+        r.push_back(f.contents());
+    }
+    return r;
+}
+
+std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs) {
+    std::vector<LoweredArgument> r;
+    for (size_t i = 0; i < args.size(); i++) {
+        LoweredArgument a;
+        a.name = args[i].name;
+        a.is_buffer = args[i].is_buffer;
+        a.is_output = i + num_outputs >= args.size();
+        a.type = args[i].type;
+        a.dimensions = args[i].dimensions;
+        r.push_back(a);
+    }
+    return r;
+}
+
+LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const Target &t) {
+    auto outs = output_contents(p.outputs());
+    return lower(outs, fn_name, lowered_args(p.infer_arguments(), outs.size()), t);
+}
+
+}  // namespace
+
+std::vector<Argument> Pipeline::infer_arguments() const {
+    auto outs = output_contents(outputs_);
+    Environment env = find_environment(outs);
+    std::vector<Argument> args;
+    for (const auto &kv : find_parameters(env)) {
+        Argument a;
+        a.name = kv.first;
+        a.is_buffer = kv.second->is_buffer;
+        a.type = kv.second->type;
+        a.dimensions = kv.second->dimensions;
+        args.push_back(a);
+    }
+    for (const auto &o : outs) {
+        for (const auto &a : args)
+            user_assert(a.name != o->name) << "The output Func " << o->name
+                                           << " has the same name as an input; rename one of them";
+        Argument a;
+        a.name = o->name;
+        a.is_buffer = true;
+        a.type = o->type;
+        a.dimensions = (int)o->args.size();
+        args.push_back(a);
+    }
+    return args;
+}
+
+std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const Target &t) const {
+    return codegen_cpp(lower_pipeline(*this, fn_name, t), t);
+}
+
+void Pipeline::compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t) const {
+    std::ofstream f(path);
+    user_assert(f) << "compile_to_cpp: cannot open " << path << " for writing";
+    f << compile_to_cpp_source(fn_name, t);
+}
+
+std::string Pipeline::lowered_stmt(const Target &t) const {
+    return to_string(lower_pipeline(*this, outputs_[0].name(), t).body);
+}
+
+void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t) {
+    user_assert(outs.size() == outputs_.size())
+        << "Pipeline::realize: the pipeline has " << outputs_.size() << " output(s) but " << outs.size()
+        << " buffer(s) were given";
+    std::vector<Argument> args = infer_arguments();
+    std::string fn = "jit_" + outputs_[0].name();
+    for (auto &c : fn)
+        if (!isalnum((unsigned char)c) && c != '_') c = '_';
+    std::string source = compile_to_cpp_source(fn, t);
+    auto module = JITModule::compile(source, fn, t);
+
+    auto env = find_environment(output_contents(outputs_));
+    auto params = find_parameters(env);
+    std::vector<void *> argv;
+    size_t n_in = args.size() - outs.size();
+    for (size_t i = 0; i < n_in; i++) {
+        const ParameterContents &p = *params.at(args[i].name);
+        if (p.is_buffer) {
+            user_assert(p.buffer) << "Pipeline::realize: ImageParam " << p.name
+                                  << " has no buffer bound; call " << p.name << ".set(buffer) first";
+            argv.push_back(const_cast<halide_buffer_t *>(p.buffer));
+        } else {
+            argv.push_back(const_cast<uint64_t *>(&p.scalar_bits));
+        }
+    }
+    for (auto *o : outs) argv.push_back(o);
+    module->run_or_throw(argv.data());
+}
+
+}  // namespace kiln

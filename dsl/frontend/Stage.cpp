@@ -1,0 +1,264 @@
+// Loop-shaping directives: split, fuse, reorder, tile, vectorize, unroll,
+// parallel, serial. They only record Splits and reorder the Dim list of a
+// stage; lower/ScheduleFunctions.cpp turns that into loops.
+//
+// Legality rules that keep results unchanged (checked here, when the user
+// writes the directive): an RVar, or a pure Var whose iterations depend on
+// each other (f(x) = f(x - 1) + ...), may not be made parallel or vectorized;
+// two RVars may not swap their order; an RVar split may not ShiftInwards,
+// and no update split may (both would apply the update twice to some points).
+#include <algorithm>
+
+#include "ir/Function.h"
+#include "kiln/Func.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+std::string last_component(const std::string &n) {
+    size_t p = n.rfind('.');
+    return p == std::string::npos ? n : n.substr(p + 1);
+}
+
+std::string dims_list(const StageSchedule &s) {
+    std::string r;
+    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it)
+        r += (r.empty() ? "" : ", ") + last_component(it->var);
+    return r;
+}
+
+}  // namespace
+
+std::string Stage::name() const { return func->stage_name(stage_index); }
+
+// Find a dim by user name; error listing the stage's loops if absent.
+static int find_dim(FunctionContents &f, int stage, const VarOrRVar &v, const char *directive) {
+    StageSchedule &s = f.stage(stage).schedule;
+    for (size_t i = 0; i < s.dims.size(); i++) {
+        if (s.dims[i].var == v.name() || last_component(s.dims[i].var) == v.name()) return (int)i;
+    }
+    for (const auto &sp : s.splits) {
+        if (sp.old_var == v.name() || last_component(sp.old_var) == v.name()) {
+            user_error << "In schedule of " << f.stage_name(stage) << ": " << directive << "(" << v.name()
+                       << ", ...): " << v.name() << " has already been split or fused into other loops; "
+                       << "use one of the current loops instead: " << dims_list(s);
+        }
+    }
+    user_error << "In schedule of " << f.stage_name(stage) << ": " << directive << "(" << v.name()
+               << ", ...): " << v.name() << " is not a loop of this stage; its loops (outermost first) are: "
+               << dims_list(s);
+    return -1;
+}
+
+static void check_new_name(FunctionContents &f, int stage, const std::string &n, const char *directive) {
+    StageSchedule &s = f.stage(stage).schedule;
+    for (const auto &d : s.dims)
+        user_assert(last_component(d.var) != n)
+            << "In schedule of " << f.stage_name(stage) << ": " << directive << " creates a loop named " << n
+            << ", but the stage already has a loop with that name; choose another name";
+}
+
+Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+                    TailStrategy tail) {
+    FunctionContents &f = *func;
+    user_assert(f.init.defined()) << "Func " << f.name << " must be defined before it is scheduled";
+    int i = find_dim(f, stage_index, old, "split");
+    StageSchedule &s = f.stage(stage_index).schedule;
+    Dim d = s.dims[i];
+    user_assert(factor.defined()) << "In schedule of " << name() << ": split(" << old.name()
+                                  << ", ...) with an undefined factor";
+    user_assert(!factor.type().is_float()) << "In schedule of " << name() << ": split(" << old.name()
+                                           << ", ...) factor must be an integer";
+    factor = cast(Int(32), factor);
+    if (const int64_t *c = as_const_int(factor))
+        user_assert(*c > 0) << "In schedule of " << name() << ": split(" << old.name() << ", " << outer.name()
+                            << ", " << inner.name() << ", " << *c << "): the factor must be positive";
+    if (outer.name() != last_component(d.var)) check_new_name(f, stage_index, outer.name(), "split");
+    if (inner.name() != last_component(d.var)) check_new_name(f, stage_index, inner.name(), "split");
+    user_assert(outer.name() != inner.name()) << "In schedule of " << name() << ": split(" << old.name()
+                                              << ", ...) gives the outer and inner loops the same name "
+                                              << outer.name();
+    if (tail == TailStrategy::ShiftInwards) {
+        user_assert(stage_index == 0)
+            << "In schedule of " << name() << ": split(" << old.name()
+            << ", ..., TailStrategy::ShiftInwards) would compute some points of an update definition twice, "
+               "which changes the result; use GuardWithIf or RoundUp";
+    }
+    Split sp;
+    sp.kind = Split::SplitVar;
+    sp.old_var = d.var;
+    sp.outer = d.var + "." + outer.name();
+    sp.inner = d.var + "." + inner.name();
+    sp.factor = factor;
+    sp.tail = tail;
+    s.splits.push_back(sp);
+    Dim din = d, dout = d;
+    din.var = sp.inner;
+    dout.var = sp.outer;
+    s.dims[i] = din;
+    s.dims.insert(s.dims.begin() + i + 1, dout);
+    return *this;
+}
+
+Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+    FunctionContents &f = *func;
+    int ii = find_dim(f, stage_index, inner, "fuse");
+    int io = find_dim(f, stage_index, outer, "fuse");
+    StageSchedule &s = f.stage(stage_index).schedule;
+    user_assert(io == ii + 1) << "In schedule of " << name() << ": fuse(" << inner.name() << ", " << outer.name()
+                              << ", " << fused.name() << "): " << outer.name()
+                              << " must be the loop directly outside " << inner.name()
+                              << "; reorder first (current loops, outermost first: " << dims_list(s) << ")";
+    user_assert(s.dims[ii].is_rvar == s.dims[io].is_rvar)
+        << "In schedule of " << name() << ": fuse(" << inner.name() << ", " << outer.name()
+        << ", ...) mixes a Var and an RVar; fuse Vars with Vars and RVars with RVars";
+    check_new_name(f, stage_index, fused.name(), "fuse");
+    Split sp;
+    sp.kind = Split::FuseVars;
+    sp.inner = s.dims[ii].var;
+    sp.outer = s.dims[io].var;
+    sp.old_var = fused.name();
+    s.splits.push_back(sp);
+    Dim d = s.dims[io];
+    d.var = fused.name();
+    d.is_pure = s.dims[ii].is_pure && s.dims[io].is_pure;
+    s.dims[ii] = d;
+    s.dims.erase(s.dims.begin() + io);
+    return *this;
+}
+
+Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
+    FunctionContents &f = *func;
+    StageSchedule &s = f.stage(stage_index).schedule;
+    std::vector<int> idx;
+    for (const auto &v : vars) {
+        int i = find_dim(f, stage_index, v, "reorder");
+        user_assert(std::find(idx.begin(), idx.end(), i) == idx.end())
+            << "In schedule of " << name() << ": reorder names " << v.name() << " twice";
+        idx.push_back(i);
+    }
+    std::vector<int> slots = idx;
+    std::sort(slots.begin(), slots.end());
+    std::vector<Dim> old = s.dims;
+    for (size_t k = 0; k < idx.size(); k++) s.dims[slots[k]] = old[idx[k]];
+    // Legality: RVars keep their relative order; a dependent pure Var keeps
+    // its place relative to RVars.
+    auto pos = [&](const std::string &n) {
+        for (size_t i = 0; i < s.dims.size(); i++)
+            if (s.dims[i].var == n) return (int)i;
+        return -1;
+    };
+    for (size_t a = 0; a < old.size(); a++) {
+        for (size_t b = a + 1; b < old.size(); b++) {
+            const Dim &da = old[a], &db = old[b];  // da inside db before the reorder
+            if (pos(da.var) < pos(db.var)) continue;
+            bool bad = (da.is_rvar && db.is_rvar) || (da.is_rvar && !db.is_pure) || (db.is_rvar && !da.is_pure);
+            if (bad) {
+                s.dims = old;
+                user_error << "In schedule of " << name() << ": reorder would move " << last_component(db.var)
+                           << " inside " << last_component(da.var)
+                           << ", which changes the order in which the reduction visits its points and may "
+                              "change the result; keep RVars (and Vars the update reads at other "
+                              "coordinates) in their original relative order";
+            }
+        }
+    }
+    return *this;
+}
+
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                   const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor, TailStrategy tail) {
+    split(x, xo, xi, xfactor, tail);
+    split(y, yo, yi, yfactor, tail);
+    return reorder({xi, yi, xo, yo});
+}
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+                   Expr yfactor, TailStrategy tail) {
+    return tile(x, y, x, y, xi, yi, xfactor, yfactor, tail);
+}
+
+Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive) {
+    FunctionContents &f = *func;
+    int i = find_dim(f, stage_index, v, directive);
+    Dim &d = f.stage(stage_index).schedule.dims[i];
+    if (t == ForType::Parallel || t == ForType::Vectorized) {
+        user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name()
+                                << "): " << v.name()
+                                << " is a reduction variable; running its iterations at once would race on "
+                                   "the values being accumulated. Parallelize or vectorize a pure Var instead";
+        user_assert(d.is_pure) << "In schedule of " << name() << ": " << directive << "(" << v.name()
+                               << "): the update reads " << func->name << " at other values of " << v.name()
+                               << ", so its iterations depend on each other and must run in order";
+    }
+    d.for_type = t;
+    return *this;
+}
+
+Stage &Stage::vectorize(const VarOrRVar &v) { return set_for_type(v, ForType::Vectorized, "vectorize"); }
+Stage &Stage::unroll(const VarOrRVar &v) { return set_for_type(v, ForType::Unrolled, "unroll"); }
+Stage &Stage::parallel(const VarOrRVar &v) { return set_for_type(v, ForType::Parallel, "parallel"); }
+Stage &Stage::serial(const VarOrRVar &v) { return set_for_type(v, ForType::Serial, "serial"); }
+
+static void require_const_factor(const Stage &s, const char *directive, const VarOrRVar &v, const Expr &factor) {
+    user_assert(factor.defined() && as_const_int(factor))
+        << "In schedule of " << s.name() << ": " << directive << "(" << v.name()
+        << ", factor): the factor must be a constant integer (got " << (factor.defined() ? to_string(factor) : "nothing")
+        << ")";
+}
+
+Stage &Stage::vectorize(const VarOrRVar &v, Expr factor, TailStrategy tail) {
+    require_const_factor(*this, "vectorize", v, factor);
+    set_for_type(v, ForType::Serial, "vectorize");  // checks legality on the whole loop first
+    VarOrRVar inner(v.name() + "_vec", v.rvar());
+    split(v, v, inner, factor, tail);
+    return set_for_type(inner, ForType::Vectorized, "vectorize");
+}
+Stage &Stage::unroll(const VarOrRVar &v, Expr factor, TailStrategy tail) {
+    require_const_factor(*this, "unroll", v, factor);
+    VarOrRVar inner(v.name() + "_unr", v.rvar());
+    split(v, v, inner, factor, tail);
+    return set_for_type(inner, ForType::Unrolled, "unroll");
+}
+Stage &Stage::parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail) {
+    VarOrRVar inner(v.name() + "_task", v.rvar());
+    {
+        FunctionContents &f = *func;
+        int i = find_dim(f, stage_index, v, "parallel");
+        const Dim &d = f.stage(stage_index).schedule.dims[i];
+        user_assert(!d.is_rvar && d.is_pure) << "In schedule of " << name() << ": parallel(" << v.name()
+                                             << ", ...): its iterations depend on each other and must run in order";
+    }
+    split(v, v, inner, task_size, tail);
+    return set_for_type(v, ForType::Parallel, "parallel");
+}
+
+// Func forwards loop shaping to its pure definition.
+#define KILN_FORWARD(NAME, PARAMS, ARGS) \
+    Func &Func::NAME PARAMS {            \
+        stage0().NAME ARGS;              \
+        return *this;                    \
+    }
+KILN_FORWARD(split, (const VarOrRVar &o, const VarOrRVar &a, const VarOrRVar &b, Expr f, TailStrategy t), (o, a, b, f, t))
+KILN_FORWARD(fuse, (const VarOrRVar &i, const VarOrRVar &o, const VarOrRVar &f), (i, o, f))
+KILN_FORWARD(reorder, (const std::vector<VarOrRVar> &v), (v))
+KILN_FORWARD(tile,
+             (const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo, const VarOrRVar &xi,
+              const VarOrRVar &yi, Expr xf, Expr yf, TailStrategy t),
+             (x, y, xo, yo, xi, yi, xf, yf, t))
+KILN_FORWARD(tile,
+             (const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xf, Expr yf,
+              TailStrategy t),
+             (x, y, xi, yi, xf, yf, t))
+KILN_FORWARD(vectorize, (const VarOrRVar &v), (v))
+KILN_FORWARD(vectorize, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
+KILN_FORWARD(unroll, (const VarOrRVar &v), (v))
+KILN_FORWARD(unroll, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
+KILN_FORWARD(parallel, (const VarOrRVar &v), (v))
+KILN_FORWARD(parallel, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
+KILN_FORWARD(serial, (const VarOrRVar &v), (v))
+#undef KILN_FORWARD
+
+}  // namespace kiln

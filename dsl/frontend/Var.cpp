@@ -1,0 +1,144 @@
+// Var, RVar, RDom, Param and ImageParam: the leaves of the front end.
+#include <atomic>
+
+#include "ir/Function.h"
+#include "ir/IR.h"
+#include "kiln/Func.h"
+#include "kiln/Param.h"
+#include "kiln/RDom.h"
+#include "kiln/Var.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace internal {
+std::string unique_name(char prefix) {
+    static std::atomic<int> counter{0};
+    return std::string(1, prefix) + std::to_string(counter++);
+}
+Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t) {
+    return Variable::make(t, name, p);
+}
+}  // namespace internal
+
+Var::Var() : name_(unique_name('v')) {}
+Var::operator Expr() const { return Variable::make(Int(32), name_); }
+
+RVar::RVar(const std::string &name) : free_name(name) {}
+const std::string &RVar::name() const { return dom ? dom->vars[index].name : free_name; }
+Expr RVar::min() const {
+    user_assert(dom) << "RVar " << free_name << " has no reduction domain";
+    return dom->vars[index].min;
+}
+Expr RVar::extent() const {
+    user_assert(dom) << "RVar " << free_name << " has no reduction domain";
+    return dom->vars[index].extent;
+}
+RVar::operator Expr() const {
+    user_assert(dom) << "RVar " << free_name << " has no reduction domain and cannot be used in an expression";
+    return Variable::make(Int(32), name(), nullptr, dom);
+}
+
+void RDom::init(const std::vector<std::pair<Expr, Expr>> &region, const std::string &name) {
+    user_assert(!region.empty()) << "RDom needs at least one dimension";
+    contents = std::make_shared<ReductionDomainContents>();
+    contents->name = name.empty() ? unique_name('r') : name;
+    static const char *suffix[] = {"x", "y", "z", "w"};
+    for (size_t i = 0; i < region.size(); i++) {
+        user_assert(region[i].first.defined() && region[i].second.defined())
+            << "RDom " << contents->name << ": dimension " << i << " has an undefined min or extent";
+        auto cast32 = [&](Expr e, const char *what) {
+            user_assert(!e.type().is_float()) << "RDom " << contents->name << ": the " << what << " of dimension "
+                                              << i << " is a float (" << e.type().to_string()
+                                              << "); use an integer expression";
+            return e.type() == Int(32) ? e : cast(Int(32), e);
+        };
+        std::string n = contents->name + "." + (i < 4 ? suffix[i] : std::to_string(i));
+        contents->vars.push_back({n, cast32(region[i].first, "min"), cast32(region[i].second, "extent")});
+    }
+    RVar *fields[] = {&x, &y, &z, &w};
+    for (size_t i = 0; i < region.size() && i < 4; i++) *fields[i] = RVar(contents, (int)i);
+}
+RDom::RDom(Expr min, Expr extent, const std::string &name) { init({{min, extent}}, name); }
+RDom::RDom(const std::vector<std::pair<Expr, Expr>> &region, const std::string &name) { init(region, name); }
+RDom::RDom(Expr m0, Expr e0, Expr m1, Expr e1, const std::string &name) { init({{m0, e0}, {m1, e1}}, name); }
+RDom::RDom(Expr m0, Expr e0, Expr m1, Expr e1, Expr m2, Expr e2, const std::string &name) {
+    init({{m0, e0}, {m1, e1}, {m2, e2}}, name);
+}
+int RDom::dimensions() const { return contents ? (int)contents->vars.size() : 0; }
+RVar RDom::operator[](int i) const {
+    user_assert(contents && i >= 0 && i < dimensions())
+        << "RDom " << name() << " has " << dimensions() << " dimensions; index " << i << " is out of range";
+    return RVar(contents, i);
+}
+RDom &RDom::where(Expr predicate) {
+    user_assert(contents) << "where() on an undefined RDom";
+    user_assert(predicate.defined()) << "RDom " << name() << ".where(): the condition is undefined";
+    Expr p = predicate.type().is_bool() ? predicate : (predicate != 0);
+    contents->predicate = contents->predicate.defined() ? (contents->predicate && p) : p;
+    return *this;
+}
+const std::string &RDom::name() const {
+    static const std::string none = "(undefined RDom)";
+    return contents ? contents->name : none;
+}
+RDom::operator Expr() const {
+    user_assert(dimensions() == 1) << "RDom " << name() << " has " << dimensions()
+                                   << " dimensions; use r.x, r.y, ... to refer to one of them";
+    return Expr(x);
+}
+RDom::operator RVar() const {
+    user_assert(dimensions() == 1) << "RDom " << name() << " has " << dimensions()
+                                   << " dimensions; use r.x, r.y, ... to refer to one of them";
+    return x;
+}
+
+Expr Dimension::min() const { return param_variable(param, param->name + ".min." + std::to_string(dim), Int(32)); }
+Expr Dimension::extent() const {
+    return param_variable(param, param->name + ".extent." + std::to_string(dim), Int(32));
+}
+Expr Dimension::max() const { return min() + extent() - 1; }
+Expr Dimension::stride() const {
+    return param_variable(param, param->name + ".stride." + std::to_string(dim), Int(32));
+}
+
+ImageParam::ImageParam(Type t, int dims, const std::string &name)
+    : contents(std::make_shared<ParameterContents>()) {
+    user_assert(dims >= 0 && dims <= 8) << "ImageParam " << name << ": " << dims
+                                        << " dimensions is not supported (0 to 8)";
+    contents->name = name;
+    contents->type = t;
+    contents->is_buffer = true;
+    contents->dimensions = dims;
+}
+Dimension ImageParam::dim(int d) const {
+    user_assert(contents && d >= 0 && d < dimensions())
+        << "ImageParam " << name() << " has " << dimensions() << " dimensions; dim(" << d << ") does not exist";
+    return Dimension(contents, d);
+}
+void ImageParam::set_raw(const halide_buffer_t *b) { contents->buffer = b; }
+Expr ImageParam::operator()(std::vector<Expr> args) const {
+    user_assert(contents) << "Call to an undefined ImageParam";
+    user_assert((int)args.size() == dimensions())
+        << "ImageParam " << name() << " has " << dimensions() << " dimensions but was called with " << args.size()
+        << " arguments";
+    for (size_t i = 0; i < args.size(); i++) {
+        user_assert(args[i].defined()) << "ImageParam " << name() << ": argument " << i << " is undefined";
+        user_assert(!args[i].type().is_float())
+            << "ImageParam " << name() << ": argument " << i << " is a " << args[i].type().to_string()
+            << "; image coordinates must be integers (use cast<int>(...) or floor)";
+        if (args[i].type() != Int(32)) args[i] = cast(Int(32), args[i]);
+    }
+    return Call::make(contents->type, contents->name, args, Call::Image, nullptr, contents);
+}
+ImageParam::operator Func() const {
+    Func f(name() + "_im");
+    std::vector<Expr> args;
+    for (int i = 0; i < dimensions(); i++) args.push_back(Var("_" + std::to_string(i)));
+    f(args) = (*this)(args);
+    f.contents()->is_image_wrapper = true;
+    return f;
+}
+
+}  // namespace kiln

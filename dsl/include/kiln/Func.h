@@ -1,0 +1,168 @@
+// Func: a pipeline stage, defined pointwise over its Vars, plus its schedule.
+//
+//   Func blur_x("blur_x");
+//   blur_x(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3;   // pure definition
+//   hist(r) += 1;                                                 // update definition
+//
+// Every schedule directive is a method; those that shape loops also exist on
+// Stage (f.update(i)), and on Func they apply to the pure definition.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Buffer.h"
+#include "Expr.h"
+#include "IROperator.h"
+#include "RDom.h"
+#include "Schedule.h"
+#include "Target.h"
+#include "Var.h"
+
+namespace kiln {
+
+namespace internal {
+struct FunctionContents;
+}
+
+class Func;
+
+// A single stage (pure or update definition) for loop-shaping directives.
+//
+//   f.split(x, xo, xi, 8):   for x:  body      ->  for xo: for xi in [0,8): body[x -> xo*8 + xi + x.min]
+//   f.fuse(x, y, t):         for y: for x: b   ->  for t in [0, ex*ey): body[x -> t % ex, y -> t / ex]
+//   f.reorder(y, x):         for y: for x: b   ->  for x: for y: b        (innermost first)
+//   f.tile(x, y, xo, yo, xi, yi, 8, 4)          =  split x, split y, reorder(xi, yi, xo, yo)
+//   f.vectorize(x, 8)                           =  split by 8, inner loop becomes SIMD lanes
+//   f.unroll(x, 4)                              =  split by 4, inner loop copied 4 times
+//   f.parallel(y)                               =  iterations of y run on several threads
+class Stage {
+public:
+    Stage(std::shared_ptr<internal::FunctionContents> f, int stage) : func(std::move(f)), stage_index(stage) {}
+
+    Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+                 TailStrategy tail = TailStrategy::Auto);
+    Stage &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+    Stage &reorder(const std::vector<VarOrRVar> &vars);
+    template<typename... Args> Stage &reorder(const VarOrRVar &a, const VarOrRVar &b, Args &&...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, rest...});
+    }
+    Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
+                TailStrategy tail = TailStrategy::Auto);
+    Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+                Expr yfactor, TailStrategy tail = TailStrategy::Auto);
+    Stage &vectorize(const VarOrRVar &v);
+    Stage &vectorize(const VarOrRVar &v, Expr factor, TailStrategy tail = TailStrategy::Auto);
+    Stage &unroll(const VarOrRVar &v);
+    Stage &unroll(const VarOrRVar &v, Expr factor, TailStrategy tail = TailStrategy::Auto);
+    Stage &parallel(const VarOrRVar &v);
+    Stage &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
+    Stage &serial(const VarOrRVar &v);
+
+    std::string name() const;  // "f" or "f.update(0)"
+
+protected:
+    Stage &set_for_type(const VarOrRVar &v, ForType t, const char *directive);
+    std::shared_ptr<internal::FunctionContents> func;
+    int stage_index;
+};
+
+// f(x, y) on the left of a definition, or as a call on the right.
+class FuncRef {
+public:
+    FuncRef(std::shared_ptr<internal::FunctionContents> f, std::vector<Expr> args)
+        : func(std::move(f)), args(std::move(args)) {}
+    Stage operator=(Expr value);  // pure definition (all args Vars) or update
+    Stage operator=(const FuncRef &other) { return (*this = Expr(other)); }
+    Stage operator+=(Expr value);
+    Stage operator-=(Expr value);
+    Stage operator*=(Expr value);
+    Stage operator/=(Expr value);
+    operator Expr() const;  // a call
+
+private:
+    Stage define_update_with(Expr value, Expr (*op)(Expr, Expr), const char *opname);
+    std::shared_ptr<internal::FunctionContents> func;
+    std::vector<Expr> args;
+};
+
+class Func {
+public:
+    Func();  // a fresh unique name
+    explicit Func(const std::string &name);
+    explicit Func(const char *name) : Func(std::string(name)) {}
+    explicit Func(Expr e);  // a zero-dimensional Func with value e
+
+    const std::string &name() const;
+    bool defined() const;
+    int dimensions() const;
+    Type type() const;
+    std::vector<Var> args() const;
+    int num_update_definitions() const;
+
+    FuncRef operator()(std::vector<Expr> args) const;
+    FuncRef operator()() const { return (*this)(std::vector<Expr>{}); }
+    template<typename... Args> FuncRef operator()(Expr a, Args &&...rest) const {
+        return (*this)(std::vector<Expr>{a, Expr(rest)...});
+    }
+
+    Stage update(int i = 0) const;
+
+    // Loop shaping of the pure definition (see Stage).
+    Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+                TailStrategy tail = TailStrategy::Auto);
+    Func &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+    Func &reorder(const std::vector<VarOrRVar> &vars);
+    template<typename... Args> Func &reorder(const VarOrRVar &a, const VarOrRVar &b, Args &&...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, rest...});
+    }
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+               const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
+               TailStrategy tail = TailStrategy::Auto);
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+               Expr yfactor, TailStrategy tail = TailStrategy::Auto);
+    Func &vectorize(const VarOrRVar &v);
+    Func &vectorize(const VarOrRVar &v, Expr factor, TailStrategy tail = TailStrategy::Auto);
+    Func &unroll(const VarOrRVar &v);
+    Func &unroll(const VarOrRVar &v, Expr factor, TailStrategy tail = TailStrategy::Auto);
+    Func &parallel(const VarOrRVar &v);
+    Func &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
+    Func &serial(const VarOrRVar &v);
+
+    // Where the Func is computed and stored.
+    //   compute_root():        produce f over everything its consumers need, before them
+    //   compute_at(g, y):      inside g's loop over y, produce the f region that one iteration needs
+    //   store_root() / store_at(g, y) with compute_at further in: keep the storage outside, so
+    //                          values computed in earlier iterations are reused (sliding window)
+    //                          and the buffer folds to the rows still live (storage folding)
+    //   compute_inline():      substitute f's definition into every use (the default)
+    Func &compute_root();
+    Func &compute_at(const Func &f, const VarOrRVar &var);
+    Func &compute_at(const LoopLevel &level);
+    Func &compute_inline();
+    Func &store_root();
+    Func &store_at(const Func &f, const VarOrRVar &var);
+    Func &store_at(const LoopLevel &level);
+    // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
+    Func &bound(const Var &var, Expr min, Expr extent);
+
+    // JIT: compile for the host and run into the caller's buffer.
+    template<typename T, int D> void realize(Halide::Runtime::Buffer<T, D> &out, const Target &t = Target::host()) {
+        realize_raw(out.raw_buffer(), t);
+    }
+    Buffer<> realize(std::vector<int> sizes, const Target &t = Target::host());
+    void realize_raw(halide_buffer_t *out, const Target &t);
+
+    // The C++ a generator would emit, and the lowered loop nest, as text.
+    void compile_to_cpp(const std::string &path, const std::string &fn_name = "", const Target &t = Target::host());
+    std::string lowered_stmt(const Target &t = Target::host());
+
+    const std::shared_ptr<internal::FunctionContents> &contents() const { return func; }
+
+private:
+    Stage stage0() const { return Stage(func, 0); }
+    std::shared_ptr<internal::FunctionContents> func;
+};
+
+}  // namespace kiln

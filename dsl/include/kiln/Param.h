@@ -1,0 +1,102 @@
+// Scalar parameters (Param<T>) and input images (ImageParam) of a pipeline.
+#pragma once
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Buffer.h"
+#include "Expr.h"
+#include "Type.h"
+
+namespace kiln {
+
+class Func;
+
+namespace internal {
+// The shared state behind a Param or ImageParam: its name, type and, for
+// JIT realization, its current value or buffer.
+struct ParameterContents {
+    std::string name;
+    Type type;
+    bool is_buffer = false;
+    int dimensions = 0;
+    uint64_t scalar_bits = 0;            // current scalar value, bit pattern
+    const halide_buffer_t *buffer = nullptr;  // current bound buffer (JIT)
+    Expr min_value, max_value;           // optional range for scalars
+};
+Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
+std::string unique_name(char prefix);
+}  // namespace internal
+
+template<typename T>
+class Param {
+public:
+    explicit Param(const std::string &name = internal::unique_name('p'))
+        : contents(std::make_shared<internal::ParameterContents>()) {
+        contents->name = name;
+        contents->type = type_of<T>();
+    }
+    Param(const std::string &name, T value) : Param(name) { set(value); }
+    void set(T v) {
+        contents->scalar_bits = 0;
+        std::memcpy(&contents->scalar_bits, &v, sizeof(T));
+    }
+    T get() const {
+        T v;
+        std::memcpy(&v, &contents->scalar_bits, sizeof(T));
+        return v;
+    }
+    void set_range(Expr lo, Expr hi) {
+        contents->min_value = lo;
+        contents->max_value = hi;
+    }
+    const std::string &name() const { return contents->name; }
+    Type type() const { return contents->type; }
+    operator Expr() const { return internal::param_variable(contents, contents->name, contents->type); }
+    const std::shared_ptr<internal::ParameterContents> &parameter() const { return contents; }
+
+private:
+    std::shared_ptr<internal::ParameterContents> contents;
+};
+
+// One dimension of an ImageParam, as symbolic expressions of the bound buffer.
+class Dimension {
+public:
+    Dimension(std::shared_ptr<internal::ParameterContents> p, int d) : param(std::move(p)), dim(d) {}
+    Expr min() const;
+    Expr extent() const;
+    Expr max() const;
+    Expr stride() const;
+
+private:
+    std::shared_ptr<internal::ParameterContents> param;
+    int dim;
+};
+
+class ImageParam {
+public:
+    ImageParam() = default;
+    ImageParam(Type t, int dims, const std::string &name = internal::unique_name('i'));
+    const std::string &name() const { return contents->name; }
+    Type type() const { return contents->type; }
+    int dimensions() const { return contents->dimensions; }
+    Dimension dim(int d) const;
+    Expr width() const { return dim(0).extent(); }
+    Expr height() const { return dim(1).extent(); }
+    Expr channels() const { return dim(2).extent(); }
+    template<typename T, int D> void set(const Halide::Runtime::Buffer<T, D> &b) { set_raw(b.raw_buffer()); }
+    void set_raw(const halide_buffer_t *b);
+    Expr operator()(std::vector<Expr> args) const;
+    template<typename... Args> Expr operator()(Expr a, Args &&...rest) const {
+        return (*this)(std::vector<Expr>{a, Expr(rest)...});
+    }
+    operator Func() const;  // a Func that reads the image (f(x, y) = image(x, y))
+    const std::shared_ptr<internal::ParameterContents> &parameter() const { return contents; }
+    bool defined() const { return contents != nullptr; }
+
+private:
+    std::shared_ptr<internal::ParameterContents> contents;
+};
+
+}  // namespace kiln

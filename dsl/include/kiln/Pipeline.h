@@ -1,0 +1,50 @@
+// Pipeline: one or more output Funcs, compiled together.
+//
+// realize() JIT-compiles the pipeline for the host (emitted C++ -> system
+// compiler -> shared object, cached by content hash under
+// $XDG_CACHE_HOME/kiln) and runs it into the caller's buffers. Inputs are the
+// buffers bound to ImageParams with set(), scalars the values of Params.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "Buffer.h"
+#include "Func.h"
+#include "Target.h"
+
+namespace kiln {
+
+// One argument of a compiled function, in signature order.
+struct Argument {
+    std::string name;
+    bool is_buffer = false;
+    Type type;
+    int dimensions = 0;
+};
+
+class Pipeline {
+public:
+    Pipeline() = default;
+    Pipeline(const Func &output) : outputs_{output} {}
+    Pipeline(const std::vector<Func> &outputs) : outputs_(outputs) {}
+
+    const std::vector<Func> &outputs() const { return outputs_; }
+
+    template<typename T, int D> void realize(Halide::Runtime::Buffer<T, D> &out, const Target &t = Target::host()) {
+        realize_raw({out.raw_buffer()}, t);
+    }
+    void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t = Target::host());
+
+    // The inputs (images and scalars, sorted by name) then the outputs.
+    std::vector<Argument> infer_arguments() const;
+    // Readable C++ of the whole kernel; the function is `fn_name`.
+    std::string compile_to_cpp_source(const std::string &fn_name, const Target &t = Target::host()) const;
+    void compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t = Target::host()) const;
+    // The loop nest after all lowering passes, as text.
+    std::string lowered_stmt(const Target &t = Target::host()) const;
+
+private:
+    std::vector<Func> outputs_;
+};
+
+}  // namespace kiln

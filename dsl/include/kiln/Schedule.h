@@ -1,0 +1,63 @@
+// Vocabulary of schedules: tail strategies, loop kinds, loop levels.
+#pragma once
+#include <string>
+
+#include "RDom.h"
+#include "Var.h"
+
+namespace kiln {
+
+// What a split does when the factor does not divide the extent.
+enum class TailStrategy {
+    Auto,          // ShiftInwards for pure definitions, RoundUp for pure vars of
+                   // updates, GuardWithIf for reduction vars (as Halide does)
+    GuardWithIf,   // if (x <= x.max) around the body of the last iteration
+    ShiftInwards,  // shift the last iteration back so it ends at x.max (recomputes a few points)
+    RoundUp,       // compute past x.max up to a multiple of the factor
+};
+
+enum class ForType { Serial, Parallel, Vectorized, Unrolled };
+
+const char *to_string(TailStrategy);
+const char *to_string(ForType);
+
+// A Var or an RVar, wherever a schedule directive names a dimension.
+class VarOrRVar {
+public:
+    VarOrRVar(const Var &v) : name_(v.name()), is_rvar(false) {}
+    VarOrRVar(const RVar &r) : name_(r.name()), is_rvar(true) {}
+    VarOrRVar(const RDom &r) : name_(RVar(r).name()), is_rvar(true) {}
+    VarOrRVar(const std::string &n, bool rv) : name_(n), is_rvar(rv) {}
+    const std::string &name() const { return name_; }
+    bool rvar() const { return is_rvar; }
+
+private:
+    std::string name_;
+    bool is_rvar;
+};
+
+class Func;
+
+// Where a Func is computed or stored: inlined, at the root of the pipeline,
+// or inside the loop over `var` of Func `func`.
+class LoopLevel {
+public:
+    LoopLevel() = default;  // inlined
+    LoopLevel(const Func &f, const VarOrRVar &v);
+    static LoopLevel root();
+    static LoopLevel inlined() { return LoopLevel(); }
+    bool is_root() const { return kind == Root; }
+    bool is_inlined() const { return kind == Inlined; }
+    const std::string &func() const { return func_name; }
+    const std::string &var() const { return var_name; }
+    std::string to_string() const;  // "root", "inline", "blur_y.x"
+    bool operator==(const LoopLevel &o) const {
+        return kind == o.kind && func_name == o.func_name && var_name == o.var_name;
+    }
+
+private:
+    enum Kind { Inlined, Root, At } kind = Inlined;
+    std::string func_name, var_name;
+};
+
+}  // namespace kiln

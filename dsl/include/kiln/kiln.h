@@ -1,0 +1,15 @@
+// The Kiln DSL: everything a pipeline author needs.
+#pragma once
+#include "BoundaryConditions.h"
+#include "Buffer.h"
+#include "Error.h"
+#include "Expr.h"
+#include "Func.h"
+#include "IROperator.h"
+#include "Param.h"
+#include "Pipeline.h"
+#include "RDom.h"
+#include "Schedule.h"
+#include "Target.h"
+#include "Type.h"
+#include "Var.h"

@@ -1,0 +1,71 @@
+// The internal representation of a Func: its definitions and schedule.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "IR.h"
+
+namespace kiln {
+namespace internal {
+
+// One step of loop shaping, in the order the user wrote it.
+struct Split {
+    enum Kind { SplitVar, FuseVars };
+    Kind kind = SplitVar;
+    std::string old_var, outer, inner;  // fuse: inner + outer -> old_var (the fused name)
+    Expr factor;
+    TailStrategy tail = TailStrategy::Auto;
+};
+
+// A loop of a stage. `var` is the full dotted name ("x.xo").
+struct Dim {
+    std::string var;
+    ForType for_type = ForType::Serial;
+    bool is_rvar = false;
+    bool is_pure = true;  // iterations independent (pure vars; false for RVars)
+};
+
+struct StageSchedule {
+    std::vector<Split> splits;
+    std::vector<Dim> dims;  // innermost first
+};
+
+struct Bound {
+    std::string var;
+    Expr min, extent;
+};
+
+struct FuncSchedule {
+    LoopLevel compute_level, store_level;  // default: inlined
+    bool store_level_set = false;
+    std::vector<Bound> bounds;
+};
+
+struct Definition {
+    std::vector<Expr> args;  // left-hand side (Vars for the pure definition)
+    Expr value;
+    std::shared_ptr<ReductionDomainContents> rdom;  // updates over an RDom
+    StageSchedule schedule;
+    bool defined() const { return value.defined(); }
+};
+
+struct FunctionContents {
+    std::string name;
+    std::vector<std::string> args;
+    Type type;
+    Definition init;
+    std::vector<Definition> updates;
+    FuncSchedule schedule;
+    // A Func that only reads an ImageParam (ImageParam -> Func conversion);
+    // always inlined.
+    bool is_image_wrapper = false;
+
+    int num_stages() const { return 1 + (int)updates.size(); }
+    Definition &stage(int i) { return i == 0 ? init : updates[i - 1]; }
+    const Definition &stage(int i) const { return i == 0 ? init : updates[i - 1]; }
+    std::string stage_name(int i) const;  // "f" or "f.update(0)"
+};
+
+}  // namespace internal
+}  // namespace kiln

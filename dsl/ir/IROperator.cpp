@@ -1,0 +1,253 @@
+// The user-facing expression builders: type coercion, then node construction.
+#include <cmath>
+
+#include "IR.h"
+
+namespace kiln {
+
+using namespace internal;
+
+Expr::Expr(int x) : Expr(IntImm::make(Int(32), x)) {}
+Expr::Expr(bool x) : Expr(UIntImm::make(Bool(), x ? 1 : 0)) {}
+Expr::Expr(float x) : Expr(FloatImm::make(Float(32), x)) {}
+Expr::Expr(double x) : Expr(FloatImm::make(Float(32), x)) {}
+Expr::Expr(int64_t x) : Expr(IntImm::make(Int(64), x)) {}
+Expr::Expr(uint32_t x) : Expr(UIntImm::make(UInt(32), x)) {}
+
+Expr make_const(Type t, int64_t v) {
+    Expr e;
+    if (t.is_int()) e = IntImm::make(t.element_of(), v);
+    else if (t.is_uint()) e = UIntImm::make(t.element_of(), (uint64_t)v);
+    else e = FloatImm::make(t.element_of(), (double)v);
+    return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+}
+Expr make_const(Type t, double v) {
+    if (!t.is_float()) return make_const(t, (int64_t)v);
+    Expr e = FloatImm::make(t.element_of(), v);
+    return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+}
+Expr make_zero(Type t) { return make_const(t, (int64_t)0); }
+Expr make_one(Type t) { return make_const(t, (int64_t)1); }
+Expr make_bool(bool b, int lanes) { return make_const(Bool(lanes), (int64_t)(b ? 1 : 0)); }
+
+Expr type_max(Type t) {
+    if (t.is_int()) return make_const(t, (int64_t)((((uint64_t)1) << (t.bits - 1)) - 1));
+    if (t.is_uint()) {
+        Expr e = UIntImm::make(t.element_of(), t.bits == 64 ? ~(uint64_t)0 : (((uint64_t)1) << t.bits) - 1);
+        return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+    }
+    return make_const(t, t.bits == 32 ? (double)HUGE_VALF : HUGE_VAL);
+}
+Expr type_min(Type t) {
+    if (t.is_int()) return make_const(t, t.bits == 64 ? INT64_MIN : -((int64_t)1 << (t.bits - 1)));
+    if (t.is_uint()) return make_zero(t);
+    return make_const(t, t.bits == 32 ? -(double)HUGE_VALF : -HUGE_VAL);
+}
+
+const int64_t *as_const_int(const Expr &e) {
+    if (!e.defined()) return nullptr;
+    if (const auto *b = e.as<Broadcast>()) return as_const_int(b->value);
+    if (const auto *i = e.as<IntImm>()) return &i->value;
+    if (const auto *u = e.as<UIntImm>()) {
+        if (u->value <= (uint64_t)INT64_MAX) return reinterpret_cast<const int64_t *>(&u->value);
+    }
+    return nullptr;
+}
+const double *as_const_float(const Expr &e) {
+    if (!e.defined()) return nullptr;
+    if (const auto *b = e.as<Broadcast>()) return as_const_float(b->value);
+    if (const auto *f = e.as<FloatImm>()) return &f->value;
+    return nullptr;
+}
+bool is_const(const Expr &e) { return as_const_int(e) || as_const_float(e); }
+bool is_const(const Expr &e, int64_t v) {
+    if (const int64_t *i = as_const_int(e)) return *i == v;
+    if (const double *f = as_const_float(e)) return *f == (double)v;
+    return false;
+}
+bool is_zero(const Expr &e) { return is_const(e, 0); }
+bool is_one(const Expr &e) { return is_const(e, 1); }
+
+namespace {
+
+void check_defined(const Expr &a, const char *op) {
+    user_assert(a.defined()) << "Operand of '" << op
+                             << "' is undefined: an Expr was used before it was given a value.";
+}
+
+// Halide's coercion rules, for two operands of a binary operator.
+void match_types(Expr &a, Expr &b, const char *op) {
+    check_defined(a, op);
+    check_defined(b, op);
+    Type ta = a.type(), tb = b.type();
+    if (ta == tb) return;
+    user_assert(ta.lanes == tb.lanes) << "Operands of '" << op << "' have different lane counts";
+    if (ta.is_float() && !tb.is_float()) {
+        b = cast(ta, b);
+    } else if (tb.is_float() && !ta.is_float()) {
+        a = cast(tb, a);
+    } else if (ta.is_float() && tb.is_float()) {
+        if (ta.bits > tb.bits) b = cast(ta, b);
+        else a = cast(tb, a);
+    } else if (ta.is_bool() && !tb.is_bool()) {
+        a = cast(tb, a);
+    } else if (tb.is_bool() && !ta.is_bool()) {
+        b = cast(ta, b);
+    } else if (ta.code == tb.code) {
+        if (ta.bits > tb.bits) b = cast(ta, b);
+        else a = cast(tb, a);
+    } else {
+        // Mixed signedness: signed of the larger width.
+        Type t = Int(std::max(ta.bits, tb.bits), ta.lanes);
+        a = cast(t, a);
+        b = cast(t, b);
+    }
+}
+
+// A literal on one side takes the other operand's type.
+Expr literal_like(const Expr &e, int v, const char *op) {
+    check_defined(e, op);
+    Type t = e.type();
+    if (t.is_float()) return make_const(t, (double)v);
+    if (t.is_bool()) return make_const(Int(32).with_lanes(t.lanes), (int64_t)v);
+    if (t.is_uint()) {
+        user_assert(v >= 0) << "Integer literal " << v << " used with an expression of unsigned type "
+                            << t.to_string() << "; cast one side explicitly.";
+    }
+    if (t.bits < 32) {
+        int64_t lo = t.is_int() ? -((int64_t)1 << (t.bits - 1)) : 0;
+        int64_t hi = t.is_int() ? ((int64_t)1 << (t.bits - 1)) - 1 : ((int64_t)1 << t.bits) - 1;
+        user_assert(v >= lo && v <= hi) << "Integer literal " << v << " does not fit in type " << t.to_string()
+                                        << " of the other operand of '" << op << "'; cast one side explicitly.";
+    }
+    return make_const(t, (int64_t)v);
+}
+Expr literal_like(const Expr &e, double v, const char *op) {
+    check_defined(e, op);
+    Type t = e.type();
+    if (t.is_float()) return make_const(t, v);
+    return FloatImm::make(Float(32), v);  // int op float literal: the float wins
+}
+
+Expr broadcast_if_needed(Expr e, int lanes) {
+    return (lanes > 1 && e.type().is_scalar()) ? Broadcast::make(e, lanes) : e;
+}
+
+}  // namespace
+
+#define KILN_DEFINE_BIN(OP, NODE)                                              \
+    Expr operator OP(Expr a, Expr b) {                                         \
+        match_types(a, b, #OP);                                                \
+        return NODE::make(a, b);                                               \
+    }                                                                          \
+    Expr operator OP(Expr a, int b) { return NODE::make(a, literal_like(a, b, #OP)); } \
+    Expr operator OP(int a, Expr b) { return NODE::make(literal_like(b, a, #OP), b); } \
+    Expr operator OP(Expr a, float b) { return a OP Expr(literal_like(a, (double)b, #OP)); } \
+    Expr operator OP(float a, Expr b) { return Expr(literal_like(b, (double)a, #OP)) OP b; } \
+    Expr operator OP(Expr a, double b) { return a OP Expr(literal_like(a, b, #OP)); } \
+    Expr operator OP(double a, Expr b) { return Expr(literal_like(b, a, #OP)) OP b; }
+
+// Bool operands of arithmetic become int32 first.
+static Expr arith_operand(Expr e) {
+    if (e.defined() && e.type().is_bool()) return Cast::make(Int(32, e.type().lanes), e);
+    return e;
+}
+namespace internal {
+struct ArithAdd { static Expr make(Expr a, Expr b) { return Add::make(arith_operand(a), arith_operand(b)); } };
+struct ArithSub { static Expr make(Expr a, Expr b) { return Sub::make(arith_operand(a), arith_operand(b)); } };
+struct ArithMul { static Expr make(Expr a, Expr b) { return Mul::make(arith_operand(a), arith_operand(b)); } };
+struct ArithDiv { static Expr make(Expr a, Expr b) { return Div::make(arith_operand(a), arith_operand(b)); } };
+struct ArithMod { static Expr make(Expr a, Expr b) { return Mod::make(arith_operand(a), arith_operand(b)); } };
+}  // namespace internal
+
+KILN_DEFINE_BIN(+, ArithAdd)
+KILN_DEFINE_BIN(-, ArithSub)
+KILN_DEFINE_BIN(*, ArithMul)
+KILN_DEFINE_BIN(/, ArithDiv)
+KILN_DEFINE_BIN(%, ArithMod)
+KILN_DEFINE_BIN(==, EQ)
+KILN_DEFINE_BIN(!=, NE)
+KILN_DEFINE_BIN(<, LT)
+KILN_DEFINE_BIN(<=, LE)
+KILN_DEFINE_BIN(>, GT)
+KILN_DEFINE_BIN(>=, GE)
+#undef KILN_DEFINE_BIN
+
+Expr operator-(Expr a) {
+    check_defined(a, "-");
+    return Sub::make(make_zero(a.type()), a);
+}
+static Expr as_bool(Expr a, const char *op) {
+    check_defined(a, op);
+    if (a.type().is_bool()) return a;
+    return NE::make(a, make_zero(a.type()));
+}
+Expr operator&&(Expr a, Expr b) { return And::make(as_bool(a, "&&"), as_bool(b, "&&")); }
+Expr operator||(Expr a, Expr b) { return Or::make(as_bool(a, "||"), as_bool(b, "||")); }
+Expr operator!(Expr a) { return Not::make(as_bool(a, "!")); }
+
+Expr &operator+=(Expr &a, Expr b) { return a = a + b; }
+Expr &operator-=(Expr &a, Expr b) { return a = a - b; }
+Expr &operator*=(Expr &a, Expr b) { return a = a * b; }
+Expr &operator/=(Expr &a, Expr b) { return a = a / b; }
+
+Expr select(Expr c, Expr t, Expr f) {
+    check_defined(c, "select");
+    c = as_bool(c, "select");
+    match_types(t, f, "select");
+    return Select::make(c, t, f);
+}
+Expr min(Expr a, Expr b) {
+    match_types(a, b, "min");
+    return Min::make(a, b);
+}
+Expr max(Expr a, Expr b) {
+    match_types(a, b, "max");
+    return Max::make(a, b);
+}
+Expr clamp(Expr x, Expr lo, Expr hi) {
+    check_defined(x, "clamp");
+    check_defined(lo, "clamp");
+    check_defined(hi, "clamp");
+    if (lo.type() != x.type()) lo = cast(x.type(), lo);
+    if (hi.type() != x.type()) hi = cast(x.type(), hi);
+    return Max::make(Min::make(x, hi), lo);
+}
+Expr abs(Expr a) {
+    check_defined(a, "abs");
+    Type t = a.type();
+    if (t.is_uint()) return a;
+    Expr neg = Sub::make(make_zero(t), a);
+    Expr r = Select::make(LT::make(a, make_zero(t)), neg, a);
+    if (t.is_int()) r = Cast::make(UInt(t.bits, t.lanes), r);
+    return r;
+}
+Expr cast(Type t, Expr a) {
+    check_defined(a, "cast");
+    if (a.type().lanes > 1 && t.lanes == 1) t = t.with_lanes(a.type().lanes);
+    if (a.type() == t) return a;
+    if (t.is_bool()) return NE::make(a, make_zero(a.type()));
+    return Cast::make(t, a);
+}
+
+static Expr float_call(const char *name, std::vector<Expr> args) {
+    for (auto &x : args) {
+        check_defined(x, name);
+        if (!x.type().is_float()) x = cast(Float(32, x.type().lanes), x);
+    }
+    if (args.size() == 2 && args[0].type() != args[1].type()) match_types(args[0], args[1], name);
+    Type t = args[0].type();
+    return Call::make(t, name, args, Call::PureExtern);
+}
+Expr exp(Expr x) { return float_call("exp", {x}); }
+Expr log(Expr x) { return float_call("log", {x}); }
+Expr sqrt(Expr x) { return float_call("sqrt", {x}); }
+Expr pow(Expr x, Expr y) { return float_call("pow", {x, y}); }
+Expr sin(Expr x) { return float_call("sin", {x}); }
+Expr cos(Expr x) { return float_call("cos", {x}); }
+Expr tanh(Expr x) { return float_call("tanh", {x}); }
+Expr floor(Expr x) { return float_call("floor", {x}); }
+Expr ceil(Expr x) { return float_call("ceil", {x}); }
+Expr round(Expr x) { return float_call("round", {x}); }
+
+}  // namespace kiln

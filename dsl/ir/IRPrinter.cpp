@@ -1,0 +1,259 @@
+#include "IRPrinter.h"
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace kiln {
+
+std::ostream &operator<<(std::ostream &os, const Expr &e) {
+    if (!e.defined()) return os << "(undefined)";
+    internal::IRPrinter(os).print(e);
+    return os;
+}
+std::ostream &operator<<(std::ostream &os, const Stmt &s) {
+    if (!s.defined()) return os << "(undefined)\n";
+    internal::IRPrinter(os).print(s);
+    return os;
+}
+std::string to_string(const Expr &e) {
+    std::ostringstream ss;
+    ss << e;
+    return ss.str();
+}
+std::string to_string(const Stmt &s) {
+    std::ostringstream ss;
+    ss << s;
+    return ss.str();
+}
+
+namespace internal {
+
+void IRPrinter::do_indent() {
+    for (int i = 0; i < indent; i++) os << ' ';
+}
+void IRPrinter::print_list(const std::vector<Expr> &v) {
+    for (size_t i = 0; i < v.size(); i++) {
+        if (i) os << ", ";
+        include(v[i]);
+    }
+}
+void IRPrinter::binary(const Expr &a, const Expr &b, const char *op) {
+    os << '(';
+    include(a);
+    os << ' ' << op << ' ';
+    include(b);
+    os << ')';
+}
+
+void IRPrinter::visit(const IntImm *op) {
+    if (op->type == Int(32)) os << op->value;
+    else os << '(' << op->type.to_string() << ')' << op->value;
+}
+void IRPrinter::visit(const UIntImm *op) {
+    if (op->type.is_bool()) os << (op->value ? "true" : "false");
+    else os << '(' << op->type.to_string() << ')' << op->value;
+}
+void IRPrinter::visit(const FloatImm *op) {
+    if (std::isinf(op->value)) os << (op->value > 0 ? "inf" : "-inf");
+    else if (std::isnan(op->value)) os << "nan";
+    else os << std::fixed << std::setprecision(6) << op->value << std::defaultfloat;
+    if (op->type.bits == 32) os << 'f';
+}
+void IRPrinter::visit(const StringImm *op) { os << '"' << op->value << '"'; }
+void IRPrinter::visit(const Cast *op) {
+    os << op->type.to_string() << '(';
+    include(op->value);
+    os << ')';
+}
+void IRPrinter::visit(const Variable *op) { os << op->name; }
+void IRPrinter::visit(const Add *op) { binary(op->a, op->b, "+"); }
+void IRPrinter::visit(const Sub *op) { binary(op->a, op->b, "-"); }
+void IRPrinter::visit(const Mul *op) { binary(op->a, op->b, "*"); }
+void IRPrinter::visit(const Div *op) { binary(op->a, op->b, "/"); }
+void IRPrinter::visit(const Mod *op) { binary(op->a, op->b, "%"); }
+void IRPrinter::visit(const Min *op) {
+    os << "min(";
+    include(op->a);
+    os << ", ";
+    include(op->b);
+    os << ')';
+}
+void IRPrinter::visit(const Max *op) {
+    os << "max(";
+    include(op->a);
+    os << ", ";
+    include(op->b);
+    os << ')';
+}
+void IRPrinter::visit(const EQ *op) { binary(op->a, op->b, "=="); }
+void IRPrinter::visit(const NE *op) { binary(op->a, op->b, "!="); }
+void IRPrinter::visit(const LT *op) { binary(op->a, op->b, "<"); }
+void IRPrinter::visit(const LE *op) { binary(op->a, op->b, "<="); }
+void IRPrinter::visit(const GT *op) { binary(op->a, op->b, ">"); }
+void IRPrinter::visit(const GE *op) { binary(op->a, op->b, ">="); }
+void IRPrinter::visit(const And *op) { binary(op->a, op->b, "&&"); }
+void IRPrinter::visit(const Or *op) { binary(op->a, op->b, "||"); }
+void IRPrinter::visit(const Not *op) {
+    os << '!';
+    include(op->a);
+}
+void IRPrinter::visit(const Select *op) {
+    os << "select(";
+    include(op->condition);
+    os << ", ";
+    include(op->true_value);
+    os << ", ";
+    include(op->false_value);
+    os << ')';
+}
+void IRPrinter::visit(const Load *op) {
+    os << op->name << '[';
+    include(op->index);
+    os << ']';
+}
+void IRPrinter::visit(const Ramp *op) {
+    os << "ramp(";
+    include(op->base);
+    os << ", ";
+    include(op->stride);
+    os << ", " << op->lanes << ')';
+}
+void IRPrinter::visit(const Broadcast *op) {
+    os << 'x' << op->lanes << '(';
+    include(op->value);
+    os << ')';
+}
+void IRPrinter::visit(const Call *op) {
+    os << op->name << '(';
+    print_list(op->args);
+    os << ')';
+}
+void IRPrinter::visit(const Let *op) {
+    os << "(let " << op->name << " = ";
+    include(op->value);
+    os << " in ";
+    include(op->body);
+    os << ')';
+}
+
+void IRPrinter::visit(const LetStmt *op) {
+    do_indent();
+    os << "let " << op->name << " = ";
+    include(op->value);
+    os << '\n';
+    include(op->body);
+}
+void IRPrinter::visit(const AssertStmt *op) {
+    do_indent();
+    os << "assert(";
+    include(op->condition);
+    os << ", " << op->error_code << ", ";
+    print_list(op->message);
+    os << ")\n";
+}
+void IRPrinter::visit(const ProducerConsumer *op) {
+    do_indent();
+    os << (op->is_producer ? "produce " : "consume ") << op->name << " {\n";
+    indent++;
+    include(op->body);
+    indent--;
+    do_indent();
+    os << "}\n";
+}
+void IRPrinter::visit(const For *op) {
+    do_indent();
+    switch (op->for_type) {
+    case ForType::Parallel: os << "parallel "; break;
+    case ForType::Vectorized: os << "vectorized "; break;
+    case ForType::Unrolled: os << "unrolled "; break;
+    default: break;
+    }
+    os << "for (" << op->name << ", ";
+    include(op->min);
+    os << ", ";
+    include(op->extent);
+    os << ") {\n";
+    indent++;
+    include(op->body);
+    indent--;
+    do_indent();
+    os << "}\n";
+}
+void IRPrinter::visit(const Store *op) {
+    do_indent();
+    os << op->name << '[';
+    include(op->index);
+    os << "] = ";
+    include(op->value);
+    os << '\n';
+}
+void IRPrinter::visit(const Provide *op) {
+    do_indent();
+    os << op->name << '(';
+    print_list(op->args);
+    os << ") = ";
+    include(op->value);
+    os << '\n';
+}
+void IRPrinter::visit(const Allocate *op) {
+    do_indent();
+    os << "allocate " << op->name << '[' << op->type.to_string() << " * ";
+    include(op->size);
+    os << "]\n";
+    include(op->body);
+    do_indent();
+    os << "free " << op->name << '\n';
+}
+void IRPrinter::visit(const Realize *op) {
+    do_indent();
+    os << "realize " << op->name << '(';
+    for (size_t i = 0; i < op->bounds.size(); i++) {
+        if (i) os << ", ";
+        os << '[';
+        include(op->bounds[i].min);
+        os << ", ";
+        include(op->bounds[i].extent);
+        os << ']';
+        if (op->fold_factors[i].defined()) {
+            os << " folded by ";
+            include(op->fold_factors[i]);
+        }
+    }
+    os << ") {\n";
+    indent++;
+    include(op->body);
+    indent--;
+    do_indent();
+    os << "}\n";
+}
+void IRPrinter::visit(const Block *op) {
+    include(op->first);
+    include(op->rest);
+}
+void IRPrinter::visit(const IfThenElse *op) {
+    do_indent();
+    os << "if (";
+    include(op->condition);
+    os << ") {\n";
+    indent++;
+    include(op->then_case);
+    indent--;
+    if (op->else_case.defined()) {
+        do_indent();
+        os << "} else {\n";
+        indent++;
+        include(op->else_case);
+        indent--;
+    }
+    do_indent();
+    os << "}\n";
+}
+void IRPrinter::visit(const Evaluate *op) {
+    do_indent();
+    include(op->value);
+    os << '\n';
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,98 @@
+#include "Substitute.h"
+
+#include "IRPrinter.h"
+#include "IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+class Substituter : public IRMutator {
+public:
+    explicit Substituter(const std::map<std::string, Expr> &m) : repl(m) {}
+
+protected:
+    const std::map<std::string, Expr> &repl;
+    std::map<std::string, int> shadowed;
+
+    bool active(const std::string &n) const {
+        auto it = shadowed.find(n);
+        return repl.count(n) && (it == shadowed.end() || it->second == 0);
+    }
+    Expr visit(const Variable *op) override {
+        if (active(op->name)) {
+            const Expr &r = repl.at(op->name);
+            if (r.type() == op->type) return r;
+            return Cast::make(op->type, r);
+        }
+        return Expr(op);
+    }
+    template<typename T, typename B>
+    auto visit_let(const T *op, const B &body) {
+        Expr v = mutate(op->value);
+        shadowed[op->name]++;
+        auto b = mutate(body);
+        shadowed[op->name]--;
+        if (v.same_as(op->value) && b.same_as(body)) return decltype(b)(op);
+        return T::make(op->name, v, b);
+    }
+    Expr visit(const Let *op) override { return visit_let(op, op->body); }
+    Stmt visit(const LetStmt *op) override { return visit_let(op, op->body); }
+    Stmt visit(const For *op) override {
+        Expr mn = mutate(op->min), ex = mutate(op->extent);
+        shadowed[op->name]++;
+        Stmt b = mutate(op->body);
+        shadowed[op->name]--;
+        if (mn.same_as(op->min) && ex.same_as(op->extent) && b.same_as(op->body)) return Stmt(op);
+        return For::make(op->name, mn, ex, op->for_type, b);
+    }
+};
+
+class UsesVar : public IRVisitor {
+public:
+    explicit UsesVar(const std::string &n) : name(n) {}
+    bool result = false;
+
+protected:
+    const std::string &name;
+    void visit(const Variable *op) override { result |= op->name == name; }
+};
+
+}  // namespace
+
+Expr substitute(const std::map<std::string, Expr> &m, const Expr &e) {
+    if (m.empty()) return e;
+    return Substituter(m).mutate(e);
+}
+Stmt substitute(const std::map<std::string, Expr> &m, const Stmt &s) {
+    if (m.empty()) return s;
+    return Substituter(m).mutate(s);
+}
+Expr substitute(const std::string &name, const Expr &replacement, const Expr &e) {
+    return substitute(std::map<std::string, Expr>{{name, replacement}}, e);
+}
+Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s) {
+    return substitute(std::map<std::string, Expr>{{name, replacement}}, s);
+}
+
+bool expr_uses_var(const Expr &e, const std::string &name) {
+    UsesVar u(name);
+    u.include(e);
+    return u.result;
+}
+bool stmt_uses_var(const Stmt &s, const std::string &name) {
+    UsesVar u(name);
+    u.include(s);
+    return u.result;
+}
+
+bool equal(const Expr &a, const Expr &b) {
+    if (a.same_as(b)) return true;
+    if (!a.defined() || !b.defined()) return false;
+    if (a.type() != b.type() || a->node_type != b->node_type) return false;
+    return to_string(a) == to_string(b);
+}
+
+}  // namespace internal
+}  // namespace kiln

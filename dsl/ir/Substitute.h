@@ -1,0 +1,28 @@
+// Replace free occurrences of variables by expressions.
+//
+//   substitute("x", y + 1, x * x + z)   ->   (y + 1) * (y + 1) + z
+//
+// Lets that rebind a name shadow the replacement inside their bodies.
+#pragma once
+#include <map>
+#include <string>
+
+#include "IR.h"
+
+namespace kiln {
+namespace internal {
+
+Expr substitute(const std::string &name, const Expr &replacement, const Expr &e);
+Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s);
+Expr substitute(const std::map<std::string, Expr> &m, const Expr &e);
+Stmt substitute(const std::map<std::string, Expr> &m, const Stmt &s);
+
+// Does e (or s) refer to variable `name`?
+bool expr_uses_var(const Expr &e, const std::string &name);
+bool stmt_uses_var(const Stmt &s, const std::string &name);
+
+// Structural equality and a total order (for canonical sorting).
+bool equal(const Expr &a, const Expr &b);
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,25 @@
+#include "kiln/Type.h"
+
+namespace kiln {
+
+bool Type::can_represent(const Type &o) const {
+    if (lanes != o.lanes) return false;
+    if (is_float()) return o.is_float() ? bits >= o.bits : bits > o.bits || (o.bits <= 16 && bits == 32);
+    if (o.is_float()) return false;
+    if (is_int() && o.is_uint()) return bits > o.bits;
+    if (is_uint() && o.is_int()) return false;
+    return bits >= o.bits;
+}
+
+std::string Type::to_string() const {
+    std::string s;
+    if (is_bool()) s = "bool";
+    else {
+        s = is_int() ? "int" : is_uint() ? "uint" : "float";
+        s += std::to_string(bits);
+    }
+    if (lanes > 1) s += "x" + std::to_string(lanes);
+    return s;
+}
+
+}  // namespace kiln

@@ -1,0 +1,167 @@
+#include "BoundsInference.h"
+
+#include <algorithm>
+
+#include "InlineFunctions.h"
+#include "ScheduleFunctions.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+
+// Lets defining f.s<k>.<v>.min/max for every stage, given the region the
+// consumers need of the last stage.
+std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionContents &f, const Box &required,
+                                                            bool is_output) {
+    std::vector<std::pair<std::string, Expr>> lets;
+    int n = f.num_stages();
+    for (int k = n - 1; k >= 0; k--) {
+        std::string prefix = f.name + ".s" + std::to_string(k) + ".";
+        for (size_t d = 0; d < f.args.size(); d++) {
+            Expr mn, mx;
+            if (k == n - 1) {
+                mn = required[d].min;
+                mx = required[d].max;
+            } else {
+                // What stage k+1 reads or writes of f, over its own region.
+                std::string next = f.name + ".s" + std::to_string(k + 1) + "." + f.args[d];
+                Stmt later = build_stage(f, k + 1, is_output);
+                bool found = false;
+                Box touched = box_touched(later, f.name, true, true, &found);
+                mn = var(next + ".min");
+                mx = var(next + ".max");
+                if (found) {
+                    user_assert(touched[d].bounded())
+                        << "Update definition " << f.stage_name(k + 1) << " of Func " << f.name
+                        << " reads or writes it at an unbounded coordinate in dimension " << d << " ("
+                        << describe_unbounded_access(later, f.name)
+                        << "); clamp the coordinate, e.g. clamp(e, 0, n - 1), or use an RDom with known bounds";
+                    mn = simplify(min(mn, touched[d].min));
+                    mx = simplify(max(mx, touched[d].max));
+                }
+            }
+            for (const auto &b : f.schedule.bounds) {
+                if (b.var == f.args[d]) {
+                    mn = b.min;
+                    mx = simplify(b.min + b.extent - 1);
+                }
+            }
+            lets.push_back({prefix + f.args[d] + ".min", mn});
+            lets.push_back({prefix + f.args[d] + ".max", mx});
+        }
+    }
+    return lets;
+}
+
+Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body) {
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
+    return body;
+}
+
+// Finds the producer/consumer pair of f and puts the region lets before it.
+class DefineRegion : public IRMutator {
+public:
+    DefineRegion(const FunctionContents &f, bool out) : func(f), is_output(out) {}
+    bool done = false;
+
+protected:
+    const FunctionContents &func;
+    bool is_output;
+
+    Stmt visit(const Block *op) override {
+        const auto *p = op->first.as<ProducerConsumer>();
+        const auto *c = op->rest.as<ProducerConsumer>();
+        if (!p || !c || !p->is_producer || p->name != func.name || c->is_producer) return IRMutator::visit(op);
+        bool found = false;
+        Box box = box_touched(c->body, func.name, true, false, &found);
+        internal_assert(found) << "no consumer of " << func.name;
+        for (size_t d = 0; d < box.size(); d++) {
+            bool has_bound = false;
+            for (const auto &b : func.schedule.bounds) has_bound |= b.var == func.args[d];
+            user_assert(box[d].bounded() || has_bound)
+                << "Func " << func.name << " is read at an unbounded coordinate in dimension " << d << " ("
+                << describe_unbounded_access(c->body, func.name)
+                << "), so Kiln cannot tell how much of it to compute; clamp the coordinate, use a "
+                   "BoundaryConditions wrapper, or give "
+                << func.name << " a bound(" << func.args[d] << ", min, extent)";
+        }
+        done = true;
+        Stmt rest = mutate(op->rest);
+        return wrap_lets(stage_region_lets(func, box, is_output), Block::make(op->first, rest));
+    }
+};
+
+class SetRealizeBounds : public IRMutator {
+public:
+    explicit SetRealizeBounds(const FunctionContents &f) : func(f) {}
+
+protected:
+    const FunctionContents &func;
+    Stmt visit(const Realize *op) override {
+        if (op->name != func.name) return IRMutator::visit(op);
+        Box box = box_touched(op->body, func.name, true, true);
+        std::vector<Range> bounds;
+        for (size_t d = 0; d < box.size(); d++) {
+            internal_assert(box[d].bounded()) << "unbounded realization of " << func.name;
+            bounds.push_back({box[d].min, simplify(box[d].max - box[d].min + 1)});
+        }
+        return Realize::make(op->name, op->type, bounds, op->body, op->fold_factors);
+    }
+};
+
+}  // namespace
+
+Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs, const std::vector<std::string> &order,
+                      const Environment &env, PipelineRegions &regions) {
+    Stmt s = stmt;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const FunctionContents &f = *env.at(*it);
+        bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
+        if (is_out || is_inlined(f, false)) continue;
+        DefineRegion def(f, false);
+        s = def.mutate(s);
+        internal_assert(def.done) << "producer of " << f.name << " not found";
+        s = SetRealizeBounds(f).mutate(s);
+    }
+    // Outputs compute the region of their buffer; their lets go outermost.
+    std::vector<std::pair<std::string, Expr>> out_lets;
+    for (const auto &o : outputs) {
+        const FunctionContents &f = *env.at(o);
+        Box buf;
+        for (size_t d = 0; d < f.args.size(); d++) {
+            Expr mn = var(o + ".min." + std::to_string(d));
+            Expr ex = var(o + ".extent." + std::to_string(d));
+            buf.push_back(Interval(mn, mn + ex - 1));
+        }
+        auto lets = stage_region_lets(f, buf, true);
+        out_lets.insert(out_lets.end(), lets.begin(), lets.end());
+    }
+    s = wrap_lets(out_lets, s);
+    // What the outputs' loops really write (splits may round up or shift).
+    for (const auto &o : outputs) regions.outputs[o] = box_touched(s, o, false, true);
+
+    // The box of each input image, in terms of the arguments.
+    for (const auto &kv : find_parameters(env)) {
+        if (!kv.second->is_buffer) continue;
+        bool found = false;
+        Box b = box_touched(s, kv.first, true, false, &found);
+        if (!found) continue;
+        for (size_t d = 0; d < b.size(); d++) {
+            user_assert(b[d].bounded())
+                << "Input image " << kv.first << " is read at an unbounded coordinate in dimension " << d << " ("
+                << describe_unbounded_access(s, kv.first)
+                << "); wrap it in a boundary condition (e.g. BoundaryConditions::repeat_edge(" << kv.first
+                << ")) or clamp the coordinate";
+        }
+        regions.inputs[kv.first] = b;
+    }
+    return s;
+}
+
+}  // namespace internal
+}  // namespace kiln

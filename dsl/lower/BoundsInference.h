@@ -1,0 +1,33 @@
+// Bounds inference: define the region each stage of each Func computes and
+// the box each Realize allocates.
+//
+// For a Func f computed at some site, the region of the last stage is the box
+// of f that the consumers read inside that site (interval arithmetic over the
+// loops inside it; loops outside stay symbolic). Each earlier stage also
+// covers what the later stages read or write of f. The region becomes lets
+// just before the producer:
+//
+//   consume blur_x { for (out.s0.x, ...) { out(...) = blur_x(x-1, y) + blur_x(x+1, y) } }
+//     ->  let blur_x.s0.x.min = out.s0.x.loop_min - 1
+//         let blur_x.s0.x.max = out.s0.x.loop_max + 1   ... produce blur_x { ... }
+//
+// Outputs compute the region of their output buffer (or their bound()).
+// Precondition: schedule_functions has run. Postcondition: every Realize has
+// its bounds; `input_regions` holds the box each input image is read over.
+#pragma once
+#include "RealizationOrder.h"
+#include "analysis/Bounds.h"
+
+namespace kiln {
+namespace internal {
+
+struct PipelineRegions {
+    std::map<std::string, Box> inputs;   // image name -> box read
+    std::map<std::string, Box> outputs;  // output name -> box written (all stages)
+};
+
+Stmt bounds_inference(const Stmt &s, const std::vector<std::string> &outputs, const std::vector<std::string> &order,
+                      const Environment &env, PipelineRegions &regions);
+
+}  // namespace internal
+}  // namespace kiln

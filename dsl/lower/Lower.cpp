@@ -1,0 +1,87 @@
+// lower(): the pipeline of passes, read top to bottom.
+//
+// KILN_DEBUG=1 prints the statement after every pass; KILN_TIME_PASSES=1
+// prints how long each pass took.
+#include "Lower.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "AddEntryChecks.h"
+#include "BoundsInference.h"
+#include "InlineFunctions.h"
+#include "RealizationOrder.h"
+#include "ScheduleFunctions.h"
+#include "SlidingWindow.h"
+#include "StorageFlattening.h"
+#include "StorageFolding.h"
+#include "UnrollLoops.h"
+#include "VectorizeLoops.h"
+#include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+class PassLog {
+public:
+    PassLog() : debug(env_on("KILN_DEBUG")), timing(env_on("KILN_TIME_PASSES")) {}
+
+    template<typename Fn>
+    Stmt run(const char *name, Fn fn) {
+        auto t0 = std::chrono::steady_clock::now();
+        Stmt s = fn();
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (timing) std::cerr << "kiln: " << name << ": " << ms << " ms\n";
+        if (debug) std::cerr << "kiln: after " << name << ":\n" << s << "\n";
+        return s;
+    }
+
+private:
+    static bool env_on(const char *v) {
+        const char *e = std::getenv(v);
+        return e && *e && std::string(e) != "0";
+    }
+    bool debug, timing;
+};
+
+}  // namespace
+
+LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
+                  const std::vector<LoweredArgument> &args, const Target &target) {
+    PassLog log;
+    std::vector<std::string> out_names;
+    for (const auto &o : outputs) out_names.push_back(o->name);
+
+    Environment env = find_environment(outputs);
+    inline_functions(env, out_names);
+    std::vector<std::string> order = realization_order(out_names, env);
+
+    Stmt s = log.run("schedule functions", [&] { return schedule_functions(out_names, order, env); });
+    PipelineRegions regions;
+    s = log.run("bounds inference", [&] { return bounds_inference(s, out_names, order, env, regions); });
+    if (!target.has(Target::NoAsserts)) {
+        // Added now, while the lets that define the output regions exist.
+        s = log.run("entry checks", [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
+    }
+    s = log.run("sliding window", [&] { return sliding_window(s, env); });
+    s = log.run("simplify", [&] { return simplify(s); });
+    s = log.run("storage folding", [&] { return storage_folding(s, env); });
+    s = log.run("storage flattening", [&] { return storage_flattening(s); });
+    s = log.run("simplify", [&] { return simplify(s); });
+    s = log.run("unroll loops", [&] { return unroll_loops(s); });
+    s = log.run("vectorize loops", [&] { return vectorize_loops(s); });
+    s = log.run("simplify", [&] { return simplify(s); });
+
+    LoweredFunc f;
+    f.name = name;
+    f.args = args;
+    f.body = s;
+    return f;
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,44 @@
+// lower(): algorithm + schedule -> one imperative statement ready for codegen.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/Function.h"
+#include "kiln/Pipeline.h"
+#include "kiln/Target.h"
+
+namespace kiln {
+namespace internal {
+
+struct LoweredArgument {
+    std::string name;
+    bool is_buffer = false;
+    bool is_output = false;
+    Type type;       // element type for buffers
+    int dimensions = 0;
+};
+
+// What codegen receives. Conventions of `body`:
+//  - Buffer arguments are referred to by name in Load/Store (flat index in
+//    elements, relative to the host pointer), and through the Int(32)
+//    variables "<name>.min.<d>", "<name>.extent.<d>", "<name>.stride.<d>";
+//    codegen unpacks those from the halide_buffer_t after checking the
+//    buffer is non-null, has host memory, the declared type and
+//    dimensionality, and stride 1 in dimension 0.
+//  - Scalar arguments are Variables named after the argument.
+//  - Only Int(32) loop variables; For loops are Serial or Parallel (vector
+//    and unrolled loops are gone); no Provide or Realize (flattened).
+//  - Every name a LetStmt, For or Allocate introduces is unique.
+struct LoweredFunc {
+    std::string name;
+    std::vector<LoweredArgument> args;  // signature order
+    Stmt body;
+};
+
+// Lower the pipeline computing `outputs`. `args` gives the signature order
+// (inputs then outputs); it must list every input the pipeline reads.
+LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
+                  const std::vector<LoweredArgument> &args, const Target &target);
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,99 @@
+#include "RealizationOrder.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "ir/IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+class FindCalls : public IRVisitor {
+public:
+    std::vector<std::shared_ptr<FunctionContents>> funcs;
+    std::vector<std::string> names;
+    std::map<std::string, std::shared_ptr<ParameterContents>> params;
+
+protected:
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Func && op->func) {
+            funcs.push_back(op->func);
+            names.push_back(op->name);
+        }
+        if (op->call_type == Call::Image && op->param) params[op->param->name] = op->param;
+    }
+    void visit(const Variable *op) override {
+        if (op->param) params[op->param->name] = op->param;
+        if (op->rdom) {
+            for (const auto &v : op->rdom->vars) {
+                include(v.min);
+                include(v.extent);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
+    Environment env;
+    std::map<std::string, const FunctionContents *> originals;
+    std::vector<std::shared_ptr<FunctionContents>> work = outputs;
+    while (!work.empty()) {
+        auto f = work.back();
+        work.pop_back();
+        user_assert(f->init.defined()) << "Func " << f->name
+                                       << " is used in the pipeline but never defined; give it a definition";
+        auto it = originals.find(f->name);
+        if (it != originals.end()) {
+            user_assert(it->second == f.get())
+                << "Two different Funcs are named " << f->name
+                << " in this pipeline; give each Func a unique name (schedules refer to Funcs by name)";
+            continue;
+        }
+        originals[f->name] = f.get();
+        env[f->name] = std::make_shared<FunctionContents>(*f);
+        FindCalls c;
+        for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
+        for (auto &g : c.funcs) work.push_back(g);
+    }
+    return env;
+}
+
+std::vector<std::string> direct_callees(const FunctionContents &f) {
+    FindCalls c;
+    for_each_definition_expr(f, [&](const Expr &e) { c.include(e); });
+    std::vector<std::string> r;
+    for (const auto &n : c.names)
+        if (n != f.name && std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
+    return r;
+}
+
+std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env) {
+    FindCalls c;
+    for (const auto &kv : env) for_each_definition_expr(*kv.second, [&](const Expr &e) { c.include(e); });
+    return c.params;
+}
+
+std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env) {
+    std::vector<std::string> order;
+    std::set<std::string> done, visiting;
+    std::function<void(const std::string &)> visit = [&](const std::string &n) {
+        if (done.count(n)) return;
+        internal_assert(!visiting.count(n)) << "cycle in the pipeline through " << n;
+        visiting.insert(n);
+        for (const auto &c : direct_callees(*env.at(n))) visit(c);
+        visiting.erase(n);
+        done.insert(n);
+        order.push_back(n);
+    };
+    for (const auto &o : outputs) visit(o);
+    return order;
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// The Funcs of a pipeline and the order in which they are realized.
+//
+// find_environment walks the definitions reachable from the outputs and
+// returns a lowering-local copy of every Func (lowering never mutates the
+// user's Funcs). realization_order sorts them so that every producer comes
+// before its consumers:
+//
+//   out(x) = g(x) + h(x);  g(x) = f(x);  h(x) = f(x)   ->   f, g, h, out
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Function.h"
+
+namespace kiln {
+namespace internal {
+
+using Environment = std::map<std::string, std::shared_ptr<FunctionContents>>;
+
+Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs);
+
+// Names of the Funcs called by f's definitions (not f itself).
+std::vector<std::string> direct_callees(const FunctionContents &f);
+
+std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env);
+
+// The inputs the pipeline reads: image and scalar parameters, by name.
+std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env);
+
+// Apply f to every Expr of a Func's definitions (values, args, RDom bounds).
+template<typename Fn>
+void for_each_definition_expr(const FunctionContents &f, Fn fn) {
+    for (int s = 0; s < f.num_stages(); s++) {
+        const Definition &d = f.stage(s);
+        fn(d.value);
+        for (const auto &a : d.args) fn(a);
+        if (d.rdom) {
+            for (const auto &v : d.rdom->vars) {
+                fn(v.min);
+                fn(v.extent);
+            }
+            if (d.rdom->predicate.defined()) fn(d.rdom->predicate);
+        }
+    }
+    for (const auto &b : f.schedule.bounds) {
+        fn(b.min);
+        fn(b.extent);
+    }
+}
+
+}  // namespace internal
+}  // namespace kiln

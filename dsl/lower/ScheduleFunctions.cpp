@@ -1,0 +1,295 @@
+#include "ScheduleFunctions.h"
+
+#include <algorithm>
+
+#include "InlineFunctions.h"
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+
+TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool is_output) {
+    if (t != TailStrategy::Auto) return t;
+    if (stage == 0) return TailStrategy::ShiftInwards;
+    if (is_rvar || is_output) return TailStrategy::GuardWithIf;
+    return TailStrategy::RoundUp;
+}
+
+bool is_rvar_name(const Definition &d, const std::string &n) {
+    if (!d.rdom) return false;
+    for (const auto &v : d.rdom->vars)
+        if (n == v.name || n.rfind(v.name + ".", 0) == 0) return true;
+    return false;
+}
+
+std::string last_component(const std::string &n) {
+    size_t p = n.rfind('.');
+    return p == std::string::npos ? n : n.substr(p + 1);
+}
+
+}  // namespace
+
+Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
+    const Definition &d = f.stage(stage);
+    const std::string prefix = f.name + ".s" + std::to_string(stage) + ".";
+    std::map<std::string, Expr> subs;
+    for (const auto &a : f.args) subs[a] = var(prefix + a);
+    if (d.rdom)
+        for (const auto &v : d.rdom->vars) subs[v.name] = var(prefix + v.name);
+
+    std::vector<Expr> args;
+    if (stage == 0) {
+        for (const auto &a : f.args) args.push_back(var(prefix + a));
+    } else {
+        for (const auto &a : d.args) args.push_back(substitute(subs, a));
+    }
+    Stmt body = Provide::make(f.name, substitute(subs, d.value), args);
+    if (d.rdom && d.rdom->predicate.defined())
+        body = IfThenElse::make(substitute(subs, d.rdom->predicate), body);
+
+    // Loop-bound lets (outermost first) and the lets defining split variables.
+    std::vector<std::pair<std::string, Expr>> bound_lets;
+    auto define_bounds = [&](const std::string &v, Expr mn, Expr extent) {
+        bound_lets.push_back({prefix + v + ".loop_min", mn});
+        bound_lets.push_back({prefix + v + ".loop_extent", extent});
+        bound_lets.push_back({prefix + v + ".loop_max", var(prefix + v + ".loop_min") +
+                                                            var(prefix + v + ".loop_extent") - 1});
+    };
+    for (const auto &a : f.args) {
+        bool pure_here = stage == 0;
+        for (const auto &dim : d.schedule.dims) pure_here |= dim.var == a;
+        for (const auto &sp : d.schedule.splits) pure_here |= sp.old_var == a;
+        if (!pure_here) continue;
+        Expr mn = var(prefix + a + ".min"), mx = var(prefix + a + ".max");
+        define_bounds(a, mn, mx - mn + 1);
+    }
+    if (d.rdom)
+        for (const auto &v : d.rdom->vars) define_bounds(v.name, v.min, v.extent);
+
+    std::vector<Stmt> dummy;
+    std::vector<std::pair<std::string, Expr>> var_lets;  // innermost first
+    std::vector<Expr> guards;
+    for (const auto &sp : d.schedule.splits) {
+        if (sp.kind == Split::SplitVar) {
+            std::string old = prefix + sp.old_var, outer = prefix + sp.outer, inner = prefix + sp.inner;
+            TailStrategy tail = resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), stage, is_output);
+            Expr k = sp.factor;
+            Expr base = var(outer) * k;
+            if (tail == TailStrategy::ShiftInwards) base = min(base, var(old + ".loop_extent") - k);
+            var_lets.push_back({old, base + var(inner) + var(old + ".loop_min")});
+            if (tail == TailStrategy::GuardWithIf) guards.push_back(var(old) <= var(old + ".loop_max"));
+            define_bounds(sp.inner, 0, k);
+            define_bounds(sp.outer, 0, (var(old + ".loop_extent") + k - 1) / k);
+        } else {
+            std::string fused = prefix + sp.old_var, inner = prefix + sp.inner, outer = prefix + sp.outer;
+            Expr ie = var(inner + ".loop_extent");
+            var_lets.push_back({inner, var(fused) % ie + var(inner + ".loop_min")});
+            var_lets.push_back({outer, var(fused) / ie + var(outer + ".loop_min")});
+            define_bounds(sp.old_var, 0, ie * var(outer + ".loop_extent"));
+        }
+    }
+    for (auto it = guards.rbegin(); it != guards.rend(); ++it) body = IfThenElse::make(*it, body);
+    // Later splits define the variables earlier splits are expressed in, so
+    // the first split's let is innermost.
+    for (const auto &l : var_lets) body = LetStmt::make(l.first, l.second, body);
+    for (const auto &dim : d.schedule.dims) {
+        std::string n = prefix + dim.var;
+        body = For::make(n, var(n + ".loop_min"), var(n + ".loop_extent"), dim.for_type, body);
+    }
+    for (auto it = bound_lets.rbegin(); it != bound_lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
+    return body;
+}
+
+namespace {
+
+Stmt build_produce(const FunctionContents &f, bool is_output) {
+    std::vector<Stmt> stages;
+    for (int s = 0; s < f.num_stages(); s++) stages.push_back(build_stage(f, s, is_output));
+    return ProducerConsumer::make(f.name, true, Block::make(stages));
+}
+
+struct Site {
+    std::string loop;  // full loop name
+    ForType type;
+};
+
+// The loops that enclose every use of `name` (outermost first), stopping at
+// vectorized loops; and which Funcs' loops contain a use.
+class LegalSites : public IRVisitor {
+public:
+    explicit LegalSites(const std::string &n) : name(n) {}
+    std::vector<Site> common;
+    bool any_use = false;
+    std::vector<std::string> users;  // Funcs whose Provide contains a use
+
+protected:
+    const std::string &name;
+    std::vector<Site> stack;
+    std::string current_provide;
+    void visit(const For *op) override {
+        stack.push_back({op->name, op->for_type});
+        IRVisitor::visit(op);
+        stack.pop_back();
+    }
+    void visit(const Provide *op) override {
+        current_provide = op->name;
+        IRVisitor::visit(op);
+        current_provide.clear();
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Func || op->name != name) return;
+        if (!current_provide.empty() && std::find(users.begin(), users.end(), current_provide) == users.end())
+            users.push_back(current_provide);
+        std::vector<Site> here;
+        for (const auto &s : stack) {
+            if (s.type == ForType::Vectorized) break;
+            here.push_back(s);
+        }
+        if (!any_use) {
+            common = here;
+            any_use = true;
+            return;
+        }
+        size_t k = 0;
+        while (k < common.size() && k < here.size() && common[k].loop == here[k].loop) k++;
+        common.resize(k);
+    }
+};
+
+// "g.s0.x.xo" -> ("g", "xo") given the Func names of the pipeline.
+std::pair<std::string, std::string> split_loop_name(const std::string &loop, const Environment &env) {
+    for (const auto &kv : env) {
+        const std::string &fn = kv.first;
+        if (loop.rfind(fn + ".s", 0) == 0) {
+            size_t p = loop.find('.', fn.size() + 2);
+            if (p != std::string::npos) return {fn, last_component(loop)};
+        }
+    }
+    return {"", last_component(loop)};
+}
+
+std::string describe_sites(const std::vector<Site> &sites, const Environment &env) {
+    std::string r = "compute_root()";
+    for (const auto &s : sites) {
+        auto fv = split_loop_name(s.loop, env);
+        r += ", compute_at(" + fv.first + ", " + fv.second + ")";
+    }
+    return r;
+}
+
+int find_site(const std::vector<Site> &sites, const LoopLevel &l, const Environment &env) {
+    for (int i = (int)sites.size() - 1; i >= 0; i--) {
+        auto fv = split_loop_name(sites[i].loop, env);
+        if (fv.first == l.func() && fv.second == l.var()) return i;
+    }
+    return -1;
+}
+
+class Inject : public IRMutator {
+public:
+    Inject(const FunctionContents &f, Stmt p, std::string cl, std::string sl)
+        : func(f), produce(std::move(p)), compute_loop(std::move(cl)), store_loop(std::move(sl)) {}
+
+protected:
+    const FunctionContents &func;
+    Stmt produce;
+    std::string compute_loop, store_loop;
+
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        if (op->name == compute_loop)
+            body = Block::make(produce, ProducerConsumer::make(func.name, false, body));
+        if (op->name == store_loop)
+            body = Realize::make(func.name, func.type, std::vector<Range>(func.args.size()), body);
+        if (body.same_as(op->body)) return Stmt(op);
+        return For::make(op->name, op->min, op->extent, op->for_type, body);
+    }
+};
+
+}  // namespace
+
+Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
+                        const Environment &env) {
+    std::vector<Stmt> outs;
+    for (const auto &o : outputs) {
+        const FunctionContents &f = *env.at(o);
+        const LoopLevel &cl = f.schedule.compute_level;
+        user_assert(cl.is_inlined() || cl.is_root())
+            << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
+            << "); outputs are always computed at the root — remove the compute_at";
+        outs.push_back(build_produce(f, true));
+    }
+    Stmt s = Block::make(outs);
+
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const FunctionContents &f = *env.at(*it);
+        bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
+        if (is_out || is_inlined(f, false)) continue;
+        LegalSites legal(f.name);
+        legal.include(s);
+        internal_assert(legal.any_use) << "Func " << f.name << " is in the pipeline but nothing uses it";
+
+        const LoopLevel &cl = f.schedule.compute_level;
+        const LoopLevel &sl = f.schedule.store_level;
+        int ci = -1;  // -1: root
+        if (cl.is_inlined()) {
+            ci = (int)legal.common.size() - 1;  // a reduction left unscheduled: innermost
+        } else if (!cl.is_root()) {
+            user_assert(env.count(cl.func()))
+                << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var() << "), but "
+                << cl.func() << " is not part of this pipeline. Legal sites: "
+                << describe_sites(legal.common, env) << ", or compute_inline()";
+            ci = find_site(legal.common, cl, env);
+            if (ci < 0) {
+                bool uses = std::find(legal.users.begin(), legal.users.end(), cl.func()) != legal.users.end();
+                std::string users;
+                for (const auto &u : legal.users) users += (users.empty() ? "" : ", ") + u;
+                if (!uses)
+                    user_error << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
+                               << "), but " << cl.func() << " does not use " << f.name << " (it is used by "
+                               << users << "). Legal sites: " << describe_sites(legal.common, env)
+                               << ", or compute_inline()";
+                user_error << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
+                           << "), but there is no loop over " << cl.var() << " in " << cl.func()
+                           << " that encloses every use of " << f.name << " (a vectorized loop, or a loop "
+                           << "of only some of its uses, is not a legal site). Legal sites: "
+                           << describe_sites(legal.common, env) << ", or compute_inline()";
+            }
+        }
+        int si = ci;
+        if (f.schedule.store_level_set && !cl.is_inlined()) {
+            if (sl.is_root()) {
+                si = -1;
+            } else {
+                si = find_site(legal.common, sl, env);
+                std::string levels = "store_root()";
+                for (int k = 0; k <= ci; k++) {
+                    auto fv = split_loop_name(legal.common[k].loop, env);
+                    levels += ", store_at(" + fv.first + ", " + fv.second + ")";
+                }
+                user_assert(si >= 0 && si <= ci)
+                    << "Func " << f.name << " is scheduled store_at(" << sl.func() << ", " << sl.var()
+                    << ") and compute_at(" << (cl.is_root() ? "root" : cl.func() + ", " + cl.var())
+                    << "): the storage must be at or outside the compute level, in a loop that encloses "
+                       "every use. Legal store levels: "
+                    << levels;
+            }
+        }
+        Stmt produce = build_produce(f, false);
+        std::string cloop = ci < 0 ? "" : legal.common[ci].loop;
+        std::string sloop = si < 0 ? "" : legal.common[si].loop;
+        s = Inject(f, produce, cloop, sloop).mutate(s);
+        if (ci < 0) s = Block::make(produce, ProducerConsumer::make(f.name, false, s));
+        if (si < 0) s = Realize::make(f.name, f.type, std::vector<Range>(f.args.size()), s);
+    }
+    return s;
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,37 @@
+// Loop-nest synthesis and producer injection.
+//
+// Each stage of a Func becomes a loop nest from its splits, fuses and
+// reorders; each non-inlined Func's loop nest (all stages, in order) is
+// injected at its compute level, and its storage (a Realize) at its store
+// level. Loop bounds are symbolic: stage s of f loops over the region
+// [f.s<s>.<v>.min, f.s<s>.<v>.max] that bounds inference defines later.
+//
+//   blur_x.compute_at(out, y):
+//     produce out {
+//      for (out.s0.y, ...) {
+//       realize blur_x(...) {
+//        produce blur_x { for (blur_x.s0.y, ...) { for (blur_x.s0.x, ...) { blur_x(...) = ... } } }
+//        consume blur_x { for (out.s0.x, ...) { out(...) = blur_x(...) + ... } }
+//     }}}
+//
+// A split of v into vo, vi (factor k) gives loops over vo and vi and
+//   let f.s0.v = vo*k + vi + f.s0.v.loop_min                     (RoundUp, GuardWithIf)
+//   let f.s0.v = min(vo*k, f.s0.v.loop_extent - k) + vi + ...     (ShiftInwards)
+// with `if (f.s0.v <= f.s0.v.loop_max)` around the body for GuardWithIf.
+//
+// Checks the compute_at / store_at sites: a site must be a loop that
+// encloses every use of the Func; the error lists all legal sites.
+#pragma once
+#include "RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+
+// The loop nest of stage `stage` of f (before bounds inference).
+Stmt build_stage(const FunctionContents &f, int stage, bool is_output);
+
+Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
+                        const Environment &env);
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,16 @@
+// Replace each loop marked unrolled by copies of its body.
+//
+//   unrolled for (x, 0, 3) { f[x] = g[x] }   ->   f[0] = g[0]; f[1] = g[1]; f[2] = g[2]
+//
+// Precondition: simplified, so that the extent is a constant if it can be;
+// a non-constant extent is a user error naming the loop.
+#pragma once
+#include "ir/IR.h"
+
+namespace kiln {
+namespace internal {
+
+Stmt unroll_loops(const Stmt &s);
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,275 @@
+// The prologue of every C++ file Kiln emits (dsl/codegen/CodeGen_C.cpp pastes
+// kiln_runtime.h and then this file at the top of each kernel), so that the
+// emitted file compiles with only HalideRuntime.h on the include path.
+//
+// The helpers work on scalars and on GCC/Clang vector types alike; the
+// kernel itself typedefs the vector types it uses, e.g.
+//   typedef float float32x8 __attribute__((vector_size(32)));
+// A vector of N lanes where N is not a power of two is stored in the next
+// power of two; loads, stores, gathers and scatters then take N explicitly.
+// Bool vectors are masks: signed integer lanes that are all ones (true) or
+// zero (false), as GCC's vector comparisons produce.
+//
+// Semantics are the IR's (dsl/ir/IR.h): integer division and modulo are
+// Euclidean (0 <= a % b < |b|) and x / 0 == x % 0 == 0; float modulo is
+// a - b * floor(a / b); min and max are select(a < b, a, b) and
+// select(a > b, a, b), as in Halide.
+#ifndef KILN_PROLOGUE_H
+#define KILN_PROLOGUE_H
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include <HalideRuntime.h>
+
+#ifndef KILN_RUNTIME_H  // pasted in front of this file in emitted kernels
+#include "kiln_runtime.h"
+#endif
+
+namespace {
+
+// ---- Scalars and vectors alike ----
+
+template<typename V, bool Scalar = std::is_arithmetic<V>::value>
+struct kiln_vector_traits {
+    using elem = V;
+    static constexpr int lanes = 1;
+};
+template<typename V>
+struct kiln_vector_traits<V, false> {
+    using elem = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<V &>()[0])>>;
+    static constexpr int lanes = (int)(sizeof(V) / sizeof(elem));
+};
+template<typename V> using kiln_elem_t = typename kiln_vector_traits<V>::elem;
+template<typename V> constexpr int kiln_lanes = kiln_vector_traits<V>::lanes;
+
+// f applied to every lane of x (or to x itself when it is a scalar).
+template<typename V, typename F>
+inline V kiln_lanewise(V x, F f) {
+    if constexpr (kiln_lanes<V> == 1) {
+        return f(x);
+    } else {
+        V r = {};
+        for (int i = 0; i < kiln_lanes<V>; i++) r[i] = f(x[i]);
+        return r;
+    }
+}
+template<typename V, typename F>
+inline V kiln_lanewise(V x, V y, F f) {
+    if constexpr (kiln_lanes<V> == 1) {
+        return f(x, y);
+    } else {
+        V r = {};
+        for (int i = 0; i < kiln_lanes<V>; i++) r[i] = f(x[i], y[i]);
+        return r;
+    }
+}
+
+// ---- Building vectors ----
+
+template<typename V, typename T>
+inline V kiln_broadcast(T x) {
+    V v = {};
+    for (int i = 0; i < kiln_lanes<V>; i++) v[i] = (kiln_elem_t<V>)x;
+    return v;
+}
+template<typename V, typename T>
+inline V kiln_ramp(T base, T stride) {
+    V v = {};
+    for (int i = 0; i < kiln_lanes<V>; i++) v[i] = (kiln_elem_t<V>)(base + (T)i * stride);
+    return v;
+}
+
+// ---- Memory: dense (p[0..N-1]), gather and scatter ----
+
+template<typename V, int N = kiln_lanes<V>, typename T>
+inline V kiln_load(const T *p) {
+    static_assert(sizeof(T) == sizeof(kiln_elem_t<V>), "element size mismatch");
+    V v = {};
+    std::memcpy(&v, p, N * sizeof(T));
+    return v;
+}
+template<int N = 0, typename T, typename V>
+inline void kiln_store(T *p, V v) {
+    static_assert(sizeof(T) == sizeof(kiln_elem_t<V>), "element size mismatch");
+    std::memcpy(p, &v, (N ? N : kiln_lanes<V>) * sizeof(T));
+}
+template<typename V, int N = kiln_lanes<V>, typename T, typename I>
+inline V kiln_gather(const T *p, I index) {
+    V v = {};
+    for (int i = 0; i < N; i++) v[i] = (kiln_elem_t<V>)p[index[i]];
+    return v;
+}
+// Lanes are written in order, so the last of several equal indices wins.
+template<int N = 0, typename T, typename I, typename V>
+inline void kiln_scatter(T *p, I index, V v) {
+    for (int i = 0; i < (N ? N : kiln_lanes<V>); i++) p[index[i]] = (T)v[i];
+}
+
+// ---- Arithmetic with the IR's semantics ----
+
+template<typename T>
+inline T kiln_min(T a, T b) { return a < b ? a : b; }
+template<typename T>
+inline T kiln_max(T a, T b) { return a > b ? a : b; }
+
+// Integer division rounding so that the remainder is never negative; x / 0 == 0.
+template<typename T>
+inline T kiln_div(T a, T b) {
+    using E = kiln_elem_t<T>;
+    static_assert(std::is_integral<E>::value, "kiln_div is for integers");
+    if constexpr (kiln_lanes<T> == 1) {
+        if (b == 0) return 0;
+        if constexpr (std::is_signed<E>::value) {
+            if (b == -1) return (T)(0u - (std::make_unsigned_t<T>)a);  // wraps for the minimum
+            T q = (T)(a / b), r = (T)(a % b);
+            if (r < 0) q = b > 0 ? (T)(q - 1) : (T)(q + 1);
+            return q;
+        } else {
+            return (T)(a / b);
+        }
+    } else {
+        // Without a per-lane branch: divide by 1 where b == 0 and clear
+        // those lanes afterwards.
+        const T zero = {};
+        const T b_is_zero = (T)(b == zero);  // all ones where b == 0
+        const T safe_b = b - b_is_zero;      // b, or 1 where b == 0
+        if constexpr (std::is_signed<E>::value) {
+            // Where a < 0, divide a + 1 (truncating), then step one away
+            // from zero: -1 for b > 0, +1 for b < 0. a + 1 never overflows
+            // and min / -1 cannot occur.
+            const T a_neg = (T)(a < zero);  // -1 where a < 0
+            const T b_neg = (T)(b < zero);
+            T q = (a - a_neg) / safe_b;
+            q += a_neg & (-1 - 2 * b_neg);
+            return q & ~b_is_zero;
+        } else {
+            return (a / safe_b) & ~b_is_zero;
+        }
+    }
+}
+
+// Euclidean remainder of integers (0 <= r < |b|, x % 0 == 0); for floats
+// a - b * floor(a / b).
+template<typename T>
+inline T kiln_mod(T a, T b) {
+    using E = kiln_elem_t<T>;
+    if constexpr (std::is_floating_point<E>::value) {
+        return a - b * kiln_lanewise(a / b, [](E v) { return std::floor(v); });
+    } else if constexpr (kiln_lanes<T> == 1) {
+        if (b == 0) return 0;
+        if constexpr (std::is_signed<E>::value) {
+            if (b == -1) return 0;
+            T r = (T)(a % b);
+            if (r < 0) r = b > 0 ? (T)(r + b) : (T)(r - b);
+            return r;
+        } else {
+            return (T)(a % b);
+        }
+    } else {
+        const T zero = {};
+        return (a - kiln_div(a, b) * b) & ~(T)(b == zero);
+    }
+}
+
+// ---- Math on float vectors, lane by lane (scalars call std:: directly) ----
+
+template<typename V> inline V kiln_exp(V x) { return kiln_lanewise(x, [](auto v) { return std::exp(v); }); }
+template<typename V> inline V kiln_log(V x) { return kiln_lanewise(x, [](auto v) { return std::log(v); }); }
+template<typename V> inline V kiln_sqrt(V x) { return kiln_lanewise(x, [](auto v) { return std::sqrt(v); }); }
+template<typename V> inline V kiln_sin(V x) { return kiln_lanewise(x, [](auto v) { return std::sin(v); }); }
+template<typename V> inline V kiln_cos(V x) { return kiln_lanewise(x, [](auto v) { return std::cos(v); }); }
+template<typename V> inline V kiln_tanh(V x) { return kiln_lanewise(x, [](auto v) { return std::tanh(v); }); }
+template<typename V> inline V kiln_floor(V x) { return kiln_lanewise(x, [](auto v) { return std::floor(v); }); }
+template<typename V> inline V kiln_ceil(V x) { return kiln_lanewise(x, [](auto v) { return std::ceil(v); }); }
+// Ties to even (the default rounding mode), as Halide's round().
+template<typename V> inline V kiln_round(V x) { return kiln_lanewise(x, [](auto v) { return std::nearbyint(v); }); }
+template<typename V> inline V kiln_pow(V x, V y) {
+    return kiln_lanewise(x, y, [](auto a, auto b) { return std::pow(a, b); });
+}
+
+// ---- Storage of intermediates ----
+
+// A 32-byte-aligned heap block of `count` elements of `elem_size` bytes,
+// freed when it goes out of scope (also on an early error return). ptr is
+// null when the allocation failed.
+struct kiln_heap {
+    void *ptr = nullptr;
+    long long bytes = 0;
+    kiln_heap(long long count, size_t elem_size) {
+        if (count < 0) count = 0;
+        if ((unsigned long long)count > (1ull << 62) / elem_size) return;
+        bytes = count * (long long)elem_size;
+        ptr = std::aligned_alloc(32, (size_t)((bytes + 31) / 32 * 32 + 32));
+    }
+    ~kiln_heap() { std::free(ptr); }
+    kiln_heap(const kiln_heap &) = delete;
+    kiln_heap &operator=(const kiln_heap &) = delete;
+};
+
+// ---- Argument checks ----
+
+// "float32", "uint8", "bool" (uint1), "int32x4" into buf.
+inline const char *kiln_type_name(halide_type_t t, char *buf, size_t size) {
+    static const char *const codes[] = {"int", "uint", "float", "handle", "bfloat"};
+    const char *code = t.code < 5 ? codes[t.code] : "unknown";
+    if (t.code == halide_type_uint && t.bits == 1) std::snprintf(buf, size, "bool");
+    else std::snprintf(buf, size, "%s%d", code, (int)t.bits);
+    if (t.lanes > 1) {
+        size_t n = std::strlen(buf);
+        std::snprintf(buf + n, size - n, "x%d", (int)t.lanes);
+    }
+    return buf;
+}
+
+// Checks a buffer argument on entry to `kernel`: non-null, host memory, the
+// declared element type and dimensionality, dense dimension 0, and no
+// negative extent. Reports and returns the error code, or 0.
+inline int kiln_check_buffer(const halide_buffer_t *b, const char *kernel, const char *name,
+                             halide_type_code_t code, int bits, int dimensions) {
+    if (!b) {
+        kiln_error("%s: buffer argument '%s' is null", kernel, name);
+        return kiln_error_buffer_is_null;
+    }
+    if (!b->host) {
+        kiln_error("%s: buffer argument '%s' has no host memory (host is null)", kernel, name);
+        return kiln_error_host_is_null;
+    }
+    if (b->type.code != code || b->type.bits != bits || b->type.lanes != 1) {
+        char want[32], got[32];
+        halide_type_t w;
+        w.code = code;
+        w.bits = (uint8_t)bits;
+        w.lanes = 1;
+        kiln_error("%s: buffer argument '%s' has the wrong element type: expected %s, got %s", kernel, name,
+                   kiln_type_name(w, want, sizeof(want)), kiln_type_name(b->type, got, sizeof(got)));
+        return kiln_error_bad_type;
+    }
+    if (b->dimensions != dimensions) {
+        kiln_error("%s: buffer argument '%s' has %d dimensions, expected %d", kernel, name, (int)b->dimensions,
+                   dimensions);
+        return kiln_error_bad_dimensions;
+    }
+    if (dimensions > 0 && b->dim[0].stride != 1) {
+        kiln_error("%s: buffer argument '%s' has stride %d in dimension 0, expected 1 (dimension 0 must be dense)",
+                   kernel, name, (int)b->dim[0].stride);
+        return kiln_error_bad_stride;
+    }
+    for (int d = 0; d < dimensions; d++) {
+        if (b->dim[d].extent < 0) {
+            kiln_error("%s: buffer argument '%s' has negative extent %d in dimension %d", kernel, name,
+                       (int)b->dim[d].extent, d);
+            return kiln_error_bad_extent;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+#endif  // KILN_PROLOGUE_H

@@ -1,0 +1,46 @@
+/* The Kiln host runtime: error codes and the replaceable error handler.
+ *
+ * Every generated kernel returns 0 on success or one of the negative codes
+ * below, after reporting a one-line message through the error handler (by
+ * default: printed to stderr). Replace the handler to route messages into an
+ * application's own logging. */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kiln_error_code {
+    kiln_success = 0,
+    kiln_error_generic = -1,
+    kiln_error_buffer_is_null = -2,         /* a halide_buffer_t* argument is null */
+    kiln_error_host_is_null = -3,           /* a buffer has no host memory */
+    kiln_error_bad_type = -4,               /* element type differs from the declared one */
+    kiln_error_bad_dimensions = -5,         /* wrong number of dimensions */
+    kiln_error_input_too_small = -6,        /* an input does not cover the region the kernel reads */
+    kiln_error_output_too_small = -7,       /* an output does not cover the region the kernel writes */
+    kiln_error_bad_stride = -8,             /* the innermost dimension is not dense (stride 1) */
+    kiln_error_bad_extent = -9,             /* negative or overflowing extent */
+    kiln_error_out_of_memory = -10,         /* an intermediate could not be allocated */
+    kiln_error_param_out_of_range = -11,    /* a scalar parameter violates its declared range */
+    kiln_error_buffers_overlap = -12,       /* an output aliases an input where that is unsafe */
+};
+
+typedef void (*kiln_error_handler_t)(const char *message);
+
+/* Replace the error handler; NULL restores the default (stderr). Returns the
+ * previous handler. */
+kiln_error_handler_t kiln_set_error_handler(kiln_error_handler_t handler);
+
+/* Report an error through the current handler (printf-style, one line). */
+void kiln_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Threads used by parallel loops: $KILN_NUM_THREADS, else the core count. */
+int kiln_num_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,407 @@
+// CodeGen_C + JITModule: hand-built lowered statements are emitted as C++,
+// compiled, run on Halide::Runtime::Buffers and checked; plus the readable
+// shape of the emitted text and the entry checks of buffer arguments.
+#include <HalideBuffer.h>
+
+#include <catch2/catch.hpp>
+#include <climits>
+#include <cmath>
+
+#include "codegen/CodeGen_C.h"
+#include "driver/JIT.h"
+#include "ir/IR.h"
+#include "kiln_runtime.h"
+
+using namespace kiln;
+using namespace kiln::internal;
+
+namespace {
+
+Expr var(const std::string &name, Type t = Int(32)) { return Variable::make(t, name); }
+LoweredArgument buffer(const std::string &name, Type t, int dims, bool output) {
+    LoweredArgument a;
+    a.name = name;
+    a.is_buffer = true;
+    a.is_output = output;
+    a.type = t;
+    a.dimensions = dims;
+    return a;
+}
+LoweredArgument scalar(const std::string &name, Type t) {
+    LoweredArgument a;
+    a.name = name;
+    a.type = t;
+    return a;
+}
+Stmt loop(const std::string &name, Expr min, Expr extent, Stmt body, ForType t = ForType::Serial) {
+    return For::make(name, std::move(min), std::move(extent), t, std::move(body));
+}
+Expr ramp(Expr base, int lanes, int stride = 1) { return Ramp::make(std::move(base), Expr(stride), lanes); }
+Expr bcast(Expr e, int lanes) { return Broadcast::make(std::move(e), lanes); }
+
+std::shared_ptr<JITModule> jit(const LoweredFunc &f, std::string *source = nullptr) {
+    std::string text = codegen_cpp(f, Target::host());
+    if (source) *source = text;
+    return JITModule::compile(text, f.name, Target::host());
+}
+
+// Captures the messages of kernels while alive.
+std::string last_message;
+void capture(const char *m) { last_message = m; }
+struct CaptureErrors {
+    kiln_error_handler_t previous;
+    CaptureErrors() : previous(kiln_set_error_handler(capture)) { last_message.clear(); }
+    ~CaptureErrors() { kiln_set_error_handler(previous); }
+};
+
+// Euclidean division and remainder (the IR's semantics), in 64 bits.
+int64_t euclid_div(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    int64_t q = a / b, r = a % b;
+    return r < 0 ? (b > 0 ? q - 1 : q + 1) : q;
+}
+int64_t euclid_mod(int64_t a, int64_t b) { return b == 0 ? 0 : a - euclid_div(a, b) * b; }
+
+// out[x] = in[x] * 2 + p over out's extent: a scalar loop.
+LoweredFunc scale_kernel() {
+    Expr x = var("f.s0.x");
+    Stmt store = Store::make("out", Load::make(Float(32), "in", x - var("in.min.0")) * Expr(2.0f) + var("p", Float(32)),
+                             x - var("out.min.0"));
+    Stmt body = ProducerConsumer::make("f", true, loop("f.s0.x", var("out.min.0"), var("out.extent.0"), store));
+    return {"scale", {buffer("in", Float(32), 1, false), scalar("p", Float(32)), buffer("out", Float(32), 1, true)}, body};
+}
+
+}  // namespace
+
+TEST_CASE("codegen: a scalar loop reads like the IR and runs", "[codegen]") {
+    std::string src;
+    auto m = jit(scale_kernel(), &src);
+    CHECK(src.find("extern \"C\" int scale(halide_buffer_t *in_buffer, float p, halide_buffer_t *out_buffer)") !=
+          std::string::npos);
+    CHECK(src.find("for (int32_t f_s0_x = out_min_0, f_s0_x_end = out_min_0 + out_extent_0; f_s0_x < f_s0_x_end; "
+                   "++f_s0_x) {") != std::string::npos);
+    CHECK(src.find("// produce f") != std::string::npos);
+    CHECK(src.find("const float *in = (const float *)in_buffer->host;") != std::string::npos);
+    CHECK(src.find("extern \"C\" int scale_argv(void **args)") != std::string::npos);
+
+    Halide::Runtime::Buffer<float> in(10), out(10);
+    in.set_min(-3);
+    out.set_min(-3);
+    in.for_each_element([&](int x) { in(x) = 0.5f * x; });
+    float p = 1.25f;
+    void *args[] = {in.raw_buffer(), &p, out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    out.for_each_element([&](int x) { CHECK(out(x) == 0.5f * x * 2 + 1.25f); });
+}
+
+TEST_CASE("codegen: a vector loop with dense and strided loads and stores", "[codegen]") {
+    // out[8*xo + i] = in[8*xo + i] * 3 + in[2*(8*xo + i)] for xo in [0, n/8); lanes 8 and (padded) 3.
+    for (int lanes : {8, 3}) {
+        Expr xo = var("g.s0.x.xo"), base = xo * lanes;
+        Expr dense = Load::make(Float(32, lanes), "in", ramp(base, lanes));
+        Expr strided = Load::make(Float(32, lanes), "in", ramp(base * 2, lanes, 2));
+        Stmt store = Store::make("out", dense * bcast(Expr(3.0f), lanes) + strided, ramp(base, lanes));
+        Stmt body = loop("g.s0.x.xo", 0, Div::make(var("out.extent.0"), Expr(lanes)), store);
+        LoweredFunc f{"vec" + std::to_string(lanes), {buffer("in", Float(32), 1, false), buffer("out", Float(32), 1, true)},
+                      body};
+        std::string src;
+        auto m = jit(f, &src);
+        std::string v = "float32x" + std::to_string(lanes);
+        CHECK(src.find("typedef float " + v + " __attribute__((vector_size(" + (lanes == 8 ? "32" : "16") + ")));") !=
+              std::string::npos);
+        CHECK(src.find("kiln_load<" + v + (lanes == 3 ? ", 3" : "") + ">(in + ") != std::string::npos);
+        CHECK(src.find("kiln_gather<" + v) != std::string::npos);
+
+        Halide::Runtime::Buffer<float> in(96), out(24);
+        in.for_each_element([&](int x) { in(x) = (float)x; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), out.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int x = 0; x < 24; x++) CHECK(out(x) == 3.0f * x + 2.0f * x);
+    }
+}
+
+TEST_CASE("codegen: Euclidean division and modulo, scalar and vector", "[codegen]") {
+    // Every int8 pair (a, b), and int32 pairs at the edges, through scalar
+    // and 16-lane vector code and through division by constants.
+    for (int bits : {8, 32}) {
+        Type t = Int(bits);
+        Expr i = var("d.s0.i");
+        Expr a = Load::make(t, "a", i), b = Load::make(t, "b", i);
+        Stmt scalar = Block::make({Store::make("q", Div::make(a, b), i), Store::make("r", Mod::make(a, b), i),
+                                   Store::make("q4", Div::make(a, make_const(t, (int64_t)4)), i),
+                                   Store::make("r4", Mod::make(a, make_const(t, (int64_t)4)), i),
+                                   Store::make("r7", Mod::make(a, make_const(t, (int64_t)-7)), i)});
+        Expr vi = ramp(i * 16, 16);
+        Expr va = Load::make(t.with_lanes(16), "a", vi), vb = Load::make(t.with_lanes(16), "b", vi);
+        Stmt vector = Block::make(
+            {Store::make("vq", Div::make(va, vb), vi), Store::make("vr", Mod::make(va, vb), vi),
+             Store::make("vq4", Div::make(va, bcast(make_const(t, (int64_t)4), 16)), vi),
+             Store::make("vr4", Mod::make(va, bcast(make_const(t, (int64_t)4), 16)), vi),
+             Store::make("vr7", Mod::make(va, bcast(make_const(t, (int64_t)-7), 16)), vi)});
+        Stmt body = Block::make(loop("d.s0.i", 0, var("a.extent.0"), scalar),
+                                loop("d.s0.i", 0, Div::make(var("a.extent.0"), Expr(16)), vector));
+        std::vector<LoweredArgument> args = {buffer("a", t, 1, false), buffer("b", t, 1, false)};
+        for (const char *o : {"q", "r", "q4", "r4", "r7", "vq", "vr", "vq4", "vr4", "vr7"}) args.push_back(buffer(o, t, 1, true));
+        auto m = jit({"divmod" + std::to_string(bits), args, body});
+
+        std::vector<int64_t> values;
+        if (bits == 8) {
+            for (int v = -128; v < 128; v++) values.push_back(v);
+        } else {
+            values = {INT32_MIN, INT32_MIN + 1, -1000000007, -65536, -7, -4, -3, -2, -1, 0, 1, 2, 3, 4, 7, 65536, 999999937, INT32_MAX};
+        }
+        int n = (int)(values.size() * values.size());
+        n = (n + 15) / 16 * 16;
+        Halide::Runtime::Buffer<void> bufs[12];
+        for (auto &buf : bufs) buf = Halide::Runtime::Buffer<void>(halide_type_t(halide_type_int, bits), n);
+        auto set = [&](Halide::Runtime::Buffer<void> &buf, int k, int64_t v) {
+            if (bits == 8) ((int8_t *)buf.data())[k] = (int8_t)v;
+            else ((int32_t *)buf.data())[k] = (int32_t)v;
+        };
+        auto get = [&](Halide::Runtime::Buffer<void> &buf, int k) -> int64_t {
+            return bits == 8 ? ((int8_t *)buf.data())[k] : ((int32_t *)buf.data())[k];
+        };
+        for (int k = 0; k < n; k++) {
+            set(bufs[0], k, values[(k / values.size()) % values.size()]);
+            set(bufs[1], k, values[k % values.size()]);
+        }
+        void *argv[12];
+        for (int k = 0; k < 12; k++) argv[k] = bufs[k].raw_buffer();
+        REQUIRE(m->run(argv) == 0);
+        auto wrap = [&](int64_t v) { return bits == 8 ? (int64_t)(int8_t)v : (int64_t)(int32_t)v; };
+        int failures = 0;
+        for (int k = 0; k < n && failures < 10; k++) {
+            int64_t x = get(bufs[0], k), y = get(bufs[1], k);
+            int64_t want[] = {wrap(euclid_div(x, y)), euclid_mod(x, y), euclid_div(x, 4), euclid_mod(x, 4), euclid_mod(x, -7)};
+            for (int o = 0; o < 10; o++) {
+                if (get(bufs[2 + o], k) != want[o % 5]) {
+                    failures++;
+                    FAIL_CHECK("int" << bits << " output " << o << ": " << x << " op " << y << " gave "
+                                     << get(bufs[2 + o], k) << ", want " << want[o % 5]);
+                }
+            }
+        }
+        CHECK(failures == 0);
+    }
+}
+
+TEST_CASE("codegen: vector select, bool masks, min/max, casts, math and lets", "[codegen]") {
+    const int L = 8;
+    Expr xo = var("h.s0.x.xo");
+    Expr v = Load::make(Float(32, L), "in", ramp(xo * L, L));
+    Expr k = Load::make(Int(8, L), "k", ramp(xo * L, L));
+    Expr p = var("p", Float(32));
+    // in range: 0.5 < v < 2 (32-bit masks) or k odd (8-bit mask), or p < 0 (a broadcast)
+    Expr in_range = And::make(LT::make(bcast(Expr(0.5f), L), v), LT::make(v, bcast(Expr(2.0f), L)));
+    Expr k_odd = EQ::make(Mod::make(k, bcast(make_const(Int(8), (int64_t)2), L)), bcast(make_const(Int(8), (int64_t)1), L));
+    Expr cond = Or::make(Or::make(in_range, k_odd), bcast(LT::make(p, Expr(0.0f)), L));
+    Expr t = Let::make("t", Call::make(Float(32, L), "floor", {v * bcast(Expr(4.0f), L)}, Call::PureExtern),
+                       Max::make(Min::make(var("t", Float(32, L)), bcast(Expr(10.0f), L)), bcast(Expr(-1.0f), L)));
+    Expr as_int = Cast::make(Int(32, L), t);
+    Expr chosen = Select::make(cond, Cast::make(Float(32, L), as_int), -v);
+    Stmt body = loop("h.s0.x.xo", 0, Div::make(var("out.extent.0"), Expr(L)),
+                     LetStmt::make("m", Not::make(cond),
+                                   Block::make(Store::make("out", chosen, ramp(xo * L, L)),
+                                               Store::make("flags", var("m", Bool(L)), ramp(xo * L, L)))));
+    LoweredFunc f{"vsel",
+                  {buffer("in", Float(32), 1, false), buffer("k", Int(8), 1, false), scalar("p", Float(32)),
+                   buffer("out", Float(32), 1, true), buffer("flags", Bool(), 1, true)},
+                  body};
+    auto m = jit(f);
+
+    for (float pv : {1.0f, -1.0f}) {
+        Halide::Runtime::Buffer<float> in(64), out(64);
+        Halide::Runtime::Buffer<int8_t> kb(64);
+        Halide::Runtime::Buffer<bool> flags(64);
+        for (int x = 0; x < 64; x++) {
+            in(x) = (x - 20) * 0.1f;
+            kb(x) = (int8_t)(x * 3 - 50);
+        }
+        void *args[] = {in.raw_buffer(), kb.raw_buffer(), &pv, out.raw_buffer(), flags.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int x = 0; x < 64; x++) {
+            float vx = in(x);
+            bool c = (0.5f < vx && vx < 2.0f) || euclid_mod(kb(x), 2) == 1 || pv < 0;
+            float tt = std::max(std::min(std::floor(vx * 4.0f), 10.0f), -1.0f);
+            CHECK(out(x) == (c ? (float)(int)tt : -vx));
+            CHECK(flags(x) == !c);
+        }
+    }
+}
+
+TEST_CASE("codegen: a parallel loop over rows", "[codegen]") {
+    Expr x = var("p.s0.x"), y = var("p.s0.y");
+    Expr index = (x - var("out.min.0")) + (y - var("out.min.1")) * var("out.stride.1");
+    Stmt body = loop("p.s0.y", var("out.min.1"), var("out.extent.1"),
+                     loop("p.s0.x", var("out.min.0"), var("out.extent.0"), Store::make("out", x + y * 1000, index)),
+                     ForType::Parallel);
+    std::string src;
+    auto m = jit({"rows", {buffer("out", Int(32), 2, true)}, body}, &src);
+    CHECK(src.find("#pragma omp parallel for num_threads(kiln_num_threads())\n"
+                   "    for (int32_t p_s0_y = out_min_1; p_s0_y < out_min_1 + out_extent_1; ++p_s0_y) {") !=
+          std::string::npos);
+    Halide::Runtime::Buffer<int32_t> out(37, 23);
+    out.set_min(-5, 4);
+    void *args[] = {out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    out.for_each_element([&](int x, int y) { CHECK(out(x, y) == x + y * 1000); });
+}
+
+TEST_CASE("codegen: allocations on the stack and on the heap", "[codegen]") {
+    // tmp[i] = i * i over [0, n) (heap: n is not constant); small[j] = j (stack);
+    // out[i] = tmp[i] + small[i % 16].
+    Expr i = var("a.s0.i"), j = var("s.s0.j"), n = var("out.extent.0");
+    Stmt produce = Block::make(loop("t.s0.i", 0, n, Store::make("tmp", var("t.s0.i") * var("t.s0.i"), var("t.s0.i"))),
+                               loop("s.s0.j", 0, 16, Store::make("small", j, j)));
+    Stmt consume = loop("a.s0.i", 0, n,
+                        Store::make("out", Load::make(Int(32), "tmp", i) + Load::make(Int(32), "small", Mod::make(i, Expr(16))), i));
+    Stmt body = Allocate::make("tmp", Int(32), n,
+                               Allocate::make("small", Int(32), Expr(16),
+                                              Block::make(ProducerConsumer::make("tmp", true, produce),
+                                                          ProducerConsumer::make("tmp", false, consume))));
+    std::string src;
+    auto m = jit({"alloc", {buffer("out", Int(32), 1, true)}, body}, &src);
+    CHECK(src.find("kiln_heap tmp_heap(out_extent_0, sizeof(int32_t));") != std::string::npos);
+    CHECK(src.find("alignas(32) int32_t small[16];") != std::string::npos);
+    Halide::Runtime::Buffer<int32_t> out(5000);
+    void *args[] = {out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    for (int k = 0; k < 5000; k++) CHECK(out(k) == k * k + k % 16);
+}
+
+TEST_CASE("codegen: a failing assert returns its code with its message", "[codegen][error]") {
+    Stmt check = AssertStmt::make(LE::make(Expr(10), var("out.extent.0")), kiln_error_output_too_small,
+                                  {StringImm::make("guard: output 'out' has extent "), var("out.extent.0"),
+                                   StringImm::make(" (100% needs >= 10)")});
+    Stmt body = Block::make(check, Store::make("out", Expr(1), Expr(0)));
+    auto m = jit({"guard", {buffer("out", Int(32), 1, true)}, body});
+    CaptureErrors capture;
+    Halide::Runtime::Buffer<int32_t> small(4);
+    void *args[] = {small.raw_buffer()};
+    CHECK(m->run(args) == kiln_error_output_too_small);
+    CHECK(last_message == "guard: output 'out' has extent 4 (100% needs >= 10)");
+    CHECK(std::string(kiln_last_error_message()) == last_message);
+    CHECK_THROWS_AS(m->run_or_throw(args), RuntimeError);
+
+    // The same check inside a parallel loop: the body becomes a lambda.
+    Stmt par = loop("g.s0.y", 0, 8,
+                    Block::make(AssertStmt::make(LT::make(var("g.s0.y"), Expr(5)), kiln_error_generic,
+                                                 {StringImm::make("row "), var("g.s0.y"), StringImm::make(" too far")}),
+                                Store::make("out", var("g.s0.y"), var("g.s0.y"))),
+                    ForType::Parallel);
+    auto mp = jit({"guard_par", {buffer("out", Int(32), 1, true)}, par});
+    Halide::Runtime::Buffer<int32_t> out(8);
+    void *pargs[] = {out.raw_buffer()};
+    CHECK(mp->run(pargs) == kiln_error_generic);
+    CHECK(last_message.find(" too far") != std::string::npos);
+    for (int y = 0; y < 5; y++) CHECK(out(y) == y);
+}
+
+TEST_CASE("codegen: buffer arguments are checked on entry", "[codegen][error]") {
+    auto m = jit(scale_kernel());
+    CaptureErrors capture;
+    Halide::Runtime::Buffer<float> in(10), out(10);
+    float p = 0;
+    void *args[] = {nullptr, &p, out.raw_buffer()};
+    CHECK(m->run(args) == kiln_error_buffer_is_null);
+    CHECK(last_message == "scale: buffer argument 'in' is null");
+
+    Halide::Runtime::Buffer<uint8_t> bytes(10);
+    args[0] = bytes.raw_buffer();
+    CHECK(m->run(args) == kiln_error_bad_type);
+    CHECK(last_message == "scale: buffer argument 'in' has the wrong element type: expected float32, got uint8");
+
+    Halide::Runtime::Buffer<float> plane(10, 2);
+    args[0] = plane.raw_buffer();
+    CHECK(m->run(args) == kiln_error_bad_dimensions);
+    CHECK(last_message == "scale: buffer argument 'in' has 2 dimensions, expected 1");
+
+    halide_buffer_t no_host = *in.raw_buffer();
+    no_host.host = nullptr;
+    args[0] = &no_host;
+    CHECK(m->run(args) == kiln_error_host_is_null);
+    CHECK(last_message == "scale: buffer argument 'in' has no host memory (host is null)");
+
+    halide_dimension_t dim = in.raw_buffer()->dim[0];
+    dim.stride = 2;
+    dim.extent = 5;
+    halide_buffer_t strided = *in.raw_buffer();
+    strided.dim = &dim;
+    args[0] = &strided;
+    CHECK(m->run(args) == kiln_error_bad_stride);
+    CHECK(last_message == "scale: buffer argument 'in' has stride 2 in dimension 0, expected 1 (dimension 0 must be dense)");
+
+    args[0] = in.raw_buffer();
+    args[2] = nullptr;
+    CHECK(m->run(args) == kiln_error_buffer_is_null);
+    CHECK(last_message == "scale: buffer argument 'out' is null");
+}
+
+TEST_CASE("codegen: names are C identifiers, constants exact", "[codegen]") {
+    // An IR name that is a C++ keyword, and float/int64 constants.
+    Stmt body = LetStmt::make(
+        "int", Expr(3),
+        LetStmt::make("big", make_const(Int(64), (int64_t)1 << 40),
+                      Store::make("out", Cast::make(Float(32), var("big", Int(64)) + Cast::make(Int(64), var("int"))) +
+                                             Expr(0.1f),
+                                  Expr(0))));
+    std::string src;
+    auto m = jit({"names", {buffer("out", Float(32), 1, true)}, body}, &src);
+    CHECK(src.find("const int32_t int_ = 3;") != std::string::npos);
+    CHECK(src.find("INT64_C(1099511627776)") != std::string::npos);
+    CHECK(src.find("0.100000001f") != std::string::npos);
+    Halide::Runtime::Buffer<float> out(1);
+    void *args[] = {out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    CHECK(out(0) == (float)((1ll << 40) + 3) + 0.1f);
+}
+
+TEST_CASE("codegen: scalar uint8 wrapping, float64 math, if/else chains, sibling lets", "[codegen]") {
+    Expr x = var("s.s0.x");
+    Expr a = Load::make(UInt(8), "a", x);
+    Expr narrow = Div::make(Add::make(a, a), make_const(UInt(8), (int64_t)3));  // wraps before dividing
+    Expr xd = Cast::make(Float(64), x);
+    Expr math = Call::make(Float(64), "pow", {xd, FloatImm::make(Float(64), 0.5)},
+                           Call::PureExtern) +
+                Call::make(Float(64), "round", {FloatImm::make(Float(64), 2.5)}, Call::PureExtern);
+    Stmt chain = IfThenElse::make(LT::make(x, Expr(2)), Store::make("c", Expr(10), x),
+                                  IfThenElse::make(LT::make(x, Expr(4)), Store::make("c", Expr(20), x),
+                                                   Store::make("c", Expr(30), x)));
+    // Two sibling LetStmts binding the same name must both compile.
+    Stmt lets = Block::make(LetStmt::make("t", x * 2, Store::make("d", var("t"), x)),
+                            LetStmt::make("t", Expr(true), Evaluate::make(var("t", Bool()))));
+    Stmt body = loop("s.s0.x", 0, 8,
+                     Block::make({Store::make("u", narrow, x), Store::make("m", math, x), chain, lets}));
+    std::string src;
+    auto m = jit({"scalars",
+                  {buffer("a", UInt(8), 1, false), buffer("u", UInt(8), 1, true), buffer("m", Float(64), 1, true),
+                   buffer("c", Int(32), 1, true), buffer("d", Int(32), 1, true)},
+                  body},
+                 &src);
+    CHECK(src.find("} else if (s_s0_x < 4) {") != std::string::npos);
+    CHECK(src.find("kiln_div((uint8_t)(a[s_s0_x] + a[s_s0_x]), (uint8_t)3)") != std::string::npos);
+    Halide::Runtime::Buffer<uint8_t> in(8), u(8);
+    Halide::Runtime::Buffer<double> mb(8);
+    Halide::Runtime::Buffer<int32_t> c(8), d(8);
+    for (int k = 0; k < 8; k++) in(k) = (uint8_t)(100 + 20 * k);
+    void *args[] = {in.raw_buffer(), u.raw_buffer(), mb.raw_buffer(), c.raw_buffer(), d.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    for (int k = 0; k < 8; k++) {
+        CHECK(u(k) == (uint8_t)(in(k) + in(k)) / 3);
+        CHECK(mb(k) == std::pow((double)k, 0.5) + 2.0);
+        CHECK(c(k) == (k < 2 ? 10 : k < 4 ? 20 : 30));
+        CHECK(d(k) == 2 * k);
+    }
+}
+
+TEST_CASE("codegen: Target strings", "[codegen][target]") {
+    CHECK(Target("x86-64-linux-avx2-fma").to_string() == "x86-64-linux-avx2-fma");
+    CHECK(Target("x86-64-linux-avx2").vector_bytes() == 32);
+    CHECK(Target("x86-64-linux").vector_bytes() == 16);
+    CHECK(Target("x86-64-linux-sse41").compiler_flags().find("-msse4.1") != std::string::npos);
+    CHECK(Target("host").compiler_flags() == "-march=native");
+    CHECK(Target("host-fast_math").has(Target::FastMath));
+    CHECK_THROWS_WITH(Target("x86-64-linux-avx3"), Catch::Contains("Unknown feature \"avx3\"") && Catch::Contains("avx512"));
+    CHECK_THROWS_AS(Target("gpu"), CompileError);
+}
