@@ -115,6 +115,7 @@ FuncRef::operator Expr() const {
 }
 
 Stage FuncRef::operator=(Expr value) {
+    bump_definition_epoch();
     user_assert(value.defined()) << "Func " << func->name << " is given an undefined value";
     FunctionContents &f = *func;
     bool all_vars = true;
@@ -259,12 +260,14 @@ Stage FuncRef::operator/=(Expr v) { return define_update_with(v, div_op, "/="); 
 // ---- Where a Func is computed and stored ----
 
 Func &Func::compute_root() {
+    bump_definition_epoch();
     func->schedule.compute_level = LoopLevel::root();
     if (!func->schedule.store_level_set) func->schedule.store_level = LoopLevel::root();
     return *this;
 }
 Func &Func::compute_at(const Func &f, const VarOrRVar &var) { return compute_at(LoopLevel(f, var)); }
 Func &Func::compute_at(const LoopLevel &level) {
+    bump_definition_epoch();
     user_assert(!level.is_inlined() || true);
     if (!level.is_root() && !level.is_inlined())
         user_assert(level.func() != name()) << "Func " << name() << ": compute_at(" << name() << ", "
@@ -276,6 +279,7 @@ Func &Func::compute_at(const LoopLevel &level) {
     return *this;
 }
 Func &Func::compute_inline() {
+    bump_definition_epoch();
     func->schedule.compute_level = LoopLevel::inlined();
     func->schedule.store_level = LoopLevel::inlined();
     func->schedule.store_level_set = false;
@@ -284,11 +288,13 @@ Func &Func::compute_inline() {
 Func &Func::store_root() { return store_at(LoopLevel::root()); }
 Func &Func::store_at(const Func &f, const VarOrRVar &var) { return store_at(LoopLevel(f, var)); }
 Func &Func::store_at(const LoopLevel &level) {
+    bump_definition_epoch();
     func->schedule.store_level = level;
     func->schedule.store_level_set = true;
     return *this;
 }
 Func &Func::bound(const Var &var, Expr min, Expr extent) {
+    bump_definition_epoch();
     bool found = false;
     for (const auto &a : func->args) found |= a == var.name();
     user_assert(found) << "Func " << name() << ": bound(" << var.name() << ", ...): " << var.name()
@@ -306,7 +312,15 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
 
 // ---- Compilation entry points ----
 
-void Func::realize_raw(halide_buffer_t *out, const Target &t) { Pipeline(*this).realize_raw({out}, t); }
+void Func::realize_raw(halide_buffer_t *out, const Target &t) {
+    // Keep the compiled kernel with the Func, so repeated realize() calls reuse it.
+    auto p = std::static_pointer_cast<Pipeline>(func->jit_cache);
+    if (!p) {
+        p = std::make_shared<Pipeline>(*this);
+        func->jit_cache = p;
+    }
+    p->realize_raw({out}, t);
+}
 Buffer<> Func::realize(std::vector<int> sizes, const Target &t) {
     Type ty = type();
     halide_type_t ht((halide_type_code_t)(ty.is_int() ? halide_type_int : ty.is_uint() ? halide_type_uint : halide_type_float),

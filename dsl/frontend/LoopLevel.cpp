@@ -1,3 +1,5 @@
+#include <atomic>
+
 #include "ir/Function.h"
 #include "kiln/Func.h"
 #include "kiln/Schedule.h"
@@ -36,6 +38,10 @@ const char *to_string(ForType t) {
 }
 
 namespace internal {
+static std::atomic<uint64_t> epoch{0};
+uint64_t definition_epoch() { return epoch.load(); }
+void bump_definition_epoch() { epoch++; }
+
 std::string FunctionContents::stage_name(int i) const {
     return i == 0 ? name : name + ".update(" + std::to_string(i - 1) + ")";
 }

@@ -87,23 +87,36 @@ std::string Pipeline::lowered_stmt(const Target &t) const {
     return to_string(lower_pipeline(*this, outputs_[0].name(), t).body);
 }
 
+namespace internal {
+struct JITCache {
+    uint64_t epoch = 0;
+    std::string target;
+    std::shared_ptr<JITModule> module;
+    std::vector<std::shared_ptr<ParameterContents>> inputs;  // signature order
+};
+}  // namespace internal
+
 void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t) {
     user_assert(outs.size() == outputs_.size())
         << "Pipeline::realize: the pipeline has " << outputs_.size() << " output(s) but " << outs.size()
         << " buffer(s) were given";
-    std::vector<Argument> args = infer_arguments();
-    std::string fn = "jit_" + outputs_[0].name();
-    for (auto &c : fn)
-        if (!isalnum((unsigned char)c) && c != '_') c = '_';
-    std::string source = compile_to_cpp_source(fn, t);
-    auto module = JITModule::compile(source, fn, t);
-
-    auto env = find_environment(output_contents(outputs_));
-    auto params = find_parameters(env);
+    std::shared_ptr<JITCache> c = jit_cache_;
+    if (!c || c->epoch != definition_epoch() || c->target != t.to_string()) {
+        c = std::make_shared<JITCache>();
+        c->epoch = definition_epoch();
+        c->target = t.to_string();
+        std::vector<Argument> args = infer_arguments();
+        std::string fn = "jit_" + outputs_[0].name();
+        for (auto &ch : fn)
+            if (!isalnum((unsigned char)ch) && ch != '_') ch = '_';
+        c->module = JITModule::compile(compile_to_cpp_source(fn, t), fn, t);
+        auto params = find_parameters(find_environment(output_contents(outputs_)));
+        for (size_t i = 0; i + outs.size() < args.size(); i++) c->inputs.push_back(params.at(args[i].name));
+        jit_cache_ = c;
+    }
     std::vector<void *> argv;
-    size_t n_in = args.size() - outs.size();
-    for (size_t i = 0; i < n_in; i++) {
-        const ParameterContents &p = *params.at(args[i].name);
+    for (const auto &pp : c->inputs) {
+        const ParameterContents &p = *pp;
         if (p.is_buffer) {
             user_assert(p.buffer) << "Pipeline::realize: ImageParam " << p.name
                                   << " has no buffer bound; call " << p.name << ".set(buffer) first";
@@ -113,7 +126,7 @@ void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Tar
         }
     }
     for (auto *o : outs) argv.push_back(o);
-    module->run_or_throw(argv.data());
+    c->module->run_or_throw(argv.data());
 }
 
 }  // namespace kiln

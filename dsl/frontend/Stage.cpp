@@ -36,6 +36,7 @@ std::string Stage::name() const { return func->stage_name(stage_index); }
 
 // Find a dim by user name; error listing the stage's loops if absent.
 static int find_dim(FunctionContents &f, int stage, const VarOrRVar &v, const char *directive) {
+    bump_definition_epoch();  // every directive looks its loop up first
     StageSchedule &s = f.stage(stage).schedule;
     for (size_t i = 0; i < s.dims.size(); i++) {
         if (s.dims[i].var == v.name() || last_component(s.dims[i].var) == v.name()) return (int)i;

@@ -50,6 +50,11 @@ struct Definition {
     bool defined() const { return value.defined(); }
 };
 
+// Incremented by every definition and schedule directive, so compiled
+// pipelines know when they are stale.
+uint64_t definition_epoch();
+void bump_definition_epoch();
+
 struct FunctionContents {
     std::string name;
     std::vector<std::string> args;
@@ -60,6 +65,9 @@ struct FunctionContents {
     // A Func that only reads an ImageParam (ImageParam -> Func conversion);
     // always inlined.
     bool is_image_wrapper = false;
+
+    // The JIT cache of realize() calls made directly on this Func.
+    std::shared_ptr<void> jit_cache;
 
     int num_stages() const { return 1 + (int)updates.size(); }
     Definition &stage(int i) { return i == 0 ? init : updates[i - 1]; }

@@ -22,6 +22,10 @@ struct Argument {
     int dimensions = 0;
 };
 
+namespace internal {
+struct JITCache;
+}
+
 class Pipeline {
 public:
     Pipeline() = default;
@@ -45,6 +49,9 @@ public:
 
 private:
     std::vector<Func> outputs_;
+    // The compiled kernel of the last realize(), reused while no Func has
+    // been redefined or rescheduled since (see internal::definition_epoch).
+    std::shared_ptr<internal::JITCache> jit_cache_;
 };
 
 }  // namespace kiln
