@@ -210,6 +210,7 @@ protected:
     const std::string &name;
     bool reads, writes;
     Scope scope;
+    std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
     void merge(const std::vector<Expr> &args, const std::string &what) {
         if (!found) box.assign(args.size(), Interval::nothing());
@@ -237,14 +238,23 @@ protected:
     void visit(const LetStmt *op) override {
         include(op->value);
         scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
+        Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
+        let_values[op->name] = substitute(let_values, op->value);
         include(op->body);
+        if (old.defined()) let_values[op->name] = old;
+        else let_values.erase(op->name);
         scope.pop(op->name);
     }
+    // A loop's last iteration is bounded from the lets' values, not their
+    // intervals: min and extent usually share terms that must cancel
+    // (min = y - 1, extent = (y + 1) - (y - 1) + 1  ->  last = y + 1).
     void visit(const For *op) override {
         include(op->min);
         include(op->extent);
-        Interval mn = bounds_of_expr_in_scope(op->min, scope);
-        Interval mx = bounds_of_expr_in_scope(simplify(Sub::make(Add::make(op->min, op->extent), 1)), scope);
+        Expr first = substitute(let_values, op->min);
+        Expr last = simplify(substitute(let_values, Sub::make(Add::make(op->min, op->extent), 1)));
+        Interval mn = bounds_of_expr_in_scope(first, scope);
+        Interval mx = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(mn.min, mx.max));
         include(op->body);
         scope.pop(op->name);

@@ -147,7 +147,7 @@ Stage FuncRef::operator=(Expr value) {
         f.type = value.type();
         f.init.args = args;
         f.init.value = value;
-        for (const auto &n : names) f.init.schedule.dims.push_back(Dim{n, ForType::Serial, false, true});
+        for (const auto &n : names) f.init.schedule.dims.push_back(Dim{n, n, ForType::Serial, false, true});
         return Stage(func, 0);
     }
 
@@ -203,7 +203,7 @@ Stage FuncRef::operator=(Expr value) {
     }
     if (!rdoms.empty()) {
         d.rdom = rdoms[0];
-        for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, ForType::Serial, true, false});
+        for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, rv.name, ForType::Serial, true, false});
     }
     // A pure Var is independent across iterations only if every self-call
     // reads f at that same Var in that same position.
@@ -226,7 +226,7 @@ Stage FuncRef::operator=(Expr value) {
             const auto *cv = c[i].as<Variable>();
             independent &= cv && cv->name == v->name;
         }
-        d.schedule.dims.push_back(Dim{v->name, ForType::Serial, false, independent});
+        d.schedule.dims.push_back(Dim{v->name, v->name, ForType::Serial, false, independent});
     }
     f.updates.push_back(std::move(d));
     return Stage(func, stage);
@@ -268,12 +268,12 @@ Func &Func::compute_root() {
 Func &Func::compute_at(const Func &f, const VarOrRVar &var) { return compute_at(LoopLevel(f, var)); }
 Func &Func::compute_at(const LoopLevel &level) {
     bump_definition_epoch();
-    user_assert(!level.is_inlined() || true);
-    if (!level.is_root() && !level.is_inlined())
+    if (!level.is_root() && !level.is_inlined()) {
         user_assert(level.func() != name()) << "Func " << name() << ": compute_at(" << name() << ", "
                                             << level.var() << ") asks " << name()
                                             << " to be computed inside its own loops; use a consumer of "
                                             << name() << ", or compute_root()";
+    }
     func->schedule.compute_level = level;
     if (!func->schedule.store_level_set) func->schedule.store_level = level;
     return *this;
@@ -313,13 +313,12 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
 // ---- Compilation entry points ----
 
 void Func::realize_raw(halide_buffer_t *out, const Target &t) {
-    // Keep the compiled kernel with the Func, so repeated realize() calls reuse it.
-    auto p = std::static_pointer_cast<Pipeline>(func->jit_cache);
-    if (!p) {
-        p = std::make_shared<Pipeline>(*this);
-        func->jit_cache = p;
-    }
-    p->realize_raw({out}, t);
+    // Keep the compiled kernel (not the Pipeline, which would own this Func)
+    // with the Func, so repeated realize() calls reuse it.
+    Pipeline p(*this);
+    p.jit_cache_ = std::static_pointer_cast<JITCache>(func->jit_cache);
+    p.realize_raw({out}, t);
+    func->jit_cache = p.jit_cache_;
 }
 Buffer<> Func::realize(std::vector<int> sizes, const Target &t) {
     Type ty = type();

@@ -74,6 +74,10 @@ std::vector<Argument> Pipeline::infer_arguments() const {
 }
 
 std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const Target &t) const {
+    bool ok = !fn_name.empty() && !isdigit((unsigned char)fn_name[0]);
+    for (char c : fn_name) ok &= isalnum((unsigned char)c) || c == '_';
+    user_assert(ok) << "compile_to_cpp: \"" << fn_name
+                    << "\" is not a valid C function name; use letters, digits and '_', not starting with a digit";
     return codegen_cpp(lower_pipeline(*this, fn_name, t), t);
 }
 

@@ -25,8 +25,7 @@ std::string last_component(const std::string &n) {
 
 std::string dims_list(const StageSchedule &s) {
     std::string r;
-    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it)
-        r += (r.empty() ? "" : ", ") + last_component(it->var);
+    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) r += (r.empty() ? "" : ", ") + it->user_name;
     return r;
 }
 
@@ -39,7 +38,7 @@ static int find_dim(FunctionContents &f, int stage, const VarOrRVar &v, const ch
     bump_definition_epoch();  // every directive looks its loop up first
     StageSchedule &s = f.stage(stage).schedule;
     for (size_t i = 0; i < s.dims.size(); i++) {
-        if (s.dims[i].var == v.name() || last_component(s.dims[i].var) == v.name()) return (int)i;
+        if (s.dims[i].user_name == v.name()) return (int)i;
     }
     for (const auto &sp : s.splits) {
         if (sp.old_var == v.name() || last_component(sp.old_var) == v.name()) {
@@ -57,7 +56,7 @@ static int find_dim(FunctionContents &f, int stage, const VarOrRVar &v, const ch
 static void check_new_name(FunctionContents &f, int stage, const std::string &n, const char *directive) {
     StageSchedule &s = f.stage(stage).schedule;
     for (const auto &d : s.dims)
-        user_assert(last_component(d.var) != n)
+        user_assert(d.user_name != n)
             << "In schedule of " << f.stage_name(stage) << ": " << directive << " creates a loop named " << n
             << ", but the stage already has a loop with that name; choose another name";
 }
@@ -74,11 +73,12 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     user_assert(!factor.type().is_float()) << "In schedule of " << name() << ": split(" << old.name()
                                            << ", ...) factor must be an integer";
     factor = cast(Int(32), factor);
-    if (const int64_t *c = as_const_int(factor))
+    if (const int64_t *c = as_const_int(factor)) {
         user_assert(*c > 0) << "In schedule of " << name() << ": split(" << old.name() << ", " << outer.name()
                             << ", " << inner.name() << ", " << *c << "): the factor must be positive";
-    if (outer.name() != last_component(d.var)) check_new_name(f, stage_index, outer.name(), "split");
-    if (inner.name() != last_component(d.var)) check_new_name(f, stage_index, inner.name(), "split");
+    }
+    if (outer.name() != d.user_name) check_new_name(f, stage_index, outer.name(), "split");
+    if (inner.name() != d.user_name) check_new_name(f, stage_index, inner.name(), "split");
     user_assert(outer.name() != inner.name()) << "In schedule of " << name() << ": split(" << old.name()
                                               << ", ...) gives the outer and inner loops the same name "
                                               << outer.name();
@@ -98,7 +98,9 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     s.splits.push_back(sp);
     Dim din = d, dout = d;
     din.var = sp.inner;
+    din.user_name = inner.name();
     dout.var = sp.outer;
+    dout.user_name = outer.name();
     s.dims[i] = din;
     s.dims.insert(s.dims.begin() + i + 1, dout);
     return *this;
@@ -125,6 +127,7 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
     s.splits.push_back(sp);
     Dim d = s.dims[io];
     d.var = fused.name();
+    d.user_name = fused.name();
     d.is_pure = s.dims[ii].is_pure && s.dims[io].is_pure;
     s.dims[ii] = d;
     s.dims.erase(s.dims.begin() + io);
@@ -159,8 +162,8 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
             bool bad = (da.is_rvar && db.is_rvar) || (da.is_rvar && !db.is_pure) || (db.is_rvar && !da.is_pure);
             if (bad) {
                 s.dims = old;
-                user_error << "In schedule of " << name() << ": reorder would move " << last_component(db.var)
-                           << " inside " << last_component(da.var)
+                user_error << "In schedule of " << name() << ": reorder would move " << db.user_name
+                           << " inside " << da.user_name
                            << ", which changes the order in which the reduction visits its points and may "
                               "change the result; keep RVars (and Vars the update reads at other "
                               "coordinates) in their original relative order";
@@ -181,11 +184,11 @@ Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, 
     return tile(x, y, x, y, xi, yi, xfactor, yfactor, tail);
 }
 
-Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive) {
+void Stage::check_can_run_at_once(const VarOrRVar &v, const char *directive) {
     FunctionContents &f = *func;
     int i = find_dim(f, stage_index, v, directive);
-    Dim &d = f.stage(stage_index).schedule.dims[i];
-    if (t == ForType::Parallel || t == ForType::Vectorized) {
+    const Dim &d = f.stage(stage_index).schedule.dims[i];
+    {
         user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name()
                                 << "): " << v.name()
                                 << " is a reduction variable; running its iterations at once would race on "
@@ -194,7 +197,13 @@ Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive)
                                << "): the update reads " << func->name << " at other values of " << v.name()
                                << ", so its iterations depend on each other and must run in order";
     }
-    d.for_type = t;
+}
+
+Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive) {
+    if (t == ForType::Parallel || t == ForType::Vectorized) check_can_run_at_once(v, directive);
+    FunctionContents &f = *func;
+    int i = find_dim(f, stage_index, v, directive);
+    f.stage(stage_index).schedule.dims[i].for_type = t;
     return *this;
 }
 
@@ -212,7 +221,7 @@ static void require_const_factor(const Stage &s, const char *directive, const Va
 
 Stage &Stage::vectorize(const VarOrRVar &v, Expr factor, TailStrategy tail) {
     require_const_factor(*this, "vectorize", v, factor);
-    set_for_type(v, ForType::Serial, "vectorize");  // checks legality on the whole loop first
+    check_can_run_at_once(v, "vectorize");  // on the loop the user named, before splitting it
     VarOrRVar inner(v.name() + "_vec", v.rvar());
     split(v, v, inner, factor, tail);
     return set_for_type(inner, ForType::Vectorized, "vectorize");
@@ -225,13 +234,7 @@ Stage &Stage::unroll(const VarOrRVar &v, Expr factor, TailStrategy tail) {
 }
 Stage &Stage::parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail) {
     VarOrRVar inner(v.name() + "_task", v.rvar());
-    {
-        FunctionContents &f = *func;
-        int i = find_dim(f, stage_index, v, "parallel");
-        const Dim &d = f.stage(stage_index).schedule.dims[i];
-        user_assert(!d.is_rvar && d.is_pure) << "In schedule of " << name() << ": parallel(" << v.name()
-                                             << ", ...): its iterations depend on each other and must run in order";
-    }
+    check_can_run_at_once(v, "parallel");
     split(v, v, inner, task_size, tail);
     return set_for_type(v, ForType::Parallel, "parallel");
 }

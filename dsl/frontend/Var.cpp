@@ -1,5 +1,7 @@
 // Var, RVar, RDom, Param and ImageParam: the leaves of the front end.
 #include <atomic>
+#include <map>
+#include <mutex>
 
 #include "ir/Function.h"
 #include "ir/IR.h"
@@ -16,6 +18,13 @@ namespace internal {
 std::string unique_name(char prefix) {
     static std::atomic<int> counter{0};
     return std::string(1, prefix) + std::to_string(counter++);
+}
+std::string unique_derived_name(const std::string &base) {
+    static std::mutex m;
+    static std::map<std::string, int> uses;
+    std::lock_guard<std::mutex> lock(m);
+    int n = uses[base]++;
+    return n == 0 ? base : base + "_" + std::to_string(n);
 }
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t) {
     return Variable::make(t, name, p);
@@ -74,6 +83,7 @@ RVar RDom::operator[](int i) const {
 }
 RDom &RDom::where(Expr predicate) {
     user_assert(contents) << "where() on an undefined RDom";
+    bump_definition_epoch();
     user_assert(predicate.defined()) << "RDom " << name() << ".where(): the condition is undefined";
     Expr p = predicate.type().is_bool() ? predicate : (predicate != 0);
     contents->predicate = contents->predicate.defined() ? (contents->predicate && p) : p;
@@ -133,7 +143,7 @@ Expr ImageParam::operator()(std::vector<Expr> args) const {
     return Call::make(contents->type, contents->name, args, Call::Image, nullptr, contents);
 }
 ImageParam::operator Func() const {
-    Func f(name() + "_im");
+    Func f(unique_derived_name(name() + "_im"));
     std::vector<Expr> args;
     for (int i = 0; i < dimensions(); i++) args.push_back(Var("_" + std::to_string(i)));
     f(args) = (*this)(args);

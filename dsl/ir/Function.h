@@ -20,7 +20,8 @@ struct Split {
 
 // A loop of a stage. `var` is the full dotted name ("x.xo").
 struct Dim {
-    std::string var;
+    std::string var;        // full dotted name, unique in the stage
+    std::string user_name;  // the name the user gave ("xo"; "r.x" for an RVar)
     ForType for_type = ForType::Serial;
     bool is_rvar = false;
     bool is_pure = true;  // iterations independent (pure vars; false for RVars)
@@ -66,7 +67,7 @@ struct FunctionContents {
     // always inlined.
     bool is_image_wrapper = false;
 
-    // The JIT cache of realize() calls made directly on this Func.
+    // The JIT cache (a JITCache) of realize() calls made directly on this Func.
     std::shared_ptr<void> jit_cache;
 
     int num_stages() const { return 1 + (int)updates.size(); }

@@ -109,7 +109,6 @@ Expr literal_like(const Expr &e, int v, const char *op) {
     check_defined(e, op);
     Type t = e.type();
     if (t.is_float()) return make_const(t, (double)v);
-    if (t.is_bool()) return make_const(Int(32).with_lanes(t.lanes), (int64_t)v);
     if (t.is_uint()) {
         user_assert(v >= 0) << "Integer literal " << v << " used with an expression of unsigned type "
                             << t.to_string() << "; cast one side explicitly.";
@@ -129,9 +128,12 @@ Expr literal_like(const Expr &e, double v, const char *op) {
     return FloatImm::make(Float(32), v);  // int op float literal: the float wins
 }
 
-Expr broadcast_if_needed(Expr e, int lanes) {
-    return (lanes > 1 && e.type().is_scalar()) ? Broadcast::make(e, lanes) : e;
+// A bool next to an int literal is compared or combined as an int32 (0 or 1).
+Expr int_if_bool(const Expr &e, const char *op) {
+    check_defined(e, op);
+    return e.type().is_bool() ? Cast::make(Int(32, e.type().lanes), e) : e;
 }
+
 
 }  // namespace
 
@@ -140,8 +142,14 @@ Expr broadcast_if_needed(Expr e, int lanes) {
         match_types(a, b, #OP);                                                \
         return NODE::make(a, b);                                               \
     }                                                                          \
-    Expr operator OP(Expr a, int b) { return NODE::make(a, literal_like(a, b, #OP)); } \
-    Expr operator OP(int a, Expr b) { return NODE::make(literal_like(b, a, #OP), b); } \
+    Expr operator OP(Expr a, int b) {                                          \
+        a = int_if_bool(a, #OP);                                               \
+        return NODE::make(a, literal_like(a, b, #OP));                         \
+    }                                                                          \
+    Expr operator OP(int a, Expr b) {                                          \
+        b = int_if_bool(b, #OP);                                               \
+        return NODE::make(literal_like(b, a, #OP), b);                         \
+    }                                                                          \
     Expr operator OP(Expr a, float b) { return a OP Expr(literal_like(a, (double)b, #OP)); } \
     Expr operator OP(float a, Expr b) { return Expr(literal_like(b, (double)a, #OP)) OP b; } \
     Expr operator OP(Expr a, double b) { return a OP Expr(literal_like(a, b, #OP)); } \

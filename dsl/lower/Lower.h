@@ -28,7 +28,8 @@ struct LoweredArgument {
 //  - Scalar arguments are Variables named after the argument.
 //  - Only Int(32) loop variables; For loops are Serial or Parallel (vector
 //    and unrolled loops are gone); no Provide or Realize (flattened).
-//  - Every name a LetStmt, For or Allocate introduces is unique.
+//  - Names a For or Allocate introduces are unique; a LetStmt name may be
+//    reused by sibling statements (unrolled copies), never shadowed.
 struct LoweredFunc {
     std::string name;
     std::vector<LoweredArgument> args;  // signature order

@@ -1,6 +1,7 @@
 #include "ScheduleFunctions.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "InlineFunctions.h"
 #include "ir/IRVisitor.h"
@@ -37,8 +38,16 @@ std::string last_component(const std::string &n) {
 Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
     const Definition &d = f.stage(stage);
     const std::string prefix = f.name + ".s" + std::to_string(stage) + ".";
+    // The loop variable of each pure dimension: f's own argument names in the
+    // pure definition; in an update, the Var it uses bare at that position.
+    std::vector<std::string> pure(f.args.size());
+    for (size_t i = 0; i < f.args.size(); i++) {
+        if (stage == 0) pure[i] = f.args[i];
+        else if (const auto *v = d.args[i].as<Variable>(); v && !v->rdom && !v->param) pure[i] = v->name;
+    }
     std::map<std::string, Expr> subs;
-    for (const auto &a : f.args) subs[a] = var(prefix + a);
+    for (const auto &n : pure)
+        if (!n.empty()) subs[n] = var(prefix + n);
     if (d.rdom)
         for (const auto &v : d.rdom->vars) subs[v.name] = var(prefix + v.name);
 
@@ -60,13 +69,10 @@ Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
         bound_lets.push_back({prefix + v + ".loop_max", var(prefix + v + ".loop_min") +
                                                             var(prefix + v + ".loop_extent") - 1});
     };
-    for (const auto &a : f.args) {
-        bool pure_here = stage == 0;
-        for (const auto &dim : d.schedule.dims) pure_here |= dim.var == a;
-        for (const auto &sp : d.schedule.splits) pure_here |= sp.old_var == a;
-        if (!pure_here) continue;
-        Expr mn = var(prefix + a + ".min"), mx = var(prefix + a + ".max");
-        define_bounds(a, mn, mx - mn + 1);
+    for (size_t i = 0; i < f.args.size(); i++) {
+        if (pure[i].empty()) continue;
+        Expr mn = var(prefix + f.args[i] + ".min"), mx = var(prefix + f.args[i] + ".max");
+        define_bounds(pure[i], mn, mx - mn + 1);
     }
     if (d.rdom)
         for (const auto &v : d.rdom->vars) define_bounds(v.name, v.min, v.extent);
@@ -162,14 +168,18 @@ protected:
     }
 };
 
-// "g.s0.x.xo" -> ("g", "xo") given the Func names of the pipeline.
+// "g.s0.x.xo" -> ("g", "xo"): the Func and the name the user gave the loop.
 std::pair<std::string, std::string> split_loop_name(const std::string &loop, const Environment &env) {
     for (const auto &kv : env) {
         const std::string &fn = kv.first;
-        if (loop.rfind(fn + ".s", 0) == 0) {
-            size_t p = loop.find('.', fn.size() + 2);
-            if (p != std::string::npos) return {fn, last_component(loop)};
-        }
+        if (loop.rfind(fn + ".s", 0) != 0) continue;
+        size_t p = loop.find('.', fn.size() + 2);
+        if (p == std::string::npos) continue;
+        int stage = std::atoi(loop.substr(fn.size() + 2, p - fn.size() - 2).c_str());
+        if (stage < 0 || stage >= kv.second->num_stages()) continue;
+        std::string dim = loop.substr(p + 1);
+        for (const auto &d : kv.second->stage(stage).schedule.dims)
+            if (d.var == dim) return {fn, d.user_name};
     }
     return {"", last_component(loop)};
 }
@@ -280,6 +290,15 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
                        "every use. Legal store levels: "
                     << levels;
             }
+        }
+        for (int k = si + 1; k <= ci; k++) {
+            if (legal.common[k].type != ForType::Parallel) continue;
+            auto fv = split_loop_name(legal.common[k].loop, env);
+            user_error << "Func " << f.name << " is stored at " << (si < 0 ? std::string("root") : sl.to_string())
+                       << " but computed inside the parallel loop over " << fv.second << " of " << fv.first
+                       << ": the threads would share one buffer and overwrite each other's values. Store it "
+                          "inside the parallel loop (e.g. store_at("
+                       << fv.first << ", " << fv.second << ")) or make that loop serial";
         }
         Stmt produce = build_produce(f, false);
         std::string cloop = ci < 0 ? "" : legal.common[ci].loop;

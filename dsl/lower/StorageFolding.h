@@ -8,7 +8,7 @@
 //     and storage flattening indexes that dimension by (y mod 4)
 //
 // Precondition: the region lets are still right inside the compute loop
-// (sliding_window keeps them there), simplified.
+// (sliding_window keeps them there; run before simplification).
 #pragma once
 #include "RealizationOrder.h"
 

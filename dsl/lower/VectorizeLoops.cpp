@@ -233,9 +233,26 @@ protected:
     Stmt visit(const Provide *) override { internal_error << "Provide in vectorization"; return Stmt(); }
 };
 
+class HasVectorLoop : public IRVisitor {
+public:
+    std::string found;
+    void visit(const For *op) override {
+        if (op->for_type == ForType::Vectorized && found.empty()) found = op->name;
+        IRVisitor::visit(op);
+    }
+};
+
 class Vectorize : public IRMutator {
 protected:
     Stmt visit(const For *op) override {
+        if (op->for_type == ForType::Vectorized) {
+            HasVectorLoop inner;
+            inner.include(op->body);
+            user_assert(inner.found.empty())
+                << "Loop " << inner.found << " is vectorized inside loop " << op->name
+                << ", which is vectorized too; vectorize only one loop of a loop nest (vectorize the "
+                   "innermost one, unroll() the other)";
+        }
         Stmt body = mutate(op->body);
         if (op->for_type != ForType::Vectorized) {
             if (body.same_as(op->body)) return Stmt(op);

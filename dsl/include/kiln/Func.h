@@ -64,6 +64,7 @@ public:
 
 protected:
     Stage &set_for_type(const VarOrRVar &v, ForType t, const char *directive);
+    void check_can_run_at_once(const VarOrRVar &v, const char *directive);
     std::shared_ptr<internal::FunctionContents> func;
     int stage_index;
 };

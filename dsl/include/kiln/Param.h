@@ -27,6 +27,10 @@ struct ParameterContents {
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
 std::string unique_name(char prefix);
+// base, or base_1, base_2, ... when base was handed out before (boundary
+// condition and image wrapper Funcs).
+std::string unique_derived_name(const std::string &base);
+void bump_definition_epoch();
 }  // namespace internal
 
 template<typename T>
@@ -48,6 +52,7 @@ public:
         return v;
     }
     void set_range(Expr lo, Expr hi) {
+        internal::bump_definition_epoch();  // the range is checked by the compiled kernel
         contents->min_value = lo;
         contents->max_value = hi;
     }

@@ -48,6 +48,7 @@ public:
     std::string lowered_stmt(const Target &t = Target::host()) const;
 
 private:
+    friend class Func;
     std::vector<Func> outputs_;
     // The compiled kernel of the last realize(), reused while no Func has
     // been redefined or rescheduled since (see internal::definition_epoch).

@@ -9,8 +9,9 @@ namespace kiln {
 
 // What a split does when the factor does not divide the extent.
 enum class TailStrategy {
-    Auto,          // ShiftInwards for pure definitions, RoundUp for pure vars of
-                   // updates, GuardWithIf for reduction vars (as Halide does)
+    Auto,          // ShiftInwards for pure definitions; for updates GuardWithIf on
+                   // reduction vars and on the pure vars of output Funcs (whose
+                   // buffers cannot grow), RoundUp on the pure vars of others
     GuardWithIf,   // if (x <= x.max) around the body of the last iteration
     ShiftInwards,  // shift the last iteration back so it ends at x.max (recomputes a few points)
     RoundUp,       // compute past x.max up to a multiple of the factor
