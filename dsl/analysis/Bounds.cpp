@@ -53,17 +53,23 @@ protected:
         result = Interval(v.min.defined() ? simplify(Cast::make(to, v.min)) : Expr(),
                           v.max.defined() ? simplify(Cast::make(to, v.max)) : Expr());
     }
+    // Narrow and unsigned integers wrap around, so their sums and products
+    // are only known to lie in the type's range.
+    bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits >= 32); }
     void visit(const Add *op) override {
+        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
     }
     void visit(const Sub *op) override {
+        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
                           a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
     }
     void visit(const Mul *op) override {
+        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
         if (!a.bounded() || !b.bounded()) {
             // x * c with c constant keeps the one bounded side.

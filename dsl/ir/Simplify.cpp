@@ -15,16 +15,18 @@ namespace {
 
 using Range64 = std::pair<int64_t, int64_t>;
 
+// Euclidean division (IR.h): the remainder is never negative; x / 0 == 0.
 int64_t floor_div(int64_t a, int64_t b) {
     if (b == 0) return 0;
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
     int64_t q = a / b, r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) q--;
+    if (r < 0) q += b > 0 ? -1 : 1;
     return q;
 }
 int64_t floor_mod(int64_t a, int64_t b) {
-    if (b == 0) return 0;
+    if (b == 0 || b == -1) return 0;
     int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    if (r < 0) r += b > 0 ? b : -b;
     return r;
 }
 
@@ -109,6 +111,38 @@ Expr delinearize(Linear l, Type t) {
 class Simplifier : public IRMutator {
 public:
     std::map<std::string, std::vector<Range64>> ranges;  // constant bounds of variables in scope
+    std::map<std::string, std::vector<Expr>> let_values;  // int lets in scope, for cancelling differences
+
+    // Like linearize(), but let-bound variables are expanded into their
+    // values, so that (let a = e + 255, let b = e) a - b becomes 255.
+    Linear linearize_expanded(const Expr &e, int depth = 0) {
+        Linear l = linearize(e);
+        if (depth > 4) return l;
+        Linear r;
+        r.constant = l.constant;
+        for (const auto &t : l.terms) {
+            const auto *v = t.first.as<Variable>();
+            auto it = v ? let_values.find(v->name) : let_values.end();
+            if (it != let_values.end() && !it->second.empty()) {
+                Linear inner = linearize_expanded(it->second.back(), depth + 1);
+                inner.scale(t.second);
+                r.add(inner, 1);
+            } else {
+                r.add_term(t.first, t.second);
+            }
+        }
+        return r;
+    }
+    // a - b as a constant, looking through lets.
+    bool constant_difference(const Expr &a, const Expr &b, int64_t &d) {
+        if (!is_index_type(a.type()) || a.type().is_vector()) return false;
+        Linear l = linearize_expanded(a);
+        l.add(linearize_expanded(b), -1);
+        l.normalize();
+        if (!l.terms.empty()) return false;
+        d = l.constant;
+        return true;
+    }
 
     // Constant bounds of an int expression, when they can be found.
     bool const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth = 0) {
@@ -131,19 +165,22 @@ public:
         auto both = [&](const Expr &a, const Expr &b) {
             return const_bounds(a, al, ah, depth + 1) && const_bounds(b, bl, bh, depth + 1);
         };
-        if (const auto *a = e.as<Add>()) {
+        // Narrow and unsigned arithmetic wraps: only the type's range is known.
+        bool wraps = !is_index_type(e.type()) && (e.as<Add>() || e.as<Sub>() || e.as<Mul>());
+        if (wraps) {
+        } else if (const auto *a = e.as<Add>()) {
             if (!both(a->a, a->b)) return false;
             lo = al + bl;
             hi = ah + bh;
             return true;
         }
-        if (const auto *s = e.as<Sub>()) {
+        if (const auto *s = e.as<Sub>(); s && !wraps) {
             if (!both(s->a, s->b)) return false;
             lo = al - bh;
             hi = ah - bl;
             return true;
         }
-        if (const auto *m = e.as<Mul>()) {
+        if (const auto *m = e.as<Mul>(); m && !wraps) {
             if (!both(m->a, m->b)) return false;
             int64_t p[4] = {al * bl, al * bh, ah * bl, ah * bh};
             lo = *std::min_element(p, p + 4);
@@ -215,6 +252,11 @@ public:
 
     // Sign information for a - b: returns -1 (a < b proven), ... via bounds.
     bool diff_bounds(const Expr &a, const Expr &b, int64_t &lo, int64_t &hi) {
+        int64_t d;
+        if (constant_difference(a, b, d)) {
+            lo = hi = d;
+            return true;
+        }
         if (is_index_type(a.type()) && a.type().is_scalar()) {
             Linear l = linearize(a);
             l.add(linearize(b), -1);
@@ -360,6 +402,13 @@ protected:
         if (is_index_type(t) && t.is_scalar()) {
             Linear l = linearize(a);
             l.add(linearize(b), k == IRNodeType::Add ? 1 : -1);
+            l.normalize();
+            if (!l.terms.empty() && !let_values.empty()) {
+                Linear le = linearize_expanded(a);
+                le.add(linearize_expanded(b), k == IRNodeType::Add ? 1 : -1);
+                le.normalize();
+                if (le.terms.empty()) return make_const(t, le.constant);
+            }
             return delinearize(l, t);
         }
         if (!t.is_float()) {
@@ -650,8 +699,11 @@ protected:
         }
         int64_t lo, hi;
         bool bounded = !v.type().is_float() && v.type().is_scalar() && const_bounds(v, lo, hi);
+        bool indexed = is_index_type(v.type()) && v.type().is_scalar();
         if (bounded) ranges[op->name].push_back({lo, hi});
+        if (indexed) let_values[op->name].push_back(v);
         auto b = mutate(body);
+        if (indexed) let_values[op->name].pop_back();
         if (bounded) ranges[op->name].pop_back();
         if (!uses_name(b, op->name)) return b;
         if (v.same_as(op->value) && b.same_as(body)) return decltype(b)(op);
@@ -699,10 +751,15 @@ protected:
         return b.same_as(op->body) ? Stmt(op) : ProducerConsumer::make(op->name, op->is_producer, b);
     }
     Stmt visit(const Realize *op) override {
-        Stmt s = IRMutator::visit(op);
-        const auto *r = s.as<Realize>();
-        if (r && !r->body.defined()) return Stmt();
-        return s;
+        Stmt body = mutate(op->body);
+        if (!body.defined()) return Stmt();  // nothing uses the storage
+        std::vector<Range> bounds;
+        bool changed = !body.same_as(op->body);
+        for (const auto &r : op->bounds) {
+            bounds.push_back({mutate(r.min), mutate(r.extent)});
+            changed |= !bounds.back().min.same_as(r.min) || !bounds.back().extent.same_as(r.extent);
+        }
+        return changed ? Realize::make(op->name, op->type, bounds, body, op->fold_factors) : Stmt(op);
     }
     Stmt visit(const Allocate *op) override {
         Expr sz = mutate(op->size);

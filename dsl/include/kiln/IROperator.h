@@ -3,9 +3,9 @@
 // Type coercion (match_types): an int or float literal takes the other
 // operand's type; int op float converts the int to float; two ints or two
 // floats widen to the larger width; mixed signedness becomes signed.
-// Integer division and modulo round toward negative infinity (the remainder
-// has the sign of the divisor, so it is never negative for positive divisors);
-// division by zero yields zero. Float math is IEEE with no reassociation.
+// Integer division and modulo are Euclidean: the remainder is never negative
+// (a == (a/b)*b + a%b, 0 <= a%b < |b|), so for positive divisors division
+// rounds toward negative infinity; division by zero yields zero. Float math is IEEE with no reassociation.
 #pragma once
 #include <vector>
 
