@@ -56,21 +56,46 @@ protected:
     // Narrow and unsigned integers wrap around, so their sums and products
     // are only known to lie in the type's range.
     bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits >= 32); }
+    // Keep a result of wrapping arithmetic only if it provably stays in range.
+    void clamp_to_type(Type t) {
+        if (!wraps(t)) return;
+        Interval full;
+        std::swap(full, result);
+        type_range(t);
+        Interval range = result;
+        result = full;
+        const int64_t *lo = as_const_int(full.min), *hi = as_const_int(full.max);
+        const int64_t *tlo = as_const_int(range.min), *thi = as_const_int(range.max);
+        bool inside = lo && hi && tlo && thi && *lo >= *tlo && *hi <= *thi;
+        if (!inside) result = range;
+    }
     void visit(const Add *op) override {
-        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
+        struct Check {
+            BoundsOf *self;
+            Type t;
+            ~Check() { self->clamp_to_type(t); }
+        } check{this, op->type};
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
     }
     void visit(const Sub *op) override {
-        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
+        struct Check {
+            BoundsOf *self;
+            Type t;
+            ~Check() { self->clamp_to_type(t); }
+        } check{this, op->type};
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
                           a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
     }
     void visit(const Mul *op) override {
-        if (wraps(op->type)) return type_range(op->type);
         Interval a = of(op->a), b = of(op->b);
+        struct Check {
+            BoundsOf *self;
+            Type t;
+            ~Check() { self->clamp_to_type(t); }
+        } check{this, op->type};
         if (!a.bounded() || !b.bounded()) {
             // x * c with c constant keeps the one bounded side.
             const int64_t *c = as_const_int(b.min);

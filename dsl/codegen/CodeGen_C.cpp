@@ -59,7 +59,7 @@ public:
     }
     // A new identifier not bound to any IR name.
     std::string fresh(std::string id) {
-        if (is_reserved(id)) id = "v_" + id;  // a reserved prefix stays reserved whatever follows
+        if (is_reserved(id) && is_reserved(id + "_")) id = "v_" + id;  // a reserved prefix stays reserved
         while (is_reserved(id) || taken.count(id)) id += '_';
         taken.insert(id);
         return id;
