@@ -1,5 +1,7 @@
 #include "Bounds.h"
 
+#include <algorithm>
+
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -56,46 +58,36 @@ protected:
     // Narrow and unsigned integers wrap around, so their sums and products
     // are only known to lie in the type's range.
     bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits >= 32); }
-    // Keep a result of wrapping arithmetic only if it provably stays in range.
-    void clamp_to_type(Type t) {
-        if (!wraps(t)) return;
-        Interval full;
-        std::swap(full, result);
+    // Wrapping arithmetic: exact constant bounds if no endpoint combination
+    // leaves the type's range, else the whole range.
+    void wrapping(Type t, const Interval &a, const Interval &b, IRNodeType k) {
         type_range(t);
         Interval range = result;
-        result = full;
-        const int64_t *lo = as_const_int(full.min), *hi = as_const_int(full.max);
-        const int64_t *tlo = as_const_int(range.min), *thi = as_const_int(range.max);
-        bool inside = lo && hi && tlo && thi && *lo >= *tlo && *hi <= *thi;
-        if (!inside) result = range;
+        const int64_t *al = as_const_int(a.min), *ah = as_const_int(a.max);
+        const int64_t *bl = as_const_int(b.min), *bh = as_const_int(b.max);
+        const int64_t *tl = as_const_int(range.min), *th = as_const_int(range.max);
+        if (!al || !ah || !bl || !bh || !tl || !th) return;
+        int64_t p[4] = {*al, *al, *ah, *ah}, q[4] = {*bl, *bh, *bl, *bh}, r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = k == IRNodeType::Add ? p[i] + q[i] : k == IRNodeType::Sub ? p[i] - q[i] : p[i] * q[i];
+        int64_t lo = *std::min_element(r, r + 4), hi = *std::max_element(r, r + 4);
+        if (lo >= *tl && hi <= *th) result = Interval(make_const(t, lo), make_const(t, hi));
     }
     void visit(const Add *op) override {
         Interval a = of(op->a), b = of(op->b);
-        struct Check {
-            BoundsOf *self;
-            Type t;
-            ~Check() { self->clamp_to_type(t); }
-        } check{this, op->type};
+        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Add);
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
     }
     void visit(const Sub *op) override {
         Interval a = of(op->a), b = of(op->b);
-        struct Check {
-            BoundsOf *self;
-            Type t;
-            ~Check() { self->clamp_to_type(t); }
-        } check{this, op->type};
+        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Sub);
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
                           a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
     }
     void visit(const Mul *op) override {
         Interval a = of(op->a), b = of(op->b);
-        struct Check {
-            BoundsOf *self;
-            Type t;
-            ~Check() { self->clamp_to_type(t); }
-        } check{this, op->type};
+        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Mul);
         if (!a.bounded() || !b.bounded()) {
             // x * c with c constant keeps the one bounded side.
             const int64_t *c = as_const_int(b.min);
