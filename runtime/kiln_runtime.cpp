@@ -49,6 +49,17 @@ extern "C" void kiln_error(const char *fmt, ...) {
     (handler ? handler : kiln_default_error_handler)(message);
 }
 
+// For JIT kernels, whose failures the caller turns into exceptions: keep
+// the message and pass it to a handler the user installed, but do not print
+// it through the default handler.
+extern "C" void kiln_error_from_jit(const char *message) {
+    {
+        std::lock_guard<std::mutex> lock(kiln_last_message_mutex);
+        kiln_last_message = message;
+    }
+    if (kiln_error_handler_t handler = kiln_current_handler.load()) handler(message);
+}
+
 // The latest message reported by any thread ("" if none). The pointer stays
 // valid until this thread calls it again.
 extern "C" const char *kiln_last_error_message(void) {

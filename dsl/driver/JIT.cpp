@@ -21,6 +21,8 @@
 #define KILN_HALIDE_INCLUDE_DIR "/usr/include/halide14"
 #endif
 
+extern "C" void kiln_error_from_jit(const char *message);  // runtime/kiln_runtime.cpp
+
 namespace kiln {
 namespace internal {
 
@@ -112,7 +114,7 @@ void build(const std::string &text, const std::string &cxx, const std::string &f
 
 // The handler installed in every module: hand the message to the process's
 // runtime (libkiln), which records it and calls the user's handler.
-void forward_to_process(const char *message) { kiln_error("%s", message); }
+void forward_to_process(const char *message) { kiln_error_from_jit(message); }
 
 }  // namespace
 

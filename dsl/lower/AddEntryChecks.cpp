@@ -17,14 +17,19 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
     for (size_t d = 0; d < box.size(); d++) {
         std::string dn = std::to_string(d);
         Expr bmin = var(buf + ".min." + dn), bext = var(buf + ".extent." + dn);
-        Expr lo = box[d].min, hi = box[d].max;
-        Expr cond = simplify(bmin <= lo && hi <= bmin + bext - 1);
+        // Named lets keep the check readable in the emitted code.
+        std::string what = buf + (is_input ? ".read" : ".written");
+        Expr lo = var(what + ".min." + dn), hi = var(what + ".max." + dn);
+        Expr cond = bmin <= lo && hi <= bmin + bext - 1;
         std::vector<Expr> msg = {str(kernel + ": " + (is_input ? "input '" : "output '") + buf + "' is " +
                                      (is_input ? "read" : "written") + " over [") ,
                                  lo, str(", "), hi, str("] in dimension " + dn + ", but the buffer covers only ["),
                                  bmin, str(", "), simplify(bmin + bext - 1), str("]")};
         int code = is_input ? kiln_error_input_too_small : kiln_error_output_too_small;
-        checks.push_back(AssertStmt::make(cond, code, msg));
+        Stmt check = AssertStmt::make(cond, code, msg);
+        check = LetStmt::make(what + ".max." + dn, simplify(box[d].max), check);
+        check = LetStmt::make(what + ".min." + dn, simplify(box[d].min), check);
+        checks.push_back(check);
     }
 }
 
