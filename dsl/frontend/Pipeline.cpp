@@ -47,6 +47,12 @@ LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const 
 
 }  // namespace
 
+std::map<std::string, Func> Pipeline::functions() const {
+    std::map<std::string, Func> r;
+    for (const auto &kv : find_user_functions(output_contents(outputs_))) r.emplace(kv.first, Func(kv.second));
+    return r;
+}
+
 std::vector<Argument> Pipeline::infer_arguments() const {
     auto outs = output_contents(outputs_);
     Environment env = find_environment(outs);

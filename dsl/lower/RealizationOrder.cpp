@@ -40,6 +40,12 @@ protected:
 }  // namespace
 
 Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
+    Environment env = find_user_functions(outputs);
+    for (auto &kv : env) kv.second = std::make_shared<FunctionContents>(*kv.second);
+    return env;
+}
+
+Environment find_user_functions(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
     Environment env;
     std::map<std::string, const FunctionContents *> originals;
     std::vector<std::shared_ptr<FunctionContents>> work = outputs;
@@ -56,7 +62,7 @@ Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>
             continue;
         }
         originals[f->name] = f.get();
-        env[f->name] = std::make_shared<FunctionContents>(*f);
+        env[f->name] = f;
         FindCalls c;
         for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
         for (auto &g : c.funcs) work.push_back(g);

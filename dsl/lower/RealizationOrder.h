@@ -20,6 +20,9 @@ namespace internal {
 using Environment = std::map<std::string, std::shared_ptr<FunctionContents>>;
 
 Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs);
+// The user's own Funcs reachable from the outputs (not copies), e.g. to
+// apply a schedule to them by name.
+Environment find_user_functions(const std::vector<std::shared_ptr<FunctionContents>> &outputs);
 
 // Names of the Funcs called by f's definitions (not f itself).
 std::vector<std::string> direct_callees(const FunctionContents &f);

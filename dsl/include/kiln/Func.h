@@ -94,6 +94,8 @@ public:
     explicit Func(const std::string &name);
     explicit Func(const char *name) : Func(std::string(name)) {}
     explicit Func(Expr e);  // a zero-dimensional Func with value e
+    // A handle to an existing Func (e.g. found by name in a pipeline).
+    explicit Func(std::shared_ptr<internal::FunctionContents> f) : func(std::move(f)) {}
 
     const std::string &name() const;
     bool defined() const;

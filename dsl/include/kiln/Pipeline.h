@@ -5,6 +5,7 @@
 // $XDG_CACHE_HOME/kiln) and runs it into the caller's buffers. Inputs are the
 // buffers bound to ImageParams with set(), scalars the values of Params.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ public:
     }
     void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t = Target::host());
 
+    // Every Func of the pipeline by name (handles to the same Funcs, so
+    // scheduling them schedules the pipeline).
+    std::map<std::string, Func> functions() const;
     // The inputs (images and scalars, sorted by name) then the outputs.
     std::vector<Argument> infer_arguments() const;
     // Readable C++ of the whole kernel; the function is `fn_name`.
