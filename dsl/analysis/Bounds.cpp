@@ -48,12 +48,34 @@ protected:
         Type from = op->value.type(), to = op->type;
         bool monotonic_safe = to.can_represent(from) || (from.is_float() && !to.is_float() && to.bits >= 32) ||
                               (from.is_int() && to.is_int() && to.bits >= from.bits);
+        // Index values are assumed to fit in 31 bits (as for int32 overflow):
+        // uint32 -> int32 keeps them, and int32 -> uint32 does when they are
+        // provably non-negative (abs(x), max(x, 0), ...).
+        if (from.is_uint() && to.is_int() && from.bits >= 32 && to.bits >= 32) monotonic_safe = true;
+        if (from.is_int() && to.is_uint() && to.bits >= from.bits && from.bits >= 32 && non_negative(v.min))
+            monotonic_safe = true;
         if (!monotonic_safe) {
+            // Still exact when both ends are constants the new type holds.
+            const int64_t *lo = as_const_int(v.min), *hi = as_const_int(v.max);
             type_range(to);
+            Interval range = result;
+            if (lo && hi && !to.is_float() && to.bits < 64 && *lo <= *hi) {
+                int64_t tmin = to.is_int() ? -((int64_t)1 << (to.bits - 1)) : 0;
+                int64_t tmax = to.is_int() ? ((int64_t)1 << (to.bits - 1)) - 1 : (((int64_t)1 << to.bits) - 1);
+                if (*lo >= tmin && *hi <= tmax) result = Interval(make_const(to, *lo), make_const(to, *hi));
+            } else {
+                result = range;
+            }
             return;
         }
         result = Interval(v.min.defined() ? simplify(Cast::make(to, v.min)) : Expr(),
                           v.max.defined() ? simplify(Cast::make(to, v.max)) : Expr());
+    }
+    static bool non_negative(const Expr &e) {
+        if (!e.defined()) return false;
+        if (const int64_t *c = as_const_int(e)) return *c >= 0;
+        if (const auto *m = e.as<Max>()) return non_negative(m->a) || non_negative(m->b);
+        return false;
     }
     // Narrow and unsigned integers wrap around, so their sums and products
     // are only known to lie in the type's range.
@@ -189,6 +211,18 @@ protected:
     void visit(const Or *op) override { bool_result(op->type); }
     void visit(const Not *op) override { bool_result(op->type); }
     void visit(const Select *op) override {
+        // abs(x) is select(x < 0, 0 - x, x): never negative.
+        const auto *lt = op->condition.as<LT>();
+        const auto *neg = op->true_value.as<Sub>();
+        if (lt && neg && is_zero(lt->b) && is_zero(neg->a) && equal(neg->b, lt->a) && equal(op->false_value, lt->a)) {
+            Interval x = of(lt->a);
+            if (x.bounded()) {
+                Expr z = make_zero(op->type);
+                result = Interval(smax(smax(x.min, simplify(Sub::make(z, x.max))), z),
+                                  smax(simplify(Sub::make(z, x.min)), x.max));
+                return;
+            }
+        }
         Interval a = of(op->true_value), b = of(op->false_value);
         result = interval_union(a, b);
     }

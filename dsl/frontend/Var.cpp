@@ -127,7 +127,10 @@ Dimension ImageParam::dim(int d) const {
         << "ImageParam " << name() << " has " << dimensions() << " dimensions; dim(" << d << ") does not exist";
     return Dimension(contents, d);
 }
-void ImageParam::set_raw(const halide_buffer_t *b) { contents->buffer = b; }
+void ImageParam::set_raw(const halide_buffer_t *b) {
+    contents->held = Halide::Runtime::Buffer<const void>();
+    contents->buffer = b;
+}
 Expr ImageParam::operator()(std::vector<Expr> args) const {
     user_assert(contents) << "Call to an undefined ImageParam";
     user_assert((int)args.size() == dimensions())

@@ -39,6 +39,8 @@ void for_each_definition_expr(const FunctionContents &f, Fn fn) {
         const Definition &d = f.stage(s);
         fn(d.value);
         for (const auto &a : d.args) fn(a);
+        for (const auto &sp : d.schedule.splits)
+            if (sp.factor.defined()) fn(sp.factor);  // a Param may size a split
         if (d.rdom) {
             for (const auto &v : d.rdom->vars) {
                 fn(v.min);

@@ -16,6 +16,7 @@ std::string region_let(const FunctionContents &f, int d, const char *which) {
 
 // The values of f's region lets at the start of a loop body, if it has them.
 bool region_lets_at(const Stmt &body, const FunctionContents &f, std::map<std::string, Expr> &lets) {
+    if (f.args.empty()) return false;  // a zero-dimensional Func has nothing to slide
     Stmt s = body;
     while (const auto *l = s.as<LetStmt>()) {
         lets[l->name] = l->value;

@@ -50,15 +50,25 @@ public:
 protected:
     std::string var;
     std::map<std::string, Expr> lets;
+    std::vector<std::string> inner_loops;  // loops inside the vectorized one
     void visit(const LetStmt *op) override {
         lets[op->name] = substitute(lets, op->value);
         include(op->body);
         lets.erase(op->name);
     }
+    void visit(const For *op) override {
+        inner_loops.push_back(op->name);
+        IRVisitor::visit(op);
+        inner_loops.pop_back();
+    }
     void visit(const IfThenElse *op) override {
         Expr c = simplify(substitute(lets, op->condition));
         if (expr_uses_var(c, var)) {
-            if (convex_in(c, var) && !op->else_case.defined()) guards.push_back(c);
+            // The all-lanes test is evaluated outside the loop, so it may not
+            // depend on loops inside it.
+            bool hoistable = convex_in(c, var) && !op->else_case.defined();
+            for (const auto &l : inner_loops) hoistable &= !expr_uses_var(c, l);
+            if (hoistable) guards.push_back(c);
             else ok = false;
         }
         IRVisitor::visit(op);

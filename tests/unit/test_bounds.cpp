@@ -131,12 +131,15 @@ TEST_CASE("Bounds: select, comparisons, casts, loads and calls", "[bounds]") {
     CHECK(bounds(call("f", {x})) == "[-inf, +inf]");
     CHECK(bounds(Call::make(UInt(8), "f", {x}, Call::Func)) == "[(uint8)0, (uint8)255]");
 
-    // Widening casts keep the interval; narrowing ones give the type's range.
+    // Widening casts keep the interval; narrowing ones keep constant ends
+    // the new type holds, and give the type's range otherwise.
     CHECK(bounds(Cast::make(Int(64), x)) == "[(int64)0, (int64)10]");
-    CHECK(bounds(Cast::make(UInt(8), x)) == "[(uint8)0, (uint8)255]");
-    CHECK(bounds(Cast::make(Int(16), x)) == "[(int16)-32768, (int16)32767]");
+    CHECK(bounds(Cast::make(UInt(8), x)) == "[(uint8)0, (uint8)10]");
+    CHECK(bounds(Cast::make(Int(16), x)) == "[(int16)0, (int16)10]");
+    CHECK(bounds(Cast::make(UInt(8), x * 100)) == "[(uint8)0, (uint8)255]");
     CHECK(bounds(Cast::make(Float(32), x)) == "[-inf, +inf]");  // int32 -> float32 rounds
-    CHECK(bounds(Cast::make(Float(32), Cast::make(Int(16), y))) == "[-32768.000000f, 32767.000000f]");
+    CHECK(bounds(Cast::make(Float(32), Cast::make(Int(16), y))) == "[-3.000000f, 5.000000f]");
+    CHECK(bounds(Cast::make(Float(32), Cast::make(Int(16), y * 100000))) == "[-32768.000000f, 32767.000000f]");
     CHECK(bounds(Cast::make(Int(32), var("f", Float(32)))) == "[int32(f), int32(f)]");
 }
 

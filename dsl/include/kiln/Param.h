@@ -23,6 +23,7 @@ struct ParameterContents {
     int dimensions = 0;
     uint64_t scalar_bits = 0;            // current scalar value, bit pattern
     const halide_buffer_t *buffer = nullptr;  // current bound buffer (JIT)
+    Halide::Runtime::Buffer<const void> held;  // keeps a buffer given to set() alive
     Expr min_value, max_value;           // optional range for scalars
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
@@ -90,7 +91,13 @@ public:
     Expr width() const { return dim(0).extent(); }
     Expr height() const { return dim(1).extent(); }
     Expr channels() const { return dim(2).extent(); }
-    template<typename T, int D> void set(const Halide::Runtime::Buffer<T, D> &b) { set_raw(b.raw_buffer()); }
+    // Bind a buffer for realize(); the ImageParam keeps a reference to it
+    // (temporaries such as b.cropped(...) stay valid).
+    template<typename T, int D> void set(const Halide::Runtime::Buffer<T, D> &b) {
+        contents->held = Halide::Runtime::Buffer<const void>(b);
+        contents->buffer = contents->held.raw_buffer();
+    }
+    // Bind a raw buffer; the caller keeps it alive while it is bound.
     void set_raw(const halide_buffer_t *b);
     Expr operator()(std::vector<Expr> args) const;
     template<typename... Args> Expr operator()(Expr a, Args &&...rest) const {

@@ -1,0 +1,142 @@
+// Misuse while writing the algorithm: calls with the wrong arity or a float
+// coordinate, Funcs used before they are defined, Vars missing from the
+// left-hand side, malformed pure and update definitions, RDoms with float
+// bounds, two Funcs with one name, literals that do not fit, unknown targets.
+#include "expect_error.h"
+
+using namespace kiln;
+
+TEST_CASE("error: a Func called with the wrong number of arguments", "[error][definition]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = x + y;
+    REQUIRE_COMPILE_ERROR(Expr(f(x)), Contains("Func f is defined with 2 argument(s) (x, y)") &&
+                                          Contains("called with 1"));
+}
+
+TEST_CASE("error: a Func used before it is defined", "[error][definition]") {
+    Var x("x");
+    Func g("g"), f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = g(x) + 1, Contains("Can't call Func g") && Contains("not been defined yet") &&
+                                               Contains("define it before using it"));
+}
+
+TEST_CASE("error: a pure Var missing from the left-hand side", "[error][definition]") {
+    Var x("x"), y("y");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = x + y, Contains("Func f") && Contains("uses Var y") &&
+                                            Contains("does not appear on the left-hand side (x)"));
+}
+
+TEST_CASE("error: a float coordinate", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    REQUIRE_COMPILE_ERROR(Expr(f(cast<float>(x) * 0.5f)),
+                          Contains("Func f is called with argument 0 of type float32") &&
+                              Contains("arguments must be integers") && Contains("cast<int>"));
+    ImageParam in(Float(32), 1, "in");
+    REQUIRE_COMPILE_ERROR(in(in(x)), Contains("ImageParam in: argument 0 is a float32") &&
+                                         Contains("coordinates must be integers"));
+}
+
+TEST_CASE("error: an update of a different type", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x * 2;
+    REQUIRE_COMPILE_ERROR(f(x) = cast<float>(f(x)) * 0.5f,
+                          Contains("Update definition f.update(0) has type float32 but f has type int32") &&
+                              Contains("cast<int32>(...)"));
+}
+
+TEST_CASE("error: a first definition at computed coordinates, or with a Var twice", "[error][definition]") {
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    REQUIRE_COMPILE_ERROR(f(x + 1) = 0, Contains("The first definition of Func f must have only Vars") &&
+                                            Contains("f(x) = 0 and then an update"));
+    REQUIRE_COMPILE_ERROR(g(x, x) = 0, Contains("Func g") && Contains("uses a Var twice"));
+}
+
+TEST_CASE("error: an RDom in a pure definition, two RDoms in one update", "[error][definition]") {
+    Var x("x");
+    RDom r(0, 4, "r"), s(0, 2, "s");
+    Func f("f"), g("g");
+    REQUIRE_COMPILE_ERROR(f(x) = x + r, Contains("Func f: the pure definition uses RDom r") &&
+                                            Contains("reductions need an update definition"));
+    g(x) = 0;
+    REQUIRE_COMPILE_ERROR(g(x) = g(x) + r + s, Contains("Update definition g.update(0) uses two RDoms (r and s)") &&
+                                                   Contains("combine them into one multi-dimensional RDom"));
+}
+
+TEST_CASE("error: an update with a Var that is not a bare argument", "[error][definition]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = 0;
+    REQUIRE_COMPILE_ERROR(f(x, 0) = f(x, 0) + y, Contains("f.update(0) uses Var y on the right-hand side") &&
+                                                     Contains("every pure Var must appear there"));
+    REQUIRE_COMPILE_ERROR(f(x + 1, y) = 1, Contains("f.update(0): Var x appears inside an expression") &&
+                                               Contains("use an RDom for computed coordinates"));
+}
+
+TEST_CASE("error: update(i) that does not exist", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    f(x) += 1;
+    REQUIRE_COMPILE_ERROR(f.update(1), Contains("Func f has 1 update definition(s); update(1) does not exist"));
+}
+
+TEST_CASE("error: an RDom with float bounds", "[error][definition]") {
+    REQUIRE_COMPILE_ERROR(RDom(0.5f, 3, "r"), Contains("RDom r: the min of dimension 0 is a float (float32)") &&
+                                                  Contains("use an integer expression"));
+    REQUIRE_COMPILE_ERROR(RDom(0, 4, 0, 2.0f, "box"), Contains("RDom box: the extent of dimension 1 is a float"));
+}
+
+TEST_CASE("error: an ImageParam called with the wrong number of arguments", "[error][definition]") {
+    ImageParam in(UInt(8), 2, "in");
+    Var x("x");
+    REQUIRE_COMPILE_ERROR(in(x), Contains("ImageParam in has 2 dimensions but was called with 1 arguments"));
+    REQUIRE_COMPILE_ERROR(in.dim(2), Contains("ImageParam in has 2 dimensions; dim(2) does not exist"));
+}
+
+TEST_CASE("error: two Funcs with the same name in one pipeline", "[error][definition]") {
+    Var x("x");
+    Func a("dup"), b("dup"), out("out");
+    a(x) = x;
+    b(x) = x * 2;
+    out(x) = a(x) + b(x);
+    a.compute_root();
+    REQUIRE_COMPILE_ERROR(out.lowered_stmt(), Contains("Two different Funcs are named dup") &&
+                                                  Contains("give each Func a unique name"));
+}
+
+TEST_CASE("error: an output named like an input", "[error][definition]") {
+    ImageParam in(Int(32), 1, "in");
+    Var x("x");
+    Func out("in");
+    out(x) = in(x) + 1;
+    REQUIRE_COMPILE_ERROR(Pipeline(out).infer_arguments(),
+                          Contains("The output Func in has the same name as an input") && Contains("rename one"));
+}
+
+TEST_CASE("error: integer literals that do not fit the other operand's type", "[error][definition]") {
+    ImageParam in(UInt(8), 1, "in");
+    Var x("x");
+    REQUIRE_COMPILE_ERROR(in(x) + 300, Contains("Integer literal 300 does not fit in type uint8") &&
+                                           Contains("cast one side explicitly"));
+    REQUIRE_COMPILE_ERROR(in(x) * -1, Contains("Integer literal -1 used with an expression of unsigned type uint8"));
+}
+
+TEST_CASE("error: an unknown target", "[error][definition]") {
+    REQUIRE_COMPILE_ERROR(Target("host-avx9000"), Contains("Unknown feature \"avx9000\"") && Contains("A target is"));
+    REQUIRE_COMPILE_ERROR(Target("sparc-solaris"), Contains("Unknown target \"sparc-solaris\"") &&
+                                                       Contains("host-fast_math"));
+}
+
+TEST_CASE("error: scheduling an undefined Func, or a free-standing RVar in an expression", "[error][definition]") {
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f.split(x, xo, xi, 4), Contains("Func f must be defined before it is scheduled"));
+    RVar r("r");
+    REQUIRE_COMPILE_ERROR(Expr(r) + 1, Contains("RVar r has no reduction domain and cannot be used in an expression"));
+}

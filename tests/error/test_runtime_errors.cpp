@@ -1,0 +1,125 @@
+// Arguments a generated kernel rejects when realized through the JIT: inputs
+// too small for the region the schedule reads, outputs too small for a
+// ShiftInwards split or for a bound(), buffers of the wrong element type or
+// dimensionality, Params outside their range; and an ImageParam with no
+// buffer bound (caught before the kernel runs, as a CompileError).
+#include <kiln_runtime.h>
+
+#include "expect_error.h"
+
+using namespace kiln;
+
+namespace {
+
+// out(x, y) = in(x + 2, y) * 3: 2-D float, reads two columns past the output.
+struct Shifted {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func out{"out"};
+    Shifted() { out(x, y) = in(x + 2, y) * 3.0f; }
+};
+
+}  // namespace
+
+TEST_CASE("error: an input smaller than the region the kernel reads", "[error][runtime]") {
+    Shifted p;
+    Buffer<float> small = filled(1.0f, 10, 4);
+    p.in.set(small);
+    Buffer<float> out(10, 4);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(out), kiln_error_input_too_small,
+                          Contains("input 'in' is read over [2, 11] in dimension 0") &&
+                              Contains("but the buffer covers only [0, 9]"));
+    Buffer<float> shifted = filled(1.0f, 12, 4);
+    shifted.set_min(2, 1);  // columns fit now; rows [1, 4] miss row 0
+    p.in.set(shifted);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(out), kiln_error_input_too_small,
+                          Contains("input 'in' is read over [0, 3] in dimension 1") && Contains("covers only [1, 4]"));
+}
+
+TEST_CASE("error: buffers of the wrong element type or dimensionality", "[error][runtime]") {
+    Shifted p;
+    Buffer<int> ints = filled(0, 12, 4);
+    p.in.set(ints);
+    Buffer<float> out(10, 4);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(out), kiln_error_bad_type,
+                          Contains("buffer argument 'in' has the wrong element type: expected float32, got int32"));
+    Buffer<float> good = filled(0.0f, 12, 4);
+    p.in.set(good);
+    Buffer<double> wrong_out(10, 4);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(wrong_out), kiln_error_bad_type,
+                          Contains("buffer argument 'out' has the wrong element type: expected float32, got float64"));
+    Buffer<float> flat = filled(0.0f, 12);
+    p.in.set(flat);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(out), kiln_error_bad_dimensions,
+                          Contains("buffer argument 'in' has 1 dimensions, expected 2"));
+}
+
+TEST_CASE("error: an input whose innermost dimension is not dense", "[error][runtime]") {
+    Shifted p;
+    Buffer<float> rows = filled(0.0f, 4, 12);
+    Buffer<float> transposed = rows.transposed(0, 1);  // 12 x 4, stride 4 in dimension 0
+    p.in.set(transposed);
+    Buffer<float> out(10, 4);
+    REQUIRE_RUNTIME_ERROR(p.out.realize(out), kiln_error_bad_stride,
+                          Contains("buffer argument 'in' has stride 4 in dimension 0, expected 1"));
+}
+
+TEST_CASE("error: an ImageParam with no buffer bound", "[error][runtime]") {
+    Shifted p;
+    Buffer<float> out(10, 4);
+    REQUIRE_COMPILE_ERROR(p.out.realize(out), Contains("ImageParam in has no buffer bound") &&
+                                                  Contains("call in.set(buffer) first"));
+}
+
+TEST_CASE("error: an output smaller than a ShiftInwards split", "[error][runtime]") {
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("f");
+    f(x) = x * 2;
+    f.split(x, xo, xi, 8, TailStrategy::ShiftInwards);
+    Buffer<int> ok(13);
+    f.realize(ok);  // 13 >= 8: the last iteration shifts inwards
+    CHECK(ok(12) == 24);
+    Buffer<int> narrow(5);  // one iteration of 8, shifted back to end at 4
+    REQUIRE_RUNTIME_ERROR(f.realize(narrow), kiln_error_output_too_small,
+                          Contains("output 'f' is written over [-3, 4] in dimension 0") &&
+                              Contains("but the buffer covers only [0, 4]"));
+}
+
+TEST_CASE("error: an output that does not match its bound()", "[error][runtime]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    f.bound(x, 0, 16).vectorize(x);
+    Buffer<int> o(12);
+    REQUIRE_RUNTIME_ERROR(f.realize(o), kiln_error_output_too_small,
+                          Contains("output 'f' is written over [0, 15]") && Contains("covers only [0, 11]"));
+}
+
+TEST_CASE("error: a Param outside its declared range", "[error][runtime]") {
+    Param<int> p("p");
+    p.set_range(0, 10);
+    Var x("x");
+    Func f("f");
+    f(x) = x * p;
+    p.set(11);
+    Buffer<int> o(4);
+    REQUIRE_RUNTIME_ERROR(f.realize(o), kiln_error_param_out_of_range,
+                          Contains("parameter 'p' is 11, above its maximum 10"));
+    p.set(-1);
+    REQUIRE_RUNTIME_ERROR(f.realize(o), kiln_error_param_out_of_range,
+                          Contains("parameter 'p' is -1, below its minimum 0"));
+    p.set(3);
+    f.realize(o);
+    CHECK(o(3) == 9);
+}
+
+TEST_CASE("error: a Pipeline realized with fewer buffers than outputs", "[error][runtime]") {
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = x;
+    g(x) = x * 2;
+    Pipeline p({f, g});
+    Buffer<int> one(4);
+    REQUIRE_COMPILE_ERROR(p.realize_raw({one.raw_buffer()}),
+                          Contains("the pipeline has 2 output(s) but 1 buffer(s) were given"));
+}

@@ -1,0 +1,227 @@
+// Misuse of schedule directives: illegal compute_at/store_at sites (the
+// message lists the legal ones), store levels without a compute level,
+// extents and factors that are not constant, reduction variables made
+// parallel, vectorized or reordered, splits of loops that no longer exist,
+// unknown Vars, unbounded reads, outputs scheduled compute_at.
+#include "expect_error.h"
+
+using namespace kiln;
+
+namespace {
+
+// in -> g -> out, 2-D; g inlined unless a test schedules it.
+struct TwoStage {
+    ImageParam in{Int(32), 2, "in"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, xi{"xi"};
+    Func g{"g"}, out{"out"};
+    TwoStage() {
+        g(x, y) = in(x, y) * 2;
+        out(x, y) = g(x, y) + g(x, y + 1);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("error: compute_at a Var that is not a loop of the consumer", "[error][schedule]") {
+    TwoStage p;
+    Var z("z");
+    p.g.compute_at(p.out, z);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Func g is scheduled compute_at(out, z), but there is no loop over z in out") &&
+                              Contains("Legal sites: compute_root(), compute_at(out, y), compute_at(out, x)"));
+}
+
+TEST_CASE("error: compute_at a vectorized loop", "[error][schedule]") {
+    TwoStage p;
+    p.out.vectorize(p.x, 8);
+    p.g.compute_at(p.out, Var("x_vec"));
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("compute_at(out, x_vec)") &&
+                                                    Contains("a vectorized loop") &&
+                                                    Contains("compute_at(out, x)"));
+}
+
+TEST_CASE("error: compute_at a Func that does not use it", "[error][schedule]") {
+    TwoStage p;
+    Func h("h"), out2("out2");
+    h(p.x, p.y) = p.g(p.x, p.y) - 1;
+    out2(p.x, p.y) = h(p.x, p.y) * 3;
+    h.compute_root();
+    p.g.compute_at(out2, p.y);
+    REQUIRE_COMPILE_ERROR(out2.lowered_stmt(),
+                          Contains("Func g is scheduled compute_at(out2, y), but out2 does not use g (it is used by h)") &&
+                              Contains("compute_at(h, y)"));
+    Func stranger("stranger");
+    stranger(p.x) = p.x;
+    p.g.compute_at(stranger, p.x);
+    REQUIRE_COMPILE_ERROR(out2.lowered_stmt(), Contains("stranger is not part of this pipeline") &&
+                                                   Contains("Legal sites: compute_root()"));
+}
+
+TEST_CASE("error: store_at inside the compute_at level", "[error][schedule]") {
+    TwoStage p;
+    p.g.store_at(p.out, p.x).compute_at(p.out, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Func g is scheduled store_at(out, x) and compute_at(out, y)") &&
+                              Contains("the storage must be at or outside the compute level") &&
+                              Contains("Legal store levels: store_root(), store_at(out, y)"));
+}
+
+TEST_CASE("error: store_root on an inlined Func", "[error][schedule]") {
+    TwoStage p;
+    p.g.store_root();
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Func g is scheduled store_at(root) but is inlined") &&
+                                                    Contains("must also be given compute_root() or compute_at()"));
+}
+
+TEST_CASE("error: vectorize or unroll a loop whose extent is not constant", "[error][schedule]") {
+    TwoStage p;
+    p.out.vectorize(p.x);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Loop out.s0.x is scheduled vectorize()") &&
+                                                    Contains("is not a constant") &&
+                                                    Contains("use vectorize(var, factor)") && Contains("bound()"));
+    TwoStage q;
+    q.g.compute_root().unroll(q.y);
+    REQUIRE_COMPILE_ERROR(q.out.lowered_stmt(), Contains("Loop g.s0.y is scheduled unroll()") &&
+                                                    Contains("use unroll(var, factor)"));
+}
+
+TEST_CASE("error: vectorize or unroll with a factor that is not constant", "[error][schedule]") {
+    TwoStage p;
+    Param<int> n("n");
+    REQUIRE_COMPILE_ERROR(p.out.vectorize(p.x, n),
+                          Contains("In schedule of out: vectorize(x, factor): the factor must be a constant integer (got n)"));
+    REQUIRE_COMPILE_ERROR(p.out.unroll(p.y, p.x), Contains("unroll(y, factor): the factor must be a constant integer"));
+}
+
+TEST_CASE("error: parallel or vectorize a reduction variable", "[error][schedule][reduction]") {
+    Var x("x");
+    RDom r(0, 10, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r * x;
+    REQUIRE_COMPILE_ERROR(f.update(0).parallel(r), Contains("In schedule of f.update(0): parallel(r.x)") &&
+                                                       Contains("is a reduction variable") &&
+                                                       Contains("Parallelize or vectorize a pure Var instead"));
+    REQUIRE_COMPILE_ERROR(f.update(0).vectorize(r, 4), Contains("f.update(0): vectorize") &&
+                                                           Contains("is a reduction variable"));
+}
+
+TEST_CASE("error: parallel over a pure Var the update reads at other values", "[error][schedule][reduction]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = x + y;
+    f(x, y) = f(x, y - 1) + 1;  // row y depends on row y - 1
+    REQUIRE_COMPILE_ERROR(f.update(0).parallel(y), Contains("In schedule of f.update(0): parallel(y)") &&
+                                                       Contains("the update reads f at other values of y") &&
+                                                       Contains("must run in order"));
+}
+
+TEST_CASE("error: reorder two RVars", "[error][schedule][reduction]") {
+    Var x("x");
+    RDom r(0, 3, 0, 3, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r.x * 3 + r.y;
+    REQUIRE_COMPILE_ERROR(f.update(0).reorder(r.y, r.x), Contains("In schedule of f.update(0): reorder would move") &&
+                                                             Contains("changes the order in which the reduction visits") &&
+                                                             Contains("keep RVars"));
+}
+
+TEST_CASE("error: ShiftInwards on an update", "[error][schedule][reduction]") {
+    Var x("u"), xo("uo"), xi("ui");
+    Func f("f");
+    f(x) = x;
+    f(x) += 1;
+    REQUIRE_COMPILE_ERROR(f.update(0).split(x, xo, xi, 4, TailStrategy::ShiftInwards),
+                          Contains("In schedule of f.update(0): split(u, ..., TailStrategy::ShiftInwards)") &&
+                              Contains("use GuardWithIf or RoundUp"));
+}
+
+TEST_CASE("error: split a Var that has already been split", "[error][schedule]") {
+    TwoStage p;
+    p.out.split(p.x, p.xo, p.xi, 4);
+    Var a("a"), b("b");
+    REQUIRE_COMPILE_ERROR(p.out.split(p.x, a, b, 2), Contains("In schedule of out: split(x, ...)") &&
+                                                         Contains("x has already been split or fused") &&
+                                                         Contains("use one of the current loops instead: y, xo, xi"));
+}
+
+TEST_CASE("error: an unknown Var in a schedule directive", "[error][schedule]") {
+    TwoStage p;
+    Var z("z");
+    REQUIRE_COMPILE_ERROR(p.out.parallel(z), Contains("In schedule of out: parallel(z, ...)") &&
+                                                 Contains("z is not a loop of this stage") &&
+                                                 Contains("its loops (outermost first) are: y, x"));
+    REQUIRE_COMPILE_ERROR(p.out.bound(z, 0, 8), Contains("Func out: bound(z, ...): z is not a dimension of out") &&
+                                                    Contains("(dimensions: x, y)"));
+}
+
+TEST_CASE("error: a split that reuses a loop name, or a non-positive factor", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.split(p.x, p.y, p.xi, 4),
+                          Contains("split creates a loop named y, but the stage already has a loop with that name"));
+    REQUIRE_COMPILE_ERROR(p.out.split(p.x, p.xo, p.xi, 0), Contains("split(x, xo, xi, 0): the factor must be positive"));
+}
+
+TEST_CASE("error: fuse loops that are not adjacent", "[error][schedule]") {
+    Var x("x"), y("y"), c("c"), t("t");
+    Func f("f");
+    f(x, y, c) = x + y + c;
+    REQUIRE_COMPILE_ERROR(f.fuse(x, c, t), Contains("In schedule of f: fuse(x, c, t): c must be the loop directly outside x") &&
+                                               Contains("reorder first"));
+}
+
+TEST_CASE("error: an input read at an unbounded coordinate", "[error][schedule]") {
+    ImageParam in(Float(32), 2, "in"), index(Int(32), 2, "index");
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = in(index(x, y), y);  // a gather without a boundary condition
+    REQUIRE_COMPILE_ERROR(out.lowered_stmt(), Contains("Input image in is read at an unbounded coordinate in dimension 0") &&
+                                                  Contains("BoundaryConditions::repeat_edge(in)") &&
+                                                  Contains("clamp the coordinate"));
+}
+
+TEST_CASE("error: a Func read at an unbounded coordinate", "[error][schedule]") {
+    ImageParam index(Int(32), 1, "index");
+    Var x("x");
+    Func g("g"), out("out");
+    g(x) = x * x;
+    out(x) = g(index(x));
+    g.compute_root();
+    REQUIRE_COMPILE_ERROR(out.lowered_stmt(), Contains("Func g is read at an unbounded coordinate in dimension 0") &&
+                                                  Contains("give g a bound(x, min, extent)"));
+}
+
+TEST_CASE("error: compute_at on an output", "[error][schedule]") {
+    TwoStage p;
+    p.out.compute_at(p.g, p.x);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Func out is an output of the pipeline and is scheduled compute_at(g.x)") &&
+                                                    Contains("remove the compute_at"));
+    REQUIRE_COMPILE_ERROR(p.g.compute_at(p.g, p.x), Contains("Func g: compute_at(g, x) asks g to be computed inside its own loops"));
+}
+
+TEST_CASE("error: vectorize inside a vectorized loop, or too many lanes", "[error][schedule]") {
+    TwoStage p;
+    p.out.vectorize(p.x, 4).vectorize(p.y, 4);  // loops: y, y_vec, x, x_vec
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Loop out.s0.x.x_vec is vectorized inside loop out.s0.y.y_vec") &&
+                                                    Contains("vectorize only one loop of a loop nest"));
+    TwoStage q;
+    q.out.vectorize(q.x, 128);
+    REQUIRE_COMPILE_ERROR(q.out.lowered_stmt(), Contains("is vectorized with 128 lanes; at most 64 lanes") &&
+                                                    Contains("use a smaller factor"));
+}
+
+TEST_CASE("error: storage shared by the threads of a parallel loop", "[error][schedule]") {
+    TwoStage p;
+    p.out.parallel(p.y);
+    p.g.store_root().compute_at(p.out, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Func g is stored at root but computed inside the parallel loop over y of out") &&
+                              Contains("overwrite each other's values") && Contains("store_at(out, y)"));
+}
+
+TEST_CASE("error: compile_to_cpp with a name that is not a C identifier", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(Pipeline(p.out).compile_to_cpp_source("2fast"),
+                          Contains("\"2fast\" is not a valid C function name"));
+}
