@@ -40,9 +40,56 @@ std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, siz
     return r;
 }
 
-LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const Target &t) {
+LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
+                           const Target &t) {
     auto outs = output_contents(p.outputs());
-    return lower(outs, fn_name, lowered_args(p.infer_arguments(), outs.size()), t);
+    return lower(outs, fn_name, lowered_args(args, outs.size()), t);
+}
+
+std::string describe(const Argument &a) {
+    return a.is_buffer ? a.type.to_string() + " buffer of " + std::to_string(a.dimensions) + " dimension(s)"
+                       : a.type.to_string() + " scalar";
+}
+
+// An explicit signature lists every input the pipeline reads (with the type
+// and dimensions it is read with) once, then exactly the outputs, in order.
+void check_signature(const Pipeline &p, const std::vector<Argument> &args) {
+    std::vector<Argument> inferred = p.infer_arguments();
+    size_t num_outputs = p.outputs().size(), num_inputs = inferred.size() - num_outputs;
+    user_assert(args.size() >= num_outputs)
+        << "The signature lists " << args.size() << " argument(s), fewer than the pipeline's " << num_outputs
+        << " output(s); list the inputs, then the outputs";
+    for (size_t i = 0; i < num_outputs; i++) {
+        const Argument &want = inferred[num_inputs + i], &got = args[args.size() - num_outputs + i];
+        user_assert(got.name == want.name && got.is_buffer && got.type == want.type &&
+                    got.dimensions == want.dimensions)
+            << "The signature must end with the pipeline's outputs in order; argument "
+            << args.size() - num_outputs + i << " is '" << got.name << "' (" << describe(got) << ") where output '"
+            << want.name << "' (" << describe(want) << ") belongs";
+    }
+    std::map<std::string, const Argument *> given;
+    for (size_t i = 0; i < args.size(); i++) {
+        user_assert(given.emplace(args[i].name, &args[i]).second)
+            << "The signature lists '" << args[i].name << "' twice; every argument needs its own name";
+    }
+    for (size_t i = 0; i < num_inputs; i++) {
+        const Argument &want = inferred[i];
+        auto it = given.find(want.name);
+        user_assert(it != given.end())
+            << "The pipeline reads " << (want.is_buffer ? "ImageParam '" : "Param '") << want.name
+            << "', which is not in the signature; add it to the arguments";
+        const Argument &got = *it->second;
+        user_assert(got.is_buffer == want.is_buffer && got.type == want.type && got.dimensions == want.dimensions)
+            << "The signature declares '" << want.name << "' as a " << describe(got) << " but the pipeline reads it as a "
+            << describe(want);
+    }
+}
+
+void check_function_name(const std::string &fn_name) {
+    bool ok = !fn_name.empty() && !isdigit((unsigned char)fn_name[0]);
+    for (char c : fn_name) ok &= isalnum((unsigned char)c) || c == '_';
+    user_assert(ok) << "compile_to_cpp: \"" << fn_name
+                    << "\" is not a valid C function name; use letters, digits and '_', not starting with a digit";
 }
 
 }  // namespace
@@ -80,11 +127,15 @@ std::vector<Argument> Pipeline::infer_arguments() const {
 }
 
 std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const Target &t) const {
-    bool ok = !fn_name.empty() && !isdigit((unsigned char)fn_name[0]);
-    for (char c : fn_name) ok &= isalnum((unsigned char)c) || c == '_';
-    user_assert(ok) << "compile_to_cpp: \"" << fn_name
-                    << "\" is not a valid C function name; use letters, digits and '_', not starting with a digit";
-    return codegen_cpp(lower_pipeline(*this, fn_name, t), t);
+    check_function_name(fn_name);
+    return codegen_cpp(lower_pipeline(*this, fn_name, infer_arguments(), t), t);
+}
+
+std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const std::vector<Argument> &args,
+                                            const Target &t) const {
+    check_function_name(fn_name);
+    check_signature(*this, args);
+    return codegen_cpp(lower_pipeline(*this, fn_name, args, t), t);
 }
 
 void Pipeline::compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t) const {
@@ -94,7 +145,13 @@ void Pipeline::compile_to_cpp(const std::string &path, const std::string &fn_nam
 }
 
 std::string Pipeline::lowered_stmt(const Target &t) const {
-    return to_string(lower_pipeline(*this, outputs_[0].name(), t).body);
+    return to_string(lower_pipeline(*this, outputs_[0].name(), infer_arguments(), t).body);
+}
+
+std::string Pipeline::lowered_stmt(const std::string &fn_name, const std::vector<Argument> &args,
+                                   const Target &t) const {
+    check_signature(*this, args);
+    return to_string(lower_pipeline(*this, fn_name, args, t).body);
 }
 
 namespace internal {

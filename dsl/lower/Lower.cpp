@@ -4,6 +4,7 @@
 // prints how long each pass took.
 #include "Lower.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -49,6 +50,31 @@ private:
 };
 
 }  // namespace
+
+Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
+                     bool unfused) {
+    std::vector<std::string> out_names;
+    for (const auto &o : outputs) out_names.push_back(o->name);
+    Environment env = find_environment(outputs);
+    if (unfused) {
+        for (auto &kv : env) {
+            FunctionContents &f = *kv.second;
+            bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
+            if (is_out || is_inlined(f, false)) continue;
+            f.schedule.compute_level = LoopLevel::root();
+            f.schedule.store_level = LoopLevel::root();
+            f.schedule.store_level_set = true;
+        }
+    }
+    inline_functions(env, out_names);
+    std::vector<std::string> order = realization_order(out_names, env);
+    Stmt s = schedule_functions(out_names, order, env);
+    PipelineRegions regions;
+    s = bounds_inference(s, out_names, order, env, regions);
+    s = sliding_window(s, env);
+    s = storage_folding(s, env);
+    return simplify(s);
+}
 
 LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
                   const std::vector<LoweredArgument> &args, const Target &target) {

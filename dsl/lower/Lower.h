@@ -36,6 +36,13 @@ struct LoweredFunc {
     Stmt body;
 };
 
+// The loop nest after bounds inference, sliding window, storage folding and
+// simplification, still with Realize/Provide/Call per Func (for analyses
+// such as the fusion report). `unfused`: every computed Func is moved to
+// compute_root/store_root first (the baseline the report compares against).
+Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
+                     bool unfused);
+
 // Lower the pipeline computing `outputs`. `args` gives the signature order
 // (inputs then outputs); it must list every input the pipeline reads.
 LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,

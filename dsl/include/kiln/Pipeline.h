@@ -11,6 +11,7 @@
 
 #include "Buffer.h"
 #include "Func.h"
+#include "Report.h"
 #include "Target.h"
 
 namespace kiln {
@@ -47,9 +48,20 @@ public:
     std::vector<Argument> infer_arguments() const;
     // Readable C++ of the whole kernel; the function is `fn_name`.
     std::string compile_to_cpp_source(const std::string &fn_name, const Target &t = Target::host()) const;
+    // The same with the signature given explicitly (generators declare it):
+    // the inputs in any order, every one the pipeline reads and possibly some
+    // it does not, then the outputs in the pipeline's order.
+    std::string compile_to_cpp_source(const std::string &fn_name, const std::vector<Argument> &args,
+                                      const Target &t) const;
     void compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t = Target::host()) const;
+    // The fusion report for buffers of the given sizes (by output or input
+    // name, e.g. {{"blur_y", {4096, 4096}}}); see Report.h.
+    PipelineReport report(const std::map<std::string, std::vector<int>> &sizes,
+                          const Target &t = Target::host(), int64_t cache_bytes = 1 << 20) const;
     // The loop nest after all lowering passes, as text.
     std::string lowered_stmt(const Target &t = Target::host()) const;
+    // The same for the kernel `fn_name` with an explicit signature (as above).
+    std::string lowered_stmt(const std::string &fn_name, const std::vector<Argument> &args, const Target &t) const;
 
 private:
     friend class Func;

@@ -1,0 +1,215 @@
+#include "LoopCounts.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "ir/IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+int64_t euclid_div(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    int64_t q = a / b, r = a % b;
+    if (r < 0) q += b > 0 ? -1 : 1;
+    return q;
+}
+
+class Evaluator {
+public:
+    explicit Evaluator(const std::map<std::string, int64_t> &v) : values(v) {}
+    const std::map<std::string, int64_t> &values;
+
+    bool eval(const Expr &e, int64_t &r) {
+        if (const int64_t *c = as_const_int(e)) return r = *c, true;
+        if (const auto *v = e.as<Variable>()) {
+            auto it = values.find(v->name);
+            if (it == values.end()) return false;
+            r = it->second;
+            return true;
+        }
+        int64_t a, b;
+        auto two = [&](const Expr &x, const Expr &y) { return eval(x, a) && eval(y, b); };
+        if (const auto *op = e.as<Add>()) return two(op->a, op->b) && (r = a + b, true);
+        if (const auto *op = e.as<Sub>()) return two(op->a, op->b) && (r = a - b, true);
+        if (const auto *op = e.as<Mul>()) return two(op->a, op->b) && (r = a * b, true);
+        if (const auto *op = e.as<Div>()) return two(op->a, op->b) && (r = euclid_div(a, b), true);
+        if (const auto *op = e.as<Mod>()) return two(op->a, op->b) && (r = b == 0 ? 0 : a - euclid_div(a, b) * b, true);
+        if (const auto *op = e.as<Min>()) return two(op->a, op->b) && (r = std::min(a, b), true);
+        if (const auto *op = e.as<Max>()) return two(op->a, op->b) && (r = std::max(a, b), true);
+        if (const auto *op = e.as<EQ>()) return two(op->a, op->b) && (r = a == b, true);
+        if (const auto *op = e.as<NE>()) return two(op->a, op->b) && (r = a != b, true);
+        if (const auto *op = e.as<LT>()) return two(op->a, op->b) && (r = a < b, true);
+        if (const auto *op = e.as<LE>()) return two(op->a, op->b) && (r = a <= b, true);
+        if (const auto *op = e.as<GT>()) return two(op->a, op->b) && (r = a > b, true);
+        if (const auto *op = e.as<GE>()) return two(op->a, op->b) && (r = a >= b, true);
+        if (const auto *op = e.as<And>()) return two(op->a, op->b) && (r = a && b, true);
+        if (const auto *op = e.as<Or>()) return two(op->a, op->b) && (r = a || b, true);
+        if (const auto *op = e.as<Not>()) return eval(op->a, a) && (r = !a, true);
+        if (const auto *op = e.as<Select>()) {
+            int64_t c;
+            if (!eval(op->condition, c)) return false;
+            return eval(c ? op->true_value : op->false_value, r);
+        }
+        if (const auto *op = e.as<Cast>()) return !op->type.is_float() && !op->value.type().is_float() && eval(op->value, r);
+        return false;
+    }
+};
+
+// Calls to Funcs in an expression, by name.
+class CountCalls : public IRVisitor {
+public:
+    std::map<std::string, int64_t> calls;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Func) calls[op->name]++;
+    }
+};
+
+// Does a loop body need stepping through (not just multiplying)? 1: it
+// holds inner loops only; 2: guards or realizations.
+class NeedsIteration : public IRVisitor {
+public:
+    int result = 0;
+    void visit(const For *op) override {
+        result = std::max(result, 1);
+        IRVisitor::visit(op);
+    }
+    void visit(const IfThenElse *) override { result = 2; }
+    void visit(const Realize *) override { result = 2; }
+};
+
+bool same_counts(const LoopCounts &a, const LoopCounts &b) {
+    if (a.funcs.size() != b.funcs.size()) return false;
+    for (const auto &kv : a.funcs) {
+        auto it = b.funcs.find(kv.first);
+        if (it == b.funcs.end() || it->second.stores != kv.second.stores || it->second.loads != kv.second.loads)
+            return false;
+    }
+    return true;
+}
+
+class Walker {
+public:
+    explicit Walker(std::map<std::string, int64_t> v) : values(std::move(v)), ev(values) {}
+    std::map<std::string, int64_t> values;
+    Evaluator ev;
+    LoopCounts out;
+    std::map<const For *, int> needs_iteration;
+    std::map<const Provide *, std::map<std::string, int64_t>> calls_of;
+
+    void walk(const Stmt &s, int64_t mult) {
+        if (!s.defined()) return;
+        if (const auto *op = s.as<Block>()) {
+            walk(op->first, mult);
+            walk(op->rest, mult);
+        } else if (const auto *op = s.as<LetStmt>()) {
+            int64_t v;
+            bool known = ev.eval(op->value, v);
+            auto saved = values.find(op->name) != values.end() ? std::optional<int64_t>(values[op->name]) : std::nullopt;
+            if (known) values[op->name] = v;
+            else values.erase(op->name);
+            walk(op->body, mult);
+            if (saved) values[op->name] = *saved;
+            else values.erase(op->name);
+        } else if (const auto *op = s.as<For>()) {
+            int64_t mn, ex;
+            if (!ev.eval(op->min, mn) || !ev.eval(op->extent, ex)) {
+                out.exact = false;
+                return;
+            }
+            if (ex <= 0) return;
+            auto cached = needs_iteration.find(op);
+            if (cached == needs_iteration.end()) {
+                NeedsIteration ni;
+                ni.include(op->body);
+                cached = needs_iteration.emplace(op, ni.result).first;
+            }
+            if (!cached->second) {
+                walk(op->body, mult * ex);
+                return;
+            }
+            if (cached->second == 1 && ex > 2) {
+                // Only inner loops: if the first and last iterations count the
+                // same, every iteration does (inner extents are affine in the
+                // loop variable in practice).
+                LoopCounts saved = out, first, last;
+                out = LoopCounts();
+                values[op->name] = mn;
+                walk(op->body, 1);
+                first = out;
+                out = LoopCounts();
+                values[op->name] = mn + ex - 1;
+                walk(op->body, 1);
+                last = out;
+                out = saved;
+                if (same_counts(first, last) && first.exact) {
+                    values[op->name] = mn;
+                    walk(op->body, mult * ex);
+                    values.erase(op->name);
+                    return;
+                }
+            }
+            for (int64_t i = mn; i < mn + ex; i++) {
+                values[op->name] = i;
+                walk(op->body, mult);
+            }
+            values.erase(op->name);
+        } else if (const auto *op = s.as<IfThenElse>()) {
+            int64_t c;
+            if (!ev.eval(op->condition, c)) {
+                out.exact = false;
+                walk(op->then_case, mult);  // assume the guard holds
+                return;
+            }
+            walk(c ? op->then_case : op->else_case, mult);
+        } else if (const auto *op = s.as<Realize>()) {
+            FuncCounts &fc = out.funcs[op->name];
+            fc.realizations += mult;
+            std::vector<int64_t> ext;
+            int64_t points = 1;
+            for (size_t d = 0; d < op->bounds.size(); d++) {
+                int64_t e = 0;
+                const Expr &x = op->fold_factors[d].defined() ? op->fold_factors[d] : op->bounds[d].extent;
+                if (!ev.eval(x, e)) out.exact = false;
+                ext.push_back(e);
+                points *= e;
+            }
+            if (points >= fc.largest_points) {
+                fc.largest_points = points;
+                fc.largest = ext;
+            }
+            walk(op->body, mult);
+        } else if (const auto *op = s.as<Provide>()) {
+            out.funcs[op->name].stores += mult;
+            auto it = calls_of.find(op);
+            if (it == calls_of.end()) {
+                CountCalls cc;
+                cc.include(op->value);
+                for (const auto &a : op->args) cc.include(a);
+                it = calls_of.emplace(op, cc.calls).first;
+            }
+            for (const auto &kv : it->second) out.funcs[kv.first].loads += kv.second * mult;
+        } else if (const auto *op = s.as<ProducerConsumer>()) {
+            walk(op->body, mult);
+        }
+        // AssertStmt, Evaluate: nothing to count.
+    }
+};
+
+}  // namespace
+
+bool evaluate_int(const Expr &e, const std::map<std::string, int64_t> &values, int64_t &out) {
+    return Evaluator(values).eval(e, out);
+}
+
+LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values) {
+    Walker w(values);
+    w.walk(s, 1);
+    return w.out;
+}
+
+}  // namespace internal
+}  // namespace kiln

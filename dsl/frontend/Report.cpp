@@ -1,0 +1,224 @@
+// Pipeline::report(): the fusion report (see kiln/Report.h), from the loop
+// nests of the schedule and of its unfused baseline, counted with concrete
+// sizes by analysis/LoopCounts.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/LoopCounts.h"
+#include "kiln/Pipeline.h"
+#include "lower/InlineFunctions.h"
+#include "lower/Lower.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+std::string level_name(const FunctionContents &f, bool is_output) {
+    if (is_output) return "root (output)";
+    const LoopLevel &l = f.schedule.compute_level;
+    if (l.is_inlined()) return "innermost use (default)";
+    return l.to_string();
+}
+std::string store_name(const FunctionContents &f, bool is_output) {
+    if (is_output) return "output buffer";
+    if (f.schedule.compute_level.is_inlined()) return "innermost use (default)";
+    return f.schedule.store_level.to_string();
+}
+
+int64_t scalar_value(const ParameterContents &p) {
+    const Type &t = p.type;
+    uint64_t bits = p.scalar_bits;
+    if (t.is_float()) {
+        if (t.bits == 32) {
+            float f;
+            std::memcpy(&f, &bits, 4);
+            return (int64_t)f;
+        }
+        double d;
+        std::memcpy(&d, &bits, 8);
+        return (int64_t)d;
+    }
+    if (t.is_uint()) return t.bits >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits) - 1));
+    int sh = 64 - t.bits;
+    return (int64_t)(bits << sh) >> sh;
+}
+
+std::string megabytes(int64_t b) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.1f", (double)b / 1e6);
+    return s;
+}
+
+}  // namespace
+
+PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &sizes, const Target &t,
+                                int64_t cache_bytes) const {
+    user_assert(!outputs_.empty()) << "Pipeline::report: the pipeline has no outputs";
+    std::vector<std::shared_ptr<FunctionContents>> outs;
+    std::vector<std::string> out_names;
+    for (const auto &o : outputs_) {
+        user_assert(o.defined()) << "Pipeline::report: output " << o.name() << " is not defined";
+        outs.push_back(o.contents());
+        out_names.push_back(o.name());
+    }
+    PipelineReport r;
+    r.pipeline = out_names[0];
+    r.cache_bytes = cache_bytes;
+
+    // Concrete values of the buffers' fields and of the scalar parameters.
+    std::map<std::string, int64_t> values;
+    std::vector<int64_t> largest;
+    auto set_buffer = [&](const std::string &name, const std::vector<int> &ext) {
+        int64_t stride = 1;
+        for (size_t d = 0; d < ext.size(); d++) {
+            std::string dn = std::to_string(d);
+            values[name + ".min." + dn] = 0;
+            values[name + ".extent." + dn] = ext[d];
+            values[name + ".stride." + dn] = stride;
+            stride *= ext[d];
+        }
+        r.sizes[name] = ext;
+    };
+    for (const auto &o : outs) {
+        auto it = sizes.find(o->name);
+        user_assert(it != sizes.end() && it->second.size() == o->args.size())
+            << "Pipeline::report: give the size of output " << o->name << " (" << o->args.size()
+            << " dimensions), e.g. {{\"" << o->name << "\", {1024, 1024}}}";
+        set_buffer(o->name, it->second);
+        for (size_t d = 0; d < it->second.size(); d++) {
+            if (largest.size() <= d) largest.push_back(0);
+            largest[d] = std::max<int64_t>(largest[d], it->second[d]);
+        }
+    }
+    Environment env = find_environment(outs);
+    int64_t input_bytes = 0;
+    for (const auto &kv : find_parameters(env)) {
+        const ParameterContents &p = *kv.second;
+        if (!p.is_buffer) {
+            values[p.name] = scalar_value(p);
+            continue;
+        }
+        std::vector<int> ext;
+        auto it = sizes.find(p.name);
+        if (it != sizes.end()) ext = it->second;
+        for (int d = (int)ext.size(); d < p.dimensions; d++) ext.push_back(d < (int)largest.size() ? (int)largest[d] : 1);
+        set_buffer(p.name, ext);
+        int64_t n = 1;
+        for (int e : ext) n *= e;
+        input_bytes += n * p.type.bytes();
+    }
+
+    LoopCounts fused = count_loop_nest(lower_loop_nest(outs, t, false), values);
+    LoopCounts unfused = count_loop_nest(lower_loop_nest(outs, t, true), values);
+    r.exact = fused.exact && unfused.exact;
+
+    inline_functions(env, out_names);
+    Environment user = find_user_functions(outs);
+    int64_t output_bytes = 0;
+    for (const auto &name : realization_order(out_names, env)) {
+        const FunctionContents &f = *env.at(name);
+        bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
+        if (!is_out && is_inlined(f, false)) continue;
+        FuncReport fr;
+        fr.name = name;
+        fr.is_output = is_out;
+        fr.compute_level = level_name(*user.at(name), is_out);
+        fr.store_level = store_name(*user.at(name), is_out);
+        const FuncCounts &fc = fused.funcs[name], &uc = unfused.funcs[name];
+        fr.allocation = fc.largest;
+        fr.allocation_bytes = fc.largest_points * f.type.bytes();
+        fr.realizations = fc.realizations;
+        fr.points_computed = fc.stores;
+        fr.points_computed_unfused = uc.stores;
+        fr.recompute = uc.stores ? (double)fc.stores / (double)uc.stores : 0;
+        fr.reads = fc.loads;
+        if (is_out) {
+            int64_t n = 1;
+            for (int e : r.sizes[name]) n *= e;
+            output_bytes += n * f.type.bytes();
+        } else {
+            fr.in_memory = fr.allocation_bytes > cache_bytes;
+            fr.memory_bytes = fr.in_memory ? 2 * fc.stores * f.type.bytes() : 0;
+            bool unfused_in_memory = uc.largest_points * f.type.bytes() > cache_bytes;
+            fr.memory_bytes_unfused = unfused_in_memory ? 2 * uc.stores * f.type.bytes() : 0;
+        }
+        r.memory_bytes += fr.memory_bytes;
+        r.memory_bytes_unfused += fr.memory_bytes_unfused;
+        r.funcs.push_back(fr);
+    }
+    r.input_bytes = input_bytes;
+    r.output_bytes = output_bytes;
+    r.memory_bytes += input_bytes + output_bytes;
+    r.memory_bytes_unfused += input_bytes + output_bytes;
+    return r;
+}
+
+std::string PipelineReport::to_text() const {
+    std::ostringstream os;
+    os << "Fusion report for " << pipeline << " (sizes:";
+    for (const auto &kv : sizes) {
+        os << " " << kv.first << " ";
+        for (size_t i = 0; i < kv.second.size(); i++) os << (i ? "x" : "") << kv.second[i];
+    }
+    os << "; allocations over " << cache_bytes / 1024 << " KiB are counted as memory traffic)\n";
+    char line[512];
+    std::snprintf(line, sizeof(line), "%-14s %-22s %-22s %-18s %12s %14s %14s %9s %10s %10s\n", "func", "computed at",
+                  "stored at", "allocation", "realizations", "points", "unfused pts", "recompute", "memory MB",
+                  "unfused MB");
+    os << line;
+    for (const auto &f : funcs) {
+        std::string alloc;
+        for (size_t i = 0; i < f.allocation.size(); i++) alloc += (i ? "x" : "") + std::to_string(f.allocation[i]);
+        if (f.is_output) alloc = "(output)";
+        std::snprintf(line, sizeof(line), "%-14s %-22s %-22s %-18s %12lld %14lld %14lld %8.2fx %10s %10s\n",
+                      f.name.c_str(), f.compute_level.c_str(), f.store_level.c_str(), alloc.c_str(),
+                      (long long)f.realizations, (long long)f.points_computed, (long long)f.points_computed_unfused,
+                      f.recompute, f.is_output ? "-" : megabytes(f.memory_bytes).c_str(),
+                      f.is_output ? "-" : megabytes(f.memory_bytes_unfused).c_str());
+        os << line;
+    }
+    os << "inputs read: " << megabytes(input_bytes) << " MB, outputs written: " << megabytes(output_bytes) << " MB\n";
+    os << "memory traffic: " << megabytes(memory_bytes) << " MB (unfused: " << megabytes(memory_bytes_unfused)
+       << " MB), saved " << megabytes(bytes_saved()) << " MB\n";
+    if (!exact) os << "(approximate: some loop bounds depend on values not known before running)\n";
+    return os.str();
+}
+
+std::string PipelineReport::to_json() const {
+    nlohmann::json j;
+    j["pipeline"] = pipeline;
+    j["sizes"] = sizes;
+    j["cache_bytes"] = cache_bytes;
+    j["exact"] = exact;
+    j["input_bytes"] = input_bytes;
+    j["output_bytes"] = output_bytes;
+    j["memory_bytes"] = memory_bytes;
+    j["memory_bytes_unfused"] = memory_bytes_unfused;
+    j["bytes_saved"] = bytes_saved();
+    j["funcs"] = nlohmann::json::array();
+    for (const auto &f : funcs) {
+        j["funcs"].push_back({{"name", f.name},
+                              {"is_output", f.is_output},
+                              {"compute_level", f.compute_level},
+                              {"store_level", f.store_level},
+                              {"allocation", f.allocation},
+                              {"allocation_bytes", f.allocation_bytes},
+                              {"realizations", f.realizations},
+                              {"points_computed", f.points_computed},
+                              {"points_computed_unfused", f.points_computed_unfused},
+                              {"recompute", f.recompute},
+                              {"reads", f.reads},
+                              {"in_memory", f.in_memory},
+                              {"memory_bytes", f.memory_bytes},
+                              {"memory_bytes_unfused", f.memory_bytes_unfused}});
+    }
+    return j.dump(2);
+}
+
+}  // namespace kiln

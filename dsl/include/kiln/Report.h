@@ -1,0 +1,53 @@
+// The fusion report: what a schedule does to each Func — where it is
+// computed and stored, how big one realization is, how many points are
+// computed (and recomputed), and how many bytes go to and from memory —
+// beside the same pipeline with every computed Func moved to compute_root
+// (the unfused baseline).
+//
+// Counts come from walking the lowered loop nest with concrete sizes: the
+// output sizes you give, input sizes (default: as large as the largest
+// output), and the current values of scalar Params. Memory model (an
+// assumption, stated in every report): an allocation of at most
+// `cache_bytes` (default 1 MiB) stays in cache and moves no memory traffic;
+// a larger one is written to memory once per point stored and read back
+// once per point stored. Inputs are read once and outputs written once in
+// both the schedule and the baseline.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct FuncReport {
+    std::string name;
+    bool is_output = false;
+    std::string compute_level, store_level;  // "root", "blur_y.x", ...
+    std::vector<int64_t> allocation;         // extents of the largest realization (folded dims at their fold)
+    int64_t allocation_bytes = 0;
+    int64_t realizations = 0;                // how many times its storage is allocated
+    int64_t points_computed = 0;             // values stored, all definitions
+    int64_t points_computed_unfused = 0;     // the same in the baseline
+    double recompute = 0;                    // points_computed / points_computed_unfused
+    int64_t reads = 0;                       // values read by consumers (loads)
+    bool in_memory = false;                  // allocation larger than the cache
+    int64_t memory_bytes = 0;                // written + read back when in memory
+    int64_t memory_bytes_unfused = 0;
+};
+
+struct PipelineReport {
+    std::string pipeline;
+    std::map<std::string, std::vector<int>> sizes;  // the buffer sizes the report assumes
+    int64_t cache_bytes = 1 << 20;
+    std::vector<FuncReport> funcs;  // realization order (producers first)
+    int64_t input_bytes = 0, output_bytes = 0;
+    int64_t memory_bytes = 0, memory_bytes_unfused = 0;  // totals, inputs and outputs included
+    int64_t bytes_saved() const { return memory_bytes_unfused - memory_bytes; }
+    bool exact = true;  // false if some loop bound could not be evaluated
+
+    std::string to_text() const;
+    std::string to_json() const;
+};
+
+}  // namespace kiln

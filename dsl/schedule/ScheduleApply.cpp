@@ -1,0 +1,242 @@
+// ScheduleFile::apply(): calls the schedule method of each directive on the
+// pipeline's Func (or Stage, for `f.update(N):` stanzas), stanza by stanza in
+// file order — exactly what the same calls written in C++ would do.
+//
+//   blur_y: split(x, xo, xi, 8)      ->  funcs.at("blur_y").split(Var("xo") ...)   (through Stage(f, 0))
+//   hist.update(0): parallel(y)      ->  funcs.at("hist").update(0).parallel(Var("y"))
+//
+// Names resolve against the stage: a name that is a dimension of the
+// stage's RDom (`r.x`, or `r` for a 1-D RDom) or a loop split from one is an
+// RVar, any other name a Var. Before each call the loops it names are looked
+// up, so that a CompileError of the C++ API (which lists the stage's loops)
+// is re-thrown at the position of the unknown name with a "did you mean".
+// compute_at/store_at name loops of another Func, which later stanzas may
+// still create, so those names are checked after every directive is applied.
+#include <algorithm>
+
+#include "ScheduleSyntax.h"
+#include "ir/Error.h"
+#include "ir/Function.h"
+#include "kiln/ScheduleFile.h"
+
+namespace kiln {
+
+using namespace internal;
+using namespace internal::sched;
+
+namespace {
+
+std::string last_component(const std::string &n) {
+    size_t p = n.rfind('.');
+    return p == std::string::npos ? n : n.substr(p + 1);
+}
+
+// Loops of stage `stage` (0: pure definition), outermost first.
+std::vector<std::string> loops_of(const Func &f, int stage) {
+    std::vector<std::string> r;
+    const auto &dims = f.contents()->stage(stage).schedule.dims;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) r.push_back(it->user_name);
+    return r;
+}
+
+// Every loop of every stage of f, without repeats.
+std::vector<std::string> all_loops_of(const Func &f) {
+    std::vector<std::string> r;
+    for (int s = 0; s < f.contents()->num_stages(); s++)
+        for (const auto &l : loops_of(f, s))
+            if (std::find(r.begin(), r.end(), l) == r.end()) r.push_back(l);
+    return r;
+}
+
+// Was `name` a loop of the stage that a split or fuse has replaced?
+bool replaced_loop(const Func &f, int stage, const std::string &name) {
+    for (const auto &sp : f.contents()->stage(stage).schedule.splits) {
+        std::vector<std::string> gone = {sp.old_var};
+        if (sp.kind == Split::FuseVars) gone = {sp.inner, sp.outer};
+        for (const auto &g : gone)
+            if (g == name || last_component(g) == name) return true;
+    }
+    return false;
+}
+
+// compute_*, store_* and bound schedule the Func, not one of its stages.
+bool whole_func(const std::string &directive) {
+    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "bound"})
+        if (directive == n) return true;
+    return false;
+}
+
+TailStrategy tail_named(const std::string &n) {
+    if (n == "GuardWithIf") return TailStrategy::GuardWithIf;
+    if (n == "ShiftInwards") return TailStrategy::ShiftInwards;
+    if (n == "RoundUp") return TailStrategy::RoundUp;
+    return TailStrategy::Auto;
+}
+
+// Arguments of compute_at/store_at: checked once every directive has run.
+struct PendingLevel {
+    std::string directive;
+    Func func;
+    Arg var;
+};
+
+class Applier {
+public:
+    Applier(const std::string &file, const Pipeline &p, const Target &t) : file(file), target(t) {
+        for (const auto &kv : p.functions()) {
+            if (kv.second.contents()->is_image_wrapper) continue;  // always inlined, not the user's
+            funcs.emplace(kv.first, kv.second);
+            names.push_back(kv.first);
+        }
+    }
+
+    void stanza(const ScheduleStanza &s) {
+        Func f = find_func(s.func, s.line, s.col, "");
+        if (s.stage >= f.num_update_definitions()) {
+            int n = f.num_update_definitions();
+            error_at(file, s.line, s.col,
+                     "Func " + f.name() + " has " + std::to_string(n) + " update definition" + (n == 1 ? "" : "s") +
+                         ", so there is no " + f.name() + ".update(" + std::to_string(s.stage) + ")" +
+                         (n == 1   ? "; use update(0)"
+                          : n > 1  ? "; use update(0) to update(" + std::to_string(n - 1) + ")"
+                                   : ""));
+        }
+        for (const auto &d : s.directives) directive(f, s.stage + 1, d);
+    }
+
+    void check_pending_levels() const {
+        for (const auto &p : pending) {
+            std::vector<std::string> loops = all_loops_of(p.func);
+            if (std::find(loops.begin(), loops.end(), p.var.name) != loops.end()) continue;
+            std::string near = nearest(p.var.name, loops);
+            error_at(file, p.var.line, p.var.col,
+                     p.directive + "(" + p.func.name() + ", " + p.var.name + "): " + p.func.name() +
+                         " has no loop named " + p.var.name + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                         " Its loops: " + join(loops));
+        }
+    }
+
+private:
+    const std::string &file;
+    const Target &target;
+    std::map<std::string, Func> funcs;
+    std::vector<std::string> names;
+    std::vector<PendingLevel> pending;
+
+    const Func &find_func(const std::string &name, int line, int col, const std::string &context) {
+        auto it = funcs.find(name);
+        if (it != funcs.end()) return it->second;
+        std::string near = nearest(name, names);
+        error_at(file, line, col,
+                 context + "no Func named '" + name + "' in the pipeline" +
+                     (near.empty() ? "" : "; did you mean '" + near + "'?") + " Its Funcs: " + join(names));
+    }
+
+    // The Var or RVar that `a` names in stage `stage` of f.
+    static VarOrRVar loop(const Func &f, int stage, const Arg &a) {
+        const Definition &def = f.contents()->stage(stage);
+        std::string n = a.name;
+        bool rvar = false;
+        if (def.rdom) {
+            if (n == def.rdom->name && def.rdom->vars.size() == 1) n = def.rdom->vars[0].name;
+            for (const auto &v : def.rdom->vars) rvar |= v.name == n;
+        }
+        for (const auto &d : def.schedule.dims) rvar |= d.user_name == n && d.is_rvar;
+        return VarOrRVar(n, rvar);
+    }
+
+    // The first argument among `which` that is not a current loop of the
+    // stage, with a "did you mean" when it looks like a typo.
+    const Arg *unknown_loop(const Func &f, int stage, const std::vector<Arg> &a, std::vector<size_t> which,
+                            std::string *hint) const {
+        std::vector<std::string> loops = loops_of(f, stage);
+        for (size_t i : which) {
+            if (i >= a.size()) continue;
+            std::string n = loop(f, stage, a[i]).name();
+            if (std::find(loops.begin(), loops.end(), n) != loops.end()) continue;
+            std::string near = replaced_loop(f, stage, n) ? "" : nearest(n, loops);
+            if (!near.empty()) *hint = "; did you mean '" + near + "'?";
+            return &a[i];
+        }
+        return nullptr;
+    }
+
+    void directive(Func f, int stage, const ScheduleDirective &d) {
+        std::vector<Arg> a;
+        std::vector<Expr> num(d.args.size());
+        for (size_t i = 0; i < d.args.size(); i++) {
+            bool placed = i < d.arg_lines.size() && i < d.arg_cols.size();  // hand-built directives may lack them
+            int line = placed ? d.arg_lines[i] : d.line, col = placed ? d.arg_cols[i] : d.col;
+            a.push_back(parse_arg_text(d.args[i], file, line, col));
+            if (!a[i].is_name()) num[i] = Expr(evaluate(a[i], target, f.type(), file));
+        }
+        auto var = [&](size_t i) { return loop(f, stage, a[i]); };
+        auto tail = [&](size_t i) { return i < a.size() ? tail_named(a[i].name) : TailStrategy::Auto; };
+        const std::string &n = d.name;
+
+        std::vector<size_t> refs = {0};  // arguments that must be current loops
+        if (n == "fuse" || n == "tile") refs = {0, 1};
+        if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
+        std::string hint;
+        const Arg *bad = nullptr;
+        if (n == "bound") {
+            std::vector<std::string> dims;
+            for (const auto &v : f.args()) dims.push_back(v.name());
+            bool known = std::find(dims.begin(), dims.end(), a[0].name) != dims.end();
+            std::string near = known ? "" : nearest(a[0].name, dims);
+            if (!known) bad = &a[0];
+            if (!near.empty()) hint = "; did you mean '" + near + "'?";
+        } else if (!whole_func(n)) {
+            bad = unknown_loop(f, stage, a, refs, &hint);
+        }
+
+        // A compute_at/store_at site: a Func of the pipeline, and a loop of it.
+        const Func *site = nullptr;
+        bool site_rvar = false;
+        if ((n == "compute_at" || n == "store_at") && a.size() == 2) {
+            site = &find_func(a[0].name, a[0].line, a[0].col, n + ": ");
+            for (int s = 0; s < site->contents()->num_stages(); s++)
+                for (const auto &dim : site->contents()->stage(s).schedule.dims)
+                    site_rvar |= dim.user_name == a[1].name && dim.is_rvar;
+            pending.push_back({n, *site, a[1]});
+        }
+        auto site_var = [&] { return VarOrRVar(a[1].name, site_rvar); };
+
+        Stage st(f.contents(), stage);
+        try {
+            if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
+            else if (n == "fuse") st.fuse(var(0), var(1), var(2));
+            else if (n == "reorder") {
+                std::vector<VarOrRVar> v;
+                for (size_t i = 0; i < a.size(); i++) v.push_back(var(i));
+                st.reorder(v);
+            } else if (n == "tile" && a.size() >= 8)
+                st.tile(var(0), var(1), var(2), var(3), var(4), var(5), num[6], num[7], tail(8));
+            else if (n == "tile") st.tile(var(0), var(1), var(2), var(3), num[4], num[5], tail(6));
+            else if (n == "vectorize") a.size() == 1 ? st.vectorize(var(0)) : st.vectorize(var(0), num[1], tail(2));
+            else if (n == "unroll") a.size() == 1 ? st.unroll(var(0)) : st.unroll(var(0), num[1], tail(2));
+            else if (n == "parallel") a.size() == 1 ? st.parallel(var(0)) : st.parallel(var(0), num[1], tail(2));
+            else if (n == "serial") st.serial(var(0));
+            else if (n == "compute_root" || (n == "compute_at" && a.size() == 1)) f.compute_root();
+            else if (n == "compute_at") f.compute_at(*site, site_var());
+            else if (n == "compute_inline") f.compute_inline();
+            else if (n == "store_root" || (n == "store_at" && a.size() == 1)) f.store_root();
+            else if (n == "store_at") f.store_at(*site, site_var());
+            else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
+            else internal_error << "ScheduleFile::apply: directive " << n << " passed the parser but is not applied";
+        } catch (const CompileError &e) {
+            int line = bad ? bad->line : d.line, col = bad ? bad->col : d.col;
+            error_at(file, line, col, e.what() + hint);
+        }
+    }
+};
+
+}  // namespace
+
+void ScheduleFile::apply(const Pipeline &p, const Target &t) const {
+    Applier a(filename_, p, t);
+    for (const auto &s : stanzas_) a.stanza(s);
+    a.check_pending_levels();
+}
+
+}  // namespace kiln

@@ -1,0 +1,268 @@
+// The .sched parser: text -> ScheduleFile (stanzas of directives), checking
+// everything that does not need the pipeline: syntax, directive names,
+// argument counts, and whether each argument is of the kind its slot takes
+// (a name, an integer expression, a TailStrategy). Func and loop names are
+// checked by apply(), which knows the pipeline.
+//
+//   file      := stanza*
+//   stanza    := header directive*             (a header starts a line)
+//   header    := NAME ':' | NAME '.' 'update' '(' INT ')' ':'
+//   directive := IDENT '(' [arg (',' arg)*] ')'  (may continue on later lines)
+//
+//   "blur_y: split(x, xo, xi, 8)\n"  ->  {func "blur_y", stage -1, [split(x, xo, xi, 8) at 1:9]}
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "ScheduleSyntax.h"
+#include "kiln/Error.h"
+#include "kiln/ScheduleFile.h"
+
+namespace kiln {
+
+using namespace internal::sched;
+
+namespace {
+
+// A directive's accepted parameter lists, one per arity. A parameter is a
+// name, or ends in '#' (an integer), '!' (a TailStrategy) or '=' (that very
+// word, e.g. root).
+struct DirectiveInfo {
+    const char *name;
+    const char *usage;
+    bool whole_func;  // compute/store/bound: only in a Func's own stanza
+    std::vector<std::vector<std::string>> forms;
+    bool variadic = false;  // reorder: any number >= 2 of names
+};
+
+const std::vector<DirectiveInfo> &directives() {
+    static const std::vector<DirectiveInfo> table = {
+        {"split", "split(old, outer, inner, factor[, tail])", false,
+         {{"old", "outer", "inner", "factor#"}, {"old", "outer", "inner", "factor#", "tail!"}}},
+        {"fuse", "fuse(inner, outer, fused)", false, {{"inner", "outer", "fused"}}},
+        {"reorder", "reorder(innermost, ..., outermost)", false, {}, true},
+        {"tile",
+         "tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, tail]) or tile(x, y, xi, yi, xfactor, yfactor[, tail])",
+         false,
+         {{"x", "y", "xi", "yi", "xfactor#", "yfactor#"},
+          {"x", "y", "xi", "yi", "xfactor#", "yfactor#", "tail!"},
+          {"x", "y", "xo", "yo", "xi", "yi", "xfactor#", "yfactor#"},
+          {"x", "y", "xo", "yo", "xi", "yi", "xfactor#", "yfactor#", "tail!"}}},
+        {"vectorize", "vectorize(var[, factor[, tail]])", false,
+         {{"var"}, {"var", "factor#"}, {"var", "factor#", "tail!"}}},
+        {"unroll", "unroll(var[, factor[, tail]])", false, {{"var"}, {"var", "factor#"}, {"var", "factor#", "tail!"}}},
+        {"parallel", "parallel(var[, task_size[, tail]])", false,
+         {{"var"}, {"var", "task_size#"}, {"var", "task_size#", "tail!"}}},
+        {"serial", "serial(var)", false, {{"var"}}},
+        {"compute_root", "compute_root()", true, {{}}},
+        {"compute_at", "compute_at(func, var) or compute_at(root)", true, {{"root="}, {"func", "var"}}},
+        {"compute_inline", "compute_inline()", true, {{}}},
+        {"store_root", "store_root()", true, {{}}},
+        {"store_at", "store_at(func, var) or store_at(root)", true, {{"root="}, {"func", "var"}}},
+        {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
+    };
+    return table;
+}
+
+const DirectiveInfo *find_directive(const std::string &name) {
+    for (const auto &d : directives())
+        if (name == d.name) return &d;
+    return nullptr;
+}
+
+std::vector<std::string> directive_names() {
+    std::vector<std::string> r;
+    for (const auto &d : directives()) r.push_back(d.name);
+    return r;
+}
+
+const std::vector<std::string> kTails = {"Auto", "GuardWithIf", "ShiftInwards", "RoundUp"};
+
+std::string arity_text(const DirectiveInfo &d) {
+    if (d.variadic) return "2 or more arguments";
+    std::vector<std::string> n;
+    for (const auto &f : d.forms) n.push_back(std::to_string(f.size()));
+    if (n.size() == 1) return n[0] == "0" ? "no arguments" : n[0] == "1" ? "1 argument" : n[0] + " arguments";
+    std::string last = n.back();
+    n.pop_back();
+    return join(n) + " or " + last + " arguments";
+}
+
+class Parser {
+public:
+    Parser(const std::string &text, const std::string &file) : toks(lex(text, file)), file(file) {}
+
+    std::vector<ScheduleStanza> parse() {
+        std::vector<ScheduleStanza> stanzas;
+        while (peek().kind != Token::End) {
+            ScheduleStanza s = header();
+            auto same = std::find_if(stanzas.begin(), stanzas.end(), [&](const ScheduleStanza &o) {
+                return o.func == s.func && o.stage == s.stage;
+            });
+            ScheduleStanza &into = same == stanzas.end() ? (stanzas.push_back(s), stanzas.back()) : *same;
+            while (peek().kind != Token::End && !at_header()) into.directives.push_back(directive(s));
+        }
+        return stanzas;
+    }
+
+private:
+    std::vector<Token> toks;
+    size_t pos = 0;
+    const std::string &file;
+    std::vector<Arg> args;  // of the directive being parsed
+
+    const Token &peek(size_t ahead = 0) const { return toks[std::min(pos + ahead, toks.size() - 1)]; }
+    bool is(const Token &t, const char *punct) const { return t.kind == Token::Punct && t.text == punct; }
+    [[noreturn]] void fail(const Token &t, const std::string &m) const { error_at(file, t.line, t.col, m); }
+    [[noreturn]] void fail_found(const std::string &expected) const {
+        fail(peek(), "expected " + expected + ", found " + describe(peek()));
+    }
+    void expect(const char *punct, const std::string &where) {
+        if (!is(peek(), punct)) fail_found(std::string("'") + punct + "' " + where);
+        pos++;
+    }
+
+    // NAME ':' or NAME '.' ... — directives are always NAME '('.
+    bool at_header() const {
+        return peek().kind == Token::Ident && (is(peek(1), ":") || is(peek(1), "."));
+    }
+
+    ScheduleStanza header() {
+        const Token &t = peek();
+        if (t.kind != Token::Ident) fail_found("a stanza header 'FUNC:' or 'FUNC.update(N):'");
+        if (is(peek(1), "(") && find_directive(t.text))
+            fail(t, "directive " + t.text + " appears before any stanza header; start with 'FUNC:' to say which "
+                    "Func it schedules");
+        bool starts_line = t.first_on_line;
+        ScheduleStanza s;
+        s.func = t.text;
+        s.line = t.line;
+        s.col = t.col;
+        pos++;
+        while (is(peek(), ".")) {
+            pos++;
+            if (peek().kind != Token::Ident) fail_found("a name after '" + s.func + ".'");
+            std::string part = toks[pos++].text;
+            if (part == "update" && is(peek(), "(")) {
+                pos++;
+                const Token &n = peek();
+                if (n.kind != Token::Int || n.text.size() > 6)
+                    fail_found("the update index (an integer) after '" + s.func + ".update('");
+                s.stage = std::stoi(n.text);
+                pos++;
+                expect(")", "after '" + s.func + ".update(" + n.text + "'");
+                break;
+            }
+            s.func += "." + part;
+        }
+        std::string name = s.stage < 0 ? s.func : s.func + ".update(" + std::to_string(s.stage) + ")";
+        expect(":", "after the stanza name '" + name + "'");
+        if (!starts_line)
+            error_at(file, s.line, s.col, "a stanza header must start a line; put '" + name + ":' on a new line");
+        return s;
+    }
+
+    ScheduleDirective directive(const ScheduleStanza &s) {
+        const Token &t = peek();
+        if (t.kind != Token::Ident) fail_found("a directive such as vectorize(x), or a stanza header");
+        const DirectiveInfo *info = find_directive(t.text);
+        if (!info) {
+            std::string m = "unknown directive '" + t.text + "'";
+            std::string near = nearest(t.text, directive_names());
+            if (!near.empty()) m += "; did you mean '" + near + "'?";
+            m += " Directives: " + join(directive_names());
+            if (!is(peek(1), "(") && t.first_on_line) m += " (a stanza header needs a ':', as in '" + t.text + ":')";
+            fail(t, m);
+        }
+        ScheduleDirective d;
+        d.name = t.text;
+        d.line = t.line;
+        d.col = t.col;
+        pos++;
+        expect("(", "after " + d.name);
+        size_t max_args = 0;
+        for (const auto &f : info->forms) max_args = std::max(max_args, f.size());
+        if (is(peek(), ")")) {
+            pos++;
+        } else {
+            while (true) {
+                std::string what = "argument " + std::to_string(d.args.size() + 1) + " of " + d.name;
+                Arg a = parse_arg(toks, pos, file, what);
+                d.args.push_back(a.text);
+                d.arg_lines.push_back(a.line);
+                d.arg_cols.push_back(a.col);
+                args.push_back(std::move(a));
+                if (is(peek(), ",")) {
+                    pos++;
+                } else if (is(peek(), ")")) {
+                    pos++;
+                    break;
+                } else if (!info->variadic && d.args.size() >= max_args) {
+                    fail_found("')' after the arguments of " + d.name);
+                } else {
+                    fail_found("',' or ')' after " + what);
+                }
+            }
+        }
+        check(*info, d, s);
+        args.clear();
+        return d;
+    }
+
+    void check(const DirectiveInfo &info, const ScheduleDirective &d, const ScheduleStanza &s) const {
+        if (info.whole_func && s.stage >= 0)
+            error_at(file, d.line, d.col,
+                     d.name + " schedules the whole Func " + s.func + ", not one update stage; move it to the '" +
+                         s.func + ":' stanza");
+        const std::vector<std::string> *form = nullptr;
+        for (const auto &f : info.forms)
+            if (f.size() == d.args.size()) form = &f;
+        if (info.variadic ? d.args.size() < 2 : !form)
+            error_at(file, d.line, d.col,
+                     d.name + " takes " + arity_text(info) + ": " + info.usage + "; found " +
+                         std::to_string(d.args.size()));
+        for (size_t i = 0; i < args.size(); i++) {
+            std::string param = form ? (*form)[i] : "var";
+            char kind = std::string("#!=").find(param.back()) != std::string::npos ? param.back() : ' ';
+            if (kind != ' ') param.pop_back();
+            std::string slot = "argument " + std::to_string(i + 1) + " (" + param + ") of " + d.name;
+            const Arg &a = args[i];
+            std::string found = (a.is_name() ? "the name '" : "the integer '") + a.text + "'";
+            if (kind == '#' && a.is_name())
+                error_at(file, a.line, a.col,
+                         slot + " must be an integer (a number, natural_vector_size, or arithmetic on them), found " +
+                             found);
+            if (kind == ' ' && !a.is_name())
+                error_at(file, a.line, a.col, slot + " must be a name, found " + found);
+            if (kind == '!' && (!a.is_name() || std::find(kTails.begin(), kTails.end(), a.name) == kTails.end())) {
+                std::string near = a.is_name() ? nearest(a.name, kTails) : "";
+                error_at(file, a.line, a.col,
+                         slot + " must be a TailStrategy (" + join(kTails) + "), found " + found +
+                             (near.empty() ? "" : "; did you mean '" + near + "'?"));
+            }
+            if (kind == '=' && a.name != param)
+                error_at(file, a.line, a.col,
+                         d.name + " with one argument takes '" + param + "', found " + found + "; use " + info.usage);
+        }
+    }
+};
+
+}  // namespace
+
+ScheduleFile ScheduleFile::parse(const std::string &text, const std::string &filename) {
+    ScheduleFile f;
+    f.filename_ = filename;
+    f.stanzas_ = Parser(text, filename).parse();
+    return f;
+}
+
+ScheduleFile ScheduleFile::load(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw CompileError(path + ": cannot open the schedule file for reading");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw CompileError(path + ": error while reading the schedule file");
+    return parse(text.str(), path);
+}
+
+}  // namespace kiln

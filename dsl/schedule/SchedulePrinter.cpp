@@ -1,0 +1,42 @@
+// The canonical text of a ScheduleFile: one line per stanza, in file order,
+// directives separated by a space, arguments as the parser kept them.
+// Comments and line breaks inside stanzas are not kept.
+//
+//   # tiles
+//   blur_y: tile(x, y, xi, yi, 64, 8)
+//           vectorize(xi, natural_vector_size * 2)
+//   blur_x: compute_at(blur_y, x)
+//     ->
+//   blur_y: tile(x, y, xi, yi, 64, 8) vectorize(xi, natural_vector_size*2)
+//   blur_x: compute_at(blur_y, x)
+//
+// Printing then parsing gives a structurally equal file (operator==).
+#include "kiln/ScheduleFile.h"
+
+namespace kiln {
+
+bool operator==(const ScheduleDirective &a, const ScheduleDirective &b) {
+    return a.name == b.name && a.args == b.args;
+}
+
+bool operator==(const ScheduleStanza &a, const ScheduleStanza &b) {
+    return a.func == b.func && a.stage == b.stage && a.directives == b.directives;
+}
+
+std::string ScheduleFile::to_string() const {
+    std::string out;
+    for (const auto &s : stanzas_) {
+        out += s.func;
+        if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";
+        out += ":";
+        for (const auto &d : s.directives) {
+            out += " " + d.name + "(";
+            for (size_t i = 0; i < d.args.size(); i++) out += (i ? ", " : "") + d.args[i];
+            out += ")";
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace kiln

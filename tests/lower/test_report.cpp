@@ -1,0 +1,95 @@
+// The fusion report's counts on the 3x3 blur under four schedules, checked
+// against numbers worked out by hand for a 64x48 output.
+#include <catch2/catch.hpp>
+
+#include "kiln/kiln.h"
+
+using namespace kiln;
+
+namespace {
+
+// blur_x over rows [y-1, y+1] of a 64-wide image; blur_y the output.
+PipelineReport blur_report(int schedule, int64_t cache_bytes) {
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(input);
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    switch (schedule) {
+    case 0: blur_x.compute_root(); break;
+    case 1: blur_x.compute_at(blur_y, y); break;
+    case 2: blur_x.store_root().compute_at(blur_y, y); break;
+    default:
+        blur_y.tile(x, y, xi, yi, 32, 16);
+        blur_x.compute_at(blur_y, x);
+    }
+    return Pipeline(blur_y).report({{"blur_y", {64, 48}}}, Target::host(), cache_bytes);
+}
+
+const FuncReport &find(const PipelineReport &r, const std::string &name) {
+    for (const auto &f : r.funcs)
+        if (f.name == name) return f;
+    FAIL("no report for " << name);
+    return r.funcs[0];
+}
+
+}  // namespace
+
+TEST_CASE("report: compute_root is the baseline", "[lower][report]") {
+    PipelineReport r = blur_report(0, 1024);
+    const FuncReport &bx = find(r, "blur_x");
+    CHECK(bx.allocation == std::vector<int64_t>{64, 50});
+    CHECK(bx.realizations == 1);
+    CHECK(bx.points_computed == 64 * 50);
+    CHECK(bx.points_computed_unfused == 64 * 50);
+    CHECK(bx.recompute == Approx(1.0));
+    CHECK(bx.reads == 3 * 64 * 48);
+    CHECK(bx.in_memory);  // 12800 bytes > 1 KiB
+    CHECK(bx.memory_bytes == 2 * 64 * 50 * 4);
+    CHECK(r.bytes_saved() == 0);
+    CHECK(r.exact);
+}
+
+TEST_CASE("report: compute_at a row recomputes blur_x three times", "[lower][report]") {
+    PipelineReport r = blur_report(1, 1024);
+    const FuncReport &bx = find(r, "blur_x");
+    CHECK(bx.compute_level == "blur_y.y");
+    CHECK(bx.allocation == std::vector<int64_t>{64, 3});
+    CHECK(bx.realizations == 48);
+    CHECK(bx.points_computed == 48 * 64 * 3);
+    CHECK(bx.recompute == Approx(48.0 * 3 / 50));
+    CHECK_FALSE(bx.in_memory);  // 768 bytes stay in cache
+    CHECK(bx.memory_bytes == 0);
+    CHECK(r.bytes_saved() == 2 * 64 * 50 * 4);
+}
+
+TEST_CASE("report: sliding window computes each row once in a folded buffer", "[lower][report]") {
+    PipelineReport r = blur_report(2, 1024);
+    const FuncReport &bx = find(r, "blur_x");
+    CHECK(bx.store_level == "root");
+    CHECK(bx.allocation == std::vector<int64_t>{64, 4});  // folded to 4 rows
+    CHECK(bx.realizations == 1);
+    CHECK(bx.points_computed == 64 * 50);
+    CHECK(bx.recompute == Approx(1.0));
+    CHECK(bx.memory_bytes == 0);
+}
+
+TEST_CASE("report: tiles recompute their halo rows", "[lower][report]") {
+    PipelineReport r = blur_report(3, 1024);
+    const FuncReport &bx = find(r, "blur_x");
+    CHECK(bx.allocation == std::vector<int64_t>{32, 18});
+    CHECK(bx.realizations == 2 * 3);
+    CHECK(bx.points_computed == 6 * 32 * 18);
+    CHECK(bx.recompute == Approx(6.0 * 32 * 18 / (64 * 50)));
+    std::string text = r.to_text(), json = r.to_json();
+    CHECK(text.find("blur_x") != std::string::npos);
+    CHECK(json.find("\"points_computed\": 3456") != std::string::npos);
+}
+
+TEST_CASE("report: every output needs a size", "[lower][report]") {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    CHECK_THROWS_WITH(Pipeline(f).report({}), Catch::Contains("give the size of output f"));
+}
