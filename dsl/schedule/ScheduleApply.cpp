@@ -129,7 +129,7 @@ private:
         std::string near = nearest(name, names);
         error_at(file, line, col,
                  context + "no Func named '" + name + "' in the pipeline" +
-                     (near.empty() ? "" : "; did you mean '" + near + "'?") + " Its Funcs: " + join(names));
+                     (near.empty() ? "" : "; did you mean '" + near + "'?") + " (its Funcs: " + join(names) + ")");
     }
 
     // The Var or RVar that `a` names in stage `stage` of f.

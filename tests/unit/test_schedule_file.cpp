@@ -288,10 +288,10 @@ TEST_CASE("sched: apply() errors name the Func or loop and suggest the nearest",
     Blur b;
     Pipeline p = b.pipeline();
     CHECK(apply_error("blurx: compute_root()", p) ==
-          "t.sched:1:1: no Func named 'blurx' in the pipeline; did you mean 'blur_x'? Its Funcs: blur_x, blur_y");
+          "t.sched:1:1: no Func named 'blurx' in the pipeline; did you mean 'blur_x'? (its Funcs: blur_x, blur_y)");
     CHECK(apply_error("blur_x: compute_at(blury, x)", p) ==
-          "t.sched:1:20: compute_at: no Func named 'blury' in the pipeline; did you mean 'blur_y'? Its Funcs: "
-          "blur_x, blur_y");
+          "t.sched:1:20: compute_at: no Func named 'blury' in the pipeline; did you mean 'blur_y'? (its Funcs: "
+          "blur_x, blur_y)");
     CHECK(apply_error("blur_y.update(0): parallel(y)", p) ==
           "t.sched:1:1: Func blur_y has 0 update definitions, so there is no blur_y.update(0)");
 

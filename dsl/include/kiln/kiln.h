@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "Expr.h"
 #include "Func.h"
+#include "Generator.h"
 #include "IROperator.h"
 #include "Param.h"
 #include "Pipeline.h"

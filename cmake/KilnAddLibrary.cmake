@@ -1,0 +1,127 @@
+# kiln_add_library(): compile a generator with a schedule into a static
+# library at build time, as Halide's add_halide_library().
+#
+#   kiln_add_library(<name> GENERATOR <generator>
+#                    [SCHEDULE <file.sched>]      # default: every Func inlined
+#                    [TARGET <target>]            # default: host
+#                    [FUNCTION <function>]        # default: <name>
+#                    [PARAMS <param>=<value>...]  # GeneratorParams
+#                    [FROM <kiln-gen target>])    # default: Kiln::kiln-gen; or one of kiln_add_generator()
+#
+# runs kiln-gen into ${CMAKE_CURRENT_BINARY_DIR}/<name>.kiln/ whenever the
+# generator program or the schedule file changes, and builds <name> from the
+# emitted <function>.cpp and the Kiln runtime. Link it and include
+# "<function>.h":
+#
+#   target_link_libraries(my_app PRIVATE <name>)
+#
+# The kernel is compiled with the flags kiln-gen writes for the target
+# (<function>.flags: -O3 -fwrapv -fopenmp -ffp-contract=off ... -march=...).
+#
+#   kiln_add_generator(<name> SOURCES <generator.cpp>... [LINK_LIBRARIES <lib>...])
+#
+# builds a kiln-gen of your own with the generators in SOURCES linked in; use
+# it with kiln_add_library(... FROM <name>).
+include_guard(GLOBAL)
+
+# In Kiln's own build these are found next to this file; the installed
+# package config (KilnConfig.cmake) sets them before including it.
+if(NOT DEFINED KILN_RUNTIME_SOURCE_DIR)
+  set(KILN_RUNTIME_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/../runtime)
+endif()
+if(NOT DEFINED KILN_GEN_MAIN_SOURCE)
+  set(KILN_GEN_MAIN_SOURCE ${CMAKE_CURRENT_LIST_DIR}/../dsl/driver/kiln_gen_main.cpp)
+endif()
+set_property(GLOBAL PROPERTY KILN_RUNTIME_SOURCE_DIR ${KILN_RUNTIME_SOURCE_DIR})
+set_property(GLOBAL PROPERTY KILN_GEN_MAIN_SOURCE ${KILN_GEN_MAIN_SOURCE})
+
+# kiln_aot_runtime: the Kiln runtime (error handler, thread count), compiled
+# once and linked by every library kiln_add_library() makes.
+function(_kiln_add_runtime)
+  if(TARGET kiln_aot_runtime)
+    return()
+  endif()
+  get_property(dir GLOBAL PROPERTY KILN_RUNTIME_SOURCE_DIR)
+  add_library(kiln_aot_runtime STATIC ${dir}/kiln_runtime.cpp)
+  target_include_directories(kiln_aot_runtime PUBLIC ${dir})
+  target_link_libraries(kiln_aot_runtime PUBLIC OpenMP::OpenMP_CXX)
+  set_target_properties(kiln_aot_runtime PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+endfunction()
+
+function(kiln_add_library name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;SCHEDULE;TARGET;FUNCTION;FROM" "PARAMS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kiln_add_library(${name}): unexpected arguments \"${ARG_UNPARSED_ARGUMENTS}\"; "
+                        "the arguments are GENERATOR, SCHEDULE, TARGET, FUNCTION, PARAMS and FROM")
+  endif()
+  if(NOT ARG_GENERATOR)
+    message(FATAL_ERROR "kiln_add_library(${name}): GENERATOR <name> is required (kiln-gen --list shows them)")
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET host)
+  endif()
+  if(NOT ARG_FUNCTION)
+    set(ARG_FUNCTION ${name})
+  endif()
+  if(NOT ARG_FROM)
+    set(ARG_FROM Kiln::kiln-gen)
+  endif()
+  if(NOT TARGET ${ARG_FROM})
+    message(FATAL_ERROR "kiln_add_library(${name}): there is no program ${ARG_FROM}; call find_package(Kiln) "
+                        "first, or name a kiln_add_generator() target with FROM")
+  endif()
+
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.kiln)
+  set(base ${dir}/${ARG_FUNCTION})
+  set(command $<TARGET_FILE:${ARG_FROM}> -g ${ARG_GENERATOR} -t ${ARG_TARGET} -o ${dir} -f ${ARG_FUNCTION}
+              -e h,cpp,stmt,schedule,flags)
+  set(depends)
+  if(ARG_SCHEDULE)
+    get_filename_component(schedule ${ARG_SCHEDULE} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    if(NOT EXISTS ${schedule})
+      message(FATAL_ERROR "kiln_add_library(${name}): the schedule file ${schedule} does not exist")
+    endif()
+    list(APPEND command -s ${schedule})
+    list(APPEND depends ${schedule})
+  endif()
+  list(APPEND command ${ARG_PARAMS})
+
+  # Rerun when the generator program changes: depend on the target that
+  # builds it, or on its file when it is imported from an installed Kiln.
+  get_target_property(aliased ${ARG_FROM} ALIASED_TARGET)
+  get_target_property(imported ${ARG_FROM} IMPORTED)
+  if(aliased)
+    list(APPEND depends ${aliased})
+  elseif(imported)
+    list(APPEND depends $<TARGET_FILE:${ARG_FROM}>)
+  else()
+    list(APPEND depends ${ARG_FROM})
+  endif()
+
+  add_custom_command(
+    OUTPUT ${base}.h ${base}.cpp ${base}.stmt ${base}.sched ${base}.flags
+    COMMAND ${command}
+    DEPENDS ${depends}
+    COMMENT "kiln-gen: ${ARG_GENERATOR} ${ARG_PARAMS} with ${ARG_SCHEDULE} for ${ARG_TARGET} -> ${ARG_FUNCTION}"
+    VERBATIM)
+
+  _kiln_add_runtime()
+  add_library(${name} STATIC ${base}.cpp ${base}.h)
+  target_include_directories(${name} PUBLIC ${dir} ${KILN_HALIDE_INCLUDE_DIR})
+  # The kernel's flags come from kiln-gen, as a response file.
+  target_compile_options(${name} PRIVATE "@${base}.flags")
+  set_source_files_properties(${base}.cpp PROPERTIES OBJECT_DEPENDS ${base}.flags)
+  set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  target_link_libraries(${name} PUBLIC kiln_aot_runtime)
+endfunction()
+
+function(kiln_add_generator name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LINK_LIBRARIES")
+  if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "kiln_add_generator(${name} SOURCES <generator.cpp>... [LINK_LIBRARIES <lib>...])")
+  endif()
+  find_package(CLI11 REQUIRED)
+  get_property(main GLOBAL PROPERTY KILN_GEN_MAIN_SOURCE)
+  add_executable(${name} ${main} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE Kiln::kiln CLI11::CLI11 ${ARG_LINK_LIBRARIES})
+endfunction()

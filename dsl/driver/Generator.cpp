@@ -1,0 +1,274 @@
+// Generators: member registration, GeneratorParams from text, the Pipeline
+// and signature of a generator, and the registry.
+#include "kiln/Generator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+
+#include "ir/Error.h"
+
+namespace kiln {
+
+namespace {
+
+// Generators that exist, so that a member being constructed can find the
+// object it belongs to (Halide's ObjectInstanceRegistry does the same).
+std::mutex live_mutex;
+std::vector<GeneratorBase *> &live_generators() {
+    static std::vector<GeneratorBase *> v;
+    return v;
+}
+
+std::map<std::string, GeneratorRegistry::Factory> &registry() {
+    static std::map<std::string, GeneratorRegistry::Factory> r;
+    return r;
+}
+
+bool is_identifier(const std::string &s) {
+    if (s.empty() || std::isdigit((unsigned char)s[0])) return false;
+    for (char c : s)
+        if (!std::isalnum((unsigned char)c) && c != '_') return false;
+    return true;
+}
+
+std::string join(const std::vector<std::string> &v) {
+    std::string s;
+    for (const std::string &x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+// The element types a buffer or GeneratorParam<Type> may have.
+const std::vector<Type> &generator_types() {
+    static const std::vector<Type> types = {Bool(),   Int(8),   Int(16),  Int(32),   Int(64),  UInt(8),
+                                            UInt(16), UInt(32), UInt(64), Float(32), Float(64)};
+    return types;
+}
+
+}  // namespace
+
+// ---- Members ----
+
+GeneratorBase::GeneratorBase(size_t object_size) : object_size_(object_size) {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    live_generators().push_back(this);
+}
+
+GeneratorBase::~GeneratorBase() {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    auto &v = live_generators();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+}
+
+GeneratorBase &GeneratorBase::owner_of(const void *member, const std::string &what) {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    const char *p = (const char *)member;
+    for (GeneratorBase *g : live_generators()) {
+        const char *begin = (const char *)g;
+        if (p >= begin && p < begin + g->object_size_) return *g;
+    }
+    user_error << what << " is not a data member of a generator; declare Inputs, Outputs and GeneratorParams "
+               << "as members of a class derived from Generator<T>";
+    return *live_generators().front();  // not reached
+}
+
+void GeneratorBase::check_new_name(const std::string &what, const std::string &name) const {
+    user_assert(is_identifier(name)) << what << ": \"" << name
+                                     << "\" is not a valid name; use letters, digits and '_', not starting with a digit";
+    auto taken = [&](const auto &members) {
+        for (const auto *m : members)
+            if (m->name() == name) return true;
+        return false;
+    };
+    user_assert(!taken(params_) && !taken(inputs_) && !taken(outputs_))
+        << what << ": the name is already used by another GeneratorParam, Input or Output of this generator";
+}
+
+namespace internal {
+
+void register_generator_member(GeneratorParamBase *param) {
+    std::string what = "GeneratorParam '" + param->name() + "'";
+    GeneratorBase &g = GeneratorBase::owner_of(param, what);
+    g.check_new_name(what, param->name());
+    g.params_.push_back(param);
+}
+
+void register_generator_member(GeneratorInputBase *input) {
+    std::string what = "Input '" + input->name() + "'";
+    GeneratorBase &g = GeneratorBase::owner_of(input, what);
+    g.check_new_name(what, input->name());
+    g.inputs_.push_back(input);
+}
+
+void register_generator_member(GeneratorOutputBase *output) {
+    std::string what = "Output '" + output->name() + "'";
+    GeneratorBase &g = GeneratorBase::owner_of(output, what);
+    g.check_new_name(what, output->name());
+    g.outputs_.push_back(output);
+}
+
+}  // namespace internal
+
+GeneratorParamBase::GeneratorParamBase(const std::string &name) : name_(name) {
+    internal::register_generator_member(this);
+}
+
+GeneratorInputBase::GeneratorInputBase(const std::string &name) : GeneratorIOBase(name) {
+    internal::register_generator_member(this);
+}
+
+GeneratorOutputBase::GeneratorOutputBase(const std::string &name) : GeneratorIOBase(name) {
+    internal::register_generator_member(this);
+}
+
+// ---- GeneratorParam values ----
+
+namespace internal {
+
+bool parse_generator_value(const std::string &s, int64_t &v) {
+    char *end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || errno != 0) return false;
+    v = x;
+    return true;
+}
+
+bool parse_generator_value(const std::string &s, double &v) {
+    char *end = nullptr;
+    double x = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0') return false;
+    v = x;
+    return true;
+}
+
+bool parse_generator_value(const std::string &s, bool &v) {
+    if (s != "true" && s != "1" && s != "false" && s != "0") return false;
+    v = s == "true" || s == "1";
+    return true;
+}
+
+bool parse_generator_value(const std::string &s, Type &v) {
+    for (const Type &t : generator_types()) {
+        if (t.to_string() != s) continue;
+        v = t;
+        return true;
+    }
+    return false;
+}
+
+std::string generator_type_names() {
+    std::vector<std::string> names;
+    for (const Type &t : generator_types()) names.push_back(t.to_string());
+    return join(names);
+}
+
+std::string describe_buffer(Type t, int dims, const GeneratorParam<Type> *type_param) {
+    std::string s = t.to_string() + " buffer, " + std::to_string(dims) + "-D";
+    if (type_param) s += " (type from GeneratorParam '" + type_param->name() + "')";
+    return s;
+}
+
+}  // namespace internal
+
+// ---- The generator ----
+
+std::string GeneratorBase::display_name() const { return name_.empty() ? "generator" : "generator " + name_; }
+
+void GeneratorBase::set_generator_param(const std::string &name, const std::string &value) {
+    user_assert(!built_) << display_name() << ": GeneratorParam '" << name
+                         << "' is set after generate() ran; set GeneratorParams before build_pipeline()";
+    for (GeneratorParamBase *p : params_) {
+        if (p->name() != name) continue;
+        std::string expected = p->set_from_string(value);
+        user_assert(expected.empty()) << display_name() << ": GeneratorParam '" << name << "' cannot be \"" << value
+                                      << "\"; it is " << expected;
+        return;
+    }
+    std::vector<std::string> names;
+    for (const GeneratorParamBase *p : params_) names.push_back(p->name() + " (" + p->kind() + ")");
+    user_error << display_name() << " has no GeneratorParam '" << name << "'; "
+               << (names.empty() ? std::string("it has none") : "its GeneratorParams are: " + join(names));
+}
+
+void GeneratorBase::set_generator_params(const std::vector<std::string> &assignments) {
+    for (const std::string &a : assignments) {
+        size_t eq = a.find('=');
+        user_assert(eq != std::string::npos && eq > 0)
+            << display_name() << ": \"" << a << "\" is not a GeneratorParam setting; write name=value";
+        set_generator_param(a.substr(0, eq), a.substr(eq + 1));
+    }
+}
+
+Pipeline GeneratorBase::build_pipeline() {
+    if (built_) return pipeline_;
+    user_assert(!outputs_.empty()) << display_name() << " declares no Output; add e.g. Output<Buffer<float, 2>> "
+                                   << "output{\"output\"} and define it in generate()";
+    call_generate();
+    std::vector<Func> funcs;
+    for (const GeneratorOutputBase *out : outputs_) {
+        const Func &f = out->func();
+        std::string what = display_name() + ": Output '" + out->name() + "'";
+        user_assert(f.defined()) << what << " is not defined by generate(); define it there, e.g. " << out->name()
+                                 << "(x, y) = ...";
+        Argument a = out->argument();
+        user_assert(f.dimensions() == a.dimensions)
+            << what << " is declared with " << a.dimensions << " dimension(s) but generate() defines it over "
+            << f.dimensions();
+        user_assert(f.type() == a.type) << what << " is declared " << a.type.to_string()
+                                        << " but generate() defines it as " << f.type().to_string()
+                                        << "; cast the value, e.g. " << out->name() << "(...) = cast("
+                                        << a.type.to_string() << ", ...)";
+        funcs.push_back(f);
+    }
+    built_ = true;
+    pipeline_ = Pipeline(funcs);
+    return pipeline_;
+}
+
+std::vector<Argument> GeneratorBase::arguments() const {
+    std::vector<Argument> args;
+    for (const GeneratorIOBase *io : inputs_) args.push_back(io->argument());
+    for (const GeneratorIOBase *io : outputs_) args.push_back(io->argument());
+    return args;
+}
+
+std::string GeneratorBase::describe() const {
+    std::ostringstream s;
+    s << (name_.empty() ? "(unregistered generator)" : name_) << "\n";
+    for (const GeneratorParamBase *p : params_)
+        s << "  param   " << p->name() << " = " << p->value_string() << "  (" << p->kind() << ")\n";
+    for (const GeneratorIOBase *io : inputs_) s << "  input   " << io->name() << ": " << io->describe() << "\n";
+    for (const GeneratorIOBase *io : outputs_) s << "  output  " << io->name() << ": " << io->describe() << "\n";
+    return s.str();
+}
+
+// ---- The registry ----
+
+void GeneratorRegistry::register_factory(const std::string &name, Factory factory) {
+    user_assert(is_identifier(name)) << "Generator name \"" << name
+                                     << "\" is not valid; use letters, digits and '_', not starting with a digit";
+    user_assert(registry().emplace(name, std::move(factory)).second)
+        << "Two generators are registered as \"" << name << "\"; KILN_REGISTER_GENERATOR names must be unique";
+}
+
+std::unique_ptr<GeneratorBase> GeneratorRegistry::create(const std::string &name) {
+    auto it = registry().find(name);
+    user_assert(it != registry().end())
+        << "Unknown generator \"" << name << "\"; "
+        << (registry().empty() ? std::string("no generator is linked into this program")
+                               : "the generators linked into this program are: " + join(list()));
+    std::unique_ptr<GeneratorBase> g = it->second();
+    g->name_ = name;
+    return g;
+}
+
+std::vector<std::string> GeneratorRegistry::list() {
+    std::vector<std::string> names;
+    for (const auto &kv : registry()) names.push_back(kv.first);
+    return names;  // a std::map is sorted
+}
+
+}  // namespace kiln

@@ -1,0 +1,246 @@
+// The Generator API: the registry, GeneratorParams set from text, the
+// signature in declaration order, the checks on generate(), and the
+// explicit-signature compilation kiln-gen relies on. The generators of
+// generators/ are linked into this test (kiln_generators).
+#include <kiln/Generator.h>
+#include <kiln/kiln.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+
+using namespace kiln;
+using Catch::Contains;
+
+namespace {
+
+// A CompileError whose message satisfies `m`.
+template<typename M>
+void require_compile_error(const std::function<void()> &f, const M &m) {
+    try {
+        f();
+        FAIL("no CompileError was thrown");
+    } catch (const CompileError &e) {
+        CHECK_THAT(std::string(e.what()), m);
+    }
+}
+
+std::vector<std::string> names(const std::vector<Argument> &args) {
+    std::vector<std::string> r;
+    for (const Argument &a : args) r.push_back(a.name);
+    return r;
+}
+
+// A generator of this test: every kind of GeneratorParam and an output
+// whose definition can be made wrong on purpose.
+class Probe : public Generator<Probe> {
+public:
+    enum class Mode { Good, WrongType, WrongDims, Undefined };
+    GeneratorParam<Mode> mode{"mode", Mode::Good,
+                              {{"good", Mode::Good},
+                               {"wrong_type", Mode::WrongType},
+                               {"wrong_dims", Mode::WrongDims},
+                               {"undefined", Mode::Undefined}}};
+    GeneratorParam<int> radius{"radius", 1, 0, 4};
+    GeneratorParam<float> gain{"gain", 1.5f};
+    GeneratorParam<bool> flip{"flip", false};
+    GeneratorParam<uint8_t> level{"level", 3};
+    Input<float> offset{"offset", 0.0f};
+    Input<Buffer<int16_t, 2>> input{"input"};
+    Input<Buffer<float, 1>> unused{"unused"};
+    Output<Buffer<float, 2>> output{"output"};
+
+    void generate() {
+        Var x("x"), y("y");
+        Expr v = cast<float>(input(x, y)) * gain.value() + offset;
+        switch (mode.value()) {
+        case Mode::Good: output(x, y) = flip.value() ? -v : v; break;
+        case Mode::WrongType: output(x, y) = cast<int>(v); break;
+        case Mode::WrongDims: output(x) = cast<float>(x); break;
+        case Mode::Undefined: break;
+        }
+    }
+};
+
+}  // namespace
+
+KILN_REGISTER_GENERATOR(Probe, probe)
+
+TEST_CASE("generator api: the registry lists and creates generators", "[generator]") {
+    std::vector<std::string> list = GeneratorRegistry::list();
+    for (const char *g : {"blur3x3", "elementwise_chain", "harris", "probe", "unsharp"})
+        CHECK(std::find(list.begin(), list.end(), g) != list.end());
+    CHECK(std::is_sorted(list.begin(), list.end()));
+    auto g = GeneratorRegistry::create("blur3x3");
+    CHECK(g->name() == "blur3x3");
+    require_compile_error([] { GeneratorRegistry::create("blur5x5"); },
+                          Contains("Unknown generator \"blur5x5\"; the generators linked into this program are: "
+                                   "blur3x3, elementwise_chain, harris, probe, unsharp"));
+    require_compile_error([] { GeneratorRegistry::register_factory("blur3x3", nullptr); },
+                          Contains("Two generators are registered as \"blur3x3\""));
+}
+
+TEST_CASE("generator api: the signature is the inputs in declaration order, then the outputs", "[generator]") {
+    auto chain = GeneratorRegistry::create("elementwise_chain");
+    CHECK(names(chain->arguments()) == std::vector<std::string>{"input", "a", "b", "output"});
+    auto probe = GeneratorRegistry::create("probe");
+    std::vector<Argument> args = probe->arguments();
+    REQUIRE(names(args) == std::vector<std::string>{"offset", "input", "unused", "output"});
+    CHECK(!args[0].is_buffer);
+    CHECK(args[0].type == Float(32));
+    CHECK(args[1].is_buffer);
+    CHECK(args[1].type == Int(16));
+    CHECK(args[1].dimensions == 2);
+    CHECK(args[2].dimensions == 1);
+    // Inferred arguments are sorted by name and leave out what is not read.
+    Pipeline p = probe->build_pipeline();
+    CHECK(names(p.infer_arguments()) == std::vector<std::string>{"input", "offset", "output"});
+    std::string src = p.compile_to_cpp_source("probe_fn", args, Target("host"));
+    CHECK_THAT(src, Contains("extern \"C\" int probe_fn(float offset, halide_buffer_t *input_buffer, "
+                             "halide_buffer_t *unused_buffer, halide_buffer_t *output_buffer)"));
+}
+
+TEST_CASE("generator api: GeneratorParams from text", "[generator]") {
+    auto g = GeneratorRegistry::create("probe");
+    g->set_generator_params({"radius=4", "gain=0.25", "flip=true", "level=200", "mode=good"});
+    std::map<std::string, std::string> values;
+    for (const GeneratorParamBase *p : g->params()) values[p->name()] = p->value_string();
+    CHECK(values == std::map<std::string, std::string>{
+                        {"mode", "good"}, {"radius", "4"}, {"gain", "0.25"}, {"flip", "true"}, {"level", "200"}});
+    CHECK_THAT(g->describe(), Contains("param   radius = 4  (an integer in [0, 4])") &&
+                                  Contains("param   mode = good  (one of good, undefined, wrong_dims, wrong_type)") &&
+                                  Contains("input   unused: float32 buffer, 1-D") &&
+                                  Contains("input   offset: float32 scalar, default 0"));
+
+    require_compile_error([&] { g->set_generator_param("radius", "5"); },
+                          Contains("generator probe: GeneratorParam 'radius' cannot be \"5\"; it is an integer in [0, 4]"));
+    require_compile_error([&] { g->set_generator_param("radius", "2x"); }, Contains("it is an integer in [0, 4]"));
+    require_compile_error([&] { g->set_generator_param("level", "256"); },
+                          Contains("cannot be \"256\"; it is an integer of type uint8"));
+    require_compile_error([&] { g->set_generator_param("flip", "yes"); }, Contains("it is true or false"));
+    require_compile_error([&] { g->set_generator_param("gain", ""); }, Contains("it is a number"));
+    require_compile_error([&] { g->set_generator_param("mode", "bad"); },
+                          Contains("it is one of good, undefined, wrong_dims, wrong_type"));
+    require_compile_error([&] { g->set_generator_param("radiu", "1"); },
+                          Contains("generator probe has no GeneratorParam 'radiu'; its GeneratorParams are: mode (") &&
+                              Contains("radius (an integer in [0, 4])"));
+    require_compile_error([&] { g->set_generator_params({"radius"}); },
+                          Contains("\"radius\" is not a GeneratorParam setting; write name=value"));
+
+    auto unsharp = GeneratorRegistry::create("unsharp");
+    require_compile_error([&] { unsharp->set_generator_param("type", "float16"); },
+                          Contains("it is a type: one of bool, int8, int16, int32, int64, uint8"));
+    unsharp->set_generator_param("type", "uint16");
+    CHECK(unsharp->arguments()[0].type == UInt(16));
+    CHECK(unsharp->arguments()[2].type == UInt(16));
+    unsharp->build_pipeline();
+    require_compile_error([&] { unsharp->set_generator_param("type", "uint8"); },
+                          Contains("GeneratorParam 'type' is set after generate() ran"));
+}
+
+TEST_CASE("generator api: outputs must be defined as declared", "[generator]") {
+    for (const auto &[mode, message] : std::vector<std::pair<std::string, std::string>>{
+             {"wrong_type", "generator probe: Output 'output' is declared float32 but generate() defines it as int32; "
+                            "cast the value"},
+             {"wrong_dims", "generator probe: Output 'output' is declared with 2 dimension(s) but generate() defines "
+                            "it over 1"},
+             {"undefined", "generator probe: Output 'output' is not defined by generate(); define it there"}}) {
+        auto g = GeneratorRegistry::create("probe");
+        g->set_generator_param("mode", mode);
+        require_compile_error([&] { g->build_pipeline(); }, Contains(message));
+    }
+    auto g = GeneratorRegistry::create("probe");
+    Pipeline p1 = g->build_pipeline(), p2 = g->build_pipeline();  // generate() runs once
+    CHECK(p1.outputs()[0].contents() == p2.outputs()[0].contents());
+}
+
+TEST_CASE("generator api: several outputs, and a generator made without the registry", "[generator]") {
+    struct SumDiff : Generator<SumDiff> {
+        Input<Buffer<float, 1>> a{"a"};
+        Input<Buffer<float, 1>> b{"b"};
+        Output<Buffer<float, 1>> sum{"sum"};
+        Output<Buffer<float>> diff{"diff", 1};
+        void generate() {
+            Var x("x");
+            sum(x) = a(x) + b(x);
+            diff(x) = a(x) - b(x);
+        }
+    };
+    SumDiff g;
+    CHECK(g.name().empty());
+    CHECK(names(g.arguments()) == std::vector<std::string>{"a", "b", "sum", "diff"});
+    Pipeline p = g.build_pipeline();
+    REQUIRE(p.outputs().size() == 2);
+    CHECK_THAT(p.compile_to_cpp_source("sum_diff", g.arguments(), Target("host")),
+               Contains("extern \"C\" int sum_diff(halide_buffer_t *a_buffer, halide_buffer_t *b_buffer, "
+                        "halide_buffer_t *sum_buffer, halide_buffer_t *diff_buffer)"));
+    CHECK_THAT(g.describe(), Contains("(unregistered generator)") && Contains("output  diff: float32 buffer, 1-D"));
+}
+
+TEST_CASE("generator api: members outside a generator, and clashing names", "[generator]") {
+    require_compile_error([] { GeneratorParam<int> loose("loose", 1); },
+                          Contains("GeneratorParam 'loose' is not a data member of a generator"));
+    require_compile_error([] { Input<float> loose("loose"); }, Contains("Input 'loose' is not a data member"));
+    struct Clash : Generator<Clash> {
+        Input<float> x{"x"};
+        Output<Buffer<float, 1>> out{"x"};
+        void generate() {}
+    };
+    require_compile_error([] { Clash c; }, Contains("Output 'x': the name is already used by another"));
+    struct BadName : Generator<BadName> {
+        Input<float> x{"1x"};
+        void generate() {}
+    };
+    require_compile_error([] { BadName b; }, Contains("Input '1x': \"1x\" is not a valid name"));
+}
+
+TEST_CASE("generator api: an explicit signature must fit the pipeline", "[generator]") {
+    auto g = GeneratorRegistry::create("probe");
+    Pipeline p = g->build_pipeline();
+    std::vector<Argument> args = g->arguments();
+    Target t("host");
+    std::vector<Argument> no_input = {args[0], args[2], args[3]};
+    require_compile_error([&] { p.compile_to_cpp_source("f", no_input, t); },
+                          Contains("The pipeline reads ImageParam 'input', which is not in the signature"));
+    std::vector<Argument> outputs_first = {args[3], args[0], args[1]};
+    require_compile_error([&] { p.compile_to_cpp_source("f", outputs_first, t); },
+                          Contains("The signature must end with the pipeline's outputs in order; argument 2 is 'input'"));
+    std::vector<Argument> retyped = args;
+    retyped[1].type = Float(32);
+    require_compile_error([&] { p.compile_to_cpp_source("f", retyped, t); },
+                          Contains("The signature declares 'input' as a float32 buffer of 2 dimension(s) but the "
+                                   "pipeline reads it as a int16 buffer of 2 dimension(s)"));
+    std::vector<Argument> twice = {args[0], args[0], args[1], args[3]};
+    require_compile_error([&] { p.compile_to_cpp_source("f", twice, t); }, Contains("lists 'offset' twice"));
+}
+
+TEST_CASE("generator api: compile_generator applies the schedule and writes each kind", "[generator]") {
+    auto g = GeneratorRegistry::create("blur3x3");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_blur";
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/blur3x3/host_tiled.sched";
+    o.emit = {"h", "stmt", "schedule", "flags"};
+    compile_generator(*g, o);
+    auto read = [](const std::string &path) {
+        std::ifstream f(path);
+        REQUIRE(f.good());
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    CHECK_THAT(read("generator_api_out/api_blur.h"),
+               Contains("int api_blur(struct halide_buffer_t *input, struct halide_buffer_t *output);") &&
+                   Contains("#include <HalideRuntime.h>") && Contains("kiln_error_input_too_small = -6"));
+    CHECK_THAT(read("generator_api_out/api_blur.stmt"), Contains("parallel for (output.s0.y.y"));
+    CHECK_THAT(read("generator_api_out/api_blur.sched"),
+               Contains("output: tile(x, y, xi, yi, 256, 32) vectorize(xi, 8) parallel(y)"));
+    CHECK(read("generator_api_out/api_blur.flags") == kernel_compiler_flags(Target::host()) + "\n");
+
+    o.emit = {"h", "pdf"};
+    require_compile_error([&] { compile_generator(*g, o); },
+                          Contains("Unknown emit kind \"pdf\"; the kinds are: h, cpp, stmt, schedule, flags"));
+    o.emit = {"h"};
+    o.function_name = "api-blur";
+    require_compile_error([&] { compile_generator(*g, o); }, Contains("\"api-blur\" is not a C identifier"));
+}

@@ -1,0 +1,126 @@
+// Every generator under its fused and tiled schedules computes what its
+// unfused schedule computes, bit for bit, on images whose sizes are not
+// multiples of the tiles or vectors and on outputs that do not start at 0;
+// the unfused blur3x3 is also checked against a plain C++ reference.
+#include "aot.h"
+
+using namespace aot;
+
+namespace {
+
+const int W = 517, H = 101;  // not multiples of any tile or vector width
+
+// Runs every schedule on `in` into buffers shaped like `like`, and compares
+// each with the unfused result.
+template<typename T>
+void check_schedules_agree(const Schedules &s, Buffer<T> &in, const Buffer<T> &like) {
+    Buffer<T> ref = like.copy(), got = like.copy();
+    REQUIRE(s.unfused(in.raw_buffer(), ref.raw_buffer()) == 0);
+    for (const auto &[name, kernel] : {std::pair<const char *, Kernel>{"fused", s.fused}, {"host_tiled", s.host_tiled}}) {
+        INFO(s.name << " " << name << " against unfused");
+        got.fill(T(0));
+        REQUIRE(kernel(in.raw_buffer(), got.raw_buffer()) == 0);
+        std::string first;
+        int n = count_mismatches(ref, got, first);
+        INFO("first mismatch at " << first);
+        CHECK(n == 0);
+    }
+}
+
+// The output region [5, 5 + W) x [7, 7 + H), away from the input's origin.
+template<typename T>
+Buffer<T> shifted_output(int w, int h) {
+    Buffer<T> out(w, h);
+    out.set_min(5, 7);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("generator: blur3x3 unfused matches a plain C++ blur", "[generator]") {
+    Buffer<float> in(W, H), out(W, H);
+    fill_random(in, 0.0, 1.0);
+    REQUIRE(blur3x3_unfused(in.raw_buffer(), out.raw_buffer()) == 0);
+    auto at = [&](int x, int y) { return in(std::min(std::max(x, 0), W - 1), std::min(std::max(y, 0), H - 1)); };
+    auto blur_x = [&](int x, int y) { return (at(x - 1, y) + at(x, y) + at(x + 1, y)) * (1.0f / 3); };
+    int bad = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            float want = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) * (1.0f / 3);
+            bad += std::abs(out(x, y) - want) > 1e-6f;
+        }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("generator: blur3x3 schedules agree", "[generator]") {
+    Schedules s{"blur3x3", blur3x3_unfused, blur3x3_fused, blur3x3_host_tiled};
+    Buffer<float> in(W, H);
+    fill_random(in, 0.0, 1.0);
+    check_schedules_agree(s, in, Buffer<float>(W, H));
+    check_schedules_agree(s, in, shifted_output<float>(W - 20, H - 10));
+}
+
+TEST_CASE("generator: unsharp schedules agree (float32 and uint8)", "[generator]") {
+    auto bind = [](int (*f)(halide_buffer_t *, float, halide_buffer_t *), float amount) {
+        return [=](halide_buffer_t *in, halide_buffer_t *out) { return f(in, amount, out); };
+    };
+    Schedules f32{"unsharp", bind(unsharp_unfused, 1.5f), bind(unsharp_fused, 1.5f), bind(unsharp_host_tiled, 1.5f)};
+    Buffer<float> in(W, H);
+    fill_random(in, 0.0, 1.0);
+    check_schedules_agree(f32, in, Buffer<float>(W, H));
+    check_schedules_agree(f32, in, shifted_output<float>(W - 30, H - 40));
+
+    Schedules u8{"unsharp type=uint8", bind(unsharp_u8_unfused, 2.0f), bind(unsharp_u8_fused, 2.0f),
+                 bind(unsharp_u8_host_tiled, 2.0f)};
+    Buffer<uint8_t> in8(W, H), out8(W, H);
+    fill_random(in8, 0.0, 256.0);
+    check_schedules_agree(u8, in8, out8);
+    // Integers are rounded and clamped: a bright pixel on black saturates.
+    Buffer<uint8_t> dot(16, 16);
+    dot.fill(0);
+    dot(8, 8) = 200;
+    Buffer<uint8_t> sharp(16, 16);
+    REQUIRE(unsharp_u8_unfused(dot.raw_buffer(), 2.0f, sharp.raw_buffer()) == 0);
+    CHECK(sharp(8, 8) == 255);
+    CHECK(sharp(0, 0) == 0);
+}
+
+TEST_CASE("generator: harris schedules agree", "[generator]") {
+    auto bind = [](int (*f)(halide_buffer_t *, float, halide_buffer_t *)) {
+        return [=](halide_buffer_t *in, halide_buffer_t *out) { return f(in, 0.04f, out); };
+    };
+    Schedules s{"harris", bind(harris_unfused), bind(harris_fused), bind(harris_host_tiled)};
+    Buffer<float> in(W, H, 3);
+    fill_random(in, 0.0, 1.0);
+    check_schedules_agree(s, in, Buffer<float>(W, H));
+    check_schedules_agree(s, in, shifted_output<float>(W - 40, H - 20));
+}
+
+TEST_CASE("generator: elementwise_chain schedules agree (softplus and tanh_affine)", "[generator]") {
+    using Fn = int (*)(halide_buffer_t *, float, float, halide_buffer_t *);
+    auto bind = [](Fn f, float a, float b) {
+        return [=](halide_buffer_t *in, halide_buffer_t *out) { return f(in, a, b, out); };
+    };
+    Buffer<float> in(W, H);
+    in.set_min(-3, -4);  // covers both output regions below
+    fill_random(in, -4.0, 4.0);
+    for (float a : {0.5f, 2.0f}) {
+        Schedules softplus{"softplus", bind(softplus_unfused, a, 1.0f), bind(softplus_fused, a, 1.0f),
+                           bind(softplus_host_tiled, a, 1.0f)};
+        Schedules tanh_affine{"tanh_affine", bind(tanh_affine_unfused, a, -0.25f),
+                              bind(tanh_affine_fused, a, -0.25f), bind(tanh_affine_host_tiled, a, -0.25f)};
+        for (const Schedules *s : {&softplus, &tanh_affine}) {
+            Buffer<float> full(W, H);
+            full.set_min(-3, -4);
+            check_schedules_agree(*s, in, full);
+            check_schedules_agree(*s, in, shifted_output<float>(W - 40, H - 20));
+        }
+    }
+    // The variants compute what they say.
+    Buffer<float> one(8, 1), out(8, 1);
+    one.fill(0.5f);
+    REQUIRE(softplus_unfused(one.raw_buffer(), 3.0f, 4.0f, out.raw_buffer()) == 0);
+    CHECK(out(0, 0) == Approx(std::log(std::exp(0.5f) + 1.0f)));
+    REQUIRE(tanh_affine_unfused(one.raw_buffer(), 3.0f, 4.0f, out.raw_buffer()) == 0);
+    CHECK(out(7, 0) == Approx(std::tanh(3.0f * 0.5f + 4.0f)));
+}
