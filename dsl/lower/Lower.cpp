@@ -12,6 +12,7 @@
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
 #include "InlineFunctions.h"
+#include "PartitionLoops.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "SlidingWindow.h"
@@ -102,6 +103,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = log.run("simplify", [&] { return simplify(s); });
     s = log.run("unroll loops", [&] { return unroll_loops(s); });
     s = log.run("vectorize loops", [&] { return vectorize_loops(s); });
+    s = log.run("partition loops", [&] { return partition_loops(s); });
     s = log.run("simplify", [&] { return simplify(s); });
 
     LoweredFunc f;

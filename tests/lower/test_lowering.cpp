@@ -610,3 +610,23 @@ TEST_CASE("lower: an output bound to extent zero", "[lower][regression]") {
     out.bound(x, 0, 0);
     CHECK_NOTHROW(out.lowered_stmt(no_asserts));
 }
+
+TEST_CASE("partition_loops: clamped vector loads get a steady state without selects", "[lower][partition]") {
+    ImageParam in(Float(32), 1, "pin");
+    Var x("x");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func f("pf");
+    f(x) = clamped(x - 1) + clamped(x + 1);
+    f.vectorize(x, 8);
+    std::string s = f.lowered_stmt();
+    // Three loops over the vector index: prologue, steady state, epilogue.
+    CHECK(s.find("let pf.s0.x.x.steady_min = ") != std::string::npos);
+    CHECK(s.find("let pf.s0.x.x.steady_max = ") != std::string::npos);
+    size_t steady = s.find("for (pf.s0.x.x, pf.s0.x.x.steady_min, ");
+    REQUIRE(steady != std::string::npos);
+    // The steady loop's store reads dense ramps only (no select, no clamp).
+    size_t body_end = s.find("}", steady);
+    std::string body = s.substr(steady, body_end - steady);
+    CHECK(body.find("select") == std::string::npos);
+    CHECK(body.find("pin[ramp(") != std::string::npos);
+}

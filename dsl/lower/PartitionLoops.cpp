@@ -1,0 +1,175 @@
+#include "PartitionLoops.h"
+
+#include <map>
+
+#include "analysis/Monotonic.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+Expr var(const std::string &n) { return Variable::make(Int(32), n); }
+
+// Conditions of scalar Selects in a loop body (lets substituted), by node.
+class FindConditions : public IRVisitor {
+public:
+    explicit FindConditions(const std::string &v) : loop(v) {}
+    std::vector<Expr> conditions;  // substituted
+    std::vector<const Select *> selects;
+
+protected:
+    std::string loop;
+    std::map<std::string, Expr> lets;
+    std::vector<std::string> inner;
+    void visit(const LetStmt *op) override {
+        include(op->value);
+        lets[op->name] = substitute(lets, op->value);
+        include(op->body);
+        lets.erase(op->name);
+    }
+    void visit(const For *op) override {
+        inner.push_back(op->name);
+        IRVisitor::visit(op);
+        inner.pop_back();
+    }
+    void visit(const Select *op) override {
+        IRVisitor::visit(op);
+        if (!op->condition.type().is_scalar() || !op->true_value.as<Load>()) return;
+        Expr c = simplify(substitute(lets, op->condition));
+        if (!expr_uses_var(c, loop)) return;
+        for (const auto &i : inner)
+            if (expr_uses_var(c, i)) return;
+        conditions.push_back(c);
+        selects.push_back(op);
+    }
+};
+
+// The first min/max in e with one operand depending on v and one not.
+class FindMinMax : public IRVisitor {
+public:
+    explicit FindMinMax(const std::string &v) : loop(v) {}
+    Expr found;
+
+protected:
+    std::string loop;
+    template<typename T>
+    void check(const T *op) {
+        if (found.defined()) return;
+        if (expr_uses_var(op->a, loop) != expr_uses_var(op->b, loop)) found = Expr(op);
+        else IRVisitor::visit(op);
+    }
+    void visit(const Min *op) override { check(op); }
+    void visit(const Max *op) override { check(op); }
+};
+
+class ReplaceNode : public IRMutator {
+public:
+    ReplaceNode(const Expr &from, const Expr &to) : from(from), to(to) {}
+
+protected:
+    Expr from, to;
+    Expr visit(const Min *op) override { return op == from.get() ? to : IRMutator::visit(op); }
+    Expr visit(const Max *op) override { return op == from.get() ? to : IRMutator::visit(op); }
+};
+
+// Bounds on v under which `diff >= 0` surely holds: v >= each of `lower`,
+// v <= each of `upper`, and every one of `invariant` true. A min or max of
+// an affine term and an invariant one is either operand, so requiring both
+// alternatives is sufficient.
+bool sufficient_bounds(const Expr &diff, const std::string &v, int depth, std::vector<Expr> &lower,
+                       std::vector<Expr> &upper, std::vector<Expr> &invariant) {
+    if (!expr_uses_var(diff, v)) {
+        invariant.push_back(diff >= 0);
+        return true;
+    }
+    int64_t k;
+    if (constant_step(diff, v, k) && k != 0) {
+        Expr rest = simplify(substitute(v, make_zero(Int(32)), diff));  // diff = k*v + rest
+        if (expr_uses_var(rest, v)) return false;
+        if (k > 0) lower.push_back(simplify((0 - rest + (int)(k - 1)) / (int)k));  // v >= ceil(-rest / k)
+        else upper.push_back(simplify(rest / (int)(-k)));                           // v <= floor(rest / -k)
+        return true;
+    }
+    if (depth >= 2) return false;
+    FindMinMax fm(v);
+    fm.include(diff);
+    if (!fm.found.defined()) return false;
+    Expr a, b;
+    if (const auto *m = fm.found.as<Min>()) a = m->a, b = m->b;
+    else a = fm.found.as<Max>()->a, b = fm.found.as<Max>()->b;
+    return sufficient_bounds(simplify(ReplaceNode(fm.found, a).mutate(diff)), v, depth + 1, lower, upper, invariant) &&
+           sufficient_bounds(simplify(ReplaceNode(fm.found, b).mutate(diff)), v, depth + 1, lower, upper, invariant);
+}
+
+bool bound_from(const Expr &c, const std::string &v, std::vector<Expr> &lower, std::vector<Expr> &upper,
+                std::vector<Expr> &invariant) {
+    if (const auto *a = c.as<And>())
+        return bound_from(a->a, v, lower, upper, invariant) && bound_from(a->b, v, lower, upper, invariant);
+    Expr diff;  // the condition is diff >= 0
+    if (const auto *le = c.as<LE>()) diff = le->b - le->a;
+    else if (const auto *lt = c.as<LT>()) diff = lt->b - lt->a - 1;
+    else if (const auto *ge = c.as<GE>()) diff = ge->a - ge->b;
+    else if (const auto *gt = c.as<GT>()) diff = gt->a - gt->b - 1;
+    else return false;
+    if (diff.type() != Int(32)) return false;
+    return sufficient_bounds(simplify(diff), v, 0, lower, upper, invariant);
+}
+
+class ReplaceSelects : public IRMutator {
+public:
+    explicit ReplaceSelects(const std::vector<const Select *> &s) : targets(s) {}
+
+protected:
+    const std::vector<const Select *> &targets;
+    Expr visit(const Select *op) override {
+        for (const auto *t : targets)
+            if (t == op) return mutate(op->true_value);
+        return IRMutator::visit(op);
+    }
+};
+
+class Partition : public IRMutator {
+protected:
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        Stmt same = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+        if (op->for_type != ForType::Serial) return same;
+        FindConditions fc(op->name);
+        fc.include(body);
+        if (fc.selects.empty()) return same;
+        std::vector<Expr> lower, upper, invariant;
+        for (const auto &c : fc.conditions)
+            if (!bound_from(c, op->name, lower, upper, invariant)) return same;
+        std::string n = op->name;
+        Expr first = op->min, end = op->min + op->extent;  // [first, end)
+        Expr lo = first, hi = end - 1;
+        for (const auto &l : lower) lo = max(lo, l);
+        for (const auto &u : upper) hi = min(hi, u);
+        Expr smin = var(n + ".steady_min"), smax = var(n + ".steady_max");
+        Stmt fast = ReplaceSelects(fc.selects).mutate(body);
+        Stmt s = Block::make({For::make(n, first, smin - first, ForType::Serial, body),
+                              For::make(n, smin, smax - smin + 1, ForType::Serial, fast),
+                              For::make(n, smax + 1, end - (smax + 1), ForType::Serial, body)});
+        // steady_min in [first, end]; steady_max in [steady_min - 1, end - 1].
+        s = LetStmt::make(n + ".steady_max", simplify(max(min(hi, end - 1), smin - 1)), s);
+        Expr steady_min = min(max(lo, first), end);
+        if (!invariant.empty()) {
+            Expr all = invariant[0];
+            for (size_t i = 1; i < invariant.size(); i++) all = all && invariant[i];
+            steady_min = select(all, steady_min, end);  // no steady state unless they hold
+        }
+        s = LetStmt::make(n + ".steady_min", simplify(steady_min), s);
+        return s;
+    }
+};
+
+}  // namespace
+
+Stmt partition_loops(const Stmt &s) { return Partition().mutate(s); }
+
+}  // namespace internal
+}  // namespace kiln
