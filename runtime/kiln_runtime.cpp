@@ -14,6 +14,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,6 +69,37 @@ extern "C" const char *kiln_last_error_message(void) {
     copy = kiln_last_message;
     return copy.c_str();
 }
+
+namespace {
+std::mutex kiln_trace_mutex;
+std::map<std::string, std::pair<long long, long long>> kiln_trace_counts;  // stores, realizations
+std::atomic<kiln_trace_sink_t> kiln_trace_sink{nullptr};
+}  // namespace
+
+extern "C" void kiln_trace_event(const char *func, int kind, long long count) {
+    std::lock_guard<std::mutex> lock(kiln_trace_mutex);
+    auto &c = kiln_trace_counts[func];
+    (kind == 0 ? c.first : c.second) += count;
+}
+extern "C" void kiln_set_trace_sink(kiln_trace_sink_t sink) { kiln_trace_sink.store(sink); }
+static void kiln_trace_send(const char *func, int kind, long long count) {
+    kiln_trace_sink_t sink = kiln_trace_sink.load();
+    (sink ? sink : kiln_trace_event)(func, kind, count);
+}
+extern "C" void kiln_trace_store(const char *func, int lanes) { kiln_trace_send(func, 0, lanes); }
+extern "C" void kiln_trace_realize(const char *func) { kiln_trace_send(func, 1, 1); }
+extern "C" void kiln_trace_reset(void) {
+    std::lock_guard<std::mutex> lock(kiln_trace_mutex);
+    kiln_trace_counts.clear();
+}
+static long long kiln_trace_get(const char *func, int kind) {
+    std::lock_guard<std::mutex> lock(kiln_trace_mutex);
+    auto it = kiln_trace_counts.find(func);
+    if (it == kiln_trace_counts.end()) return 0;
+    return kind == 0 ? it->second.first : it->second.second;
+}
+extern "C" long long kiln_trace_stores(const char *func) { return kiln_trace_get(func, 0); }
+extern "C" long long kiln_trace_realizations(const char *func) { return kiln_trace_get(func, 1); }
 
 extern "C" int kiln_num_threads(void) {
     if (const char *s = std::getenv("KILN_NUM_THREADS")) {

@@ -39,6 +39,21 @@ void kiln_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Threads used by parallel loops: $KILN_NUM_THREADS, else the core count. */
 int kiln_num_threads(void);
 
+/* Tracing (target feature "trace"): a kernel compiled with it reports every
+ * store of `lanes` values into a Func (or output) and every allocation of a
+ * Func's storage. The counts accumulate per name until kiln_trace_reset();
+ * the fusion report's points_computed and realizations must equal them. */
+void kiln_trace_store(const char *func, int lanes);
+void kiln_trace_realize(const char *func);
+void kiln_trace_reset(void);
+long long kiln_trace_stores(const char *func);
+long long kiln_trace_realizations(const char *func);
+/* Where a kernel's events go (kind 0: stores, 1: realizations); the JIT
+ * points a loaded kernel's copy of the runtime at the process's counters. */
+typedef void (*kiln_trace_sink_t)(const char *func, int kind, long long count);
+void kiln_set_trace_sink(kiln_trace_sink_t sink);
+void kiln_trace_event(const char *func, int kind, long long count);
+
 #ifdef __cplusplus
 }
 #endif

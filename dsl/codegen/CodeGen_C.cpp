@@ -575,6 +575,8 @@ void CodeGen_C::visit(const For *op) {
 void CodeGen_C::visit(const Store *op) {
     std::string buf = names.get(op->name);
     Type t = op->value.type();
+    if (target.has(Target::Trace))
+        line() << "kiln_trace_store(\"" << escape(op->name, false) << "\", " << t.lanes << ");\n";
     if (t.is_scalar()) {
         line() << buf << "[" << unparen(print(op->index)) << "] = " << unparen(print(op->value)) << ";\n";
         return;
@@ -601,6 +603,7 @@ void CodeGen_C::visit(const Realize *op) {
 
 void CodeGen_C::visit(const Allocate *op) {
     std::string name = names.get(op->name), type = scalar_c_type(op->type.element_of());
+    if (target.has(Target::Trace)) line() << "kiln_trace_realize(\"" << escape(op->name, false) << "\");\n";
     if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
         line() << "alignas(32) " << type << " " << name << "[" << n << "];\n";

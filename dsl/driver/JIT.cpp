@@ -162,6 +162,10 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     auto set_handler = (SetHandler)dlsym(handle, "kiln_set_error_handler");
     internal_assert(set_handler) << "JIT module " << so << " lacks the Kiln runtime";
     if (set_handler != &kiln_set_error_handler) set_handler(forward_to_process);  // its own copy
+    // Trace events of the module's runtime copy go to this process's counters.
+    using SetSink = void (*)(kiln_trace_sink_t);
+    auto set_sink = (SetSink)dlsym(handle, "kiln_set_trace_sink");
+    if (set_sink && set_sink != &kiln_set_trace_sink) set_sink(&kiln_trace_event);
     loaded[key] = m;
     return m;
 }
