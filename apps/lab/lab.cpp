@@ -1,0 +1,355 @@
+// kiln-lab: one generator, several schedules, one image — what does each
+// schedule buy? (docs/lab.md)
+//
+//   kiln-lab blur3x3 --input apps/data/scene.png
+//
+// For every schedule file a fresh generator object builds the pipeline
+// (a schedule cannot be undone), the file is applied, the inputs are bound
+// and the pipeline is JIT-compiled and run: the first run (compilation or
+// JIT-cache load included) is reported apart from the best of --runs timed
+// runs. Every output is checked against the first schedule's, and the
+// fusion report (Pipeline::report) gives the memory traffic, the bytes saved
+// against the unfused baseline, the largest intermediate allocation and the
+// worst recompute factor. This file runs the schedules; lab_results.cpp
+// prints the table and writes report.json, chart.svg, a stmt_html page and
+// (for a PNG input) the output image of every schedule into --out.
+#include <kiln/Generator.h>
+#include <kiln/StmtHTML.h>
+#include <kiln/kiln.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "image_ops.h"
+#include "lab.h"
+#include "lab_buffers.h"
+#include "png_io.h"
+
+#ifndef KILN_LAB_SCHEDULE_DIR  // set by apps/lab/CMakeLists.txt to the source tree's schedules/
+#define KILN_LAB_SCHEDULE_DIR "schedules"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using Halide::Runtime::Buffer;
+using kiln_lab::Options;
+using kiln_lab::Outcome;
+using kiln_lab::Setup;
+
+[[noreturn]] void usage_error(const std::string &message) { throw kiln::CompileError(message); }
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One line of progress on stderr, rewritten in place on a terminal; when
+// stderr is not a terminal, only the steps (not every run) are logged.
+class Progress {
+public:
+    Progress() : tty_(isatty(fileno(stderr))) {}
+    void show(const std::string &line, bool step = true) {
+        if (tty_) std::fprintf(stderr, "\r\033[K%s", line.c_str());
+        else if (step) std::fprintf(stderr, "%s\n", line.c_str());
+        std::fflush(stderr);
+    }
+    void clear() {
+        if (tty_) std::fprintf(stderr, "\r\033[K");
+    }
+
+private:
+    bool tty_;
+};
+
+// The schedule files: the ones given, or every schedules/<generator>/*.sched
+// with unfused.sched first (the baseline of the speedups).
+std::vector<std::string> schedule_files(const Options &o) {
+    if (!o.schedules.empty()) return o.schedules;
+    fs::path dir = fs::path(KILN_LAB_SCHEDULE_DIR) / o.generator;
+    if (!fs::is_directory(dir))
+        usage_error("no schedule directory " + dir.string() + "; give schedule files with --schedule");
+    std::vector<std::string> files;
+    for (const auto &e : fs::directory_iterator(dir))
+        if (e.path().extension() == ".sched") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end(), [](const std::string &a, const std::string &b) {
+        bool ua = fs::path(a).stem() == "unfused", ub = fs::path(b).stem() == "unfused";
+        return ua != ub ? ua : a < b;
+    });
+    if (files.empty()) usage_error("no .sched files in " + dir.string());
+    return files;
+}
+
+// Schedule names for the table and file names: the file stems, made unique.
+std::vector<std::string> schedule_names(const std::vector<std::string> &files) {
+    std::vector<std::string> names;
+    for (const auto &f : files) {
+        std::string n = fs::path(f).stem().string(), base = n;
+        for (int k = 2; std::find(names.begin(), names.end(), n) != names.end(); k++)
+            n = base + "_" + std::to_string(k);
+        names.push_back(n);
+    }
+    return names;
+}
+
+std::pair<int, int> parse_size(const std::string &s) {
+    int w = 0, h = 0;
+    char extra = 0;
+    if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) != 2 || w < 1 || h < 1 || w > 16384 || h > 16384)
+        usage_error("--size must be WIDTHxHEIGHT, e.g. 1024x768 (each 1 to 16384), not \"" + s + "\"");
+    return {w, h};
+}
+
+// Split --param values between GeneratorParams and scalar Inputs.
+void classify_params(const Options &o, kiln::GeneratorBase &probe, Setup &s) {
+    for (const std::string &p : o.params) {
+        size_t eq = p.find('=');
+        if (eq == std::string::npos || eq == 0) usage_error("--param takes name=value, not \"" + p + "\"");
+        std::string name = p.substr(0, eq), value = p.substr(eq + 1);
+        bool found = false;
+        for (const auto *gp : probe.params()) found |= gp->name() == name;
+        if (found) {
+            s.generator_params.push_back(p);
+            continue;
+        }
+        for (const auto *in : probe.inputs()) found |= in->name() == name && !in->argument().is_buffer;
+        if (found) {
+            s.scalars.emplace_back(name, value);
+            continue;
+        }
+        std::string names;
+        for (const auto *gp : probe.params()) names += (names.empty() ? "" : ", ") + gp->name();
+        for (const auto *in : probe.inputs())
+            if (!in->argument().is_buffer) names += (names.empty() ? "" : ", ") + in->name();
+        usage_error("generator " + o.generator + " has no GeneratorParam or scalar Input '" + name + "'" +
+                    (names.empty() ? "; it takes none" : "; it has: " + names));
+    }
+}
+
+// Set the scalar Inputs given with --param.
+void set_scalars(const kiln::GeneratorBase &g, const std::vector<std::pair<std::string, std::string>> &scalars) {
+    for (const auto &[name, value] : scalars)
+        for (const auto *in : g.inputs())
+            if (in->name() == name && !kiln_lab::set_scalar(*in, value))
+                usage_error("--param " + name + "=" + value + ": not a value of Input '" + name + "' (" +
+                            in->describe() + ")");
+}
+
+// The input image (PNG or synthetic), each buffer Input's data, the output
+// shapes and the report's sizes.
+Setup make_setup(const Options &o) {
+    Setup s;
+    auto probe = kiln::GeneratorRegistry::create(o.generator);
+    classify_params(o, *probe, s);
+    probe->set_generator_params(s.generator_params);
+    set_scalars(*probe, s.scalars);  // to reject a bad value before anything runs
+
+    Buffer<float, 3> image;
+    if (!o.input.empty()) {
+        Buffer<void, 3> png = kiln_apps::load_png(o.input);
+        s.png_bits = png.type().bits;
+        image = kiln_apps::to_float(png);
+        static const char *const kKinds[] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
+        s.description = o.input + " (" + std::to_string(image.width()) + "x" + std::to_string(image.height()) + " " +
+                        kKinds[image.channels()] + ", " + std::to_string(s.png_bits) + "-bit)";
+        if (!o.size.empty()) {
+            auto [w, h] = parse_size(o.size);
+            image = kiln_apps::mirror_tile(image, w, h);
+            s.description += " tiled to " + o.size;
+        }
+    } else {
+        auto [w, h] = parse_size(o.size.empty() ? "1024x1024" : o.size);
+        image = kiln_apps::synthetic_photo(w, h, 3);
+        s.description = "a synthetic " + std::to_string(w) + "x" + std::to_string(h) + " RGB image";
+    }
+    const int w = image.width(), h = image.height();
+    s.size = std::to_string(w) + "x" + std::to_string(h);
+
+    for (const auto *in : probe->inputs()) {
+        kiln::Argument a = in->argument();
+        if (!a.is_buffer) continue;
+        if (a.dimensions != 2 && a.dimensions != 3)
+            usage_error("Input '" + a.name + "' has " + std::to_string(a.dimensions) +
+                        " dimensions; kiln-lab feeds images to 2-D (x, y) and 3-D (x, y, c) inputs only");
+        // 2-D inputs get the luma, 3-D inputs RGB.
+        Buffer<float, 3> fitted = kiln_apps::with_channels(image, a.dimensions == 2 ? 1 : 3);
+        s.inputs[a.name] = kiln_lab::from_unit_float(fitted, kiln_lab::to_halide_type(a.type), a.dimensions);
+        std::vector<int> extents = {w, h};
+        if (a.dimensions == 3) extents.push_back(3);
+        s.sizes[a.name] = extents;
+        s.description += "\n  input  " + a.name + ": " + a.type.to_string() + " " + std::to_string(w) + "x" +
+                         std::to_string(h) + (a.dimensions == 3 ? "x3 (RGB)" : " (luma)");
+    }
+    for (const auto *out : probe->outputs()) {
+        kiln::Argument a = out->argument();
+        if (a.dimensions != 2 && a.dimensions != 3)
+            usage_error("Output '" + a.name + "' has " + std::to_string(a.dimensions) +
+                        " dimensions; kiln-lab realizes 2-D and 3-D outputs only");
+        std::vector<int> extents = {w, h};
+        if (a.dimensions == 3) extents.push_back(3);
+        s.outputs.push_back(a);
+        s.output_extents.push_back(extents);
+        s.sizes[a.name] = extents;
+    }
+    return s;
+}
+
+// Build, schedule, bind, compile and time one schedule.
+Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, const std::string &name,
+                     const kiln::Target &target, Progress &progress, const std::string &step, std::string &html) {
+    Outcome r;
+    r.name = name;
+    r.file = file;
+    auto g = kiln::GeneratorRegistry::create(o.generator);
+    g->set_generator_params(s.generator_params);
+    kiln::Pipeline p = g->build_pipeline();
+    kiln::ScheduleFile::load(file).apply(p, target);
+    for (const auto *in : g->inputs())
+        if (in->argument().is_buffer) kiln_lab::image_param(*in).set(s.inputs.at(in->name()));
+    set_scalars(*g, s.scalars);
+    std::vector<halide_buffer_t *> raw;
+    for (size_t k = 0; k < s.outputs.size(); k++) {
+        r.outputs.emplace_back(kiln_lab::to_halide_type(s.outputs[k].type), s.output_extents[k]);
+        raw.push_back(r.outputs.back().raw_buffer());
+    }
+
+    progress.show(step + name + ": JIT compile + first run...");
+    auto t0 = std::chrono::steady_clock::now();
+    p.realize_raw(raw, target);
+    r.first_ms = ms_since(t0);
+    r.best_ms = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < o.runs; i++) {
+        progress.show(step + name + ": run " + std::to_string(i + 1) + "/" + std::to_string(o.runs), false);
+        t0 = std::chrono::steady_clock::now();
+        p.realize_raw(raw, target);
+        r.best_ms = std::min(r.best_ms, ms_since(t0));
+    }
+    progress.show(step + name + ": fusion report and stmt_html...");
+    r.report = p.report(s.sizes, target, o.cache_kb * 1024);
+    std::string fn = o.generator + "_" + name;
+    std::replace_if(fn.begin(), fn.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; }, '_');
+    html = kiln::stmt_html(p, fn, g->arguments(), s.sizes, target);
+    return r;
+}
+
+int run(const Options &o) {
+    if (o.list) {
+        for (const auto &name : kiln::GeneratorRegistry::list())
+            std::printf("%s", kiln::GeneratorRegistry::create(name)->describe().c_str());
+        return 0;
+    }
+    if (o.generator.empty()) usage_error("name a generator (kiln-lab --list shows them)");
+    const kiln::Target target(o.target);
+    Setup s = make_setup(o);
+    const std::vector<std::string> files = schedule_files(o);
+    const std::vector<std::string> names = schedule_names(files);
+
+    std::printf("kiln-lab: %s, %zu schedule%s, target %s, best of %d run%s\n", o.generator.c_str(), files.size(),
+                files.size() == 1 ? "" : "s", target.to_string().c_str(), o.runs, o.runs == 1 ? "" : "s");
+    for (const auto &p : o.params) std::printf("  param  %s\n", p.c_str());
+    std::printf("  on %s\n\n", s.description.c_str());
+    std::fflush(stdout);
+
+    // A schedule that does not apply or whose kernel rejects the buffers is
+    // reported and skipped; the others still run.
+    fs::create_directories(o.out);
+    Progress progress;
+    std::vector<Outcome> results;
+    for (size_t i = 0; i < files.size(); i++) {
+        std::string step = "[" + std::to_string(i + 1) + "/" + std::to_string(files.size()) + "] ";
+        std::string html;
+        try {
+            results.push_back(run_schedule(o, s, files[i], names[i], target, progress, step, html));
+            kiln_lab::write_file((fs::path(o.out) / (names[i] + ".html")).string(), html);
+        } catch (const kiln::InternalError &) {
+            throw;
+        } catch (const std::exception &e) {
+            Outcome failed;
+            failed.name = names[i];
+            failed.file = files[i];
+            failed.error = e.what();
+            results.push_back(failed);
+        }
+    }
+    progress.clear();
+    auto ref = std::find_if(results.begin(), results.end(), [](const Outcome &r) { return r.error.empty(); });
+
+    // Every output against the reference's.
+    std::vector<std::string> problems;
+    for (Outcome &r : results) {
+        if (!r.error.empty()) {
+            problems.push_back("schedule '" + r.name + "' failed: " + r.error);
+            continue;
+        }
+        for (size_t k = 0; k < r.outputs.size(); k++) {
+            r.max_diff.push_back(kiln_lab::max_abs_diff(r.outputs[k], ref->outputs[k]));
+            if (!(r.max_diff.back() <= o.tolerance))
+                problems.push_back("MISMATCH: schedule '" + r.name + "': output '" + s.outputs[k].name +
+                                   "' differs from '" + ref->name + "' by up to " + std::to_string(r.max_diff.back()) +
+                                   " (tolerance " + std::to_string(o.tolerance) + ")");
+        }
+    }
+    std::fflush(stdout);
+    if (ref == results.end()) {
+        for (const auto &p : problems) std::fprintf(stderr, "kiln-lab: %s\n", p.c_str());
+        throw std::runtime_error("no schedule ran");
+    }
+    std::printf("%s", kiln_lab::results_table(results, *ref).c_str());
+    std::printf("\nmemory MB: traffic to and from memory in the fusion report's model (allocations of at most\n"
+                "%lld KiB stay in cache); saved MB: against the report's baseline, this schedule with every\n"
+                "Func it computes moved to compute_root.\n",
+                (long long)o.cache_kb);
+    kiln_lab::write_results(o, s, results, *ref, target);
+
+    if (!problems.empty()) {
+        std::fflush(stdout);
+        for (const auto &p : problems) std::fprintf(stderr, "kiln-lab: %s\n", p.c_str());
+        return 2;
+    }
+    std::printf("all schedules agree with %s (max abs diff <= %g)\n", ref->name.c_str(), o.tolerance);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    CLI::App app{"kiln-lab: run a generator under several schedules on one image; time, check and compare them"};
+    app.add_option("generator", o.generator, "the generator (--list shows them)");
+    app.add_option("--schedule,-s", o.schedules,
+                   "schedule files (default: every " KILN_LAB_SCHEDULE_DIR "/<generator>/*.sched, unfused first)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--input,-i", o.input, "a PNG input (gray, RGB or RGBA; 8 or 16-bit)");
+    app.add_option("--size", o.size,
+                   "WIDTHxHEIGHT: a synthetic image of this size, or with --input the PNG tiled (mirrored) to it "
+                   "(default 1024x1024 without --input)");
+    app.add_option("--param,-p", o.params, "name=value: a GeneratorParam or a scalar Input");
+    app.add_option("--target,-t", o.target, "the JIT target")->capture_default_str();
+    app.add_option("--runs,-n", o.runs, "timed runs per schedule (the best is reported)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--out,-o", o.out, "where to write report.json, chart.svg, the pages and images")
+        ->capture_default_str();
+    app.add_option("--tolerance", o.tolerance, "largest max-abs-difference allowed between schedules' outputs")
+        ->capture_default_str();
+    app.add_option("--cache-kb", o.cache_kb, "the report's cache size: smaller allocations move no memory")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+    app.add_flag("--list", o.list, "list the generators with their params, inputs and outputs");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "\nkiln-lab: error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,175 @@
+#include "lab_buffers.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <type_traits>
+#include <utility>
+
+namespace kiln_lab {
+
+using Halide::Runtime::Buffer;
+using kiln::GeneratorInputBase;
+
+namespace {
+
+// Call f(T()) for the C++ type T of halide type t; a CompileError for others.
+template<typename F> void visit_element_type(const halide_type_t &t, F &&f) {
+    switch (t.code) {
+    case halide_type_float:
+        if (t.bits == 32) return f(float());
+        if (t.bits == 64) return f(double());
+        break;
+    case halide_type_uint:
+        if (t.bits == 8) return f(uint8_t());
+        if (t.bits == 16) return f(uint16_t());
+        if (t.bits == 32) return f(uint32_t());
+        if (t.bits == 64) return f(uint64_t());
+        break;
+    case halide_type_int:
+        if (t.bits == 8) return f(int8_t());
+        if (t.bits == 16) return f(int16_t());
+        if (t.bits == 32) return f(int32_t());
+        if (t.bits == 64) return f(int64_t());
+        break;
+    default:
+        break;
+    }
+    throw kiln::CompileError("kiln-lab: buffers of element type code " + std::to_string(t.code) + ", " +
+                             std::to_string(t.bits) + " bits are not supported (bool, handles)");
+}
+
+// ---- Finding the ImageParam of a buffer Input ----
+
+template<typename T, int D> bool try_image(const GeneratorInputBase &in, kiln::ImageParam &out) {
+    const auto *p = dynamic_cast<const kiln::Input<Halide::Runtime::Buffer<T, D>> *>(&in);
+    if (p) out = p->param();
+    return p != nullptr;
+}
+
+template<typename T, int... Ds>
+bool try_image_dims(const GeneratorInputBase &in, kiln::ImageParam &out, std::integer_sequence<int, Ds...>) {
+    return (try_image<T, Ds>(in, out) || ...);
+}
+
+template<typename... Ts> bool try_image_types(const GeneratorInputBase &in, kiln::ImageParam &out) {
+    using Dims = std::integer_sequence<int, Halide::Runtime::AnyDims, 0, 1, 2, 3, 4, 5, 6, 7, 8>;
+    return (try_image_dims<Ts>(in, out, Dims{}) || ...);
+}
+
+// ---- Scalars ----
+
+template<typename T> bool parse(const std::string &s, T &v) {
+    if constexpr (std::is_same<T, bool>::value) {
+        if (s == "true" || s == "1") v = true;
+        else if (s == "false" || s == "0") v = false;
+        else return false;
+        return true;
+    } else if constexpr (std::is_floating_point<T>::value) {
+        char *end = nullptr;
+        double d = std::strtod(s.c_str(), &end);
+        if (s.empty() || *end != '\0') return false;
+        v = (T)d;
+        return true;
+    } else {
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        return r.ec == std::errc() && r.ptr == s.data() + s.size();
+    }
+}
+
+template<typename T> bool try_scalar(const GeneratorInputBase &in, const std::string &text, bool &parsed) {
+    const auto *p = dynamic_cast<const kiln::Input<T> *>(&in);
+    if (!p) return false;
+    T v{};
+    parsed = parse(text, v);
+    if (parsed) {
+        kiln::Param<T> param = p->param();  // a handle to the same parameter
+        param.set(v);
+    }
+    return true;
+}
+
+template<typename... Ts> bool try_scalar_types(const GeneratorInputBase &in, const std::string &text, bool &parsed) {
+    return (try_scalar<Ts>(in, text, parsed) || ...);
+}
+
+template<typename T> T from_unit(float v, double scale) {
+    if constexpr (std::is_floating_point<T>::value) {
+        return (T)v;
+    } else {
+        double d = std::nearbyint((double)v * scale);
+        double lo = std::is_signed<T>::value ? -scale : 0.0;
+        return (T)(d > lo ? (d < scale ? d : scale) : lo);  // NaN -> lo
+    }
+}
+
+}  // namespace
+
+kiln::ImageParam image_param(const GeneratorInputBase &input) {
+    kiln::ImageParam p;
+    if (try_image_types<void, bool, uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t, float,
+                        double>(input, p))
+        return p;
+    throw kiln::CompileError("kiln-lab: cannot bind Input '" + input.name() + "' (" + input.describe() +
+                             "): not a buffer Input of a supported element type with 0 to 8 dimensions");
+}
+
+bool set_scalar(const GeneratorInputBase &input, const std::string &text) {
+    bool parsed = false;
+    if (try_scalar_types<bool, uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t, float,
+                         double>(input, text, parsed))
+        return parsed;
+    throw kiln::CompileError("kiln-lab: Input '" + input.name() + "' (" + input.describe() + ") is not a scalar");
+}
+
+double full_scale(const halide_type_t &t) {
+    if (t.code == halide_type_float) return 1.0;
+    if (t.bits == 8) return t.code == halide_type_int ? 127.0 : 255.0;
+    if (t.bits == 16 && t.code == halide_type_int) return 32767.0;
+    return 65535.0;
+}
+
+halide_type_t to_halide_type(const kiln::Type &t) {
+    halide_type_code_t code = t.is_float() ? halide_type_float : t.is_uint() ? halide_type_uint : halide_type_int;
+    return halide_type_t(code, t.bits, 1);
+}
+
+Buffer<void> from_unit_float(const Buffer<const float, 3> &image, const halide_type_t &t, int dims) {
+    if (dims != 2 && dims != 3)
+        throw kiln::CompileError("kiln-lab: image inputs must have 2 or 3 dimensions, not " + std::to_string(dims));
+    const int w = image.dim(0).extent(), h = image.dim(1).extent();
+    std::vector<int> extents = {w, h};
+    if (dims == 3) extents.push_back(image.dim(2).extent());
+    Buffer<void> out(t, extents);
+    const double scale = full_scale(t);
+    visit_element_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        Buffer<T> typed = out.as<T>();
+        const int channels = dims == 3 ? extents[2] : 1;
+        for (int c = 0; c < channels; c++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    T v = from_unit<T>(image(x, y, c), scale);
+                    if (dims == 3) typed(x, y, c) = v;
+                    else typed(x, y) = v;
+                }
+    });
+    return out;
+}
+
+Buffer<double, 3> to_double(const Buffer<const void> &b) {
+    if (b.dimensions() != 2 && b.dimensions() != 3)
+        throw kiln::CompileError("kiln-lab: outputs must have 2 or 3 dimensions, not " +
+                                 std::to_string(b.dimensions()));
+    Buffer<const void, 3> b3(b.dimensions() == 3 ? b : b.embedded(2, 0));
+    Buffer<double, 3> out(b3.dim(0).extent(), b3.dim(1).extent(), b3.dim(2).extent());
+    out.set_min(b3.dim(0).min(), b3.dim(1).min(), b3.dim(2).min());
+    visit_element_type(b3.type(), [&](auto tag) {
+        using T = decltype(tag);
+        Buffer<const T, 3> typed = b3.as<const T>();
+        out.for_each_element([&](int x, int y, int c) { out(x, y, c) = (double)typed(x, y, c); });
+    });
+    return out;
+}
+
+}  // namespace kiln_lab

@@ -1,0 +1,37 @@
+// kiln-lab's link between images and a generator's Inputs and Outputs:
+// finding the ImageParam or Param behind an Input (Generator.h gives them
+// only on the typed Input<...> members, so we try each element type and
+// dimension count), and converting float images in [0, 1] to and from
+// buffers of any element type.
+//
+// Integer element types hold images at a "full scale" value: uint8 255,
+// int8 127, uint16 65535, int16 32767, any other integer 65535; floats hold
+// [0, 1] as is.
+#pragma once
+#include <kiln/Generator.h>
+
+#include <string>
+
+namespace kiln_lab {
+
+// The ImageParam of a buffer Input (a handle sharing its state, so set() on
+// it binds the Input), or a CompileError if the Input is not a buffer of an
+// element type and dimension count (up to 8) that Kiln supports.
+kiln::ImageParam image_param(const kiln::GeneratorInputBase &input);
+
+// Set a scalar Input from text ("0.5", "3"); false if the text is not a
+// value of its type. A CompileError if the Input is not a scalar.
+bool set_scalar(const kiln::GeneratorInputBase &input, const std::string &text);
+
+double full_scale(const halide_type_t &t);
+halide_type_t to_halide_type(const kiln::Type &t);
+
+// A planar float image (x, y, c) in [0, 1] as a buffer of element type t
+// and `dims` dimensions (2: channel 0 only; 3: every channel), scaled to
+// full_scale(t) and rounded for integer types.
+Halide::Runtime::Buffer<void> from_unit_float(const Halide::Runtime::Buffer<const float, 3> &image,
+                                              const halide_type_t &t, int dims);
+// Any buffer of 2 or 3 dimensions as doubles, 3-D (x, y, c), values as stored.
+Halide::Runtime::Buffer<double, 3> to_double(const Halide::Runtime::Buffer<const void> &b);
+
+}  // namespace kiln_lab
