@@ -742,19 +742,6 @@ std::vector<std::shared_ptr<internal::FunctionContents>> output_contents(const P
     return r;
 }
 
-std::vector<internal::LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs) {
-    std::vector<internal::LoweredArgument> r;
-    for (size_t i = 0; i < args.size(); i++) {
-        internal::LoweredArgument a;
-        a.name = args[i].name;
-        a.is_buffer = args[i].is_buffer;
-        a.is_output = i + num_outputs >= args.size();
-        a.type = args[i].type;
-        a.dimensions = args[i].dimensions;
-        r.push_back(a);
-    }
-    return r;
-}
 
 }  // namespace
 
@@ -765,7 +752,7 @@ std::string stmt_html(const Pipeline &p, const std::string &fn_name, const std::
     in.cpp = p.compile_to_cpp_source(fn_name, args, t);
     in.report = p.report(sizes, t);
     auto outs = output_contents(p);
-    in.func = internal::lower(outs, fn_name, lowered_args(args, outs.size()), t);
+    in.func = internal::lower(outs, fn_name, internal::lowered_args(args, outs.size()), t);
     in.loop_nest = internal::lower_loop_nest(outs, t, false);
     in.target = t.to_string();
     return internal::stmt_html(in);

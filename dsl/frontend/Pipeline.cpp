@@ -26,19 +26,6 @@ std::vector<std::shared_ptr<FunctionContents>> output_contents(const std::vector
     return r;
 }
 
-std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs) {
-    std::vector<LoweredArgument> r;
-    for (size_t i = 0; i < args.size(); i++) {
-        LoweredArgument a;
-        a.name = args[i].name;
-        a.is_buffer = args[i].is_buffer;
-        a.is_output = i + num_outputs >= args.size();
-        a.type = args[i].type;
-        a.dimensions = args[i].dimensions;
-        r.push_back(a);
-    }
-    return r;
-}
 
 LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
                            const Target &t) {

@@ -52,6 +52,20 @@ private:
 
 }  // namespace
 
+std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs) {
+    std::vector<LoweredArgument> r;
+    for (size_t i = 0; i < args.size(); i++) {
+        LoweredArgument a;
+        a.name = args[i].name;
+        a.is_buffer = args[i].is_buffer;
+        a.is_output = i + num_outputs >= args.size();
+        a.type = args[i].type;
+        a.dimensions = args[i].dimensions;
+        r.push_back(a);
+    }
+    return r;
+}
+
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
                      bool unfused) {
     std::vector<std::string> out_names;

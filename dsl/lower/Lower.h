@@ -43,6 +43,10 @@ struct LoweredFunc {
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
                      bool unfused);
 
+// A signature (inputs, then the last `num_outputs` arguments as outputs) as
+// codegen's arguments.
+std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs);
+
 // Lower the pipeline computing `outputs`. `args` gives the signature order
 // (inputs then outputs); it must list every input the pipeline reads.
 LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
