@@ -16,7 +16,7 @@
 #   target_link_libraries(my_app PRIVATE <name>)
 #
 # The kernel is compiled with the flags kiln-gen writes for the target
-# (<function>.flags: -O3 -fwrapv -fopenmp -ffp-contract=off ... -march=...).
+# (<function>.flags: -O3 -fopenmp -ffp-contract=off ... -march=...).
 #
 #   kiln_add_generator(<name> SOURCES <generator.cpp>... [LINK_LIBRARIES <lib>...])
 #

@@ -144,7 +144,7 @@ const char *math_function(const std::string &name) {
 
 bool allocation_on_stack(const Allocate *op) {
     const int64_t *n = as_const_int(op->size);
-    return n && *n * op->type.bytes() <= 16 * 1024;
+    return n && *n * op->type.bytes() <= 64 * 1024;  // thread stacks are MiBs
 }
 
 // Whether emitting s produces a `return` (a failed assert or a failed heap

@@ -88,10 +88,10 @@ const std::vector<std::string> &generator_emit_kinds() {
 }
 
 std::string kernel_compiler_flags(const Target &t) {
-    // As the JIT compiles kernels (dsl/driver/JIT.cpp): -fwrapv for the IR's
-    // wrapping integers, no FMA contraction unless fast_math, -Wno-psabi for
-    // GCC's notes on vector arguments of the inline helpers.
-    std::string flags = "-O3 -fwrapv -fopenmp -Wno-psabi ";
+    // As the JIT compiles kernels (dsl/driver/JIT.cpp): no FMA contraction
+    // unless fast_math, -Wno-psabi for GCC's notes on vector arguments of the
+    // inline helpers. Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
+    std::string flags = "-O3 -fopenmp -Wno-psabi ";
     flags += t.has(Target::FastMath) ? "-ffp-contract=fast" : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
     return isa.empty() ? flags : flags + " " + isa;

@@ -123,7 +123,7 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     std::string cxx = env("CXX").empty() ? "c++" : env("CXX");
     // -Wno-psabi: GCC notes that wide vectors change the ABI of the (inline)
     // helpers when the target lacks AVX; the kernels' own ABI has no vectors.
-    std::string flags = "-std=c++17 -O3 -fPIC -shared -fwrapv -fopenmp -Wno-psabi -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) +
+    std::string flags = "-std=c++17 -O3 -fPIC -shared -fopenmp -Wno-psabi -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) +
                         " " + t.compiler_flags() +
                         (t.has(Target::FastMath) ? " -ffp-contract=fast" : " -ffp-contract=off");
     std::string text = source + "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n" + runtime_source_text();

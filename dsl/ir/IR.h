@@ -2,9 +2,10 @@
 //
 // Semantics, written once (they follow Halide's so that differential tests
 // against Halide 14 can be exact):
-//  - Integers wrap on overflow (two's complement); generated code is compiled
-//    with -fwrapv. Index arithmetic in int32 is assumed not to overflow by the
-//    simplifier, as in Halide.
+//  - Unsigned integers and signed integers narrower than 32 bits wrap on
+//    overflow (two's complement). Signed 32- and 64-bit overflow is undefined,
+//    as in Halide: the simplifier and the C++ compiler both assume it does not
+//    happen (this is what lets index arithmetic be optimized).
 //  - Div and Mod on integers round toward negative infinity: a == (a/b)*b + a%b
 //    with 0 <= a%b < |b|. Division or modulo by zero yields zero.
 //  - Div on floats is IEEE division, except that division by a constant is
