@@ -4,6 +4,7 @@
 // realizations, for fused, unfused, sliding-window and tiled schedules.
 #include <catch2/catch.hpp>
 
+#include "blur_fixture.h"
 #include "kiln/kiln.h"
 #include "kiln_runtime.h"
 
@@ -12,12 +13,9 @@ using namespace kiln;
 namespace {
 
 void check_schedule(int schedule) {
-    ImageParam input(Float(32), 2, "input");
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func clamped = BoundaryConditions::repeat_edge(input);
-    Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    BlurFixture b;
+    Var &x = b.x, &y = b.y, &xi = b.xi, &yi = b.yi;
+    Func &blur_x = b.blur_x, &blur_y = b.blur_y;
     switch (schedule) {
     case 0: blur_x.compute_root(); break;
     case 1: blur_x.compute_at(blur_y, y).vectorize(x, 8); break;
@@ -29,7 +27,7 @@ void check_schedule(int schedule) {
     const int w = 67, h = 45;
     Buffer<float> in(w, h), out(w, h);
     in.fill(1.0f);
-    input.set(in);
+    b.input.set(in);
     Target t = Target::host().with(Target::Trace);
     kiln_trace_reset();
     blur_y.realize(out, t);

@@ -2,6 +2,7 @@
 // against numbers worked out by hand for a 64x48 output.
 #include <catch2/catch.hpp>
 
+#include "blur_fixture.h"
 #include "kiln/kiln.h"
 
 using namespace kiln;
@@ -10,12 +11,9 @@ namespace {
 
 // blur_x over rows [y-1, y+1] of a 64-wide image; blur_y the output.
 PipelineReport blur_report(int schedule, int64_t cache_bytes) {
-    ImageParam input(Float(32), 2, "input");
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func clamped = BoundaryConditions::repeat_edge(input);
-    Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    BlurFixture b;
+    Var &x = b.x, &y = b.y, &xi = b.xi, &yi = b.yi;
+    Func &blur_x = b.blur_x, &blur_y = b.blur_y;
     switch (schedule) {
     case 0: blur_x.compute_root(); break;
     case 1: blur_x.compute_at(blur_y, y); break;
