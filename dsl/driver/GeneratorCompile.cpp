@@ -88,7 +88,7 @@ const std::vector<std::string> &generator_emit_kinds() {
 }
 
 std::string kernel_compiler_flags(const Target &t) {
-    // As the JIT compiles kernels (dsl/driver/JIT.cpp): no FMA contraction
+    // For AOT and JIT kernels alike (dsl/driver/JIT.cpp adds -fPIC -shared): no FMA contraction
     // unless fast_math, -Wno-psabi for GCC's notes on vector arguments of the
     // inline helpers. Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
     std::string flags = "-O3 -fopenmp -Wno-psabi ";

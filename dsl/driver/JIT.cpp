@@ -15,6 +15,7 @@
 
 #include "codegen/CodeGen_C.h"
 #include "ir/Error.h"
+#include "kiln/Generator.h"
 #include "kiln_runtime.h"
 
 #ifndef KILN_HALIDE_INCLUDE_DIR
@@ -121,11 +122,9 @@ void forward_to_process(const char *message) { kiln_error_from_jit(message); }
 std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const std::string &fn_name,
                                               const Target &t) {
     std::string cxx = env("CXX").empty() ? "c++" : env("CXX");
-    // -Wno-psabi: GCC notes that wide vectors change the ABI of the (inline)
-    // helpers when the target lacks AVX; the kernels' own ABI has no vectors.
-    std::string flags = "-std=c++17 -O3 -fPIC -shared -fopenmp -Wno-psabi -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) +
-                        " " + t.compiler_flags() +
-                        (t.has(Target::FastMath) ? " -ffp-contract=fast" : " -ffp-contract=off");
+    // The same flags as an AOT kernel (kernel_compiler_flags), as a shared object.
+    std::string flags = "-std=c++17 -fPIC -shared -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) + " " +
+                        kernel_compiler_flags(t);
     std::string text = source + "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n" + runtime_source_text();
     char key[17];
     std::snprintf(key, sizeof(key), "%016llx",
