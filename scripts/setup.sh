@@ -3,7 +3,8 @@
 # Idempotent and silent when everything is present; works as root or through sudo.
 set -euo pipefail
 
-packages=(cmake g++ make catch2 libpng-dev libhalide14-0-dev nlohmann-json3-dev libcli11-dev)
+packages=(cmake g++ make catch2 libpng-dev libhalide14-0-dev nlohmann-json3-dev libcli11-dev
+          libopenblas-dev libdnnl-dev libopencv-core-dev libopencv-imgproc-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "setup: not a Debian-based system; make sure these are installed: ${packages[*]}" >&2

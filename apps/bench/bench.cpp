@@ -1,266 +1,119 @@
-// bench: Kiln against Halide 14, same algorithm, same schedule, same input,
-// same thread count, measured in one run together with the machine's memory
-// bandwidth (a STREAM-style triad).
+// bench: every suite pipeline under its tuned Kiln schedule against Halide 14
+// (same algorithm, same schedule, JIT) and the libraries that do the same
+// work (OpenBLAS, oneDNN, OpenCV), in one process and one run, together
+// with the machine's roofline (triad bandwidth, FMA peak). docs/performance.md
+// explains the method and holds the latest table.
 //
-// The pipeline is the 3x3 blur of apps/demo under its tiled schedule:
-//   blur_y: tile(x, y, xi, yi, 256, 32) vectorize(xi, 8) parallel(y)
-//   blur_x: compute_at(blur_y, x) vectorize(x, 8)
-// Each system is JIT-compiled and warmed up once, then timed as the best of
-// --runs runs. Outputs are cross-checked; the program fails if they differ.
-// Results: a table on stdout and JSON in --json (bench_results.json).
-#include <kiln/kiln.h>
-// Kiln's Error.h and Halide.h both define user_error, user_assert,
-// internal_error and internal_assert. This program uses none of them.
-#undef user_error
-#undef user_assert
-#undef internal_error
-#undef internal_assert
-#include <Halide.h>
-
+//   OMP_WAIT_POLICY=PASSIVE ./build/bin/bench            # the full suite
+//   ./build/bin/bench --quick                           # small sizes: a smoke check
+//   ./build/bin/bench --only gemm,softmax --runs 20
+//
+// Writes a table on stdout, --json (bench_results.json) and --svg
+// (bench_chart.svg). Exit status 1 if any output disagrees with Kiln's.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-#include <omp.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
-#include <functional>
-#include <limits>
-#include <memory>
-#include <random>
-#include <string>
 #include <thread>
-#include <vector>
+
+#include "anchors.h"
+#include "case_util.h"
+#include "suite.h"
+
+namespace kiln_bench {
+
+const std::vector<SuiteCase> &suite() {
+    static const std::vector<SuiteCase> cases = {
+        {"softplus", bench_softplus}, {"tanh_affine", bench_tanh_affine}, {"blur3x3", bench_blur3x3},
+        {"unsharp", bench_unsharp},   {"harris", bench_harris},
+    };
+    return cases;
+}
 
 namespace {
 
-using Image = kiln::Buffer<float, 2>;
-using nlohmann::json;
-
-constexpr double kTolerance = 1e-5;
-const char *const kSchedule =
-    "blur_y: tile(x, y, xi, yi, 256, 32) vectorize(xi, 8) parallel(y); "
-    "blur_x: compute_at(blur_y, x) vectorize(x, 8)";
-
-struct Options {
-    bool quick = false;
-    int size = 4096;
-    int runs = 10;
-    int threads = 2;
-    std::string json_path = "bench_results.json";
-};
-
-// Times of one pipeline: the first call (JIT compile + run), then the runs.
-struct Timing {
-    double first_ms = 0;
-    std::vector<double> runs_ms;
-    double best() const { return *std::min_element(runs_ms.begin(), runs_ms.end()); }
-    double median() const {
-        std::vector<double> v = runs_ms;
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    }
-};
-
-double milliseconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+bool selected(const SuiteOptions &o, const std::string &name) {
+    if (o.only.empty()) return true;
+    for (const std::string &p : o.only)
+        if (name.compare(0, p.size(), p) == 0) return true;
+    return false;
 }
 
-Timing time_runs(int runs, const std::function<void()> &f) {
-    Timing t;
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.first_ms = milliseconds_since(t0);
-    for (int i = 0; i < runs; i++) {
-        t0 = std::chrono::steady_clock::now();
-        f();
-        t.runs_ms.push_back(milliseconds_since(t0));
-    }
-    return t;
-}
-
-struct KilnBlur {
-    kiln::ImageParam input;
-    kiln::Func output;
-};
-
-KilnBlur kiln_blur_tiled() {
-    using namespace kiln;
-    ImageParam input(Float(32), 2, "input");
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func clamped = BoundaryConditions::repeat_edge(input);
-    Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
-    blur_y.tile(x, y, xi, yi, 256, 32).vectorize(xi, 8).parallel(y);
-    blur_x.compute_at(blur_y, x).vectorize(x, 8);
-    return {input, blur_y};
-}
-
-struct HalideBlur {
-    Halide::ImageParam input;
-    Halide::Func output;
-};
-
-HalideBlur halide_blur_tiled() {
-    using namespace Halide;
-    ImageParam input(Float(32), 2, "input");
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func clamped = BoundaryConditions::repeat_edge(input);
-    Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
-    blur_y.tile(x, y, xi, yi, 256, 32).vectorize(xi, 8).parallel(y);
-    blur_x.compute_at(blur_y, x).vectorize(x, 8);
-    return {input, blur_y};
-}
-
-// STREAM triad a[i] = b[i] + s * c[i] over three arrays of `n` doubles, on
-// `threads` threads; the best of `runs` runs after a warm-up, in GB/s
-// (3 * 8 * n bytes moved per run, as STREAM counts them).
-double triad_gb_per_s(size_t n, int runs, int threads) {
-    std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
-    const long len = (long)n;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long i = 0; i < len; i++) {  // first touch on the threads that use the pages
-        a[i] = 0.0;
-        b[i] = 1.0;
-        c[i] = 2.0;
-    }
-    const double s = 3.0;
-    double best = std::numeric_limits<double>::infinity();
-    for (int r = 0; r <= runs; r++) {
-        auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (long i = 0; i < len; i++) {
-            a[i] = b[i] + s * c[i];
-        }
-        if (r > 0) {
-            best = std::min(best, milliseconds_since(t0));
-        }
-    }
-    if (a[n / 2] != 7.0) {
-        throw std::runtime_error("triad computed a wrong value");
-    }
-    return 3.0 * sizeof(double) * (double)n / (best * 1e-3) / 1e9;
-}
-
-double max_abs_diff(const Image &a, const Image &b) {
-    double m = 0;
-    for (int y = 0; y < a.height(); y++) {
-        for (int x = 0; x < a.width(); x++) {
-            m = std::max(m, std::fabs((double)a(x, y) - (double)b(x, y)));
-        }
-    }
-    return m;
-}
-
-json pipeline_json(const char *system, const Timing &t, double bytes, double bandwidth_gbps) {
-    const double gbps = bytes / (t.best() * 1e-3) / 1e9;
-    return {{"system", system},
-            {"first_run_ms", t.first_ms},
-            {"best_ms", t.best()},
-            {"median_ms", t.median()},
-            {"runs_ms", t.runs_ms},
-            {"bytes", bytes},
-            {"gb_per_s", gbps},
-            {"percent_of_bandwidth", 100.0 * gbps / bandwidth_gbps}};
-}
-
-int run_bench(const Options &opt) {
-    // Both runtimes read their thread count on first use.
-    const std::string threads = std::to_string(opt.threads);
+int run(const SuiteOptions &o, const std::string &json_path, const std::string &svg_path) {
+    // Every system gets the same number of threads.
+    const std::string threads = std::to_string(o.threads);
     setenv("KILN_NUM_THREADS", threads.c_str(), 1);
     setenv("HL_NUM_THREADS", threads.c_str(), 1);
+    set_anchor_threads(o.threads);
+    use_fresh_jit_cache();
 
-    const int w = opt.size, h = opt.size;
-    std::printf("blur3x3 %dx%d float32, %d threads, best of %d runs after a warm-up\n", w, h, opt.threads, opt.runs);
-    std::printf("schedule (both systems): %s\n", kSchedule);
+    std::printf("Kiln bench: %d threads, best of %d runs after a warm-up%s\n", o.threads, o.runs,
+                o.quick ? " (quick: small sizes)" : "");
+    const Roofline roof = measure_roofline(o.quick, o.runs, o.threads);
+    std::printf("roofline: triad %.1f GB/s, FMA peak %.0f GFLOP/s (%s)\n", roof.bandwidth_gbps, roof.peak_gflops,
+                roof.fma_isa.c_str());
+    warm_up_halide();
 
-    const size_t triad_n = (opt.quick ? 64u : 256u) << 17;  // doubles per array: 64 or 256 MiB
-    const double bandwidth = triad_gb_per_s(triad_n, opt.runs, opt.threads);
-    std::printf("memory bandwidth (triad, 3 arrays of %zu MiB): %.2f GB/s\n\n", triad_n * sizeof(double) >> 20,
-                bandwidth);
-
-    Image input(w, h), kiln_out(w, h), halide_out(w, h);
-    std::mt19937 rng(12345);
-    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-    input.for_each_value([&](float &v) { v = uniform(rng); });
-
-    KilnBlur kb = kiln_blur_tiled();
-    kb.input.set(input);
-    const Timing kiln_t = time_runs(opt.runs, [&] { kb.output.realize(kiln_out); });
-
-    HalideBlur hb = halide_blur_tiled();
-    Halide::Buffer<float> h_in(input.data(), w, h), h_out(halide_out.data(), w, h);
-    hb.input.set(h_in);
-    const Timing halide_t = time_runs(opt.runs, [&] {
-        hb.output.realize(h_out);  // the first call JIT-compiles
-    });
-
-    const double bytes = 2.0 * sizeof(float) * (double)w * (double)h;  // input read + output written
-    const double diff = max_abs_diff(kiln_out, halide_out);
-    const double ratio = kiln_t.best() / halide_t.best();
-    json result = {
-        {"benchmark", "blur3x3"},
-        {"schedule", kSchedule},
-        {"width", w},
-        {"height", h},
-        {"runs", opt.runs},
-        {"threads", opt.threads},
-        {"cores", std::thread::hardware_concurrency()},
-        {"quick", opt.quick},
-        {"targets", {{"kiln", kiln::Target::host().to_string()},
-                     {"halide", Halide::get_jit_target_from_environment().to_string()}}},
-        {"bandwidth", {{"kernel", "triad"}, {"array_bytes", triad_n * sizeof(double)}, {"gb_per_s", bandwidth}}},
-        {"pipelines", {pipeline_json("kiln", kiln_t, bytes, bandwidth),
-                       pipeline_json("halide", halide_t, bytes, bandwidth)}},
-        {"ratio_kiln_over_halide", ratio},
-        {"max_abs_diff", diff},
-        {"outputs_agree", diff <= kTolerance},
-    };
-
-    std::printf("%-8s %14s %10s %11s %8s %16s\n", "system", "first run ms", "best ms", "median ms", "GB/s",
-                "% of bandwidth");
-    for (const json &p : result["pipelines"]) {
-        std::printf("%-8s %14.1f %10.3f %11.3f %8.2f %15.1f%%\n", p["system"].get<std::string>().c_str(),
-                    p["first_run_ms"].get<double>(), p["best_ms"].get<double>(), p["median_ms"].get<double>(),
-                    p["gb_per_s"].get<double>(), p["percent_of_bandwidth"].get<double>());
+    std::vector<CaseResult> results;
+    nlohmann::json cases = nlohmann::json::array();
+    for (const SuiteCase &sc : suite()) {
+        if (!selected(o, sc.name)) continue;
+        std::fprintf(stderr, "running %s...\n", sc.name.c_str());
+        results.push_back(sc.run(o));
+        cases.push_back(to_json(results.back(), roof));
     }
-    std::printf("\nkiln / halide time: %.3f (below 1: Kiln is faster)\n", ratio);
-    std::printf("max |kiln - halide| = %.3g\n", diff);
+    print_table(results, roof);
 
-    std::ofstream(opt.json_path) << result.dump(2) << "\n";
-    std::printf("wrote %s\n", opt.json_path.c_str());
+    nlohmann::json j = {{"threads", o.threads},
+                        {"runs", o.runs},
+                        {"quick", o.quick},
+                        {"cores", std::thread::hardware_concurrency()},
+                        {"kiln_target", kiln::Target::host().to_string()},
+                        {"halide_target", Halide::get_jit_target_from_environment().to_string()},
+                        {"roofline",
+                         {{"triad_gb_per_s", roof.bandwidth_gbps},
+                          {"fma_peak_gflop_per_s", roof.peak_gflops},
+                          {"fma_isa", roof.fma_isa}}},
+                        {"geomean_kiln_over_halide", geomean_kiln_over_halide(results)},
+                        {"cases", cases}};
+    std::ofstream(json_path) << j.dump(2) << "\n";
+    std::ofstream(svg_path) << chart_svg(results, roof);
+    std::printf("wrote %s and %s\n", json_path.c_str(), svg_path.c_str());
 
-    if (diff > kTolerance) {
-        std::fprintf(stderr, "FAILED: Kiln and Halide outputs differ by more than %g\n", kTolerance);
-        return 1;
-    }
-    return 0;
+    bool agree = true;
+    for (const CaseResult &c : results) agree &= c.outputs_agree();
+    if (!agree) std::fprintf(stderr, "FAILED: some outputs disagree with Kiln's (see the table)\n");
+    return agree ? 0 : 1;
 }
 
 }  // namespace
+}  // namespace kiln_bench
 
 int main(int argc, char **argv) {
-    Options opt;
-    CLI::App app{"Kiln vs Halide 14: 3x3 blur, same schedule, plus a memory-bandwidth probe"};
-    app.add_flag("--quick", opt.quick, "Small problem (1024x1024 unless --size) and a smaller bandwidth probe");
-    app.add_option("--size", opt.size, "Image width and height")->check(CLI::Range(256, 32768));
-    app.add_option("--runs", opt.runs, "Timed runs per pipeline (the best is reported)")->check(CLI::Range(1, 100000));
-    app.add_option("--threads", opt.threads, "Threads for both systems")->check(CLI::Range(1, 1024));
-    app.add_option("--json", opt.json_path, "Where to write the results");
+    kiln_bench::SuiteOptions o;
+    std::string json_path = "bench_results.json", svg_path = "bench_chart.svg";
+    CLI::App app{"Kiln against Halide 14, OpenBLAS, oneDNN and OpenCV, with the machine's roofline"};
+    app.add_flag("--quick", o.quick, "Small sizes and 3 runs: a smoke check, not a measurement");
+    app.add_option("--runs", o.runs, "Timed runs per system (the minimum is reported)")->check(CLI::Range(1, 100000));
+    app.add_option("--threads", o.threads, "Threads for every system")->check(CLI::Range(1, 1024));
+    app.add_option("--only", o.only, "Run only cases whose names start with these (comma-separated)")->delimiter(',');
+    app.add_option("--json", json_path, "Where to write the results");
+    app.add_option("--svg", svg_path, "Where to write the chart");
     CLI11_PARSE(app, argc, argv);
-    if (opt.quick && app.count("--size") == 0) {
-        opt.size = 1024;
+    if (o.quick && app.count("--runs") == 0) o.runs = 3;
+    for (const std::string &name : o.only) {
+        bool known = false;
+        for (const auto &sc : kiln_bench::suite()) known |= sc.name.compare(0, name.size(), name) == 0;
+        if (!known) {
+            std::fprintf(stderr, "bench: no case starts with \"%s\"; the cases are:", name.c_str());
+            for (const auto &sc : kiln_bench::suite()) std::fprintf(stderr, " %s", sc.name.c_str());
+            std::fprintf(stderr, "\n");
+            return 2;
+        }
     }
-
     try {
-        return run_bench(opt);
+        return kiln_bench::run(o, json_path, svg_path);
     } catch (const kiln::CompileError &e) {
         std::fprintf(stderr, "Kiln compile error: %s\n", e.what());
     } catch (const kiln::RuntimeError &e) {

@@ -1,5 +1,7 @@
 #include "lab_chart.h"
 
+#include <kiln/StmtHTML.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -10,19 +12,7 @@ namespace {
 
 const char *const kColours[] = {"#8c8c8c", "#2b7bba", "#e07b39", "#3a9e5c", "#a05195", "#d4b22c", "#c0392b"};
 
-std::string escape(const std::string &s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += c;
-        }
-    }
-    return out;
-}
+std::string escape(const std::string &s) { return kiln::html_escape(s); }
 
 std::string number(double v) {
     char s[32];

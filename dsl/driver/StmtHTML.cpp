@@ -13,11 +13,8 @@
 #include "kiln/StmtHTML.h"
 
 namespace kiln {
-namespace internal {
 
-namespace {
-
-std::string escape(const std::string &s) {
+std::string html_escape(const std::string &s) {
     std::string r;
     r.reserve(s.size());
     for (char c : s) {
@@ -32,6 +29,12 @@ std::string escape(const std::string &s) {
     }
     return r;
 }
+
+namespace internal {
+
+namespace {
+
+std::string escape(const std::string &s) { return html_escape(s); }
 
 std::string mangle(const std::string &s) {  // as CodeGen_C names variables
     std::string r = s;

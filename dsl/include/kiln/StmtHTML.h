@@ -17,6 +17,9 @@
 
 namespace kiln {
 
+// Text made safe inside HTML/SVG elements and quoted attributes (& < > " ').
+std::string html_escape(const std::string &s);
+
 std::string stmt_html(const Pipeline &p, const std::string &fn_name,
                       const std::map<std::string, std::vector<int>> &sizes, const Target &t = Target::host());
 // The same with an explicit signature (as Pipeline::compile_to_cpp_source).

@@ -1,0 +1,76 @@
+// Shared pieces of the suite cases (case_util.h).
+#include "case_util.h"
+
+#include <chrono>
+#include <random>
+
+namespace kiln_bench {
+
+FBuf random_buffer(const std::vector<int> &extents, float lo, float hi, unsigned seed) {
+    FBuf b(extents);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(lo, hi);
+    b.for_each_value([&](float &v) { v = u(rng); });
+    return b;
+}
+
+FBuf zeros_like(const FBuf &b) {
+    std::vector<int> extents;
+    for (int i = 0; i < b.dimensions(); i++) extents.push_back(b.dim(i).extent());
+    FBuf z(extents);
+    z.fill(0.0f);
+    return z;
+}
+
+Halide::Buffer<float> halide_view(FBuf &b) { return Halide::Buffer<float>(FBuf(b)); }  // a shallow copy
+
+Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
+    std::vector<halide_buffer_t *> raw;
+    for (FBuf *o : outs) raw.push_back(o->raw_buffer());
+    Entry e;
+    e.system = "kiln";
+    e.timing = time_runs(runs, [&] { k.realize(raw); });
+    e.compile_ms = e.timing.first_ms - e.timing.median();
+    return e;
+}
+
+Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs) {
+    std::vector<Halide::Buffer<>> views;
+    for (FBuf *o : outs) views.push_back(halide_view(*o));
+    Halide::Realization r(views);
+    Entry e;
+    e.system = "halide";
+    auto t0 = std::chrono::steady_clock::now();
+    p.compile_jit(Halide::get_jit_target_from_environment());
+    e.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    e.timing = time_runs(runs, [&] { p.realize(r); });
+    return e;
+}
+
+Entry run_anchor(const std::string &system, const std::function<void()> &f, int runs, const std::string &note,
+                 bool same_work) {
+    Entry e;
+    e.system = system;
+    e.note = note;
+    e.same_work = same_work;
+    e.timing = time_runs(runs, f);
+    return e;
+}
+
+void check_against(Entry &entry, const std::vector<FBuf *> &outs, const std::vector<FBuf *> &ref) {
+    entry.max_rel_err = 0;
+    for (size_t i = 0; i < outs.size(); i++) {
+        double err = max_rel_err(outs[i]->data(), ref[i]->data(), ref[i]->number_of_elements());
+        if (!(err <= entry.max_rel_err)) entry.max_rel_err = err;
+    }
+}
+
+void warm_up_halide() {
+    Halide::Func f("warm_up");
+    Halide::Var x("x");
+    f(x) = x;
+    Halide::Buffer<int> out = f.realize({8});
+    (void)out;
+}
+
+}  // namespace kiln_bench

@@ -1,0 +1,183 @@
+// Timing, tables, JSON and the SVG chart of apps/bench (harness.h).
+#include "harness.h"
+
+#include <kiln/StmtHTML.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace kiln_bench {
+
+using nlohmann::json;
+
+double Timing::best() const { return runs_ms.empty() ? first_ms : *std::min_element(runs_ms.begin(), runs_ms.end()); }
+
+double Timing::median() const {
+    if (runs_ms.empty()) return first_ms;
+    std::vector<double> v = runs_ms;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+Timing time_runs(int runs, const std::function<void()> &f) {
+    using clock = std::chrono::steady_clock;
+    auto ms = [](clock::time_point t0) {
+        return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    };
+    Timing t;
+    auto t0 = clock::now();
+    f();
+    t.first_ms = ms(t0);
+    for (int i = 0; i < runs; i++) {
+        t0 = clock::now();
+        f();
+        t.runs_ms.push_back(ms(t0));
+    }
+    return t;
+}
+
+const Entry *CaseResult::find(const std::string &system) const {
+    for (const Entry &e : entries)
+        if (e.system == system) return &e;
+    return nullptr;
+}
+
+bool CaseResult::outputs_agree() const {
+    for (const Entry &e : entries)
+        if (!(e.max_rel_err <= tolerance)) return false;
+    return true;
+}
+
+namespace {
+
+// The time the roofline allows: the larger of the memory and compute bounds.
+double roofline_ms(const CaseResult &c, const Roofline &roof) {
+    double mem = c.bytes / (roof.bandwidth_gbps * 1e9) * 1e3;
+    double compute = c.flops > 0 ? c.flops / (roof.peak_gflops * 1e9) * 1e3 : 0;
+    return std::max(mem, compute);
+}
+
+// The rate shown for a case: GFLOP/s for compute-bound work, else GB/s.
+bool compute_bound(const CaseResult &c, const Roofline &roof) {
+    return c.flops / (roof.peak_gflops * 1e9) > c.bytes / (roof.bandwidth_gbps * 1e9);
+}
+
+double rate(const CaseResult &c, const Roofline &roof, double ms) {
+    return compute_bound(c, roof) ? c.flops / (ms * 1e-3) / 1e9 : c.bytes / (ms * 1e-3) / 1e9;
+}
+
+}  // namespace
+
+json to_json(const CaseResult &c, const Roofline &roof) {
+    json entries = json::array();
+    const double kiln_ms = c.entries.empty() ? 0 : c.entries[0].timing.best();
+    for (const Entry &e : c.entries) {
+        json j = {{"system", e.system},
+                  {"first_run_ms", e.timing.first_ms},
+                  {"best_ms", e.timing.best()},
+                  {"median_ms", e.timing.median()},
+                  {"runs_ms", e.timing.runs_ms},
+                  {"percent_of_roofline", 100.0 * roofline_ms(c, roof) / e.timing.best()},
+                  {"time_over_kiln", e.timing.best() / kiln_ms},
+                  {"max_rel_err_vs_kiln", e.max_rel_err},
+                  {"same_work", e.same_work}};
+        j[compute_bound(c, roof) ? "gflop_per_s" : "gb_per_s"] = rate(c, roof, e.timing.best());
+        if (!e.note.empty()) j["note"] = e.note;
+        if (e.compile_ms >= 0) j["compile_ms"] = e.compile_ms;
+        entries.push_back(j);
+    }
+    return {{"case", c.name},       {"kiln_schedule", c.schedule},       {"bytes", c.bytes},
+            {"flops", c.flops},     {"bound", compute_bound(c, roof) ? "compute" : "memory"},
+            {"tolerance", c.tolerance}, {"outputs_agree", c.outputs_agree()}, {"systems", entries}};
+}
+
+void print_table(const std::vector<CaseResult> &cases, const Roofline &roof) {
+    std::printf("\n%-26s %-22s %9s %9s %10s %6s %7s %9s %10s\n", "case", "system", "best ms", "median", "rate",
+                "%roof", "x kiln", "rel err", "compile ms");
+    for (const CaseResult &c : cases) {
+        const bool cb = compute_bound(c, roof);
+        const double kiln_ms = c.entries[0].timing.best();
+        for (size_t i = 0; i < c.entries.size(); i++) {
+            const Entry &e = c.entries[i];
+            char rate_text[32], compile_text[32];
+            std::snprintf(rate_text, sizeof rate_text, "%.1f %s", rate(c, roof, e.timing.best()),
+                          cb ? "GF/s" : "GB/s");
+            if (e.compile_ms >= 0) std::snprintf(compile_text, sizeof compile_text, "%.0f", e.compile_ms);
+            else std::snprintf(compile_text, sizeof compile_text, "-");
+            std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %10s%s\n", i == 0 ? c.name.c_str() : "",
+                        e.system.c_str(), e.timing.best(), e.timing.median(), rate_text,
+                        100.0 * roofline_ms(c, roof) / e.timing.best(), e.timing.best() / kiln_ms, e.max_rel_err,
+                        compile_text, e.same_work ? "" : "  (other work)");
+        }
+        if (!c.outputs_agree()) std::printf("%-26s OUTPUTS DISAGREE (tolerance %.1e)\n", "", c.tolerance);
+    }
+    std::printf("\nroofline: %.1f GB/s (triad), %.0f GFLOP/s (%s FMA probe); \"x kiln\" = time / Kiln's time\n",
+                roof.bandwidth_gbps, roof.peak_gflops, roof.fma_isa.c_str());
+    const double g = geomean_kiln_over_halide(cases);
+    if (g > 0) std::printf("geomean Kiln / Halide time: %.3f\n", g);
+}
+
+double geomean_kiln_over_halide(const std::vector<CaseResult> &cases) {
+    double log_sum = 0;
+    int n = 0;
+    for (const CaseResult &c : cases) {
+        const Entry *h = c.find("halide");
+        if (!h) continue;
+        log_sum += std::log(c.entries[0].timing.best() / h->timing.best());
+        n++;
+    }
+    return n ? std::exp(log_sum / n) : 0;
+}
+
+std::string chart_svg(const std::vector<CaseResult> &cases, const Roofline &roof) {
+    // One group of bars per case: each system's time / Kiln's time (Kiln = 1,
+    // shorter is faster), clipped at 4x; a line marks 1.
+    const int bar_h = 14, label_w = 360, plot_w = 480, scale_max = 4;
+    int rows = 0;
+    for (const CaseResult &c : cases) rows += (int)c.entries.size() + 1;
+    const int height = 60 + rows * bar_h;
+    std::ostringstream s;
+    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << label_w + plot_w + 80 << "' height='" << height
+      << "' font-family='sans-serif' font-size='11'>\n";
+    s << "<text x='8' y='18' font-size='14'>Kiln bench: time relative to Kiln (shorter is faster); roofline "
+      << std::lround(roof.bandwidth_gbps) << " GB/s, " << std::lround(roof.peak_gflops) << " GFLOP/s</text>\n";
+    int y = 40;
+    const int x1 = label_w + plot_w / scale_max;
+    s << "<line x1='" << x1 << "' y1='30' x2='" << x1 << "' y2='" << height - 10 << "' stroke='#888'/>\n";
+    for (const CaseResult &c : cases) {
+        s << "<text x='8' y='" << y + 10 << "' font-weight='bold'>" << kiln::html_escape(c.name) << "</text>\n";
+        y += bar_h;
+        const double kiln_ms = c.entries[0].timing.best();
+        for (const Entry &e : c.entries) {
+            const double r = e.timing.best() / kiln_ms;
+            const int w = (int)std::lround(std::min(r, (double)scale_max) / scale_max * plot_w);
+            const char *colour = e.system == "kiln" ? "#d9480f" : e.system == "halide" ? "#1c7ed6" : "#868e96";
+            s << "<text x='24' y='" << y + 10 << "'>" << kiln::html_escape(e.system) << "</text>";
+            s << "<rect x='" << label_w << "' y='" << y + 2 << "' width='" << w << "' height='" << bar_h - 4
+              << "' fill='" << colour << "'/>";
+            char label[32];
+            std::snprintf(label, sizeof label, "%.2fx (%.2f ms)", r, e.timing.best());
+            s << "<text x='" << label_w + w + 4 << "' y='" << y + 10 << "'>" << label << "</text>\n";
+            y += bar_h;
+        }
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+double max_rel_err(const float *a, const float *b, size_t n) {
+    double range = 0;
+    for (size_t i = 0; i < n; i++) range = std::max(range, (double)std::fabs(b[i]));
+    const double floor = std::max(1e-2 * range, 1e-30);
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = std::fabs((double)a[i] - (double)b[i]) / std::max((double)std::fabs(b[i]), floor);
+        if (!(d <= m)) m = d;  // NaN propagates as a failure
+    }
+    return m;
+}
+
+}  // namespace kiln_bench

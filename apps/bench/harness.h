@@ -1,0 +1,63 @@
+// The measuring side of apps/bench: timing (a warm-up, then the minimum and
+// median of N runs), the results of one suite case across systems, and the
+// output (a table on stdout, JSON, an SVG chart).
+//
+// Every case reports the work it does as ideal memory traffic (each input
+// read once, each output written once) and as flops, so a time becomes GB/s
+// and GFLOP/s and a percentage of the roofline measured in the same run.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "probes.h"
+
+namespace kiln_bench {
+
+struct Timing {
+    double first_ms = 0;  // the first call: JIT compilation (if any) + one run
+    std::vector<double> runs_ms;
+    double best() const;
+    double median() const;
+};
+
+// f() once (the warm-up; its time is first_ms), then `runs` timed calls.
+Timing time_runs(int runs, const std::function<void()> &f);
+
+// One system's measurement of a case.
+struct Entry {
+    std::string system;       // "kiln", "halide", "openblas sgemm", ...
+    std::string note;         // what exactly was run, if not the same work
+    Timing timing;
+    double compile_ms = -1;   // JIT compile time (cache disabled), if measured
+    double max_rel_err = 0;   // against Kiln's output
+    bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
+};
+
+struct CaseResult {
+    std::string name;         // "gemm_bias_relu 1024"
+    std::string schedule;     // Kiln's schedule (file or description)
+    double bytes = 0;         // ideal memory traffic of one run
+    double flops = 0;         // arithmetic of one run (0: memory-bound case)
+    double tolerance = 0;     // max relative error accepted against Kiln
+    std::vector<Entry> entries;  // entries[0] is Kiln
+
+    const Entry *find(const std::string &system) const;
+    bool outputs_agree() const;
+};
+
+nlohmann::json to_json(const CaseResult &c, const Roofline &roof);
+void print_table(const std::vector<CaseResult> &cases, const Roofline &roof);
+// Geometric mean of Kiln / Halide time over the cases that have both.
+double geomean_kiln_over_halide(const std::vector<CaseResult> &cases);
+// Horizontal bars: per case, each system's time relative to Kiln's.
+std::string chart_svg(const std::vector<CaseResult> &cases, const Roofline &roof);
+
+// Max |a - b| / max(|b|, 0.01 max|b|) over n values: relative error, with
+// values near zero (results of cancellation, where one rounding of an
+// intermediate is relatively huge) measured against 1% of the output's range.
+double max_rel_err(const float *a, const float *b, size_t n);
+
+}  // namespace kiln_bench

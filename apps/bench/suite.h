@@ -1,0 +1,34 @@
+// The cases of apps/bench. Each builds its inputs, runs Kiln (the shipped
+// generator under its tuned schedule file), Halide 14 with the same
+// algorithm and schedule, and the library anchors that do the same work,
+// cross-checks every output against Kiln's, and returns the timings.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace kiln_bench {
+
+struct SuiteOptions {
+    bool quick = false;  // small sizes, few runs: a smoke check
+    int runs = 10;
+    int threads = 2;
+    std::vector<std::string> only;  // case-name prefixes; empty = all
+};
+
+struct SuiteCase {
+    std::string name;
+    CaseResult (*run)(const SuiteOptions &);
+};
+
+const std::vector<SuiteCase> &suite();
+
+// Image pipelines (suite_image.cpp).
+CaseResult bench_blur3x3(const SuiteOptions &o);
+CaseResult bench_unsharp(const SuiteOptions &o);
+CaseResult bench_harris(const SuiteOptions &o);
+CaseResult bench_softplus(const SuiteOptions &o);
+CaseResult bench_tanh_affine(const SuiteOptions &o);
+
+}  // namespace kiln_bench

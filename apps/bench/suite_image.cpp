@@ -1,0 +1,172 @@
+// The image and pointwise cases of apps/bench: blur3x3, unsharp, harris and
+// the two elementwise chains. The Halide programs below are the generators'
+// algorithms with the schedules of schedules/<generator>/host_tiled.sched.
+#include "anchors.h"
+#include "case_util.h"
+#include "suite.h"
+
+namespace kiln_bench {
+
+namespace {
+
+using namespace Halide;
+
+int image_size(const SuiteOptions &o) { return o.quick ? 1024 : 4096; }
+
+// blur3x3 (schedules/blur3x3/host_tiled.sched).
+Pipeline halide_blur3x3(Buffer<float> in) {
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func blur_x("blur_x"), output("output");
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    output.tile(x, y, xi, yi, 256, 32).vectorize(xi, 8).parallel(y);
+    blur_x.compute_at(output, x).vectorize(x, 8);
+    return Pipeline(output);
+}
+
+// unsharp with type=float32 (schedules/unsharp/host_tiled.sched).
+Pipeline halide_unsharp(Buffer<float> in, float amount) {
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func as_float("as_float"), blur_x("blur_x"), blur_y("blur_y"), sharpen("sharpen"), output("output");
+    as_float(x, y) = clamped(x, y);
+    blur_x(x, y) = (as_float(x - 2, y) + 4 * as_float(x - 1, y) + 6 * as_float(x, y) + 4 * as_float(x + 1, y) +
+                    as_float(x + 2, y)) / 16;
+    blur_y(x, y) = (blur_x(x, y - 2) + 4 * blur_x(x, y - 1) + 6 * blur_x(x, y) + 4 * blur_x(x, y + 1) +
+                    blur_x(x, y + 2)) / 16;
+    sharpen(x, y) = as_float(x, y) + amount * (as_float(x, y) - blur_y(x, y));
+    output(x, y) = sharpen(x, y);
+    output.tile(x, y, xi, yi, 128, 32).vectorize(xi, 8).parallel(y);
+    blur_x.compute_at(output, x).vectorize(x, 8);
+    blur_y.compute_at(output, x).vectorize(x, 8);
+    return Pipeline(output);
+}
+
+Expr box3x3(Func f, Var x, Var y) {
+    Expr sum;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            Expr v = f(x + dx, y + dy);
+            sum = sum.defined() ? sum + v : v;
+        }
+    return sum;
+}
+
+// harris (schedules/harris/host_tiled.sched).
+Pipeline halide_harris(Buffer<float> in, float k) {
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
+    Func gray("gray"), Ix("Ix"), Iy("Iy"), Ixx("Ixx"), Iyy("Iyy"), Ixy("Ixy"), Sxx("Sxx"), Syy("Syy"), Sxy("Sxy"),
+        output("output");
+    gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
+    Ix(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x + 1, y - 1) + (-2.0f / 12) * gray(x - 1, y) +
+               (2.0f / 12) * gray(x + 1, y) + (-1.0f / 12) * gray(x - 1, y + 1) + (1.0f / 12) * gray(x + 1, y + 1);
+    Iy(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x - 1, y + 1) + (-2.0f / 12) * gray(x, y - 1) +
+               (2.0f / 12) * gray(x, y + 1) + (-1.0f / 12) * gray(x + 1, y - 1) + (1.0f / 12) * gray(x + 1, y + 1);
+    Ixx(x, y) = Ix(x, y) * Ix(x, y);
+    Iyy(x, y) = Iy(x, y) * Iy(x, y);
+    Ixy(x, y) = Ix(x, y) * Iy(x, y);
+    Sxx(x, y) = box3x3(Ixx, x, y);
+    Syy(x, y) = box3x3(Iyy, x, y);
+    Sxy(x, y) = box3x3(Ixy, x, y);
+    Expr det = Sxx(x, y) * Syy(x, y) - Sxy(x, y) * Sxy(x, y);
+    Expr trace = Sxx(x, y) + Syy(x, y);
+    output(x, y) = det - k * trace * trace;
+    output.tile(x, y, xi, yi, 64, 32).vectorize(xi, 8).parallel(y);
+    gray.compute_at(output, x).vectorize(x, 8);
+    Ix.compute_at(output, x).vectorize(x, 8);
+    Iy.compute_at(output, x).vectorize(x, 8);
+    return Pipeline(output);
+}
+
+// elementwise_chain (schedules/elementwise_chain/host_tiled.sched).
+Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b) {
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func stage1("stage1"), stage2("stage2"), output("output");
+    if (softplus) {
+        stage1(x, y) = exp(in(x, y));
+        stage2(x, y) = stage1(x, y) + 1.0f;
+        output(x, y) = log(stage2(x, y));
+    } else {
+        stage1(x, y) = a * in(x, y);
+        stage2(x, y) = stage1(x, y) + b;
+        output(x, y) = tanh(stage2(x, y));
+    }
+    output.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8);
+    return Pipeline(output);
+}
+
+// One 2-D float input, one output of the same size: Kiln, Halide, anchors.
+CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner &kiln, FBuf &in, FBuf &out,
+                      const std::function<Pipeline(Buffer<float>)> &halide, double bytes) {
+    CaseResult c;
+    c.name = name;
+    c.schedule = kiln.schedule_path();
+    c.bytes = bytes;
+    c.tolerance = 1e-5;
+    c.entries.push_back(run_kiln(kiln, {&out}, o.runs));
+    FBuf h_out = zeros_like(out);
+    c.entries.push_back(run_halide(halide(halide_view(in)), {&h_out}, o.runs));
+    check_against(c.entries.back(), {&h_out}, {&out});
+    return c;
+}
+
+}  // namespace
+
+CaseResult bench_blur3x3(const SuiteOptions &o) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n}, 0, 1, 1), out(n, n);
+    KilnRunner k("blur3x3", {}, "host_tiled");
+    k.bind("input", in);
+    CaseResult c = image_case(o, "blur3x3 " + std::to_string(n) + "^2", k, in, out, halide_blur3x3, 8.0 * n * n);
+    FBuf cv_out = zeros_like(out);
+    c.entries.push_back(run_anchor("opencv blur", [&] { opencv_box3x3(n, n, in.data(), cv_out.data()); }, o.runs,
+                                   "cv::blur 3x3, BORDER_REPLICATE (one 9-tap mean, not two 3-tap passes)"));
+    check_against(c.entries.back(), {&cv_out}, {&out});
+    return c;
+}
+
+CaseResult bench_unsharp(const SuiteOptions &o) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n}, 0, 1, 2), out(n, n);
+    KilnRunner k("unsharp", {"type=float32"}, "host_tiled");
+    k.bind("input", in);
+    k.set("amount", "1.5");
+    return image_case(o, "unsharp " + std::to_string(n) + "^2", k, in, out,
+                      [](Buffer<float> b) { return halide_unsharp(b, 1.5f); }, 8.0 * n * n);
+}
+
+CaseResult bench_harris(const SuiteOptions &o) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n, 3}, 0, 1, 3), out(n, n);
+    KilnRunner k("harris", {}, "host_tiled");
+    k.bind("input", in);
+    k.set("k", "0.04");
+    CaseResult c = image_case(o, "harris " + std::to_string(n) + "^2", k, in, out,
+                              [](Buffer<float> b) { return halide_harris(b, 0.04f); }, 4.0 * n * n * 4);
+    c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
+    return c;
+}
+
+CaseResult bench_softplus(const SuiteOptions &o) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n}, -4, 4, 4), out(n, n);
+    KilnRunner k("elementwise_chain", {"variant=softplus"}, "host_tiled");
+    k.bind("input", in);
+    return image_case(o, "softplus " + std::to_string(n) + "^2", k, in, out,
+                      [](Buffer<float> b) { return halide_chain(b, true, 1, 0); }, 8.0 * n * n);
+}
+
+CaseResult bench_tanh_affine(const SuiteOptions &o) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n}, -4, 4, 5), out(n, n);
+    KilnRunner k("elementwise_chain", {"variant=tanh_affine"}, "host_tiled");
+    k.bind("input", in);
+    k.set("a", "0.5");
+    k.set("b", "0.25");
+    return image_case(o, "tanh(a*x+b) " + std::to_string(n) + "^2", k, in, out,
+                      [](Buffer<float> b) { return halide_chain(b, false, 0.5f, 0.25f); }, 8.0 * n * n);
+}
+
+}  // namespace kiln_bench
