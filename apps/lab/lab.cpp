@@ -177,17 +177,20 @@ Setup make_setup(const Options &o) {
     for (const auto *in : probe->inputs()) {
         kiln::Argument a = in->argument();
         if (!a.is_buffer) continue;
-        if (a.dimensions != 2 && a.dimensions != 3)
+        if (a.dimensions < 1 || a.dimensions > 3)
             usage_error("Input '" + a.name + "' has " + std::to_string(a.dimensions) +
-                        " dimensions; kiln-lab feeds images to 2-D (x, y) and 3-D (x, y, c) inputs only");
-        // 2-D inputs get the luma, 3-D inputs RGB.
-        Buffer<float, 3> fitted = kiln_apps::with_channels(image, a.dimensions == 2 ? 1 : 3);
+                        " dimensions; kiln-lab feeds images to 1-D (x), 2-D (x, y) and 3-D (x, y, c) inputs only");
+        // 1-D inputs (a per-column vector: a bias, a scale) get the first row
+        // of the luma, 2-D inputs the luma, 3-D inputs RGB.
+        Buffer<float, 3> fitted = kiln_apps::with_channels(image, a.dimensions == 3 ? 3 : 1);
         s.inputs[a.name] = kiln_lab::from_unit_float(fitted, kiln_lab::to_halide_type(a.type), a.dimensions);
-        std::vector<int> extents = {w, h};
+        std::vector<int> extents = {w};
+        if (a.dimensions >= 2) extents.push_back(h);
         if (a.dimensions == 3) extents.push_back(3);
         s.sizes[a.name] = extents;
-        s.description += "\n  input  " + a.name + ": " + a.type.to_string() + " " + std::to_string(w) + "x" +
-                         std::to_string(h) + (a.dimensions == 3 ? "x3 (RGB)" : " (luma)");
+        static const char *const kShapes[] = {"", " (the first row of the luma)", " (luma)", "x3 (RGB)"};
+        s.description += "\n  input  " + a.name + ": " + a.type.to_string() + " " + std::to_string(w) +
+                         (a.dimensions >= 2 ? "x" + std::to_string(h) : "") + kShapes[a.dimensions];
     }
     for (const auto *out : probe->outputs()) {
         kiln::Argument a = out->argument();

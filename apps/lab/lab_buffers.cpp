@@ -135,10 +135,11 @@ halide_type_t to_halide_type(const kiln::Type &t) {
 }
 
 Buffer<void> from_unit_float(const Buffer<const float, 3> &image, const halide_type_t &t, int dims) {
-    if (dims != 2 && dims != 3)
-        throw kiln::CompileError("kiln-lab: image inputs must have 2 or 3 dimensions, not " + std::to_string(dims));
-    const int w = image.dim(0).extent(), h = image.dim(1).extent();
-    std::vector<int> extents = {w, h};
+    if (dims < 1 || dims > 3)
+        throw kiln::CompileError("kiln-lab: image inputs must have 1 to 3 dimensions, not " + std::to_string(dims));
+    const int w = image.dim(0).extent(), h = dims == 1 ? 1 : image.dim(1).extent();
+    std::vector<int> extents = {w};
+    if (dims >= 2) extents.push_back(h);
     if (dims == 3) extents.push_back(image.dim(2).extent());
     Buffer<void> out(t, extents);
     const double scale = full_scale(t);
@@ -151,7 +152,8 @@ Buffer<void> from_unit_float(const Buffer<const float, 3> &image, const halide_t
                 for (int x = 0; x < w; x++) {
                     T v = from_unit<T>(image(x, y, c), scale);
                     if (dims == 3) typed(x, y, c) = v;
-                    else typed(x, y) = v;
+                    else if (dims == 2) typed(x, y) = v;
+                    else typed(x) = v;
                 }
     });
     return out;

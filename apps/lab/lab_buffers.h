@@ -27,7 +27,7 @@ double full_scale(const halide_type_t &t);
 halide_type_t to_halide_type(const kiln::Type &t);
 
 // A planar float image (x, y, c) in [0, 1] as a buffer of element type t
-// and `dims` dimensions (2: channel 0 only; 3: every channel), scaled to
+// and `dims` dimensions (1: row 0 of channel 0; 2: channel 0 only; 3: every channel), scaled to
 // full_scale(t) and rounded for integer types.
 Halide::Runtime::Buffer<void> from_unit_float(const Halide::Runtime::Buffer<const float, 3> &image,
                                               const halide_type_t &t, int dims);

@@ -85,7 +85,8 @@ bool same_counts(const LoopCounts &a, const LoopCounts &b) {
     if (a.funcs.size() != b.funcs.size()) return false;
     for (const auto &kv : a.funcs) {
         auto it = b.funcs.find(kv.first);
-        if (it == b.funcs.end() || it->second.stores != kv.second.stores || it->second.loads != kv.second.loads)
+        if (it == b.funcs.end() || it->second.stores != kv.second.stores || it->second.loads != kv.second.loads ||
+            it->second.pure_stores != kv.second.pure_stores)
             return false;
     }
     return true;
@@ -99,6 +100,21 @@ public:
     LoopCounts out;
     std::map<const For *, int> needs_iteration;
     std::map<const Provide *, std::map<std::string, int64_t>> calls_of;
+    std::vector<std::string> loops;  // enclosing loops, outermost first
+
+    // Is a store to `func` here one of its updates (innermost loop of func
+    // named func.s<k>.*, k >= 1)?
+    bool in_update(const std::string &func) const {
+        const std::string prefix = func + ".s";
+        for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+            if (it->compare(0, prefix.size(), prefix) != 0) continue;
+            size_t end = it->find('.', prefix.size());
+            std::string stage = it->substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+            if (stage.empty() || stage.find_first_not_of("0123456789") != std::string::npos) continue;
+            return stage != "0";
+        }
+        return false;
+    }
 
     void walk(const Stmt &s, int64_t mult) {
         if (!s.defined()) return;
@@ -115,48 +131,9 @@ public:
             if (saved) values[op->name] = *saved;
             else values.erase(op->name);
         } else if (const auto *op = s.as<For>()) {
-            int64_t mn, ex;
-            if (!ev.eval(op->min, mn) || !ev.eval(op->extent, ex)) {
-                out.exact = false;
-                return;
-            }
-            if (ex <= 0) return;
-            auto cached = needs_iteration.find(op);
-            if (cached == needs_iteration.end()) {
-                NeedsIteration ni;
-                ni.include(op->body);
-                cached = needs_iteration.emplace(op, ni.result).first;
-            }
-            if (!cached->second) {
-                walk(op->body, mult * ex);
-                return;
-            }
-            if (cached->second == 1 && ex > 2) {
-                // Only inner loops: if the first and last iterations count the
-                // same, every iteration does (inner extents are affine in the
-                // loop variable in practice).
-                LoopCounts saved = out, first, last;
-                out = LoopCounts();
-                values[op->name] = mn;
-                walk(op->body, 1);
-                first = out;
-                out = LoopCounts();
-                values[op->name] = mn + ex - 1;
-                walk(op->body, 1);
-                last = out;
-                out = saved;
-                if (same_counts(first, last) && first.exact) {
-                    values[op->name] = mn;
-                    walk(op->body, mult * ex);
-                    values.erase(op->name);
-                    return;
-                }
-            }
-            for (int64_t i = mn; i < mn + ex; i++) {
-                values[op->name] = i;
-                walk(op->body, mult);
-            }
-            values.erase(op->name);
+            loops.push_back(op->name);
+            walk_for(op, mult);
+            loops.pop_back();
         } else if (const auto *op = s.as<IfThenElse>()) {
             int64_t c;
             if (!ev.eval(op->condition, c)) {
@@ -183,7 +160,9 @@ public:
             }
             walk(op->body, mult);
         } else if (const auto *op = s.as<Provide>()) {
-            out.funcs[op->name].stores += mult;
+            FuncCounts &fc = out.funcs[op->name];
+            fc.stores += mult;
+            if (!in_update(op->name)) fc.pure_stores += mult;
             auto it = calls_of.find(op);
             if (it == calls_of.end()) {
                 CountCalls cc;
@@ -196,6 +175,53 @@ public:
             walk(op->body, mult);
         }
         // AssertStmt, Evaluate: nothing to count.
+    }
+
+    // One loop: multiplied out when its body has no inner loops, guards or
+    // realizations, stepped through otherwise.
+    void walk_for(const For *op, int64_t mult) {
+        int64_t mn, ex;
+        if (!ev.eval(op->min, mn) || !ev.eval(op->extent, ex)) {
+            out.exact = false;
+            return;
+        }
+        if (ex <= 0) return;
+        auto cached = needs_iteration.find(op);
+        if (cached == needs_iteration.end()) {
+            NeedsIteration ni;
+            ni.include(op->body);
+            cached = needs_iteration.emplace(op, ni.result).first;
+        }
+        if (!cached->second) {
+            walk(op->body, mult * ex);
+            return;
+        }
+        if (cached->second == 1 && ex > 2) {
+            // Only inner loops: if the first and last iterations count the
+            // same, every iteration does (inner extents are affine in the
+            // loop variable in practice).
+            LoopCounts saved = out, first, last;
+            out = LoopCounts();
+            values[op->name] = mn;
+            walk(op->body, 1);
+            first = out;
+            out = LoopCounts();
+            values[op->name] = mn + ex - 1;
+            walk(op->body, 1);
+            last = out;
+            out = saved;
+            if (same_counts(first, last) && first.exact) {
+                values[op->name] = mn;
+                walk(op->body, mult * ex);
+                values.erase(op->name);
+                return;
+            }
+        }
+        for (int64_t i = mn; i < mn + ex; i++) {
+            values[op->name] = i;
+            walk(op->body, mult);
+        }
+        values.erase(op->name);
     }
 };
 

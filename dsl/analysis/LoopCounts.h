@@ -4,6 +4,10 @@
 //   for (y, 0, 4) { realize f([0, 10]) { for (x, 0, 10) { f(x) = g(x) + g(x + 1) } } }
 //     ->  f: 4 realizations of 10 points, 40 stores; g: 80 loads
 //
+// A store belongs to an update (stage k >= 1) of f when the innermost loop
+// around it that belongs to f is named f.s<k>.*; any other store of f is
+// its pure definition's.
+//
 // A loop whose body has no loops, guards or realizations is counted by
 // multiplying; others are stepped through one iteration at a time.
 #pragma once
@@ -19,6 +23,7 @@ namespace internal {
 
 struct FuncCounts {
     int64_t stores = 0;           // Provide executions
+    int64_t pure_stores = 0;      // those of the pure definition (stage 0): the points defined
     int64_t loads = 0;            // Call executions (reads of its values)
     int64_t realizations = 0;     // Realize executions
     std::vector<int64_t> largest; // extents of the largest realization

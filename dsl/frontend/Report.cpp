@@ -143,10 +143,12 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
             for (int e : r.sizes[name]) n *= e;
             output_bytes += n * f.type.bytes();
         } else {
+            // Each point its pure definition stores is written once and read
+            // back once; updates modify points in place (in cache).
             fr.in_memory = fr.allocation_bytes > cache_bytes;
-            fr.memory_bytes = fr.in_memory ? 2 * fc.stores * f.type.bytes() : 0;
+            fr.memory_bytes = fr.in_memory ? 2 * fc.pure_stores * f.type.bytes() : 0;
             bool unfused_in_memory = uc.largest_points * f.type.bytes() > cache_bytes;
-            fr.memory_bytes_unfused = unfused_in_memory ? 2 * uc.stores * f.type.bytes() : 0;
+            fr.memory_bytes_unfused = unfused_in_memory ? 2 * uc.pure_stores * f.type.bytes() : 0;
         }
         r.memory_bytes += fr.memory_bytes;
         r.memory_bytes_unfused += fr.memory_bytes_unfused;

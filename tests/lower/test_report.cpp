@@ -91,3 +91,22 @@ TEST_CASE("report: every output needs a size", "[lower][report]") {
     f(x) = x;
     CHECK_THROWS_WITH(Pipeline(f).report({}), Catch::Contains("give the size of output f"));
 }
+
+TEST_CASE("report: a reduction's updates modify its points in place", "[lower][report]") {
+    // row_sum(y) = 0; row_sum(y) += in(r, y): 48 points defined, 48 * 65
+    // stores in all, but only the 48 points go to memory and back.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 64, "r");
+    Func row_sum("row_sum"), out("out");
+    row_sum(y) = 0.0f;
+    row_sum(y) += in(r, y);
+    out(x, y) = in(x, y) - row_sum(y);
+    row_sum.compute_root();
+    PipelineReport rep = Pipeline(out).report({{"out", {64, 48}}}, Target::host(), 16);
+    const FuncReport &s = find(rep, "row_sum");
+    CHECK(s.points_computed == 48 * 65);
+    CHECK(s.in_memory);  // 192 bytes > 16
+    CHECK(s.memory_bytes == 2 * 48 * 4);
+    CHECK(rep.memory_bytes == 2 * 48 * 4 + 2 * 64 * 48 * 4);
+}

@@ -9,9 +9,10 @@
 // output), and the current values of scalar Params. Memory model (an
 // assumption, stated in every report): an allocation of at most
 // `cache_bytes` (default 1 MiB) stays in cache and moves no memory traffic;
-// a larger one is written to memory once per point stored and read back
-// once per point stored. Inputs are read once and outputs written once in
-// both the schedule and the baseline.
+// a larger one is written to memory once per point its pure definition
+// stores and read back once per such point (the updates of a reduction
+// modify those points in place and add no traffic). Inputs are read once
+// and outputs written once in both the schedule and the baseline.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -32,7 +33,7 @@ struct FuncReport {
     double recompute = 0;                    // points_computed / points_computed_unfused
     int64_t reads = 0;                       // values read by consumers (loads)
     bool in_memory = false;                  // allocation larger than the cache
-    int64_t memory_bytes = 0;                // written + read back when in memory
+    int64_t memory_bytes = 0;                // written + read back when in memory (points of the pure definition)
     int64_t memory_bytes_unfused = 0;
 };
 

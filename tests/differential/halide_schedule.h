@@ -1,0 +1,119 @@
+// The same .sched file on both sides of a differential test: Kiln applies it
+// with ScheduleFile::apply, and halide_apply() makes the same calls on the
+// Halide 14 Funcs of the test, so that "the equivalent schedule" is not a
+// second hand-written copy that could drift from the file.
+//
+//   kiln::ScheduleFile s = kiln::ScheduleFile::load(".../softmax/fused.sched");
+//   kd::halide_apply(s, {{"output", out}, {"row_max", row_max}, ...}, {{"r", r}});
+//
+// Each directive becomes the Halide method of the same name. Integer
+// arguments must be written as integers (natural_vector_size and arithmetic
+// are Kiln's, so the test rejects them rather than guess). A name is an RVar
+// if the test maps it to one (the RDom of a stage: "r", "r.x") or if it was
+// split from one; any other loop name is a Var. Halide finds the dimensions
+// of a stage by these names, as Kiln does.
+#pragma once
+#include <kiln/ScheduleFile.h>
+
+#include "Halide.h"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace kd {
+
+// Every directive of `file` applied to `funcs` (by Func name); `rvars` maps
+// the RDom names the file uses to Halide's RVars.
+inline void halide_apply(const kiln::ScheduleFile &file, const std::map<std::string, Halide::Func> &funcs,
+                         const std::map<std::string, Halide::RVar> &rvars = {}) {
+    using Halide::TailStrategy;
+    auto fail = [&](const kiln::ScheduleDirective &d, const std::string &why) {
+        throw std::runtime_error(file.filename() + ":" + std::to_string(d.line) + ": " + d.name + ": " + why);
+    };
+    auto func = [&](const std::string &name, const kiln::ScheduleDirective &d) {
+        auto it = funcs.find(name);
+        if (it == funcs.end()) fail(d, "the test gives no Halide Func named '" + name + "'");
+        return it->second;
+    };
+    std::set<std::string> split_rvars;  // loops split or fused from an RVar
+    for (const kiln::ScheduleStanza &s : file.stanzas()) {
+        kiln::ScheduleDirective header;
+        header.name = s.func;
+        header.line = s.line;
+        Halide::Func f = func(s.func, header);
+        Halide::Stage st = s.stage < 0 ? Halide::Stage(f) : f.update(s.stage);
+        for (const kiln::ScheduleDirective &d : s.directives) {
+            const std::vector<std::string> &a = d.args;
+            auto loop = [&](size_t i) -> Halide::VarOrRVar {
+                auto r = rvars.find(a.at(i));
+                if (r != rvars.end()) return r->second;
+                if (split_rvars.count(a.at(i))) return Halide::RVar(a.at(i));
+                return Halide::Var(a.at(i));
+            };
+            // New loops made from `from`: RVars if it is one.
+            auto made = [&](size_t i, size_t from) -> Halide::VarOrRVar {
+                if (!loop(from).is_rvar) return Halide::Var(a.at(i));
+                split_rvars.insert(a.at(i));
+                return Halide::RVar(a.at(i));
+            };
+            auto num = [&](size_t i) {
+                size_t used = 0;
+                int v = 0;
+                try {
+                    v = std::stoi(a.at(i), &used);
+                } catch (const std::exception &) {
+                }
+                if (used == 0 || used != a[i].size()) fail(d, "argument '" + a[i] + "' is not an integer");
+                return v;
+            };
+            auto tail = [&](size_t i) {
+                if (i >= a.size() || a[i] == "Auto") return TailStrategy::Auto;
+                if (a[i] == "GuardWithIf") return TailStrategy::GuardWithIf;
+                if (a[i] == "ShiftInwards") return TailStrategy::ShiftInwards;
+                if (a[i] == "RoundUp") return TailStrategy::RoundUp;
+                fail(d, "unknown tail strategy " + a[i]);
+                return TailStrategy::Auto;
+            };
+            const std::string &n = d.name;
+            if (n == "split") {
+                st.split(loop(0), made(1, 0), made(2, 0), num(3), tail(4));
+            } else if (n == "fuse") {
+                st.fuse(loop(0), loop(1), made(2, 0));
+            } else if (n == "reorder") {
+                std::vector<Halide::VarOrRVar> v;
+                for (size_t i = 0; i < a.size(); i++) v.push_back(loop(i));
+                st.reorder(v);
+            } else if (n == "tile" && a.size() >= 8) {
+                st.tile(loop(0), loop(1), made(2, 0), made(3, 1), made(4, 0), made(5, 1), num(6), num(7), tail(8));
+            } else if (n == "tile") {
+                st.tile(loop(0), loop(1), made(2, 0), made(3, 1), num(4), num(5), tail(6));
+            } else if (n == "vectorize") {
+                a.size() == 1 ? st.vectorize(loop(0)) : st.vectorize(loop(0), num(1), tail(2));
+            } else if (n == "unroll") {
+                a.size() == 1 ? st.unroll(loop(0)) : st.unroll(loop(0), num(1), tail(2));
+            } else if (n == "parallel") {
+                a.size() == 1 ? st.parallel(loop(0)) : st.parallel(loop(0), num(1), tail(2));
+            } else if (n == "serial") {
+                st.serial(loop(0));
+            } else if (n == "compute_root" || (n == "compute_at" && a.size() == 1)) {
+                f.compute_root();
+            } else if (n == "compute_at") {
+                f.compute_at(func(a[0], d), Halide::Var(a[1]));
+            } else if (n == "compute_inline") {
+                f.compute_inline();
+            } else if (n == "store_root" || (n == "store_at" && a.size() == 1)) {
+                f.store_root();
+            } else if (n == "store_at") {
+                f.store_at(func(a[0], d), Halide::Var(a[1]));
+            } else if (n == "bound") {
+                f.bound(Halide::Var(a[0]), num(1), num(2));
+            } else {
+                fail(d, "the differential tests do not translate this directive to Halide yet");
+            }
+        }
+    }
+}
+
+}  // namespace kd
