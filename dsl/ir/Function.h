@@ -1,5 +1,6 @@
 // The internal representation of a Func: its definitions and schedule.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,10 +38,15 @@ struct Bound {
     Expr min, extent;
 };
 
+struct FunctionContents;
+
 struct FuncSchedule {
     LoopLevel compute_level, store_level;  // default: inlined
     bool store_level_set = false;
     std::vector<Bound> bounds;
+    // Wrappers made by f.in(...): consumer name ("" for f.in(), every
+    // consumer) -> the wrapper Func its calls to f are redirected to.
+    std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
 };
 
 struct Definition {
@@ -66,6 +72,12 @@ struct FunctionContents {
     // A Func that only reads an ImageParam (ImageParam -> Func conversion);
     // always inlined.
     bool is_image_wrapper = false;
+    // A wrapper made by f.in() or image.in(): the Func or image it copies.
+    // Not owned (the wrapped Func or image owns its wrappers); its definition
+    // calls the wrapped one by name until lowering (WrapCalls) relinks it.
+    std::string wraps;  // its name; empty if this is not a wrapper
+    std::weak_ptr<FunctionContents> wrapped_func;
+    std::weak_ptr<ParameterContents> wrapped_image;
 
     // The JIT cache (a JITCache) of realize() calls made directly on this Func.
     std::shared_ptr<void> jit_cache;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "WrapCalls.h"
 #include "ir/IRVisitor.h"
 
 namespace kiln {
@@ -20,8 +21,9 @@ public:
 protected:
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type == Call::Func && op->func) {
-            funcs.push_back(op->func);
+        if (op->call_type == Call::Func) {
+            // A null func: a Func's call to itself, or a wrapper's to the Func it wraps.
+            if (op->func) funcs.push_back(op->func);
             names.push_back(op->name);
         }
         if (op->call_type == Call::Image && op->param) params[op->param->name] = op->param;
@@ -42,6 +44,7 @@ protected:
 Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
     Environment env = find_user_functions(outputs);
     for (auto &kv : env) kv.second = std::make_shared<FunctionContents>(*kv.second);
+    wrap_calls(env);
     return env;
 }
 
@@ -66,6 +69,11 @@ Environment find_user_functions(const std::vector<std::shared_ptr<FunctionConten
         FindCalls c;
         for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
         for (auto &g : c.funcs) work.push_back(g);
+        // Wrappers (in()) and the Funcs they wrap belong to the pipeline too.
+        for (auto &kv : f->schedule.wrappers) work.push_back(kv.second);
+        for (auto &kv : c.params)
+            for (auto &w : kv.second->wrappers) work.push_back(w.second);
+        if (auto w = f->wrapped_func.lock()) work.push_back(w);
     }
     return env;
 }

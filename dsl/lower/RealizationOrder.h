@@ -2,7 +2,8 @@
 //
 // find_environment walks the definitions reachable from the outputs and
 // returns a lowering-local copy of every Func (lowering never mutates the
-// user's Funcs). realization_order sorts them so that every producer comes
+// user's Funcs), wrappers (in()) included and calls redirected to them
+// (wrap_calls). realization_order sorts them so that every producer comes
 // before its consumers:
 //
 //   out(x) = g(x) + h(x);  g(x) = f(x);  h(x) = f(x)   ->   f, g, h, out

@@ -147,6 +147,17 @@ public:
     Func &store_root();
     Func &store_at(const Func &f, const VarOrRVar &var);
     Func &store_at(const LoopLevel &level);
+    // Wrappers: a new Func that copies f's values, placed and scheduled like
+    // any Func, with f's pure Vars. Calls to f are redirected to it:
+    //   f.in(g)       g's calls (asking again returns the same wrapper)
+    //   f.in({g, h})  the calls of g and h, to one shared wrapper
+    //   f.in()        every other call (consumers without their own wrapper)
+    //
+    //   g(x) = f(x - 1) + f(x + 1);  f.in(g).compute_at(g, xo);
+    //     ->  f_in_g(x) = f(x);  g(x) = f_in_g(x - 1) + f_in_g(x + 1)
+    Func in(const Func &consumer);
+    Func in(const std::vector<Func> &consumers);
+    Func in();
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
 

@@ -1,6 +1,7 @@
 // Scalar parameters (Param<T>) and input images (ImageParam) of a pipeline.
 #pragma once
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ namespace kiln {
 class Func;
 
 namespace internal {
+struct FunctionContents;
 // The shared state behind a Param or ImageParam: its name, type and, for
 // JIT realization, its current value or buffer.
 struct ParameterContents {
@@ -25,6 +27,8 @@ struct ParameterContents {
     const halide_buffer_t *buffer = nullptr;  // current bound buffer (JIT)
     Halide::Runtime::Buffer<const void> held;  // keeps a buffer given to set() alive
     Expr min_value, max_value;           // optional range for scalars
+    // Wrappers made by image.in(...): consumer name ("" for every consumer) -> wrapper.
+    std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
 std::string unique_name(char prefix);
@@ -104,6 +108,12 @@ public:
         return (*this)(std::vector<Expr>{a, Expr(rest)...});
     }
     operator Func() const;  // a Func that reads the image (f(x, y) = image(x, y))
+    // Wrappers staging the image into a Func that can be scheduled (compute_at,
+    // store_at, vectorize, ...), as Func::in(): image.in(g) for g's reads,
+    // image.in() for every read. Their pure Vars are named _0, _1, ...
+    Func in();
+    Func in(const Func &consumer);
+    Func in(const std::vector<Func> &consumers);
     const std::shared_ptr<internal::ParameterContents> &parameter() const { return contents; }
     bool defined() const { return contents != nullptr; }
 

@@ -1,0 +1,98 @@
+// Wrappers (Func::in, ImageParam::in): calls redirected to a copy of the
+// wrapped values that is scheduled on its own, against plain references.
+#include "check.h"
+
+using namespace kiln;
+
+namespace {
+
+struct TwoUsers {
+    ImageParam in{Int(32), 2, "in"};
+    Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
+    Func f{"f"}, g{"g"}, h{"h"}, out{"out"};
+    Buffer<int> im = kt::random_image<int>(80, 60, -2, -3, -1000, 1000);
+    TwoUsers() {
+        f(x, y) = in(x, y) * 3 + 1;
+        g(x, y) = f(x - 1, y) + f(x + 1, y);
+        h(x, y) = f(x, y - 1) - f(x, y + 1);
+        out(x, y) = g(x, y) + 2 * h(x, y);
+        in.set(im);
+    }
+    void run() {
+        auto fr = [&](int px, int py) { return im(px, py) * 3 + 1; };
+        kt::realize_and_check<int>(out, {{70, 50, 0, -1}, {32, 16, 5, 9}}, [&](int px, int py) {
+            return fr(px - 1, py) + fr(px + 1, py) + 2 * (fr(px, py - 1) - fr(px, py + 1));
+        });
+    }
+};
+
+}  // namespace
+
+TEST_CASE("wrappers: f.in(g) returns the same wrapper every time", "[wrappers]") {
+    TwoUsers p;
+    Func a = p.f.in(p.g), b = p.f.in(p.g), c = p.f.in(), d = p.f.in(p.h);
+    CHECK(a.name() == "f_in_g");
+    CHECK(b.contents() == a.contents());
+    CHECK(c.name() == "f_in");
+    CHECK(d.contents() != a.contents());
+    CHECK(p.f.in({p.g}).contents() == a.contents());
+    CHECK(a.args().size() == 2);
+    CHECK(a.args()[0].name() == "x");
+}
+
+TEST_CASE("wrappers: a per-consumer wrapper computed per row of its consumer", "[wrappers]") {
+    TwoUsers p;
+    p.f.compute_root();
+    p.g.compute_root();
+    p.f.in(p.g).compute_at(p.g, p.y).vectorize(p.x, 4);
+    std::string s = p.out.lowered_stmt();
+    CHECK(s.find("produce f_in_g") != std::string::npos);
+    p.run();
+}
+
+TEST_CASE("wrappers: a global wrapper and a custom one side by side", "[wrappers]") {
+    TwoUsers p;
+    p.f.compute_root();
+    p.f.in().compute_at(p.out, p.y);       // h's calls
+    p.f.in(p.g).compute_at(p.out, p.y);    // g's calls
+    p.out.tile(p.x, p.y, p.xi, p.yi, 16, 8);
+    std::string s = p.out.lowered_stmt();
+    CHECK(s.find("produce f_in {") != std::string::npos);
+    CHECK(s.find("produce f_in_g {") != std::string::npos);
+    p.run();
+}
+
+TEST_CASE("wrappers: one wrapper shared by two consumers", "[wrappers]") {
+    TwoUsers p;
+    p.f.in({p.g, p.h}).compute_at(p.out, p.x);
+    p.out.split(p.x, p.x, p.xi, 8);
+    CHECK(p.out.lowered_stmt().find("produce f_in_g_h") != std::string::npos);
+    p.run();
+}
+
+TEST_CASE("wrappers: an input image staged per tile by image.in()", "[wrappers]") {
+    TwoUsers p;
+    p.out.tile(p.x, p.y, p.xi, p.yi, 16, 8);
+    Func staged = p.in.in();  // f, g and h inlined: the tile's input window, read 6 times per point
+    staged.compute_at(p.out, p.x).vectorize(Var("_0"), 4, TailStrategy::GuardWithIf);
+    std::string s = p.out.lowered_stmt();
+    CHECK(s.find("produce in_in {") != std::string::npos);
+    p.run();
+}
+
+TEST_CASE("wrappers: image.in(f) only for f's reads", "[wrappers]") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f"), out("out");
+    f(x) = in(x) * 2.0f;
+    out(x) = f(x) + in(x + 1);
+    f.compute_root();
+    in.in(f).compute_root();
+    Buffer<float> im = kt::image1<float>(40, 0, [](int i) { return i * 0.5f; });
+    in.set(im);
+    std::string s = out.lowered_stmt();
+    CHECK(s.find("produce in_in_f") != std::string::npos);
+    Buffer<float> o(39);
+    out.realize(o);
+    kt::check(o, [&](int i) { return im(i) * 2.0f + im(i + 1); });
+}
