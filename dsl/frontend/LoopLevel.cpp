@@ -36,6 +36,15 @@ const char *to_string(ForType t) {
     }
     return "?";
 }
+const char *to_string(LoopAlignStrategy a) {
+    switch (a) {
+    case LoopAlignStrategy::AlignStart: return "AlignStart";
+    case LoopAlignStrategy::AlignEnd: return "AlignEnd";
+    case LoopAlignStrategy::NoAlign: return "NoAlign";
+    case LoopAlignStrategy::Auto: return "Auto";
+    }
+    return "?";
+}
 
 namespace internal {
 static std::atomic<uint64_t> epoch{0};

@@ -239,6 +239,24 @@ Stage &Stage::parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail) {
     return set_for_type(v, ForType::Parallel, "parallel");
 }
 
+Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align) {
+    bump_definition_epoch();
+    FunctionContents &f = *func;
+    user_assert(f.init.defined() && s.func->init.defined())
+        << "In schedule of " << name() << ": compute_with(" << s.name() << ", " << var.name()
+        << "): both Funcs must be defined first";
+    user_assert(s.func != func) << "In schedule of " << name() << ": compute_with(" << s.name() << ", "
+                                << var.name()
+                                << "): fusing two stages of one Func is not supported; fuse stages of two "
+                                   "different Funcs";
+    FuseLevel &l = f.stage(stage_index).schedule.fuse_with;
+    l.func = s.func->name;
+    l.stage = s.stage_index;
+    l.var = var.name();
+    l.align = align;
+    return *this;
+}
+
 // Func forwards loop shaping to its pure definition.
 #define KILN_FORWARD(NAME, PARAMS, ARGS) \
     Func &Func::NAME PARAMS {            \
@@ -263,6 +281,13 @@ KILN_FORWARD(unroll, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
 KILN_FORWARD(parallel, (const VarOrRVar &v), (v))
 KILN_FORWARD(parallel, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
 KILN_FORWARD(serial, (const VarOrRVar &v), (v))
+KILN_FORWARD(compute_with, (const Stage &s, const VarOrRVar &v, LoopAlignStrategy a), (s, v, a))
+Func &Func::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
+    return compute_with(Stage(f.contents(), 0), v, a);
+}
+Stage &Stage::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
+    return compute_with(Stage(f.contents(), 0), v, a);
+}
 #undef KILN_FORWARD
 
 }  // namespace kiln

@@ -28,9 +28,20 @@ struct Dim {
     bool is_pure = true;  // iterations independent (pure vars; false for RVars)
 };
 
+// compute_with: this stage runs inside the loops of stage `stage` of Func
+// `func`, from the loop `var` outward.
+struct FuseLevel {
+    std::string func;
+    int stage = 0;
+    std::string var;  // user name of the loop
+    LoopAlignStrategy align = LoopAlignStrategy::Auto;
+    bool defined() const { return !func.empty(); }
+};
+
 struct StageSchedule {
     std::vector<Split> splits;
     std::vector<Dim> dims;  // innermost first
+    FuseLevel fuse_with;
 };
 
 struct Bound {

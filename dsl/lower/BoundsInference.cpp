@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ComputeWith.h"
 #include "InlineFunctions.h"
 #include "ScheduleFunctions.h"
 #include "ir/IRVisitor.h"
@@ -58,11 +59,6 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     return lets;
 }
 
-Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body) {
-    for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
-    return body;
-}
-
 // Finds the producer/consumer pair of f and puts the region lets before it.
 class DefineRegion : public IRMutator {
 public:
@@ -73,10 +69,18 @@ protected:
     const FunctionContents &func;
     bool is_output;
 
+    // Does a chain of nested producers (or consumers) name f? A compute_with
+    // group nests them: produce z1 { produce z2 { ... } }.
+    bool chain_has(const Stmt &s, bool producer) const {
+        for (const auto *pc = s.as<ProducerConsumer>(); pc && pc->is_producer == producer;
+             pc = pc->body.as<ProducerConsumer>())
+            if (pc->name == func.name) return true;
+        return false;
+    }
+
     Stmt visit(const Block *op) override {
-        const auto *p = op->first.as<ProducerConsumer>();
         const auto *c = op->rest.as<ProducerConsumer>();
-        if (!p || !c || !p->is_producer || p->name != func.name || c->is_producer) return IRMutator::visit(op);
+        if (!chain_has(op->first, true) || !chain_has(op->rest, false)) return IRMutator::visit(op);
         bool found = false;
         Box box = box_touched(c->body, func.name, true, false, &found);
         internal_assert(found) << "no consumer of " << func.name;
@@ -126,7 +130,12 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         DefineRegion def(f, false);
         s = def.mutate(s);
         internal_assert(def.done) << "producer of " << f.name << " not found";
+        // The loops of a compute_with group depend on every member's region
+        // lets, so its storage is sized once the parent (realized first,
+        // processed last) has its lets.
+        if (!fusion_parent(f).empty()) continue;
         s = SetRealizeBounds(f).mutate(s);
+        for (const auto &c : fused_children(env, f.name)) s = SetRealizeBounds(*env.at(c)).mutate(s);
     }
     // Outputs compute the region of their buffer; their lets go outermost.
     std::vector<std::pair<std::string, Expr>> out_lets;

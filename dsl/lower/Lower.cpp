@@ -11,6 +11,7 @@
 
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
+#include "ComputeWith.h"
 #include "InlineFunctions.h"
 #include "PartitionLoops.h"
 #include "RealizationOrder.h"
@@ -80,8 +81,11 @@ Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outpu
             f.schedule.store_level = LoopLevel::root();
             f.schedule.store_level_set = true;
         }
+        for (auto &kv : env)  // and no horizontal fusion
+            for (int k = 0; k < kv.second->num_stages(); k++) kv.second->stage(k).schedule.fuse_with = FuseLevel();
     }
     inline_functions(env, out_names);
+    check_compute_with(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
     Stmt s = schedule_functions(out_names, order, env);
     PipelineRegions regions;
@@ -99,6 +103,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
 
     Environment env = find_environment(outputs);
     inline_functions(env, out_names);
+    check_compute_with(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
 
     Stmt s = log.run("schedule functions", [&] { return schedule_functions(out_names, order, env); });

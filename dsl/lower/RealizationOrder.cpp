@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "ComputeWith.h"
 #include "WrapCalls.h"
 #include "ir/IRVisitor.h"
 
@@ -97,13 +98,23 @@ std::vector<std::string> realization_order(const std::vector<std::string> &outpu
     std::vector<std::string> order;
     std::set<std::string> done, visiting;
     std::function<void(const std::string &)> visit = [&](const std::string &n) {
-        if (done.count(n)) return;
-        internal_assert(!visiting.count(n)) << "cycle in the pipeline through " << n;
-        visiting.insert(n);
-        for (const auto &c : direct_callees(*env.at(n))) visit(c);
-        visiting.erase(n);
-        done.insert(n);
-        order.push_back(n);
+        // A compute_with group is realized together: the producers of all its
+        // members first, then the parent, then the Funcs fused into it.
+        std::string root = fusion_parent(*env.at(n));
+        if (root.empty() || !env.count(root)) root = n;
+        if (done.count(root)) return;
+        internal_assert(!visiting.count(root)) << "cycle in the pipeline through " << root;
+        visiting.insert(root);
+        std::vector<std::string> group = fused_children(env, root);
+        group.insert(group.begin(), root);
+        for (const auto &m : group)
+            for (const auto &c : direct_callees(*env.at(m)))
+                if (std::find(group.begin(), group.end(), c) == group.end()) visit(c);
+        visiting.erase(root);
+        for (const auto &m : group) {
+            done.insert(m);
+            order.push_back(m);
+        }
     };
     for (const auto &o : outputs) visit(o);
     return order;

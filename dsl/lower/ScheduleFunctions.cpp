@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ComputeWith.h"
 #include "InlineFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
@@ -35,7 +36,7 @@ std::string last_component(const std::string &n) {
 
 }  // namespace
 
-Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
+StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
     const Definition &d = f.stage(stage);
     const std::string prefix = f.name + ".s" + std::to_string(stage) + ".";
     // The loop variable of each pure dimension: f's own argument names in the
@@ -77,7 +78,6 @@ Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
     if (d.rdom)
         for (const auto &v : d.rdom->vars) define_bounds(v.name, v.min, v.extent);
 
-    std::vector<Stmt> dummy;
     std::vector<std::pair<std::string, Expr>> var_lets;  // innermost first
     std::vector<Expr> guards;
     for (const auto &sp : d.schedule.splits) {
@@ -103,21 +103,33 @@ Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
     // Later splits define the variables earlier splits are expressed in, so
     // the first split's let is innermost.
     for (const auto &l : var_lets) body = LetStmt::make(l.first, l.second, body);
-    for (const auto &dim : d.schedule.dims) {
-        std::string n = prefix + dim.var;
-        body = For::make(n, var(n + ".loop_min"), var(n + ".loop_extent"), dim.for_type, body);
+    StageNest nest;
+    nest.lets = bound_lets;
+    for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
+        nest.loops.push_back({prefix + it->var, it->user_name, it->for_type});
+    nest.body = body;
+    return nest;
+}
+
+Stmt wrap_loops(const std::vector<StageNest::Loop> &loops, size_t from, Stmt body) {
+    for (size_t i = loops.size(); i-- > from;) {
+        const std::string &n = loops[i].name;
+        body = For::make(n, var(n + ".loop_min"), var(n + ".loop_extent"), loops[i].type, body);
     }
-    for (auto it = bound_lets.rbegin(); it != bound_lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
     return body;
 }
 
-namespace {
-
-Stmt build_produce(const FunctionContents &f, bool is_output) {
-    std::vector<Stmt> stages;
-    for (int s = 0; s < f.num_stages(); s++) stages.push_back(build_stage(f, s, is_output));
-    return ProducerConsumer::make(f.name, true, Block::make(stages));
+Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body) {
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) body = LetStmt::make(it->first, it->second, body);
+    return body;
 }
+
+Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
+    StageNest n = stage_nest(f, stage, is_output);
+    return wrap_lets(n.lets, wrap_loops(n.loops, 0, n.body));
+}
+
+namespace {
 
 struct Site {
     std::string loop;  // full loop name
@@ -128,13 +140,13 @@ struct Site {
 // vectorized loops; and which Funcs' loops contain a use.
 class LegalSites : public IRVisitor {
 public:
-    explicit LegalSites(const std::string &n) : name(n) {}
+    explicit LegalSites(std::vector<std::string> n) : names(std::move(n)) {}
     std::vector<Site> common;
     bool any_use = false;
     std::vector<std::string> users;  // Funcs whose Provide contains a use
 
 protected:
-    const std::string &name;
+    std::vector<std::string> names;  // a Func, or a compute_with group
     std::vector<Site> stack;
     std::string current_provide;
     void visit(const For *op) override {
@@ -149,7 +161,7 @@ protected:
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type != Call::Func || op->name != name) return;
+        if (op->call_type != Call::Func || std::find(names.begin(), names.end(), op->name) == names.end()) return;
         if (!current_provide.empty() && std::find(users.begin(), users.end(), current_provide) == users.end())
             users.push_back(current_provide);
         std::vector<Site> here;
@@ -193,34 +205,105 @@ std::string describe_sites(const std::vector<Site> &sites, const Environment &en
     return r;
 }
 
+// Is (func, var) a loop of a Func fused (compute_with) into another, that
+// runs as the loop (parent, var)?
+bool fused_alias(const std::string &func, const std::string &var, const std::string &parent, const Environment &env) {
+    auto it = env.find(func);
+    if (it == env.end()) return false;
+    const FunctionContents &f = *it->second;
+    for (int s = 0; s < f.num_stages(); s++) {
+        const FuseLevel &l = f.stage(s).schedule.fuse_with;
+        if (!l.defined() || l.func != parent) continue;
+        StageNest n = stage_nest(f, s, false);
+        for (const auto &loop : n.loops) {
+            if (loop.user_name == var) return true;
+            if (loop.user_name == l.var) break;
+        }
+    }
+    return false;
+}
+
 int find_site(const std::vector<Site> &sites, const LoopLevel &l, const Environment &env) {
     for (int i = (int)sites.size() - 1; i >= 0; i--) {
         auto fv = split_loop_name(sites[i].loop, env);
-        if (fv.first == l.func() && fv.second == l.var()) return i;
+        if (fv.second != l.var()) continue;
+        if (fv.first == l.func() || fused_alias(l.func(), l.var(), fv.first, env)) return i;
     }
     return -1;
 }
 
+Stmt realize(const FunctionContents &f, Stmt body) {
+    return Realize::make(f.name, f.type, std::vector<Range>(f.args.size()), body);
+}
+
+// Puts the produce of a Func (or compute_with group) and the consume of what
+// follows into the loop `compute_loop`, and each member's Realize into its
+// store loop ("" for both: at the root).
 class Inject : public IRMutator {
 public:
-    Inject(const FunctionContents &f, Stmt p, std::string cl, std::string sl)
-        : func(f), produce(std::move(p)), compute_loop(std::move(cl)), store_loop(std::move(sl)) {}
+    Inject(const Environment &e, const std::string &f, std::string cl,
+           std::vector<std::pair<const FunctionContents *, std::string>> stores)
+        : env(e), func(f), compute_loop(std::move(cl)), store_loops(std::move(stores)) {}
+
+    Stmt inject_here(Stmt body) const {
+        return Block::make(build_group_produce(env, func, false), wrap_group_consume(env, func, body));
+    }
+    Stmt realize_here(const std::string &loop, Stmt body) const {
+        for (const auto &m : store_loops)
+            if (m.second == loop) body = realize(*m.first, body);
+        return body;
+    }
 
 protected:
-    const FunctionContents &func;
-    Stmt produce;
-    std::string compute_loop, store_loop;
+    const Environment &env;
+    const std::string &func;
+    std::string compute_loop;
+    std::vector<std::pair<const FunctionContents *, std::string>> store_loops;
 
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
-        if (op->name == compute_loop)
-            body = Block::make(produce, ProducerConsumer::make(func.name, false, body));
-        if (op->name == store_loop)
-            body = Realize::make(func.name, func.type, std::vector<Range>(func.args.size()), body);
+        if (op->name == compute_loop) body = inject_here(body);
+        body = realize_here(op->name, body);
         if (body.same_as(op->body)) return Stmt(op);
         return For::make(op->name, op->min, op->extent, op->for_type, body);
     }
 };
+
+// The index in `sites` of f's store loop (-1: root), checked against its
+// compute site `ci`.
+int store_site(const FunctionContents &f, const std::vector<Site> &sites, int ci, const Environment &env) {
+    const LoopLevel &cl = f.schedule.compute_level;
+    const LoopLevel &sl = f.schedule.store_level;
+    int si = ci;
+    if (f.schedule.store_level_set && !cl.is_inlined()) {
+        if (sl.is_root()) {
+            si = -1;
+        } else {
+            si = find_site(sites, sl, env);
+            std::string levels = "store_root()";
+            for (int k = 0; k <= ci; k++) {
+                auto fv = split_loop_name(sites[k].loop, env);
+                levels += ", store_at(" + fv.first + ", " + fv.second + ")";
+            }
+            user_assert(si >= 0 && si <= ci)
+                << "Func " << f.name << " is scheduled store_at(" << sl.func() << ", " << sl.var()
+                << ") and compute_at(" << (cl.is_root() ? "root" : cl.func() + ", " + cl.var())
+                << "): the storage must be at or outside the compute level, in a loop that encloses "
+                   "every use. Legal store levels: "
+                << levels;
+        }
+    }
+    for (int k = si + 1; k <= ci; k++) {
+        if (sites[k].type != ForType::Parallel) continue;
+        auto fv = split_loop_name(sites[k].loop, env);
+        user_error << "Func " << f.name << " is stored at " << (si < 0 ? std::string("root") : sl.to_string())
+                   << " but computed inside the parallel loop over " << fv.second << " of " << fv.first
+                   << ": the threads would share one buffer and overwrite each other's values. Store it "
+                      "inside the parallel loop (e.g. store_at("
+                   << fv.first << ", " << fv.second << ")) or make that loop serial";
+    }
+    return si;
+}
 
 }  // namespace
 
@@ -233,20 +316,22 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         user_assert(cl.is_inlined() || cl.is_root())
             << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
             << "); outputs are always computed at the root — remove the compute_at";
-        outs.push_back(build_produce(f, true));
+        if (fusion_parent(f).empty()) outs.push_back(build_group_produce(env, o, true));
     }
     Stmt s = Block::make(outs);
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
-        if (is_out || is_inlined(f, false)) continue;
-        LegalSites legal(f.name);
+        // A Func fused into another (compute_with) is placed with it.
+        if (is_out || is_inlined(f, false) || !fusion_parent(f).empty()) continue;
+        std::vector<std::string> group = fused_children(env, f.name);
+        group.insert(group.begin(), f.name);
+        LegalSites legal(group);
         legal.include(s);
         internal_assert(legal.any_use) << "Func " << f.name << " is in the pipeline but nothing uses it";
 
         const LoopLevel &cl = f.schedule.compute_level;
-        const LoopLevel &sl = f.schedule.store_level;
         int ci = -1;  // -1: root
         if (cl.is_inlined()) {
             ci = (int)legal.common.size() - 1;  // a reduction left unscheduled: innermost
@@ -272,40 +357,15 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
                            << describe_sites(legal.common, env) << ", or compute_inline()";
             }
         }
-        int si = ci;
-        if (f.schedule.store_level_set && !cl.is_inlined()) {
-            if (sl.is_root()) {
-                si = -1;
-            } else {
-                si = find_site(legal.common, sl, env);
-                std::string levels = "store_root()";
-                for (int k = 0; k <= ci; k++) {
-                    auto fv = split_loop_name(legal.common[k].loop, env);
-                    levels += ", store_at(" + fv.first + ", " + fv.second + ")";
-                }
-                user_assert(si >= 0 && si <= ci)
-                    << "Func " << f.name << " is scheduled store_at(" << sl.func() << ", " << sl.var()
-                    << ") and compute_at(" << (cl.is_root() ? "root" : cl.func() + ", " + cl.var())
-                    << "): the storage must be at or outside the compute level, in a loop that encloses "
-                       "every use. Legal store levels: "
-                    << levels;
-            }
+        std::vector<std::pair<const FunctionContents *, std::string>> stores;
+        for (const auto &m : group) {
+            int si = store_site(*env.at(m), legal.common, ci, env);
+            stores.push_back({env.at(m).get(), si < 0 ? "" : legal.common[si].loop});
         }
-        for (int k = si + 1; k <= ci; k++) {
-            if (legal.common[k].type != ForType::Parallel) continue;
-            auto fv = split_loop_name(legal.common[k].loop, env);
-            user_error << "Func " << f.name << " is stored at " << (si < 0 ? std::string("root") : sl.to_string())
-                       << " but computed inside the parallel loop over " << fv.second << " of " << fv.first
-                       << ": the threads would share one buffer and overwrite each other's values. Store it "
-                          "inside the parallel loop (e.g. store_at("
-                       << fv.first << ", " << fv.second << ")) or make that loop serial";
-        }
-        Stmt produce = build_produce(f, false);
-        std::string cloop = ci < 0 ? "" : legal.common[ci].loop;
-        std::string sloop = si < 0 ? "" : legal.common[si].loop;
-        s = Inject(f, produce, cloop, sloop).mutate(s);
-        if (ci < 0) s = Block::make(produce, ProducerConsumer::make(f.name, false, s));
-        if (si < 0) s = Realize::make(f.name, f.type, std::vector<Range>(f.args.size()), s);
+        Inject inject(env, f.name, ci < 0 ? "" : legal.common[ci].loop, stores);
+        s = inject.mutate(s);
+        if (ci < 0) s = inject.inject_here(s);
+        s = inject.realize_here("", s);
     }
     return s;
 }

@@ -27,7 +27,23 @@
 namespace kiln {
 namespace internal {
 
-// The loop nest of stage `stage` of f (before bounds inference).
+// The loop nest of stage `stage` of f (before bounds inference), in pieces
+// that compute_with can interleave: the loop-bound lets, the loops
+// (outermost first) and the body inside them (split lets, guards, Provide).
+struct StageNest {
+    struct Loop {
+        std::string name, user_name;  // "f.s0.x.xo", "xo"
+        ForType type;
+    };
+    std::vector<std::pair<std::string, Expr>> lets;
+    std::vector<Loop> loops;
+    Stmt body;
+};
+StageNest stage_nest(const FunctionContents &f, int stage, bool is_output);
+// loops[from..] around body: For(name, name.loop_min, name.loop_extent).
+Stmt wrap_loops(const std::vector<StageNest::Loop> &loops, size_t from, Stmt body);
+Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body);
+// The assembled loop nest of one stage.
 Stmt build_stage(const FunctionContents &f, int stage, bool is_output);
 
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,

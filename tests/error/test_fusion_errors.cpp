@@ -36,3 +36,91 @@ TEST_CASE("error: in() for a list where only some consumers have a wrapper", "[e
     p.t.in(p.z1);
     REQUIRE_COMPILE_ERROR(p.t.in({p.z1, p.z2}), Contains("some of the consumers already have their own wrapper (t_in_z1)"));
 }
+
+TEST_CASE("error: compute_with between Funcs at different compute levels", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root();
+    p.z2.compute_at(p.out, p.y);
+    p.z2.compute_with(p.z1, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Func z2 is scheduled compute_with(z1, y), but z2 is computed at out.y and z1 at "
+                                   "root; fused stages must share their compute level"));
+}
+
+TEST_CASE("error: compute_with an inlined Func", "[error][compute_with]") {
+    Users p;
+    p.z2.compute_root().compute_with(p.z1, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("compute_with(z1, y), but z1 is inlined") &&
+                                                    Contains("give z2 and z1 compute_root(), or the same compute_at()"));
+}
+
+TEST_CASE("error: compute_with a Func it depends on", "[error][compute_with]") {
+    Users p;
+    p.t.compute_root();
+    p.z1.compute_root();
+    p.z1.compute_with(p.t, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Func z1 is scheduled compute_with(t, y), but z1 uses the values of t") &&
+                              Contains("neither may read the other"));
+}
+
+TEST_CASE("error: compute_with where the fused loops differ", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root().reorder(p.y, p.x);
+    p.z2.compute_root().compute_with(p.z1, p.x);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("the loops from x outward must have the same names, in the same order, in both "
+                                   "stages. z1 loops over (x, y), z2 over (y, x)"));
+}
+
+TEST_CASE("error: compute_with a loop the parent does not have", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root();
+    p.z2.compute_root().compute_with(p.z1, p.xi);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("but z1 has no loop xi (its loops, outermost first: y, x)"));
+}
+
+TEST_CASE("error: compute_with at a vectorized loop", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root().vectorize(p.x);
+    p.z2.compute_root().vectorize(p.x).compute_with(p.z1, p.x);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("the fused loop x is vectorized; fuse at a loop outside the vectorized ones"));
+}
+
+TEST_CASE("error: compute_with loops of different kinds", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root().parallel(p.y);
+    p.z2.compute_root().compute_with(p.z1, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("the fused loop y is parallel in z1 and serial in z2; a fused loop runs one way"));
+}
+
+TEST_CASE("error: compute_with an output and an intermediate", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root();
+    p.z1.compute_with(p.out, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("but out is an output of the pipeline and z1 is not"));
+}
+
+TEST_CASE("error: compute_with a Func that is itself fused", "[error][compute_with]") {
+    Users p;
+    Func w("w");
+    w(p.x, p.y) = p.t(p.x, p.y) * 5;
+    p.z1.compute_root();
+    p.z2.compute_root().compute_with(p.z1, p.y);
+    w.compute_root().compute_with(p.z2, p.y);
+    Func o2("o2");
+    o2(p.x, p.y) = p.out(p.x, p.y) + w(p.x, p.y);
+    REQUIRE_COMPILE_ERROR(o2.lowered_stmt(), Contains("but z2 is itself fused into z1; fuse w into z1 instead"));
+}
+
+TEST_CASE("error: compute_with two stages of one Func", "[error][compute_with]") {
+    Func f("f");
+    Var x("x");
+    f(x) = x;
+    f(x) += 1;
+    REQUIRE_COMPILE_ERROR(f.update(0).compute_with(f, x), Contains("fusing two stages of one Func is not supported"));
+}

@@ -59,6 +59,17 @@ public:
     Stage &parallel(const VarOrRVar &v);
     Stage &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
     Stage &serial(const VarOrRVar &v);
+    // Horizontal fusion: run this stage inside the loops of stage `s` (of
+    // another Func), from the loop `var` outward, after s's body in each
+    // iteration. Both Funcs need the same compute level and may not depend on
+    // each other; the loops from `var` outward must have the same names in both.
+    //
+    //   z1(x, y) = t(x, y) + b;  z2(x, y) = t(x, y) - c;  z2.compute_with(z1, y):
+    //     for y: { for x: z1(x, y) = ...   for x: z2(x, y) = ... }
+    //
+    // The fused loop covers both stages' ranges; each runs only in its own.
+    Stage &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
+    Stage &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
 
     std::string name() const;  // "f" or "f.update(0)"
 
@@ -132,6 +143,9 @@ public:
     Func &parallel(const VarOrRVar &v);
     Func &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
     Func &serial(const VarOrRVar &v);
+    // Horizontal fusion of the pure definition with f's (see Stage::compute_with).
+    Func &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
+    Func &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
 
     // Where the Func is computed and stored.
     //   compute_root():        produce f over everything its consumers need, before them

@@ -19,8 +19,19 @@ enum class TailStrategy {
 
 enum class ForType { Serial, Parallel, Vectorized, Unrolled };
 
+// How compute_with lines up the iterations of two stages whose ranges of a
+// fused loop differ. The fused loop covers both; each stage runs only in its
+// own range.
+enum class LoopAlignStrategy {
+    AlignStart,  // the child's first iteration runs with the parent's first
+    AlignEnd,    // the child's last iteration runs with the parent's last
+    NoAlign,     // the same loop value in both (same coordinate, or tile index)
+    Auto,        // NoAlign
+};
+
 const char *to_string(TailStrategy);
 const char *to_string(ForType);
+const char *to_string(LoopAlignStrategy);
 
 // A Var or an RVar, wherever a schedule directive names a dimension.
 class VarOrRVar {

@@ -1,0 +1,115 @@
+// Horizontal fusion (compute_with): two stages in one loop nest, checked
+// against plain references — two outputs of one pipeline, outputs of
+// different sizes (the fused loop covers both), the alignment strategies,
+// tiles, a shared producer computed once per fused iteration, and two
+// intermediates fused inside their consumer.
+#include "check.h"
+
+using namespace kiln;
+
+namespace {
+
+// t = in * 3 + 1; z1 = t + 2; z2 = t(x, y + 1) - 5.
+struct Twins {
+    ImageParam in{Int(32), 2, "in"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Func t{"t"}, z1{"z1"}, z2{"z2"};
+    Buffer<int> im = kt::random_image<int>(90, 70, -5, -5, -1000, 1000);
+    Twins() {
+        t(x, y) = in(x, y) * 3 + 1;
+        z1(x, y) = t(x, y) + 2;
+        z2(x, y) = t(x, y + 1) - 5;
+        in.set(im);
+    }
+    int tv(int px, int py) const { return im(px, py) * 3 + 1; }
+    // Realizes both outputs, z1 over w1 x h1 at (m1, m1), z2 over w2 x h2 at (m2, m2).
+    void run(int w1, int h1, int m1, int w2, int h2, int m2) {
+        Buffer<int> o1 = kt::output<int>(w1, h1, m1, m1), o2 = kt::output<int>(w2, h2, m2, m2);
+        Pipeline({z1, z2}).realize_raw({o1.raw_buffer(), o2.raw_buffer()});
+        kt::check(o1, [&](int px, int py) { return tv(px, py) + 2; });
+        kt::check(o2, [&](int px, int py) { return tv(px, py + 1) - 5; });
+    }
+};
+
+}  // namespace
+
+TEST_CASE("compute_with: two outputs in one loop nest, the shared producer once per row", "[compute_with]") {
+    Twins p;
+    p.z2.compute_with(p.z1, p.y);
+    p.t.compute_at(p.z1, p.y);
+    std::string s = Pipeline({p.z1, p.z2}).lowered_stmt();
+    // One loop over y for both outputs; inside it, t and then z1 and z2.
+    CHECK(s.find("for (z2.s0.y") == std::string::npos);
+    CHECK(s.find("produce t") < s.find("z1[("));
+    CHECK(s.find("z1[(") < s.find("z2[("));
+    p.run(64, 48, 0, 64, 48, 0);
+    p.run(30, 20, 3, 41, 9, -2);  // different regions: the fused loop covers both
+}
+
+TEST_CASE("compute_with: compute_at the child's name of a fused loop", "[compute_with]") {
+    Twins p;
+    p.z2.compute_with(p.z1, p.y);
+    p.t.compute_at(p.z2, p.y);  // the same loop as z1's y
+    p.run(33, 17, 0, 33, 17, 1);
+}
+
+TEST_CASE("compute_with: AlignStart and AlignEnd", "[compute_with]") {
+    for (LoopAlignStrategy a : {LoopAlignStrategy::AlignStart, LoopAlignStrategy::AlignEnd, LoopAlignStrategy::NoAlign}) {
+        Twins p;
+        p.z2.compute_with(p.z1, p.y, a);
+        p.t.compute_root();
+        INFO(to_string(a));
+        p.run(20, 11, 0, 25, 30, 4);
+    }
+}
+
+TEST_CASE("compute_with: tiles fused at the tile loop, vectorized inside", "[compute_with]") {
+    Twins p;
+    for (Func *f : {&p.z1, &p.z2}) f->tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 16, 8).vectorize(p.xi, 8);
+    p.z2.compute_with(p.z1, p.xo);
+    p.t.compute_at(p.z1, p.xo);
+    p.run(64, 48, 0, 64, 48, 0);
+    p.run(50, 37, 2, 61, 20, -1);
+}
+
+TEST_CASE("compute_with: parallel fused loop", "[compute_with]") {
+    Twins p;
+    p.z1.parallel(p.y);
+    p.z2.parallel(p.y);
+    p.z2.compute_with(p.z1, p.y);
+    p.t.compute_at(p.z1, p.y);
+    p.run(40, 40, 0, 40, 40, 0);
+}
+
+TEST_CASE("compute_with: two intermediates fused inside their consumer", "[compute_with]") {
+    ImageParam in{Float(32), 2, "in"};
+    Var x("x"), y("y");
+    Func a("a"), b("b"), out("out");
+    a(x, y) = in(x, y) * 2.0f;
+    b(x, y) = in(x, y + 1) + 1.0f;
+    out(x, y) = a(x - 1, y) + b(x + 1, y);
+    a.compute_at(out, y);
+    b.compute_at(out, y);
+    b.compute_with(a, y);
+    Buffer<float> im = kt::random_image<float>(50, 50, 0, 0, -100, 100);
+    in.set(im);
+    kt::realize_and_check<float>(out, {{40, 30, 1, 0}}, [&](int px, int py) {
+        return im(px - 1, py) * 2.0f + (im(px + 1, py + 1) + 1.0f);
+    });
+}
+
+TEST_CASE("compute_with: a stage with an update fused into another Func", "[compute_with]") {
+    ImageParam in{Int(32), 1, "in"};
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = in(x);
+    f(x) += 10;
+    g(x) = in(x) * 2;
+    f.update(0).compute_with(g, x);
+    Buffer<int> im = kt::image1<int>(40, 0, [](int i) { return i * 7 - 3; });
+    in.set(im);
+    Buffer<int> of(40), og(40);
+    Pipeline({g, f}).realize_raw({og.raw_buffer(), of.raw_buffer()});
+    kt::check(of, [&](int i) { return im(i) + 10; });
+    kt::check(og, [&](int i) { return im(i) * 2; });
+}
