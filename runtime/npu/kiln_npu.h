@@ -1,0 +1,159 @@
+// The header tile-NPU kernels are written against, in the style of Ascend C
+// and PTO: a kernel is a function of a Core (one AI core: its index, its
+// on-chip memories, its pipes) and of GlobalTensors (views of GM); it places
+// Tiles in on-chip memories, moves them with DMA, computes on them with
+// vector and matrix instructions, and orders its pipes with flags.
+//
+//   void scale(npu::Core &core, npu::GlobalTensor in, npu::GlobalTensor out) {
+//       using namespace kiln::npu;
+//       Tile t = core.tile(Mem::UB, 0, DType::F32, 8, 64);       // 8 x 64 floats at UB+0
+//       core.TLOAD(t, in.at(core.index() * 8 * 64, 64));          // MTE2: GM -> UB
+//       core.SET_FLAG(Pipe::MTE2, Pipe::V, 0);
+//       core.WAIT_FLAG(Pipe::MTE2, Pipe::V, 0);                   // V waits for the load
+//       core.TMULS(t, t, 2.0f);                                   // V
+//       core.SET_FLAG(Pipe::V, Pipe::MTE3, 0);
+//       core.WAIT_FLAG(Pipe::V, Pipe::MTE3, 0);
+//       core.TSTORE(out.at(core.index() * 8 * 64, 64), t);        // MTE3: UB -> GM
+//   }
+//   npu::Device dev;                                     // default machine
+//   auto in = dev.bind("in", DType::F32, in_ptr, n), out = dev.bind("out", DType::F32, out_ptr, n);
+//   npu::SimReport r = dev.run(4, [&](npu::Core &c) { scale(c, in, out); });
+//
+// Calling an instruction records it (after checking its operands against
+// the machine: an NpuError names it and the numbers); Device::run then
+// executes every core's program (functional, in program order), checks it
+// for races (pipes ordered only by flags) and times it (npu_sim.h).
+#ifndef KILN_NPU_H
+#define KILN_NPU_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "npu_isa.h"
+#include "npu_machine.h"
+#include "npu_sim.h"
+
+namespace kiln {
+namespace npu {
+
+// A tile: a TileRef with a settable valid region.
+struct Tile : TileRef {
+    Tile() = default;
+    explicit Tile(const TileRef &r) : TileRef(r) {}
+    // Restrict instructions to the top-left rows x cols (e.g. the tail tile of a row).
+    Tile &set_valid(uint32_t r, uint32_t c) {
+        valid_rows = r;
+        valid_cols = c;
+        return *this;
+    }
+};
+
+// A GM buffer bound to the device.
+struct GlobalTensor {
+    int buffer = -1;
+    DType type = DType::F32;
+    // The window whose row r, column c is element offset + r * row_stride + c.
+    GmRef at(int64_t offset, int64_t row_stride) const { return GmRef{buffer, offset, row_stride, type}; }
+};
+
+class Device;
+
+class Core {
+public:
+    Core(Device &device, int index) : device_(&device), index_(index) {}
+    int index() const { return index_; }  // the block index, 0 .. num_cores() - 1
+    int num_cores() const;
+    const Machine &machine() const;
+
+    // A rows x cols tile of `type` at byte `addr` of `mem`, all of it valid.
+    // `name` labels it in reports (peak occupancy per buffer).
+    Tile tile(Mem mem, uint32_t addr, DType type, uint32_t rows, uint32_t cols, const std::string &name = "");
+
+    // DMA
+    void TLOAD(const Tile &dst, const GmRef &src);
+    void TSTORE(const GmRef &dst, const Tile &src, bool relu = false);
+    void TMOV(const Tile &dst, const Tile &src, bool relu = false);
+    // Vector, on UB
+    void TADD(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TADD, d, a, b); }
+    void TSUB(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TSUB, d, a, b); }
+    void TMUL(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMUL, d, a, b); }
+    void TDIV(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TDIV, d, a, b); }
+    void TMAX(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMAX, d, a, b); }
+    void TMIN(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMIN, d, a, b); }
+    void TEXP(const Tile &d, const Tile &a) { unary(Op::TEXP, d, a); }
+    void TLOG(const Tile &d, const Tile &a) { unary(Op::TLOG, d, a); }
+    void TSQRT(const Tile &d, const Tile &a) { unary(Op::TSQRT, d, a); }
+    void TRSQRT(const Tile &d, const Tile &a) { unary(Op::TRSQRT, d, a); }
+    void TRECIP(const Tile &d, const Tile &a) { unary(Op::TRECIP, d, a); }
+    void TRELU(const Tile &d, const Tile &a) { unary(Op::TRELU, d, a); }
+    void TTANH(const Tile &d, const Tile &a) { unary(Op::TTANH, d, a); }
+    void TABS(const Tile &d, const Tile &a) { unary(Op::TABS, d, a); }
+    void TNEG(const Tile &d, const Tile &a) { unary(Op::TNEG, d, a); }
+    void TCOPY(const Tile &d, const Tile &a) { unary(Op::TCOPY, d, a); }
+    void TADDS(const Tile &d, const Tile &a, float s) { scalar(Op::TADDS, d, a, s); }
+    void TSUBS(const Tile &d, const Tile &a, float s) { scalar(Op::TSUBS, d, a, s); }
+    void TMULS(const Tile &d, const Tile &a, float s) { scalar(Op::TMULS, d, a, s); }
+    void TDIVS(const Tile &d, const Tile &a, float s) { scalar(Op::TDIVS, d, a, s); }
+    void TMAXS(const Tile &d, const Tile &a, float s) { scalar(Op::TMAXS, d, a, s); }
+    void TMINS(const Tile &d, const Tile &a, float s) { scalar(Op::TMINS, d, a, s); }
+    void TDUP(const Tile &d, float s) { scalar(Op::TDUP, d, d, s); }
+    void TROWSUM(const Tile &d, const Tile &a) { unary(Op::TROWSUM, d, a); }
+    void TROWMAX(const Tile &d, const Tile &a) { unary(Op::TROWMAX, d, a); }
+    void TCOLSUM(const Tile &d, const Tile &a) { unary(Op::TCOLSUM, d, a); }
+    void TCOLMAX(const Tile &d, const Tile &a) { unary(Op::TCOLMAX, d, a); }
+    void TROWEXPAND(const Tile &d, const Tile &a) { unary(Op::TROWEXPAND, d, a); }
+    void TCOLEXPAND(const Tile &d, const Tile &a) { unary(Op::TCOLEXPAND, d, a); }
+    void TCVT(const Tile &d, const Tile &a) { unary(Op::TCVT, d, a); }
+    void TCMP(const Tile &mask, const Tile &a, const Tile &b, Cmp cmp);
+    void TSEL(const Tile &d, const Tile &mask, const Tile &a, const Tile &b);
+    // Matrix: c = a x b, c = a x b + bias (bias: 1 x N in L1), c += a x b
+    void TMATMUL(const Tile &c, const Tile &a, const Tile &b);
+    void TMATMUL_BIAS(const Tile &c, const Tile &a, const Tile &b, const Tile &bias);
+    void TMATMUL_ACC(const Tile &c, const Tile &a, const Tile &b);
+    // Sync: `dst` waits until `src` has set the flag (a counting semaphore per (src, dst, event)).
+    void SET_FLAG(Pipe src, Pipe dst, int event);
+    void WAIT_FLAG(Pipe src, Pipe dst, int event);
+    // Everything issued after it waits for every earlier instruction of `pipe` (or of all pipes: Pipe::ALL).
+    void PIPE_BARRIER(Pipe pipe);
+
+    const std::vector<Instr> &program() const { return program_; }
+    const std::vector<std::string> &tile_names() const { return names_; }
+
+private:
+    void emit(Instr in);
+    void binary(Op op, const Tile &d, const Tile &a, const Tile &b);
+    void unary(Op op, const Tile &d, const Tile &a);
+    void scalar(Op op, const Tile &d, const Tile &a, float s);
+
+    Device *device_;
+    int index_;
+    std::vector<Instr> program_;
+    std::vector<std::string> names_;
+};
+
+class Device {
+public:
+    explicit Device(const Machine &m = default_machine()) : machine_(m) {}
+    const Machine &machine() const { return machine_; }
+
+    // Makes `elems` elements of `type` at `host` a GM buffer kernels can reach.
+    GlobalTensor bind(const std::string &name, DType type, void *host, uint64_t elems);
+    const std::vector<GmBuffer> &buffers() const { return buffers_; }
+
+    // Records `kernel` on `cores` cores (0: the machine's count), then
+    // simulates them (see SimOptions). Throws NpuError on an illegal
+    // instruction, a deadlock, or (if options.races_are_errors) a race.
+    SimReport run(int cores, const std::function<void(Core &)> &kernel, const SimOptions &options = {});
+    int num_cores() const { return cores_; }
+
+private:
+    Machine machine_;
+    std::vector<GmBuffer> buffers_;
+    int cores_ = 0;
+};
+
+}  // namespace npu
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,171 @@
+// Recording kernels (Core, Device of kiln_npu.h) and simulate(), which
+// drives the functional, race-check and timing parts of the simulator.
+#include <algorithm>
+
+#include "kiln_npu.h"
+
+namespace kiln {
+namespace npu {
+
+int Core::num_cores() const { return device_->num_cores(); }
+const Machine &Core::machine() const { return device_->machine(); }
+
+Tile Core::tile(Mem mem, uint32_t addr, DType type, uint32_t rows, uint32_t cols, const std::string &name) {
+    TileRef r;
+    r.mem = mem;
+    r.addr = addr;
+    r.type = type;
+    r.rows = r.valid_rows = rows;
+    r.cols = r.valid_cols = cols;
+    if (!name.empty()) {
+        auto it = std::find(names_.begin(), names_.end(), name);
+        r.name = (int)(it - names_.begin());
+        if (it == names_.end()) names_.push_back(name);
+    }
+    return Tile(r);
+}
+
+void Core::emit(Instr in) {
+    int index = (int)program_.size();
+    check_instr(in, machine(), index);
+    if (in.op == Op::TLOAD || in.op == Op::TSTORE) {
+        const TileRef &t = in.op == Op::TLOAD ? in.dst : in.a;
+        const auto &bufs = device_->buffers();
+        if (in.gm.buffer < 0 || in.gm.buffer >= (int)bufs.size())
+            throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": no GM buffer #" +
+                           std::to_string(in.gm.buffer));
+        const GmBuffer &g = bufs[in.gm.buffer];
+        bool converts = in.op == Op::TSTORE && t.mem == Mem::L0C;  // the fix-pipe may convert f32 -> f16
+        if (g.type != t.type && !(converts && g.type == DType::F16))
+            throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
+                           "' holds " + dtype_name(g.type) + " but the tile is " + dtype_name(t.type));
+        int64_t last = in.gm.offset + (int64_t)(t.valid_rows ? t.valid_rows - 1 : 0) * in.gm.row_stride +
+                       (int64_t)t.valid_cols - 1;
+        if (t.valid_rows && t.valid_cols && (in.gm.offset < 0 || last >= (int64_t)g.elems))
+            throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
+                           "' has " + std::to_string(g.elems) + " elements but the access spans elements [" +
+                           std::to_string(in.gm.offset) + ", " + std::to_string(last) + "]");
+    }
+    program_.push_back(in);
+}
+
+namespace {
+
+Instr make(Op op, Pipe pipe, const TileRef &d, const TileRef &a = {}, const TileRef &b = {}, const TileRef &c = {}) {
+    Instr in;
+    in.op = op;
+    in.pipe = pipe;
+    in.dst = d;
+    in.a = a;
+    in.b = b;
+    in.c = c;
+    return in;
+}
+
+Instr make_flag(Op op, Pipe pipe, Pipe src, Pipe dst, int event) {
+    Instr in = make(op, pipe, {});
+    in.flag_src = src;
+    in.flag_dst = dst;
+    in.event = event;
+    return in;
+}
+
+}  // namespace
+
+void Core::TLOAD(const Tile &dst, const GmRef &src) {
+    Instr in = make(Op::TLOAD, dma_pipe(Op::TLOAD, Mem::GM, dst.mem), dst);
+    in.gm = src;
+    emit(in);
+}
+
+void Core::TSTORE(const GmRef &dst, const Tile &src, bool relu) {
+    Instr in = make(Op::TSTORE, dma_pipe(Op::TSTORE, src.mem, Mem::GM), {}, src);
+    in.gm = dst;
+    in.relu = relu;
+    emit(in);
+}
+
+void Core::TMOV(const Tile &dst, const Tile &src, bool relu) {
+    Instr in = make(Op::TMOV, dma_pipe(Op::TMOV, src.mem, dst.mem), dst, src);
+    in.relu = relu;
+    emit(in);
+}
+
+void Core::binary(Op op, const Tile &d, const Tile &a, const Tile &b) { emit(make(op, Pipe::V, d, a, b)); }
+
+void Core::unary(Op op, const Tile &d, const Tile &a) { emit(make(op, Pipe::V, d, a)); }
+
+void Core::scalar(Op op, const Tile &d, const Tile &a, float s) {
+    Instr in = make(op, Pipe::V, d, a);
+    in.scalar = s;
+    emit(in);
+}
+
+void Core::TCMP(const Tile &mask, const Tile &a, const Tile &b, Cmp cmp) {
+    Instr in = make(Op::TCMP, Pipe::V, mask, a, b);
+    in.cmp = cmp;
+    emit(in);
+}
+
+void Core::TSEL(const Tile &d, const Tile &mask, const Tile &a, const Tile &b) {
+    emit(make(Op::TSEL, Pipe::V, d, mask, a, b));
+}
+
+void Core::TMATMUL(const Tile &c, const Tile &a, const Tile &b) { emit(make(Op::TMATMUL, Pipe::M, c, a, b)); }
+
+void Core::TMATMUL_BIAS(const Tile &c, const Tile &a, const Tile &b, const Tile &bias) {
+    Instr in = make(Op::TMATMUL, Pipe::M, c, a, b, bias);
+    in.has_bias = true;
+    emit(in);
+}
+
+void Core::TMATMUL_ACC(const Tile &c, const Tile &a, const Tile &b) { emit(make(Op::TMATMUL_ACC, Pipe::M, c, a, b)); }
+
+void Core::SET_FLAG(Pipe src, Pipe dst, int event) { emit(make_flag(Op::SET_FLAG, src, src, dst, event)); }
+
+void Core::WAIT_FLAG(Pipe src, Pipe dst, int event) { emit(make_flag(Op::WAIT_FLAG, dst, src, dst, event)); }
+
+void Core::PIPE_BARRIER(Pipe pipe) { emit(make_flag(Op::PIPE_BARRIER, Pipe::S, pipe, Pipe::S, 0)); }
+
+GlobalTensor Device::bind(const std::string &name, DType type, void *host, uint64_t elems) {
+    buffers_.push_back(GmBuffer{name, type, host, elems});
+    return GlobalTensor{(int)buffers_.size() - 1, type};
+}
+
+SimReport Device::run(int cores, const std::function<void(Core &)> &kernel, const SimOptions &options) {
+    cores_ = cores > 0 ? cores : machine_.cores;
+    std::vector<CoreProgram> programs(cores_);
+    for (int i = 0; i < cores_; i++) {
+        Core core(*this, i);
+        kernel(core);
+        programs[i].instrs = core.program();
+        programs[i].tile_names = core.tile_names();
+    }
+    return simulate(machine_, buffers_, programs, options);
+}
+
+SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const std::vector<CoreProgram> &programs,
+                   const SimOptions &options) {
+    SimReport r;
+    r.machine = m.name;
+    r.cores = (int)programs.size();
+    for (int c = 0; c < r.cores; c++) {
+        const CoreProgram &p = programs[c];
+        if (options.functional) {
+            std::vector<uint8_t> mems[kNumMems];
+            for (int i = 1; i < kNumMems; i++) mems[i].assign(m.mem_bytes[i], 0);
+            for (const Instr &in : p.instrs) execute(in, mems, buffers);
+        }
+        schedule_core(m, p, c, options, r);
+    }
+    if (options.check_races) check_gm_races_between_cores(programs, r);
+    if (options.races_are_errors && r.race_count > 0) {
+        std::string text = std::to_string(r.race_count) + " race(s):";
+        for (const Race &race : r.races) text += "\n  " + race.text;
+        throw NpuError(text);
+    }
+    return r;
+}
+
+}  // namespace npu
+}  // namespace kiln

@@ -1,0 +1,423 @@
+// Names, operand rules, costs and element semantics of the tile-NPU ISA
+// (see npu_isa.h; docs/npu.md is the same table in prose).
+#include "npu_isa.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "npu_machine.h"
+
+namespace kiln {
+namespace npu {
+
+const char *mem_name(Mem m) {
+    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C"};
+    return names[(int)m];
+}
+
+const char *pipe_name(Pipe p) {
+    static const char *names[] = {"S", "MTE2", "MTE1", "V", "M", "MTE3", "FIX", "ALL"};
+    return names[(int)p];
+}
+
+int dtype_size(DType t) {
+    static const int sizes[] = {4, 2, 4, 1};
+    return sizes[(int)t];
+}
+
+const char *dtype_name(DType t) {
+    static const char *names[] = {"f32", "f16", "i32", "u8"};
+    return names[(int)t];
+}
+
+const char *family_name(Family f) {
+    static const char *names[] = {"dma", "vector", "matrix", "sync"};
+    return names[(int)f];
+}
+
+const char *op_name(Op op) {
+    static const char *names[] = {
+#define KILN_NPU_OP_NAME(name, fam) #name,
+        KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_NAME)
+#undef KILN_NPU_OP_NAME
+    };
+    return names[(int)op];
+}
+
+Family op_family(Op op) {
+    static const Family fams[] = {
+#define KILN_NPU_OP_FAMILY(name, fam) Family::fam,
+        KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_FAMILY)
+#undef KILN_NPU_OP_FAMILY
+    };
+    return fams[(int)op];
+}
+
+bool is_binary(Op op) { return op >= Op::TADD && op <= Op::TMIN; }
+bool is_unary(Op op) { return op >= Op::TEXP && op <= Op::TCOPY; }
+bool is_tile_scalar(Op op) { return op >= Op::TADDS && op <= Op::TMINS; }
+bool is_transcendental(Op op) { return (op >= Op::TEXP && op <= Op::TRECIP) || op == Op::TTANH; }
+
+uint64_t TileRef::valid_bytes() const {
+    uint64_t row = (uint64_t)valid_cols * dtype_size(type);
+    return (uint64_t)valid_rows * ((row + 31) / 32 * 32);
+}
+
+Pipe dma_pipe(Op op, Mem src, Mem dst) {
+    if (src == Mem::GM && (dst == Mem::UB || dst == Mem::L1)) return op == Op::TLOAD ? Pipe::MTE2 : Pipe::ALL;
+    if (op == Op::TLOAD) return Pipe::ALL;
+    if (src == Mem::UB && dst == Mem::GM) return op == Op::TSTORE ? Pipe::MTE3 : Pipe::ALL;
+    if (src == Mem::L0C && dst == Mem::GM) return op == Op::TSTORE ? Pipe::FIX : Pipe::ALL;
+    if (op != Op::TMOV) return Pipe::ALL;
+    if (src == Mem::L1 && (dst == Mem::L0A || dst == Mem::L0B)) return Pipe::MTE1;
+    if (src == Mem::UB && dst == Mem::L1) return Pipe::MTE3;
+    if (src == Mem::L0C && dst == Mem::UB) return Pipe::FIX;
+    return Pipe::ALL;
+}
+
+Pipe compute_pipe(Op op) {
+    switch (op_family(op)) {
+    case Family::Vector: return Pipe::V;
+    case Family::Matrix: return Pipe::M;
+    default: return Pipe::S;
+    }
+}
+
+namespace {
+
+std::string tile_text(const TileRef &t) {
+    std::ostringstream s;
+    s << mem_name(t.mem) << "[0x" << std::hex << t.addr << std::dec << " " << t.rows << "x" << t.cols << " "
+      << dtype_name(t.type);
+    if (t.valid_rows != t.rows || t.valid_cols != t.cols) s << " valid " << t.valid_rows << "x" << t.valid_cols;
+    s << "]";
+    return s.str();
+}
+
+std::string gm_text(const GmRef &g) {
+    std::ostringstream s;
+    s << "GM#" << g.buffer << "[+" << g.offset << " stride " << g.row_stride << "]";
+    return s.str();
+}
+
+// Which tile operands an instruction uses, destination first.
+int tile_operands(const Instr &in, const TileRef *out[4]) {
+    int n = 0;
+    switch (in.op) {
+    case Op::TLOAD: out[n++] = &in.dst; break;
+    case Op::TSTORE: out[n++] = &in.a; break;
+    case Op::TDUP: out[n++] = &in.dst; break;
+    case Op::TCMP: out[n++] = &in.dst; out[n++] = &in.a; out[n++] = &in.b; break;
+    case Op::TSEL: out[n++] = &in.dst; out[n++] = &in.a; out[n++] = &in.b; out[n++] = &in.c; break;
+    case Op::TMATMUL:
+    case Op::TMATMUL_ACC:
+        out[n++] = &in.dst; out[n++] = &in.a; out[n++] = &in.b;
+        if (in.has_bias) out[n++] = &in.c;
+        break;
+    case Op::SET_FLAG:
+    case Op::WAIT_FLAG:
+    case Op::PIPE_BARRIER: break;
+    default:
+        out[n++] = &in.dst; out[n++] = &in.a;
+        if (is_binary(in.op)) out[n++] = &in.b;
+    }
+    return n;
+}
+
+struct Checker {
+    const Instr &in;
+    const Machine &m;
+    int index;
+
+    [[noreturn]] void fail(const std::string &what) const {
+        throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": " + what);
+    }
+    void require(bool ok, const std::string &what) const {
+        if (!ok) fail(what);
+    }
+    void tile(const TileRef &t, const char *role) const {
+        std::string r = role;
+        require(t.mem != Mem::GM, r + " is a tile in GM; tiles live in on-chip memories (UB, L1, L0A, L0B, L0C)");
+        require(t.rows > 0 && t.cols > 0, r + " has an empty shape " + std::to_string(t.rows) + "x" + std::to_string(t.cols));
+        require(t.valid_rows <= t.rows && t.valid_cols <= t.cols,
+                r + " has a valid region " + std::to_string(t.valid_rows) + "x" + std::to_string(t.valid_cols) +
+                    " larger than its shape " + std::to_string(t.rows) + "x" + std::to_string(t.cols));
+        require(t.addr % m.alignment == 0, r + " address " + std::to_string(t.addr) + " is not a multiple of " +
+                                               std::to_string(m.alignment) + " bytes");
+        require(t.row_bytes() % m.alignment == 0,
+                r + " rows are " + std::to_string(t.row_bytes()) + " bytes (" + std::to_string(t.cols) + " x " +
+                    dtype_name(t.type) + "), not a multiple of " + std::to_string(m.alignment) + " bytes");
+        uint64_t end = (uint64_t)t.addr + t.bytes();
+        require(end <= m.capacity(t.mem), r + " occupies bytes [" + std::to_string(t.addr) + ", " +
+                                              std::to_string(end) + ") but " + mem_name(t.mem) + " has " +
+                                              std::to_string(m.capacity(t.mem)) + " bytes (over by " +
+                                              std::to_string(end - m.capacity(t.mem)) + ")");
+    }
+    void mem(const TileRef &t, const char *role, Mem want) const {
+        require(t.mem == want, std::string(role) + " must be in " + mem_name(want) + ", not " + mem_name(t.mem));
+    }
+    void same_type(const TileRef &a, const TileRef &b, const char *what) const {
+        require(a.type == b.type, std::string(what) + " have different types (" + dtype_name(a.type) + ", " +
+                                      dtype_name(b.type) + ")");
+    }
+    void covers(const TileRef &src, uint32_t rows, uint32_t cols, const char *role) const {
+        require(src.valid_rows >= rows && src.valid_cols >= cols,
+                std::string(role) + "'s valid region " + std::to_string(src.valid_rows) + "x" +
+                    std::to_string(src.valid_cols) + " does not cover the " + std::to_string(rows) + "x" +
+                    std::to_string(cols) + " it must supply");
+    }
+    void float_type(const TileRef &t) const {
+        require(t.type == DType::F32 || t.type == DType::F16,
+                std::string(op_name(in.op)) + " needs f32 or f16 tiles, not " + dtype_name(t.type));
+    }
+    void arith_type(const TileRef &t) const {
+        require(t.type != DType::U8, std::string(op_name(in.op)) + " does not take u8 (mask) tiles");
+    }
+
+    void run() const {
+        const TileRef *ops[4];
+        int n = tile_operands(in, ops);
+        static const char *roles[] = {"destination", "source a", "source b", "source c"};
+        for (int i = 0; i < n; i++) tile(*ops[i], roles[i]);
+        const TileRef &d = in.dst, &a = in.a, &b = in.b;
+        switch (op_family(in.op)) {
+        case Family::DMA: {
+            Mem src = in.op == Op::TLOAD ? Mem::GM : a.mem;
+            Mem dst = in.op == Op::TSTORE ? Mem::GM : d.mem;
+            require(dma_pipe(in.op, src, dst) != Pipe::ALL,
+                    std::string("no ") + op_name(in.op) + " path from " + mem_name(src) + " to " + mem_name(dst) +
+                        " (TLOAD: GM->UB/L1; TSTORE: UB->GM, L0C->GM; TMOV: L1->L0A/L0B, UB->L1, L0C->UB)");
+            require(in.pipe == dma_pipe(in.op, src, dst), "issued on the wrong pipe");
+            if (in.op == Op::TMOV) {
+                require(d.valid_rows == a.valid_rows && d.valid_cols == a.valid_cols,
+                        "destination and source valid regions differ");
+                if (a.mem != Mem::L0C) same_type(d, a, "destination and source");
+                else require(d.type == DType::F32 || d.type == DType::F16, "the fix-pipe writes f32 or f16");
+            }
+            if (in.relu) require(src == Mem::L0C, "ReLU on the way is a fix-pipe feature (L0C sources only)");
+            return;
+        }
+        case Family::Sync:
+            if (in.op != Op::PIPE_BARRIER) {
+                require(in.flag_src != Pipe::ALL && in.flag_dst != Pipe::ALL && in.flag_src != in.flag_dst,
+                        "a flag joins two different pipes");
+                require(in.event >= 0 && in.event < 8, "event ids are 0..7");
+            }
+            return;
+        case Family::Matrix: {
+            mem(d, "destination", Mem::L0C);
+            mem(a, "source a", Mem::L0A);
+            mem(b, "source b", Mem::L0B);
+            require(d.type == DType::F32, "the accumulator is f32");
+            float_type(a);
+            same_type(a, b, "the operands");
+            require(a.valid_cols == b.valid_rows, "K differs: a is " + std::to_string(a.valid_rows) + "x" +
+                                                      std::to_string(a.valid_cols) + ", b is " +
+                                                      std::to_string(b.valid_rows) + "x" + std::to_string(b.valid_cols));
+            covers(a, d.valid_rows, a.valid_cols, "source a");
+            covers(b, b.valid_rows, d.valid_cols, "source b");
+            if (in.has_bias) {
+                mem(in.c, "bias", Mem::L1);
+                require(in.c.type == DType::F32, "the bias is f32");
+                covers(in.c, 1, d.valid_cols, "bias");
+            }
+            return;
+        }
+        case Family::Vector: break;
+        }
+        for (int i = 0; i < n; i++) mem(*ops[i], roles[i], Mem::UB);
+        uint32_t R = d.valid_rows, C = d.valid_cols;
+        switch (in.op) {
+        case Op::TDUP: arith_type(d); return;
+        case Op::TROWSUM: case Op::TROWMAX:
+            arith_type(a); same_type(d, a, "destination and source");
+            require(R == a.valid_rows && C == 1, "the destination's valid region must be " +
+                                                      std::to_string(a.valid_rows) + "x1 (one value per row)");
+            return;
+        case Op::TCOLSUM: case Op::TCOLMAX:
+            arith_type(a); same_type(d, a, "destination and source");
+            require(R == 1 && C == a.valid_cols, "the destination's valid region must be 1x" +
+                                                      std::to_string(a.valid_cols) + " (one value per column)");
+            return;
+        case Op::TROWEXPAND: same_type(d, a, "destination and source"); covers(a, R, 1, "source a"); return;
+        case Op::TCOLEXPAND: same_type(d, a, "destination and source"); covers(a, 1, C, "source a"); return;
+        case Op::TCVT: covers(a, R, C, "source a"); return;
+        case Op::TCMP:
+            require(d.type == DType::U8, "the destination is a u8 mask");
+            arith_type(a); same_type(a, b, "the sources");
+            covers(a, R, C, "source a"); covers(b, R, C, "source b");
+            return;
+        case Op::TSEL:
+            require(a.type == DType::U8, "source a is the u8 mask");
+            same_type(d, b, "destination and source b"); same_type(d, in.c, "destination and source c");
+            covers(a, R, C, "source a"); covers(b, R, C, "source b"); covers(in.c, R, C, "source c");
+            return;
+        default: break;
+        }
+        arith_type(d);
+        same_type(d, a, "destination and source a");
+        covers(a, R, C, "source a");
+        if (is_binary(in.op)) { same_type(d, b, "destination and source b"); covers(b, R, C, "source b"); }
+        if (is_unary(in.op) && in.op != Op::TCOPY && in.op != Op::TABS && in.op != Op::TNEG && in.op != Op::TRELU)
+            float_type(d);
+    }
+};
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void check_instr(const Instr &in, const Machine &m, int index) { Checker{in, m, index}.run(); }
+
+uint64_t dma_bytes(const Instr &in) {
+    return in.op == Op::TLOAD ? in.dst.valid_bytes() : in.a.valid_bytes();
+}
+
+Cost instr_cost(const Instr &in, const Machine &m) {
+    Cost c;
+    switch (op_family(in.op)) {
+    case Family::DMA: {
+        const DmaRate &r = m.rate(in.pipe);
+        c.busy = std::max<uint64_t>(1, ceil_div(dma_bytes(in), r.bytes_per_cycle));
+        c.done = c.busy + r.latency;
+        return c;
+    }
+    case Family::Sync:
+        c.busy = c.done = in.op == Op::PIPE_BARRIER ? 0 : m.sync_cycles;
+        return c;
+    case Family::Matrix: {
+        uint64_t k0 = std::max<uint64_t>(1, m.matrix_k_bytes / dtype_size(in.a.type));
+        c.busy = c.done = ceil_div(in.dst.valid_rows, m.matrix_m) * ceil_div(in.dst.valid_cols, m.matrix_n) *
+                          ceil_div(in.a.valid_cols, k0);
+        if (c.busy == 0) c.busy = c.done = 1;
+        return c;
+    }
+    case Family::Vector: break;
+    }
+    uint64_t bytes = std::max(in.dst.valid_bytes(), in.op == Op::TDUP ? 0 : in.a.valid_bytes());
+    if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) bytes = std::max(bytes, in.b.valid_bytes());
+    uint64_t cycles = std::max<uint64_t>(1, ceil_div(bytes, m.vector_bytes_per_cycle));
+    if (is_transcendental(in.op)) cycles *= m.transcendental_factor;
+    if (in.op >= Op::TROWSUM && in.op <= Op::TCOLMAX) cycles *= m.reduce_factor;
+    c.busy = c.done = cycles;
+    return c;
+}
+
+std::string describe(const Instr &in) {
+    std::ostringstream s;
+    s << op_name(in.op);
+    switch (in.op) {
+    case Op::SET_FLAG:
+    case Op::WAIT_FLAG:
+        s << "(" << pipe_name(in.flag_src) << " -> " << pipe_name(in.flag_dst) << ", event " << in.event << ")";
+        return s.str();
+    case Op::PIPE_BARRIER: s << "(" << pipe_name(in.flag_src) << ")"; return s.str();
+    case Op::TLOAD: s << " " << tile_text(in.dst) << " <- " << gm_text(in.gm); break;
+    case Op::TSTORE: s << " " << gm_text(in.gm) << " <- " << tile_text(in.a); break;
+    default: {
+        const TileRef *ops[4];
+        int n = tile_operands(in, ops);
+        for (int i = 0; i < n; i++) s << (i == 0 ? " " : i == 1 ? " <- " : ", ") << tile_text(*ops[i]);
+        if (is_tile_scalar(in.op) || in.op == Op::TDUP) s << ", " << in.scalar;
+    }
+    }
+    if (in.relu) s << " relu";
+    return s.str();
+}
+
+// ---- Element semantics ----
+
+float ref_unary(Op op, float x) {
+    switch (op) {
+    case Op::TEXP: return std::exp(x);
+    case Op::TLOG: return std::log(x);
+    case Op::TSQRT: return std::sqrt(x);
+    case Op::TRSQRT: return 1.0f / std::sqrt(x);
+    case Op::TRECIP: return 1.0f / x;
+    case Op::TRELU: return x > 0.0f ? x : 0.0f;
+    case Op::TTANH: return std::tanh(x);
+    case Op::TABS: return std::fabs(x);
+    case Op::TNEG: return -x;
+    case Op::TCOPY: return x;
+    default: throw NpuError(std::string("ref_unary: ") + op_name(op) + " is not unary");
+    }
+}
+
+float ref_binary(Op op, float a, float b) {
+    switch (op) {
+    case Op::TADD: case Op::TADDS: return a + b;
+    case Op::TSUB: case Op::TSUBS: return a - b;
+    case Op::TMUL: case Op::TMULS: return a * b;
+    case Op::TDIV: case Op::TDIVS: return a / b;
+    // Kiln's (and Halide's) max and min: select(a > b, a, b), select(a < b, a, b).
+    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: return a > b ? a : b;
+    case Op::TMIN: case Op::TMINS: return a < b ? a : b;
+    case Op::TROWSUM: case Op::TCOLSUM: return a + b;
+    default: throw NpuError(std::string("ref_binary: ") + op_name(op) + " is not binary");
+    }
+}
+
+int32_t ref_binary_i32(Op op, int32_t a, int32_t b) {
+    uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+    switch (op) {
+    case Op::TADD: case Op::TADDS: case Op::TROWSUM: case Op::TCOLSUM: return (int32_t)(ua + ub);
+    case Op::TSUB: case Op::TSUBS: return (int32_t)(ua - ub);
+    case Op::TMUL: case Op::TMULS: return (int32_t)(ua * ub);
+    case Op::TDIV: case Op::TDIVS: {
+        if (b == 0) return 0;
+        if (a == INT32_MIN && b == -1) return INT32_MIN;
+        int32_t q = a / b, r = a % b;
+        if (r < 0) q += b > 0 ? -1 : 1;  // Euclidean: the remainder is never negative
+        return q;
+    }
+    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: return a > b ? a : b;
+    case Op::TMIN: case Op::TMINS: return a < b ? a : b;
+    default: throw NpuError(std::string("ref_binary_i32: ") + op_name(op) + " is not binary");
+    }
+}
+
+uint16_t float_to_half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
+    int exp = (int)((x >> 23) & 0xff);
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));  // inf, nan
+    int e = exp - 127 + 15;
+    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);                        // overflow
+    if (e <= 0) {                                                              // subnormal or zero
+        if (e < -10) return (uint16_t)sign;
+        mant |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;  // may carry into the exponent: still right
+    return (uint16_t)(sign | h);
+}
+
+float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
+    if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else {
+            int e = -1;
+            do { mant <<= 1; e++; } while (!(mant & 0x400u));
+            x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+        }
+    } else if (exp == 0x1f) {
+        x = sign | 0x7f800000u | (mant << 13);
+    } else {
+        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+}  // namespace npu
+}  // namespace kiln

@@ -1,0 +1,181 @@
+// The Kiln tile-NPU instruction set, described once.
+//
+// Everything a tool needs to know about an instruction is here: its memories
+// and pipes (enums), the operand records an instruction carries (TileRef,
+// GmRef, Instr), the table of opcodes (name, family, operand rules), the
+// reference semantics of one element (ref_unary, ref_binary, ...) and the
+// legality and cost rules. The simulator executes tiles by applying these
+// element functions over a tile's valid region (npu_exec.cpp); the tests
+// check the simulator against the same element functions with plain loops;
+// docs/npu.md documents the same table.
+//
+// Tiles are row-major: `rows` x `cols` elements allocated at byte address
+// `addr` of an on-chip memory, row r at addr + r * cols * size. The valid
+// region is the top-left `valid_rows` x `valid_cols` corner; instructions
+// read and write only valid regions (the rest of a tile keeps its bytes).
+#ifndef KILN_NPU_ISA_H
+#define KILN_NPU_ISA_H
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+namespace npu {
+
+struct Machine;
+
+// Memories of one core (GM is shared by all cores: the host's memory).
+enum class Mem : uint8_t { GM, UB, L1, L0A, L0B, L0C };
+constexpr int kNumMems = 6;
+const char *mem_name(Mem m);
+
+// Pipes run concurrently; each executes its own instructions in order.
+enum class Pipe : uint8_t { S, MTE2, MTE1, V, M, MTE3, FIX, ALL };
+constexpr int kNumPipes = 7;  // ALL is only a PIPE_BARRIER operand
+const char *pipe_name(Pipe p);
+
+enum class DType : uint8_t { F32, F16, I32, U8 };
+int dtype_size(DType t);
+const char *dtype_name(DType t);
+
+enum class Family : uint8_t { DMA, Vector, Matrix, Sync };
+const char *family_name(Family f);
+
+// Compare modes of TCMP.
+enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
+
+#define KILN_NPU_FOR_EACH_OP(X)                                                     \
+    /* DMA */                                                                        \
+    X(TLOAD, DMA) X(TSTORE, DMA) X(TMOV, DMA)                                        \
+    /* vector: elementwise binary, dst = a op b */                                   \
+    X(TADD, Vector) X(TSUB, Vector) X(TMUL, Vector) X(TDIV, Vector)                  \
+    X(TMAX, Vector) X(TMIN, Vector)                                                  \
+    /* vector: unary, dst = f(a) */                                                  \
+    X(TEXP, Vector) X(TLOG, Vector) X(TSQRT, Vector) X(TRSQRT, Vector)               \
+    X(TRECIP, Vector) X(TRELU, Vector) X(TTANH, Vector) X(TABS, Vector)              \
+    X(TNEG, Vector) X(TCOPY, Vector)                                                 \
+    /* vector: tile-scalar, dst = a op s; TDUP: dst = s */                           \
+    X(TADDS, Vector) X(TSUBS, Vector) X(TMULS, Vector) X(TDIVS, Vector)              \
+    X(TMAXS, Vector) X(TMINS, Vector) X(TDUP, Vector)                                \
+    /* vector: reductions and broadcasts */                                          \
+    X(TROWSUM, Vector) X(TROWMAX, Vector) X(TCOLSUM, Vector) X(TCOLMAX, Vector)      \
+    X(TROWEXPAND, Vector) X(TCOLEXPAND, Vector)                                      \
+    /* vector: convert, compare, select */                                           \
+    X(TCVT, Vector) X(TCMP, Vector) X(TSEL, Vector)                                  \
+    /* matrix */                                                                     \
+    X(TMATMUL, Matrix) X(TMATMUL_ACC, Matrix)                                        \
+    /* sync */                                                                       \
+    X(SET_FLAG, Sync) X(WAIT_FLAG, Sync) X(PIPE_BARRIER, Sync)
+
+enum class Op : uint8_t {
+#define KILN_NPU_OP_ENUM(name, fam) name,
+    KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_ENUM)
+#undef KILN_NPU_OP_ENUM
+};
+constexpr int kNumOps = 0
+#define KILN_NPU_OP_COUNT(name, fam) +1
+    KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_COUNT)
+#undef KILN_NPU_OP_COUNT
+    ;
+const char *op_name(Op op);
+Family op_family(Op op);
+bool is_binary(Op op);      // TADD..TMIN
+bool is_unary(Op op);       // TEXP..TCOPY
+bool is_tile_scalar(Op op); // TADDS..TMINS (not TDUP)
+bool is_transcendental(Op op);
+
+// An operand in an on-chip memory.
+struct TileRef {
+    Mem mem = Mem::UB;
+    uint32_t addr = 0;  // bytes from the start of the memory
+    DType type = DType::F32;
+    uint32_t rows = 0, cols = 0;             // allocated shape
+    uint32_t valid_rows = 0, valid_cols = 0; // region instructions touch
+    int name = -1;                           // index into the core's tile names (reports)
+
+    uint32_t row_bytes() const { return cols * dtype_size(type); }
+    uint32_t bytes() const { return rows * row_bytes(); }
+    // Bytes of the valid region with every row rounded up to 32 B.
+    uint64_t valid_bytes() const;
+};
+
+// A 2-D strided window of a GM buffer: element (r, c) of the window is
+// element offset + r * row_stride + c of the buffer.
+struct GmRef {
+    int buffer = -1;
+    int64_t offset = 0;      // elements
+    int64_t row_stride = 0;  // elements
+    DType type = DType::F32; // the buffer's element type
+};
+
+struct Instr {
+    Op op = Op::TCOPY;
+    Pipe pipe = Pipe::V;
+    TileRef dst, a, b, c;  // a, b, c: sources (c: TSEL's "else", TMATMUL's bias)
+    GmRef gm;              // TLOAD's source, TSTORE's destination
+    float scalar = 0.0f;   // tile-scalar operand
+    Cmp cmp = Cmp::EQ;
+    bool relu = false;     // FIX-pipe transfers: ReLU on the way
+    bool has_bias = false; // TMATMUL with bias c (1 x N, in L1)
+    Pipe flag_src = Pipe::S, flag_dst = Pipe::S;  // SET_FLAG, WAIT_FLAG; PIPE_BARRIER uses flag_src
+    int event = 0;
+};
+
+// Errors a kernel makes against the machine: capacity, alignment, bounds,
+// operand memories or shapes, deadlock. The message names the instruction.
+struct NpuError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The pipe a DMA instruction runs on, from its memories; Pipe::ALL if the
+// machine has no path between them.
+Pipe dma_pipe(Op op, Mem src, Mem dst);
+// The pipe of any other instruction.
+Pipe compute_pipe(Op op);
+
+// Throws NpuError if `in` breaks an operand rule (memories, shapes, types,
+// alignment, capacity). `index` and `describe` name it in the message.
+void check_instr(const Instr &in, const Machine &m, int index);
+
+// Cycles `in` occupies its pipe, and cycles from its start until its result
+// is complete (larger for DMA, whose latency is pipelined).
+struct Cost {
+    uint64_t busy = 0, done = 0;
+};
+Cost instr_cost(const Instr &in, const Machine &m);
+
+// Bytes a DMA instruction moves (valid region, rows rounded up to 32 B).
+uint64_t dma_bytes(const Instr &in);
+
+// "TADD UB[0x0 32x64 f32] <- UB[...], UB[...]", for messages and traces.
+std::string describe(const Instr &in);
+
+// ---- Reference semantics of one element ----
+// f32 tiles compute in float, as host kernels do (std::exp(float), ...);
+// f16 tiles compute in float and round to half; i32 tiles wrap, and divide
+// with Kiln's Euclidean rule (x / 0 == 0).
+float ref_unary(Op op, float x);
+float ref_binary(Op op, float a, float b);  // also the tile-scalar ops, with b = scalar
+int32_t ref_binary_i32(Op op, int32_t a, int32_t b);
+template <typename T>
+bool ref_compare(Cmp c, T a, T b) {
+    switch (c) {
+    case Cmp::EQ: return a == b;
+    case Cmp::NE: return a != b;
+    case Cmp::LT: return a < b;
+    case Cmp::LE: return a <= b;
+    case Cmp::GT: return a > b;
+    case Cmp::GE: return a >= b;
+    }
+    return false;
+}
+
+// IEEE binary16 conversions (round to nearest even).
+uint16_t float_to_half(float f);
+float half_to_float(uint16_t h);
+
+}  // namespace npu
+}  // namespace kiln
+
+#endif

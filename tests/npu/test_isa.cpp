@@ -1,0 +1,250 @@
+// Each tile instruction against its reference semantics (npu_isa.h's element
+// functions applied with plain loops), on a valid region smaller than the
+// tile: the tail rows and columns must keep their previous contents.
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+#include "npu_helpers.h"
+
+using namespace npu_test;
+
+namespace {
+
+constexpr uint32_t kRows = 8, kCols = 16, kValidRows = 5, kValidCols = 13;
+constexpr float kSentinel = -777.0f;
+
+using TileOp = std::function<void(Core &, const Tile &d, const Tile &a, const Tile &b)>;
+
+// Loads a and b (kRows x kCols), fills the destination with kSentinel, runs
+// `op` on kValidRows x kValidCols views (dst_rows x dst_cols for the
+// destination when given), stores the whole destination tile.
+std::vector<float> run_vector(const TileOp &op, std::vector<float> a, std::vector<float> b,
+                              uint32_t dst_rows = kValidRows, uint32_t dst_cols = kValidCols) {
+    std::vector<float> out(kRows * kCols);
+    Device dev;
+    GlobalTensor ga = dev.bind("a", DType::F32, a.data(), a.size()), gb = dev.bind("b", DType::F32, b.data(), b.size()),
+                 go = dev.bind("out", DType::F32, out.data(), out.size());
+    SimOptions opt;
+    opt.races_are_errors = true;
+    dev.run(1, [&](Core &c) {
+        const uint32_t bytes = kRows * kCols * 4;
+        Tile ta = c.tile(Mem::UB, 0, DType::F32, kRows, kCols), tb = c.tile(Mem::UB, bytes, DType::F32, kRows, kCols),
+             td = c.tile(Mem::UB, 2 * bytes, DType::F32, kRows, kCols);
+        c.TLOAD(ta, ga.at(0, kCols));
+        c.TLOAD(tb, gb.at(0, kCols));
+        c.TDUP(td, kSentinel);
+        flag(c, Pipe::MTE2, Pipe::V);
+        Tile va = ta, vb = tb, vd = td;
+        va.set_valid(kValidRows, kValidCols);
+        vb.set_valid(kValidRows, kValidCols);
+        vd.set_valid(dst_rows, dst_cols);
+        op(c, vd, va, vb);
+        flag(c, Pipe::V, Pipe::MTE3);
+        c.TSTORE(go.at(0, kCols), td);
+    }, opt);
+    return out;
+}
+
+// Checks out == f(r, c) inside rows x cols and the sentinel elsewhere.
+void check_tile(const std::vector<float> &out, uint32_t rows, uint32_t cols, const std::function<float(int, int)> &f) {
+    for (uint32_t r = 0; r < kRows; r++)
+        for (uint32_t c = 0; c < kCols; c++) {
+            float want = r < rows && c < cols ? f(r, c) : kSentinel;
+            INFO("element (" << r << ", " << c << ")");
+            CHECK(same_bits(out[r * kCols + c], want));
+        }
+}
+
+}  // namespace
+
+TEST_CASE("binary tile ops follow ref_binary over the valid region", "[npu][isa]") {
+    auto a = ramp(kRows * kCols, -3, 3, 1), b = ramp(kRows * kCols, 0.5f, 4, 2);
+    for (Op op : {Op::TADD, Op::TSUB, Op::TMUL, Op::TDIV, Op::TMAX, Op::TMIN}) {
+        INFO(op_name(op));
+        auto out = run_vector([&](Core &c, const Tile &d, const Tile &x, const Tile &y) {
+            switch (op) {
+            case Op::TADD: c.TADD(d, x, y); break;
+            case Op::TSUB: c.TSUB(d, x, y); break;
+            case Op::TMUL: c.TMUL(d, x, y); break;
+            case Op::TDIV: c.TDIV(d, x, y); break;
+            case Op::TMAX: c.TMAX(d, x, y); break;
+            default: c.TMIN(d, x, y); break;
+            }
+        }, a, b);
+        check_tile(out, kValidRows, kValidCols, [&](int r, int c) { return ref_binary(op, a[r * kCols + c], b[r * kCols + c]); });
+    }
+}
+
+TEST_CASE("unary tile ops follow ref_unary over the valid region", "[npu][isa]") {
+    auto pos = ramp(kRows * kCols, 0.1f, 5, 3), any = ramp(kRows * kCols, -3, 3, 4);
+    struct U { Op op; void (Core::*fn)(const Tile &, const Tile &); bool positive; };
+    const U ops[] = {{Op::TEXP, &Core::TEXP, false},   {Op::TLOG, &Core::TLOG, true},     {Op::TSQRT, &Core::TSQRT, true},
+                     {Op::TRSQRT, &Core::TRSQRT, true}, {Op::TRECIP, &Core::TRECIP, false}, {Op::TRELU, &Core::TRELU, false},
+                     {Op::TTANH, &Core::TTANH, false},  {Op::TABS, &Core::TABS, false},     {Op::TNEG, &Core::TNEG, false},
+                     {Op::TCOPY, &Core::TCOPY, false}};
+    for (const U &u : ops) {
+        INFO(op_name(u.op));
+        const std::vector<float> &a = u.positive ? pos : any;
+        auto out = run_vector([&](Core &c, const Tile &d, const Tile &x, const Tile &) { (c.*u.fn)(d, x); }, a, a);
+        check_tile(out, kValidRows, kValidCols, [&](int r, int c) { return ref_unary(u.op, a[r * kCols + c]); });
+    }
+    CHECK(ref_unary(Op::TRELU, -1.5f) == 0.0f);
+    CHECK(ref_unary(Op::TRSQRT, 4.0f) == 0.5f);
+}
+
+TEST_CASE("tile-scalar ops and TDUP", "[npu][isa]") {
+    auto a = ramp(kRows * kCols, -3, 3, 5);
+    struct S { Op op; void (Core::*fn)(const Tile &, const Tile &, float); };
+    const S ops[] = {{Op::TADDS, &Core::TADDS}, {Op::TSUBS, &Core::TSUBS}, {Op::TMULS, &Core::TMULS},
+                     {Op::TDIVS, &Core::TDIVS}, {Op::TMAXS, &Core::TMAXS}, {Op::TMINS, &Core::TMINS}};
+    for (const S &s : ops) {
+        INFO(op_name(s.op));
+        auto out = run_vector([&](Core &c, const Tile &d, const Tile &x, const Tile &) { (c.*s.fn)(d, x, 0.75f); }, a, a);
+        check_tile(out, kValidRows, kValidCols, [&](int r, int c) { return ref_binary(s.op, a[r * kCols + c], 0.75f); });
+    }
+    auto out = run_vector([&](Core &c, const Tile &d, const Tile &, const Tile &) { c.TDUP(d, 2.5f); }, a, a);
+    check_tile(out, kValidRows, kValidCols, [](int, int) { return 2.5f; });
+}
+
+TEST_CASE("row and column reductions and expansions", "[npu][isa]") {
+    auto a = ramp(kRows * kCols, -3, 3, 6);
+    auto at = [&](int r, int c) { return a[r * kCols + c]; };
+    auto rowsum = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TROWSUM(d, x); }, a, a, kValidRows, 1);
+    check_tile(rowsum, kValidRows, 1, [&](int r, int) {
+        float s = 0.0f;
+        for (uint32_t c = 0; c < kValidCols; c++) s = ref_binary(Op::TROWSUM, s, at(r, c));
+        return s;
+    });
+    auto rowmax = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TROWMAX(d, x); }, a, a, kValidRows, 1);
+    check_tile(rowmax, kValidRows, 1, [&](int r, int) {
+        float s = at(r, 0);
+        for (uint32_t c = 1; c < kValidCols; c++) s = ref_binary(Op::TROWMAX, s, at(r, c));
+        return s;
+    });
+    auto colsum = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TCOLSUM(d, x); }, a, a, 1, kValidCols);
+    check_tile(colsum, 1, kValidCols, [&](int, int c) {
+        float s = 0.0f;
+        for (uint32_t r = 0; r < kValidRows; r++) s = s + at(r, c);
+        return s;
+    });
+    auto colmax = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TCOLMAX(d, x); }, a, a, 1, kValidCols);
+    check_tile(colmax, 1, kValidCols, [&](int, int c) {
+        float s = at(0, c);
+        for (uint32_t r = 1; r < kValidRows; r++) s = s > at(r, c) ? s : at(r, c);
+        return s;
+    });
+    auto rowexp = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TROWEXPAND(d, x); }, a, a);
+    check_tile(rowexp, kValidRows, kValidCols, [&](int r, int) { return at(r, 0); });
+    auto colexp = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) { c.TCOLEXPAND(d, x); }, a, a);
+    check_tile(colexp, kValidRows, kValidCols, [&](int, int c) { return at(0, c); });
+}
+
+TEST_CASE("convert, compare and select", "[npu][isa]") {
+    auto a = ramp(kRows * kCols, -3, 3, 7), b = ramp(kRows * kCols, -3, 3, 8);
+    // f32 -> f16 -> f32 rounds to half precision; f32 -> i32 -> f32 truncates.
+    auto half = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) {
+        Tile h = c.tile(Mem::UB, 4 * kRows * kCols * 4, DType::F16, kRows, kCols);
+        h.set_valid(x.valid_rows, x.valid_cols);
+        c.TCVT(h, x);
+        c.TCVT(d, h);
+    }, a, a);
+    check_tile(half, kValidRows, kValidCols, [&](int r, int c) { return half_to_float(float_to_half(a[r * kCols + c])); });
+    auto ints = run_vector([](Core &c, const Tile &d, const Tile &x, const Tile &) {
+        Tile i = c.tile(Mem::UB, 4 * kRows * kCols * 4, DType::I32, kRows, kCols);
+        i.set_valid(x.valid_rows, x.valid_cols);
+        c.TCVT(i, x);
+        c.TCVT(d, i);
+    }, a, a);
+    check_tile(ints, kValidRows, kValidCols, [&](int r, int c) { return (float)(int32_t)a[r * kCols + c]; });
+    for (Cmp cmp : {Cmp::LT, Cmp::GE, Cmp::EQ}) {
+        auto sel = run_vector([&](Core &c, const Tile &d, const Tile &x, const Tile &y) {
+            Tile m = c.tile(Mem::UB, 4 * kRows * kCols * 4, DType::U8, kRows, 32);
+            m.set_valid(x.valid_rows, x.valid_cols);
+            c.TCMP(m, x, y, cmp);
+            c.TSEL(d, m, x, y);
+        }, a, cmp == Cmp::EQ ? a : b);
+        const std::vector<float> &bb = cmp == Cmp::EQ ? a : b;
+        check_tile(sel, kValidRows, kValidCols, [&](int r, int c) {
+            float x = a[r * kCols + c], y = bb[r * kCols + c];
+            return ref_compare(cmp, x, y) ? x : y;
+        });
+    }
+    CHECK(half_to_float(float_to_half(1.0f / 3.0f)) == 0.333251953125f);
+    CHECK(float_to_half(65520.0f) == 0x7c00);  // rounds to infinity
+    CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));
+}
+
+TEST_CASE("TMATMUL, with bias and accumulating, through L1, L0A/L0B, L0C and the fix-pipe", "[npu][isa]") {
+    const uint32_t M = 32, K = 24, N = 16, VM = 19;
+    auto A = ramp(M * K, -1, 1, 9), B = ramp(K * N, -1, 1, 10), bias = ramp(N, -1, 1, 11);
+    for (int variant = 0; variant < 3; variant++) {  // plain, bias + ReLU, bias then accumulate again
+        INFO("variant " << variant);
+        std::vector<float> C(M * N, kSentinel);
+        Device dev;
+        GlobalTensor ga = dev.bind("A", DType::F32, A.data(), A.size()), gb = dev.bind("B", DType::F32, B.data(), B.size()),
+                     gbias = dev.bind("bias", DType::F32, bias.data(), bias.size()),
+                     gc = dev.bind("C", DType::F32, C.data(), C.size());
+        SimOptions opt;
+        opt.races_are_errors = true;
+        SimReport rep = dev.run(1, [&](Core &c) {
+            Tile la = c.tile(Mem::L1, 0, DType::F32, M, K), lb = c.tile(Mem::L1, M * K * 4, DType::F32, K, N),
+                 lbias = c.tile(Mem::L1, (M * K + K * N) * 4, DType::F32, 1, N);
+            Tile a0 = c.tile(Mem::L0A, 0, DType::F32, M, K), b0 = c.tile(Mem::L0B, 0, DType::F32, K, N),
+                 acc = c.tile(Mem::L0C, 0, DType::F32, M, N);
+            la.set_valid(VM, K);
+            a0.set_valid(VM, K);
+            acc.set_valid(VM, N);
+            c.TLOAD(la, ga.at(0, K));
+            c.TLOAD(lb, gb.at(0, N));
+            c.TLOAD(lbias, gbias.at(0, N));
+            flag(c, Pipe::MTE2, Pipe::MTE1);
+            c.TMOV(a0, la);
+            c.TMOV(b0, lb);
+            flag(c, Pipe::MTE1, Pipe::M);
+            flag(c, Pipe::MTE2, Pipe::M);  // the bias is read from L1 by the matrix pipe
+            if (variant == 0) c.TMATMUL(acc, a0, b0);
+            else c.TMATMUL_BIAS(acc, a0, b0, lbias);
+            if (variant == 2) c.TMATMUL_ACC(acc, a0, b0);
+            flag(c, Pipe::M, Pipe::FIX);
+            c.TSTORE(gc.at(0, N), acc, /*relu=*/variant == 1);
+        }, opt);
+        for (uint32_t i = 0; i < M; i++)
+            for (uint32_t j = 0; j < N; j++) {
+                float want = kSentinel;
+                if (i < VM) {
+                    float acc = variant == 0 ? 0.0f : bias[j];
+                    for (uint32_t k = 0; k < K; k++) acc = acc + A[i * K + k] * B[k * N + j];
+                    if (variant == 2)
+                        for (uint32_t k = 0; k < K; k++) acc = acc + A[i * K + k] * B[k * N + j];
+                    if (variant == 1 && !(acc > 0)) acc = 0.0f;
+                    want = acc;
+                }
+                INFO("C(" << i << ", " << j << ")");
+                CHECK(same_bits(C[i * N + j], want));
+            }
+        CHECK(rep.op_counts["TMATMUL"] == 1);
+        CHECK(rep.dma_bytes["L1->L0A"] == VM * K * 4);
+        CHECK(rep.dma_bytes["L0C->GM"] == VM * N * 4);
+    }
+}
+
+TEST_CASE("i32 tiles wrap and divide with Kiln's Euclidean rule", "[npu][isa]") {
+    CHECK(ref_binary_i32(Op::TDIV, -7, 2) == -4);
+    CHECK(ref_binary_i32(Op::TDIV, -7, -2) == 4);
+    CHECK(ref_binary_i32(Op::TDIV, 7, 0) == 0);
+    CHECK(ref_binary_i32(Op::TADD, INT32_MAX, 1) == INT32_MIN);
+    std::vector<int32_t> a(64), out(64, 0);
+    for (int i = 0; i < 64; i++) a[i] = i * 37 - 1000;
+    Device dev;
+    GlobalTensor ga = dev.bind("a", DType::I32, a.data(), 64), go = dev.bind("out", DType::I32, out.data(), 64);
+    dev.run(1, [&](Core &c) {
+        Tile t = c.tile(Mem::UB, 0, DType::I32, 8, 8), u = c.tile(Mem::UB, 256, DType::I32, 8, 8);
+        c.TLOAD(t, ga.at(0, 8));
+        flag(c, Pipe::MTE2, Pipe::V);
+        c.TDIVS(u, t, 3.0f);
+        flag(c, Pipe::V, Pipe::MTE3);
+        c.TSTORE(go.at(0, 8), u);
+    });
+    for (int i = 0; i < 64; i++) CHECK(out[i] == ref_binary_i32(Op::TDIV, a[i], 3));
+}
