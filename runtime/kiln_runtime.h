@@ -25,6 +25,7 @@ enum kiln_error_code {
     kiln_error_out_of_memory = -10,         /* an intermediate could not be allocated */
     kiln_error_param_out_of_range = -11,    /* a scalar parameter violates its declared range */
     kiln_error_buffers_overlap = -12,       /* an output aliases an input where that is unsafe */
+    kiln_error_npu = -20,                   /* the NPU simulator rejected the kernel (capacity, bounds, race, deadlock) */
 };
 
 typedef void (*kiln_error_handler_t)(const char *message);

@@ -94,8 +94,11 @@ std::string kernel_compiler_flags(const Target &t) {
     std::string flags = "-O3 -fopenmp -Wno-psabi ";
     flags += t.has(Target::FastMath) ? "-ffp-contract=fast" : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
+    if (t.has(Target::NPU)) flags += " -I" KILN_NPU_INCLUDE_DIR;  // kiln_npu.h
     return isa.empty() ? flags : flags + " " + isa;
 }
+
+std::string kernel_link_flags(const Target &t) { return t.has(Target::NPU) ? KILN_NPU_LIBRARY : ""; }
 
 void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     const auto &kinds = generator_emit_kinds();

@@ -91,7 +91,8 @@ int run_command(const std::string &cmd, std::string &output) {
 
 // Compiles `text` into `so`, through temporary names renamed into place so
 // that concurrent processes never see a partial file.
-void build(const std::string &text, const std::string &cxx, const std::string &flags, const std::string &dir,
+void build(const std::string &text, const std::string &cxx, const std::string &flags, const std::string &link_flags,
+           const std::string &dir,
            const std::string &key, const std::string &fn_name) {
     static std::atomic<int> counter{0};
     std::string tmp = dir + "/" + key + ".tmp" + std::to_string(getpid()) + "_" + std::to_string(counter++);
@@ -100,7 +101,8 @@ void build(const std::string &text, const std::string &cxx, const std::string &f
         f << text;
         internal_assert(f.good()) << "cannot write " << tmp << ".cpp";
     }
-    std::string cmd = cxx + " " + flags + " -o " + shell_quote(tmp + ".so") + " " + shell_quote(tmp + ".cpp");
+    std::string cmd = cxx + " " + flags + " -o " + shell_quote(tmp + ".so") + " " + shell_quote(tmp + ".cpp") + " " +
+                      link_flags;
     std::string output;
     int status = run_command(cmd, output);
     if (status != 0 || !file_exists(tmp + ".so")) {
@@ -111,6 +113,15 @@ void build(const std::string &text, const std::string &cxx, const std::string &f
     std::rename((tmp + ".cpp").c_str(), (dir + "/" + key + ".cpp").c_str());
     internal_assert(std::rename((tmp + ".so").c_str(), (dir + "/" + key + ".so").c_str()) == 0)
         << "cannot move the compiled kernel into " << dir;
+}
+
+// What the kernel links, with the library's modification time (an NPU
+// kernel carries the simulator: a rebuilt simulator means a new module).
+std::string link_stamp(const Target &t) {
+    std::string lib = kernel_link_flags(t);
+    struct stat st;
+    if (lib.empty() || stat(lib.c_str(), &st) != 0) return lib + "\n";
+    return lib + " " + std::to_string((long long)st.st_mtime) + "\n";
 }
 
 // The handler installed in every module: hand the message to the process's
@@ -128,7 +139,7 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     std::string text = source + "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n" + runtime_source_text();
     char key[17];
     std::snprintf(key, sizeof(key), "%016llx",
-                  (unsigned long long)fnv1a_64(cxx + "\n" + flags + "\n" + t.to_string() + "\n" + text));
+                  (unsigned long long)fnv1a_64(cxx + "\n" + flags + "\n" + t.to_string() + "\n" + link_stamp(t) + text));
 
     static std::mutex mutex;
     static std::map<std::string, std::shared_ptr<JITModule>> loaded;
@@ -142,7 +153,7 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     std::string so = dir + "/" + key + ".so";
     void *handle = cached && file_exists(so) ? dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW) : nullptr;
     if (!handle) {
-        build(text, cxx, flags, dir, key, fn_name);
+        build(text, cxx, flags, kernel_link_flags(t), dir, key, fn_name);
         handle = dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW);
     }
     if (!cached) {
@@ -168,6 +179,8 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     loaded[key] = m;
     return m;
 }
+
+void *JITModule::symbol(const std::string &name) const { return dlsym(handle, name.c_str()); }
 
 void JITModule::run_or_throw(void **args) const {
     int code = run(args);

@@ -36,6 +36,8 @@ public:
     void run_or_throw(void **args) const;
 
     const std::string &name() const { return fn_name; }
+    // Another symbol of the module (e.g. NAME_npu_report of an NPU kernel); null if absent.
+    void *symbol(const std::string &name) const;
 
 private:
     std::string fn_name;

@@ -28,6 +28,7 @@ const FeatureName feature_names[] = {
     {Target::FastMath, "fast_math", ""},
     {Target::NoAsserts, "no_asserts", ""},
     {Target::Trace, "trace", ""},
+    {Target::NPU, "npu", ""},
 };
 
 bool is_isa_feature(Target::Feature f) { return f <= Target::AVX512; }
@@ -69,6 +70,11 @@ Target Target::host() {
 
 Target::Target(const std::string &s) {
     std::string rest;
+    if (s == "npu" || s.rfind("npu-", 0) == 0) {
+        *this = Target("host" + s.substr(3));
+        features.insert(NPU);
+        return;
+    }
     if (s == "host" || s.rfind("host-", 0) == 0) {
         *this = host();
         rest = s.substr(4);

@@ -286,6 +286,16 @@ Func &Func::compute_inline() {
     return *this;
 }
 Func &Func::store_root() { return store_at(LoopLevel::root()); }
+Func &Func::store_in(MemoryType m) {
+    bump_definition_epoch();
+    func->schedule.memory_type = m;
+    return *this;
+}
+Func &Func::double_buffer() {
+    bump_definition_epoch();
+    func->schedule.double_buffer = true;
+    return *this;
+}
 Func &Func::store_at(const Func &f, const VarOrRVar &var) { return store_at(LoopLevel(f, var)); }
 Func &Func::store_at(const LoopLevel &level) {
     bump_definition_epoch();

@@ -46,6 +46,11 @@ const char *to_string(LoopAlignStrategy a) {
     return "?";
 }
 
+const char *to_string(MemoryType m) {
+    static const char *names[] = {"Auto", "GM", "UB", "L1", "L0A", "L0B", "L0C"};
+    return names[(int)m];
+}
+
 namespace internal {
 static std::atomic<uint64_t> epoch{0};
 uint64_t definition_epoch() { return epoch.load(); }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "codegen/CodeGen_C.h"
+#include "codegen/CodeGen_NPU.h"
 #include "driver/JIT.h"
 #include "ir/IRPrinter.h"
 #include "lower/Lower.h"
@@ -114,14 +115,17 @@ std::vector<Argument> Pipeline::infer_arguments() const {
 }
 
 std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const Target &t) const {
-    check_function_name(fn_name);
-    return codegen_cpp(lower_pipeline(*this, fn_name, infer_arguments(), t), t);
+    return compile_to_cpp_source(fn_name, infer_arguments(), t);
 }
 
 std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const std::vector<Argument> &args,
                                             const Target &t) const {
     check_function_name(fn_name);
     check_signature(*this, args);
+    if (t.has(Target::NPU)) {
+        auto outs = output_contents(outputs());
+        return codegen_npu(outs, fn_name, lowered_args(args, outs.size()), t);
+    }
     return codegen_cpp(lower_pipeline(*this, fn_name, args, t), t);
 }
 

@@ -58,6 +58,8 @@ struct FuncSchedule {
     // Wrappers made by f.in(...): consumer name ("" for f.in(), every
     // consumer) -> the wrapper Func its calls to f are redirected to.
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
+    MemoryType memory_type = MemoryType::Auto;  // store_in() (NPU target)
+    bool double_buffer = false;                 // double_buffer() (NPU target)
 };
 
 struct Definition {

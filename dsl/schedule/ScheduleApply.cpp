@@ -61,9 +61,17 @@ bool replaced_loop(const Func &f, int stage, const std::string &name) {
 
 // compute_*, store_* and bound schedule the Func, not one of its stages.
 bool whole_func(const std::string &directive) {
-    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "bound"})
+    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "bound", "store_in",
+                          "double_buffer"})
         if (directive == n) return true;
     return false;
+}
+
+MemoryType memory_named(const std::string &n, const std::string &directive) {
+    for (int m = 1; m <= (int)MemoryType::L0C; m++)
+        if (n == to_string((MemoryType)m)) return (MemoryType)m;
+    user_error << directive << "(" << n << "): unknown memory";
+    return MemoryType::Auto;
 }
 
 TailStrategy tail_named(const std::string &n) {
@@ -179,7 +187,14 @@ private:
         if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
         std::string hint;
         const Arg *bad = nullptr;
-        if (n == "bound") {
+        if (n == "store_in") {
+            bool known = false;
+            for (int m = 1; m <= (int)MemoryType::L0C; m++) known |= a[0].name == to_string((MemoryType)m);
+            if (!known) {
+                bad = &a[0];
+                hint = "; the memories are GM, UB, L1, L0A, L0B and L0C";
+            }
+        } else if (n == "bound") {
             std::vector<std::string> dims;
             for (const auto &v : f.args()) dims.push_back(v.name());
             bool known = std::find(dims.begin(), dims.end(), a[0].name) != dims.end();
@@ -223,6 +238,8 @@ private:
             else if (n == "store_root" || (n == "store_at" && a.size() == 1)) f.store_root();
             else if (n == "store_at") f.store_at(*site, site_var());
             else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
+            else if (n == "store_in") f.store_in(memory_named(a[0].name, d.name));
+            else if (n == "double_buffer") f.double_buffer();
             else internal_error << "ScheduleFile::apply: directive " << n << " passed the parser but is not applied";
         } catch (const CompileError &e) {
             int line = bad ? bad->line : d.line, col = bad ? bad->col : d.col;

@@ -60,6 +60,8 @@ const std::vector<DirectiveInfo> &directives() {
         {"store_root", "store_root()", true, {{}}},
         {"store_at", "store_at(func, var) or store_at(root)", true, {{"root="}, {"func", "var"}}},
         {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
+        {"store_in", "store_in(GM|UB|L1|L0A|L0B|L0C)", true, {{"memory"}}},
+        {"double_buffer", "double_buffer()", true, {{}}},
     };
     return table;
 }

@@ -26,6 +26,7 @@
 #ifndef KILN_NPU_H
 #define KILN_NPU_H
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -117,6 +118,10 @@ public:
     // Everything issued after it waits for every earlier instruction of `pipe` (or of all pipes: Pipe::ALL).
     void PIPE_BARRIER(Pipe pipe);
 
+    // A GM buffer private to this core, zero-filled, owned by the device
+    // (for Funcs stored in GM between stages).
+    GlobalTensor scratch_gm(const std::string &name, DType type, uint64_t elems);
+
     const std::vector<Instr> &program() const { return program_; }
     const std::vector<std::string> &tile_names() const { return names_; }
 
@@ -146,10 +151,13 @@ public:
     // instruction, a deadlock, or (if options.races_are_errors) a race.
     SimReport run(int cores, const std::function<void(Core &)> &kernel, const SimOptions &options = {});
     int num_cores() const { return cores_; }
+    // Binds `elems` zero-filled elements owned by the device.
+    GlobalTensor bind_owned(const std::string &name, DType type, uint64_t elems);
 
 private:
     Machine machine_;
     std::vector<GmBuffer> buffers_;
+    std::deque<std::vector<uint8_t>> owned_;
     int cores_ = 0;
 };
 

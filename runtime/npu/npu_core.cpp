@@ -127,6 +127,15 @@ void Core::WAIT_FLAG(Pipe src, Pipe dst, int event) { emit(make_flag(Op::WAIT_FL
 
 void Core::PIPE_BARRIER(Pipe pipe) { emit(make_flag(Op::PIPE_BARRIER, Pipe::S, pipe, Pipe::S, 0)); }
 
+GlobalTensor Device::bind_owned(const std::string &name, DType type, uint64_t elems) {
+    owned_.emplace_back(elems * dtype_size(type), 0);
+    return bind(name, type, owned_.back().data(), elems);
+}
+
+GlobalTensor Core::scratch_gm(const std::string &name, DType type, uint64_t elems) {
+    return device_->bind_owned(name + "@core" + std::to_string(index_), type, elems);
+}
+
 GlobalTensor Device::bind(const std::string &name, DType type, void *host, uint64_t elems) {
     buffers_.push_back(GmBuffer{name, type, host, elems});
     return GlobalTensor{(int)buffers_.size() - 1, type};

@@ -172,6 +172,13 @@ public:
     Func in(const Func &consumer);
     Func in(const std::vector<Func> &consumers);
     Func in();
+    // NPU target (docs/npu.md): the memory the Func's buffer lives in, and
+    // ping-pong buffering: two copies of its buffer (and of the tiles its
+    // stage stages and computes) used by alternate iterations of the loop it
+    // is computed in, so the DMA of one iteration overlaps the compute of the
+    // previous one. Other targets ignore both.
+    Func &store_in(MemoryType m);
+    Func &double_buffer();
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
 

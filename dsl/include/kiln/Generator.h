@@ -463,6 +463,8 @@ const std::vector<std::string> &generator_emit_kinds();
 void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &options);
 // The flags a compiler needs for an emitted kernel of target t (besides -std=c++17 or later).
 std::string kernel_compiler_flags(const Target &t);
+// What a kernel of target t links after its source: the NPU simulator library for "npu".
+std::string kernel_link_flags(const Target &t);
 
 namespace internal {
 struct RegisterGenerator {

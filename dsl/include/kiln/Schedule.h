@@ -29,8 +29,14 @@ enum class LoopAlignStrategy {
     Auto,        // NoAlign
 };
 
+// Where a Func's buffer lives on the tile-NPU target (docs/npu.md): GM (the
+// host's memory), UB (the vector unit's buffer), L1, L0A, L0B, L0C. Auto: GM
+// for compute_root Funcs and outputs, UB for Funcs computed inside a loop.
+enum class MemoryType { Auto, GM, UB, L1, L0A, L0B, L0C };
+
 const char *to_string(TailStrategy);
 const char *to_string(ForType);
+const char *to_string(MemoryType);
 const char *to_string(LoopAlignStrategy);
 
 // A Var or an RVar, wherever a schedule directive names a dimension.

@@ -1,5 +1,6 @@
 // Compilation targets: "host" (detected), or "x86-64-linux-avx2" style
-// strings with features appended ("host-fast_math-no_asserts").
+// strings with features appended ("host-fast_math-no_asserts"); "npu" is
+// "host-npu", the tile-NPU target.
 #pragma once
 #include <set>
 #include <string>
@@ -9,7 +10,8 @@
 namespace kiln {
 
 struct Target {
-    enum Feature { SSE41, AVX, AVX2, FMA, AVX512, FastMath, NoAsserts, Trace };
+    // NPU: generate a tile-NPU kernel (docs/npu.md) run by the simulator, behind a host stub.
+    enum Feature { SSE41, AVX, AVX2, FMA, AVX512, FastMath, NoAsserts, Trace, NPU };
     std::set<Feature> features;
 
     Target() = default;

@@ -1,0 +1,72 @@
+// The tile-NPU kernel between instruction selection and C++ emission.
+//
+// npu_select_kernel (NpuSelect.cpp) turns the loop nest after bounds
+// inference (Realize/Provide form, see lower_loop_nest) into a tree of
+// items: lines of scalar C++ (the S pipe's loops and lets), loops, and tile
+// instructions with the pipe they run on and the on-chip buffers they read
+// and write. npu_insert_sync (NpuSync.cpp) adds the SET_FLAG / WAIT_FLAG
+// pairs those accesses need; CodeGen_NPU.cpp prints the tree.
+//
+//   for (output.s0.y.yo, ...) for (output.s0.x.xo, ...)       loop
+//     produce stage1: for y: for x: stage1(x, y) = exp(input(x, y))
+//                                                   ->  TLOAD  stage1.in0 <- input    MTE2 writes 1
+//                                                       TEXP   stage1 <- stage1.in0   V reads 1, writes 0
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Function.h"
+
+namespace kiln {
+namespace internal {
+
+// Pipes, as in runtime/npu/npu_isa.h (Pipe).
+enum class NpuPipe { S, MTE2, MTE1, V, M, MTE3, FIX };
+const char *npu_pipe_name(NpuPipe p);
+// The C++ identifier of an IR name in emitted NPU kernels ("f.s0.x" -> "v_f_s0_x").
+std::string npu_c_name(const std::string &ir_name);
+
+// An on-chip buffer: a Func's storage, or a tile a stage stages or computes.
+struct NpuBuffer {
+    std::string name;   // "stage1", or "stage1.t0" for a temporary of stage1's tile
+    std::string owner;  // the Func whose stage or storage it is (overflow reports)
+    std::string memory = "UB";
+    int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
+    int copies = 1;          // 2 when double-buffered
+    int addr = 0;            // bytes, assigned after selection
+    int bytes() const { return rows * cols * 4; }
+};
+
+struct NpuItem {
+    enum Kind { Line, Loop, Instr } kind = Line;
+    std::string text;            // Line: a statement; Loop: "for (...)"; Instr: the call
+    std::vector<NpuItem> body;   // Loop
+    NpuPipe pipe = NpuPipe::S;   // Instr
+    std::vector<int> reads, writes;  // Instr: buffer indices
+
+    static NpuItem line(std::string t) {
+        NpuItem i;
+        i.text = std::move(t);
+        return i;
+    }
+};
+
+struct NpuKernel {
+    std::vector<NpuItem> body;
+    std::vector<NpuBuffer> buffers;
+    std::vector<std::string> gm_scratch;  // Funcs stored in GM (not outputs), allocated by the stub
+    bool multi_core = false;              // a loop runs across cores
+};
+
+// Instruction selection with the NPU legality checks (user errors): see NpuSelect.cpp.
+NpuKernel npu_select_kernel(const Stmt &loop_nest, const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
+                            const std::vector<std::string> &outputs);
+
+// Inserts the flags the buffer accesses need: see NpuSync.cpp.
+void npu_insert_sync(NpuKernel &k);
+
+}  // namespace internal
+}  // namespace kiln

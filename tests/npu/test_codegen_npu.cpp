@@ -1,0 +1,180 @@
+// The NPU code generator against the host target on the same buffers, and
+// the figures of issue 5: GM traffic of fused and unfused schedules, cycles
+// against the roofline bound, double buffering, and the legality errors.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
+
+#include "driver/JIT.h"
+#include "error/expect_error.h"
+
+using namespace kiln;
+using nlohmann::json;
+
+namespace {
+
+constexpr int W = 1024, H = 128;
+
+// The softplus elementwise chain of generators/elementwise_chain.cpp.
+struct Chain {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Func stage1{"stage1"}, stage2{"stage2"}, output{"output"};
+    Chain() {
+        stage1(x, y) = exp(input(x, y));
+        stage2(x, y) = stage1(x, y) + 1.0f;
+        output(x, y) = log(stage2(x, y));
+    }
+    void fused(int tw, int th, bool double_buffer) {
+        output.tile(x, y, xo, yo, xi, yi, tw, th);
+        stage1.compute_at(output, xo);
+        stage2.compute_at(output, xo);
+        if (double_buffer) {
+            stage1.double_buffer();
+            output.double_buffer();
+        }
+    }
+};
+
+Buffer<float, 2> make_input() {
+    Buffer<float, 2> in(W, H);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) in(i, j) = std::sin(0.01f * i) + 0.02f * j;
+    return in;
+}
+
+// Runs `p` on the NPU target; returns the simulator's report.
+json run_npu(const Pipeline &p, Buffer<float, 2> &in, Buffer<float, 2> &out, const std::string &fn) {
+    Target t("npu");
+    std::vector<Argument> args = p.infer_arguments();
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, args, t), fn, t);
+    void *argv[] = {in.raw_buffer(), out.raw_buffer()};
+    m->run_or_throw(argv);
+    auto report = (const char *(*)())m->symbol(fn + "_npu_report");
+    REQUIRE(report);
+    return json::parse(report());
+}
+
+void check_same(const Buffer<float, 2> &a, const Buffer<float, 2> &b) {
+    int bad = 0;
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) bad += a(i, j) != b(i, j);
+    CHECK(bad == 0);
+}
+
+double roofline(const json &r) {
+    double v = r["pipes"]["V"]["busy_cycles"].get<double>();
+    double rd = r["gm_read_bytes"].get<double>() / 64, wr = r["gm_write_bytes"].get<double>() / 64;
+    return std::max(v, std::max(rd, wr));
+}
+
+}  // namespace
+
+TEST_CASE("fused elementwise chain: NPU output equals host output, GM traffic is ideal, cycles near the roofline",
+          "[npu][codegen]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    json r[2];
+    for (int db = 0; db < 2; db++) {
+        Chain c;
+        c.fused(128, 32, db == 1);
+        c.input.set(in);
+        c.output.realize(host);
+        r[db] = run_npu(Pipeline(c.output), in, npu, db ? "chain_db" : "chain_sb");
+        check_same(host, npu);
+        const uint64_t bytes = (uint64_t)W * H * 4;
+        CHECK(r[db]["gm_read_bytes"] == bytes);  // each input read once
+        CHECK(r[db]["gm_write_bytes"] == bytes); // each output written once
+        CHECK(r[db]["race_count"] == 0);
+    }
+    INFO("single-buffered: " << r[0].dump(1) << "\ndouble-buffered: " << r[1].dump(1));
+    double bound = roofline(r[1]);
+    CHECK(r[1]["cycles"].get<double>() <= 1.15 * bound);
+    CHECK(r[1]["cycles"] < r[0]["cycles"]);
+}
+
+TEST_CASE("unfused elementwise chain moves every intermediate through GM twice", "[npu][codegen]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    Chain c;
+    c.output.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 128, 32);
+    for (Func *f : {&c.stage1, &c.stage2}) f->compute_root().tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 128, 32);
+    c.input.set(in);
+    c.output.realize(host);
+    json r = run_npu(Pipeline(c.output), in, npu, "chain_unfused");
+    check_same(host, npu);
+    const uint64_t bytes = (uint64_t)W * H * 4, intermediates = 2 * bytes;
+    CHECK(r["gm_read_bytes"].get<uint64_t>() + r["gm_write_bytes"].get<uint64_t>() == 2 * bytes + 2 * intermediates);
+    CHECK(r["race_count"] == 0);
+}
+
+TEST_CASE("double buffering overlaps MTE2 with V in the trace", "[npu][codegen]") {
+    Buffer<float, 2> in = make_input(), npu(W, H);
+    Chain c;
+    c.fused(128, 32, true);
+    std::string path = "npu_chain_trace.json";
+    setenv("KILN_NPU_TRACE", path.c_str(), 1);
+    run_npu(Pipeline(c.output), in, npu, "chain_trace");
+    unsetenv("KILN_NPU_TRACE");
+    std::ifstream f(path);
+    json t = json::parse(f);
+    std::remove(path.c_str());
+    std::vector<std::pair<double, double>> loads, vec;
+    for (const json &e : t["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        if (e["name"] == "TLOAD") loads.push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
+        if (e["tid"] == 3 && e["name"] != "WAIT_FLAG" && e["name"] != "SET_FLAG")
+            vec.push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
+    }
+    int overlapping = 0;
+    for (auto &l : loads)
+        for (auto &v : vec) overlapping += l.first < v.second && v.first < l.second;
+    CHECK(loads.size() == (W / 128) * (H / 32));
+    CHECK(overlapping > (int)loads.size() / 2);
+}
+
+TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
+    auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
+    {
+        Chain c;
+        c.fused(256, 128, true);
+        REQUIRE_COMPILE_ERROR(source(c), Contains("need 917504 bytes of UB but the machine has 196608 (over by 720896)"));
+        REQUIRE_COMPILE_ERROR(source(c), Contains("output 262144 stage1 524288 stage2 131072"));
+        REQUIRE_COMPILE_ERROR(source(c), Contains("Use smaller tiles"));
+    }
+    {
+        Chain c;
+        c.stage1.compute_at(c.output, c.y);
+        REQUIRE_COMPILE_ERROR(source(c), Contains("Func stage1 is stored in UB over a region of") &&
+                                             Contains("which is not constant; on-chip buffers are allocated statically"));
+    }
+    {
+        Chain c;  // everything inlined into an untiled output
+        REQUIRE_COMPILE_ERROR(source(c), Contains("Func output: the innermost two loops") &&
+                                             Contains("a tile has a constant shape, so split or tile them"));
+    }
+    {
+        Chain c;
+        Func bad("bad");
+        bad(c.x, c.y) = sin(c.output(c.x, c.y));
+        bad.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        c.output.compute_at(bad, c.xo);
+        REQUIRE_COMPILE_ERROR(Pipeline(bad).compile_to_cpp_source("bad", Target("npu")),
+                              Contains("calls sin, which has no NPU vector instruction"));
+    }
+    {
+        Chain c;
+        c.fused(64, 8, false);
+        c.stage1.store_in(MemoryType::L1);
+        REQUIRE_COMPILE_ERROR(source(c), Contains("Func stage1 is stored in L1, but it is computed and read by the vector pipe (V), which reaches only UB"));
+    }
+    {
+        Chain c;
+        c.fused(60, 8, false);  // 60 floats: rows padded to 64, the tile does not cover its buffer's rows
+        CHECK_NOTHROW(source(c));
+    }
+}
