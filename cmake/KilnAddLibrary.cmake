@@ -119,6 +119,9 @@ function(kiln_add_library name)
   set_source_files_properties(${base}.cpp PROPERTIES OBJECT_DEPENDS ${base}.flags)
   set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
   target_link_libraries(${name} PUBLIC kiln_aot_runtime)
+  if(ARG_TARGET MATCHES "(^|-)npu($|-)")
+    target_link_libraries(${name} PUBLIC Kiln::kiln_npu)  # the simulator the host stub runs
+  endif()
 endfunction()
 
 function(kiln_add_generator name)

@@ -124,3 +124,25 @@ TEST_CASE("generator: elementwise_chain schedules agree (softplus and tanh_affin
     REQUIRE(tanh_affine_unfused(one.raw_buffer(), 3.0f, 4.0f, out.raw_buffer()) == 0);
     CHECK(out(7, 0) == Approx(std::tanh(3.0f * 0.5f + 4.0f)));
 }
+
+TEST_CASE("generator: elementwise_chain on the npu target equals the host target on the same buffers",
+          "[generator][npu]") {
+    Buffer<float> in(W, H);
+    in.set_min(-3, -4);
+    fill_random(in, -4.0, 4.0);
+    for (float a : {0.5f, 2.0f}) {
+        Buffer<float> host(W, H), npu(W, H);
+        host.set_min(-3, -4);
+        npu.set_min(-3, -4);
+        REQUIRE(softplus_fused(in.raw_buffer(), a, 1.0f, host.raw_buffer()) == 0);
+        REQUIRE(softplus_npu(in.raw_buffer(), a, 1.0f, npu.raw_buffer()) == 0);
+        int differ = 0;
+        host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+        CHECK(differ == 0);
+        REQUIRE(tanh_affine_fused(in.raw_buffer(), a, -0.25f, host.raw_buffer()) == 0);
+        REQUIRE(tanh_affine_npu(in.raw_buffer(), a, -0.25f, npu.raw_buffer()) == 0);
+        differ = 0;
+        host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+        CHECK(differ == 0);
+    }
+}

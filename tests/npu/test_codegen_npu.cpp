@@ -178,3 +178,21 @@ TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
         CHECK_NOTHROW(source(c));
     }
 }
+
+TEST_CASE("store_in and double_buffer in schedule files", "[npu][codegen][sched]") {
+    Chain c;
+    Pipeline p(c.output);
+    ScheduleFile::parse("output: tile(x, y, xo, yo, xi, yi, 128, 32) double_buffer()\n"
+                        "stage1: compute_at(output, xo) store_in(UB) double_buffer()\n"
+                        "stage2: compute_at(output, xo) store_in(UB)\n",
+                        "npu.sched")
+        .apply(p, Target("npu"));
+    const auto &s1 = c.stage1.contents()->schedule;
+    CHECK(s1.memory_type == MemoryType::UB);
+    CHECK(s1.double_buffer);
+    CHECK(c.output.contents()->schedule.double_buffer);
+    CHECK_NOTHROW(p.compile_to_cpp_source("chain_sched", Target("npu")));
+    Chain d;
+    REQUIRE_COMPILE_ERROR(ScheduleFile::parse("stage1: store_in(UB2)", "t.sched").apply(Pipeline(d.output), Target("npu")),
+                          Contains("t.sched:1:18") && Contains("the memories are GM, UB, L1, L0A, L0B and L0C"));
+}

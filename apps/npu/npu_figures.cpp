@@ -1,0 +1,182 @@
+// npu-figures: the tile-NPU figures of docs/npu.md, measured on the simulator.
+//
+//   ./build/bin/npu-figures [--json out.json]
+//
+// 1. The softplus elementwise chain (generators/elementwise_chain.cpp) through
+//    the NPU code generator, fused (single- and double-buffered) and unfused:
+//    GM bytes against the ideal (input read once, output written once) and
+//    against the fusion model (ideal + sum of intermediate sizes x 2), cycles
+//    against the roofline bound max(GM read / MTE2 rate, GM write / MTE3 rate,
+//    vector busy cycles), per-pipe busy ratios.
+// 2. GEMM + bias + ReLU (f16 inputs, f32 accumulation) written by hand against
+//    kiln_npu.h with double-buffered L1 panels: the matrix pipe's busy ratio.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
+
+#include "driver/JIT.h"
+#include "kiln_npu.h"
+
+using namespace kiln;
+using nlohmann::json;
+
+namespace {
+
+constexpr int W = 1024, H = 128;
+
+json run_chain(const char *label, int mode) {
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func stage1("stage1"), stage2("stage2"), output("output");
+    stage1(x, y) = exp(input(x, y));
+    stage2(x, y) = stage1(x, y) + 1.0f;
+    output(x, y) = log(stage2(x, y));
+    output.tile(x, y, xo, yo, xi, yi, 128, 32);
+    if (mode == 2) {
+        for (Func *f : {&stage1, &stage2}) f->compute_root().tile(x, y, xo, yo, xi, yi, 128, 32);
+    } else {
+        stage1.compute_at(output, xo);
+        stage2.compute_at(output, xo);
+        if (mode == 1) {
+            stage1.double_buffer();
+            output.double_buffer();
+        }
+    }
+    Buffer<float, 2> in(W, H), out(W, H);
+    in.fill(0.5f);
+    Pipeline p(output);
+    Target t("npu");
+    std::string fn = std::string("figures_") + label;
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, p.infer_arguments(), t), fn, t);
+    void *argv[] = {in.raw_buffer(), out.raw_buffer()};
+    m->run_or_throw(argv);
+    json r = json::parse(((const char *(*)())m->symbol(fn + "_npu_report"))());
+    const double bytes = (double)W * H * 4;
+    json f;
+    f["schedule"] = label;
+    f["gm_read_bytes"] = r["gm_read_bytes"];
+    f["gm_write_bytes"] = r["gm_write_bytes"];
+    f["gm_ideal_bytes"] = 2 * bytes;
+    f["gm_model_bytes"] = 2 * bytes + (mode == 2 ? 2 * (2 * bytes) : 0.0);  // two intermediates of W x H floats
+    double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["gm_read_bytes"].get<double>() / 64,
+                             r["gm_write_bytes"].get<double>() / 64});
+    f["cycles"] = r["cycles"];
+    f["roofline_cycles"] = bound;
+    f["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+    for (const char *pipe : {"MTE2", "V", "MTE3"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+    return f;
+}
+
+// C (M x N, f32) = relu(A (M x K, f16) x B (K x N, f16) + bias (N)) on one core:
+// B's panel stays in L1; A's panels of 128 rows are double-buffered in L1; k
+// slices of 64 move to L0A/L0B (double-buffered); each 128 x 128 block of C
+// accumulates in L0C and leaves through the fix-pipe with ReLU.
+json run_gemm() {
+    using namespace kiln::npu;
+    const int M = 1024, N = 128, K = 256, BM = 128, BK = 64;
+    std::vector<uint16_t> A(M * K), B(K * N);
+    std::vector<float> bias(N), C(M * N);
+    for (int i = 0; i < M * K; i++) A[i] = float_to_half(((i * 7) % 13 - 6) * 0.125f);
+    for (int i = 0; i < K * N; i++) B[i] = float_to_half(((i * 5) % 11 - 5) * 0.25f);
+    for (int j = 0; j < N; j++) bias[j] = 0.5f * (j % 3) - 0.5f;
+    Device dev;
+    GlobalTensor ga = dev.bind("A", DType::F16, A.data(), A.size()), gb = dev.bind("B", DType::F16, B.data(), B.size()),
+                 gbias = dev.bind("bias", DType::F32, bias.data(), N), gc = dev.bind("C", DType::F32, C.data(), C.size());
+    SimOptions opt;
+    opt.races_are_errors = true;
+    SimReport r = dev.run(1, [&](Core &c) {
+        const uint32_t panel = BM * K * 2, bpanel = K * N * 2, slice = BM * BK * 2;
+        Tile lb = c.tile(Mem::L1, 0, DType::F16, K, N, "B"), lbias = c.tile(Mem::L1, bpanel, DType::F32, 1, N, "bias");
+        Tile la[2] = {c.tile(Mem::L1, bpanel + 1024, DType::F16, BM, K, "A"),
+                      c.tile(Mem::L1, bpanel + 1024 + panel, DType::F16, BM, K, "A")};
+        Tile a0[2] = {c.tile(Mem::L0A, 0, DType::F16, BM, BK, "A0"), c.tile(Mem::L0A, slice, DType::F16, BM, BK, "A0")};
+        Tile b0[2] = {c.tile(Mem::L0B, 0, DType::F16, BK, N, "B0"), c.tile(Mem::L0B, BK * N * 2, DType::F16, BK, N, "B0")};
+        Tile acc[2] = {c.tile(Mem::L0C, 0, DType::F32, BM, N, "C"), c.tile(Mem::L0C, BM * N * 4, DType::F32, BM, N, "C")};
+        c.TLOAD(lb, gb.at(0, N));
+        c.TLOAD(lbias, gbias.at(0, N));
+        for (int b = 0; b < 2; b++) {
+            c.SET_FLAG(Pipe::MTE1, Pipe::MTE2, b);  // A panel b free
+            c.SET_FLAG(Pipe::M, Pipe::MTE1, b);     // L0 slice b free
+            c.SET_FLAG(Pipe::FIX, Pipe::M, b);      // accumulator b free
+        }
+        int step = 0;
+        for (int mb = 0; mb < M / BM; mb++) {
+            int p = mb & 1;
+            c.WAIT_FLAG(Pipe::MTE1, Pipe::MTE2, p);
+            c.TLOAD(la[p], ga.at((int64_t)mb * BM * K, K));
+            c.SET_FLAG(Pipe::MTE2, Pipe::MTE1, 0);
+            c.WAIT_FLAG(Pipe::MTE2, Pipe::MTE1, 0);  // the panel (and, first time, B) is in L1
+            c.WAIT_FLAG(Pipe::FIX, Pipe::M, p);
+            for (int kb = 0; kb < K / BK; kb++, step++) {
+                int s = step & 1;
+                Tile as = la[p], bs = lb;  // the k-slice: columns kb*BK.. of A, rows of B
+                as.addr += kb * BK * 2;
+                as.cols = K;  // row stride of the panel
+                as.set_valid(BM, BK);
+                bs.addr += kb * BK * N * 2;
+                bs.rows = BK;
+                bs.set_valid(BK, N);
+                c.WAIT_FLAG(Pipe::M, Pipe::MTE1, s);
+                Tile a = a0[s], bt = b0[s];
+                c.TMOV(a, as);
+                c.TMOV(bt, bs);
+                if (kb == K / BK - 1) c.SET_FLAG(Pipe::MTE1, Pipe::MTE2, p);  // done reading panel p
+                c.SET_FLAG(Pipe::MTE1, Pipe::M, s);
+                c.WAIT_FLAG(Pipe::MTE1, Pipe::M, s);
+                if (kb == 0) c.TMATMUL_BIAS(acc[p], a, bt, lbias);
+                else c.TMATMUL_ACC(acc[p], a, bt);
+                c.SET_FLAG(Pipe::M, Pipe::MTE1, s);
+            }
+            c.SET_FLAG(Pipe::M, Pipe::FIX, p);
+            c.WAIT_FLAG(Pipe::M, Pipe::FIX, p);
+            c.TSTORE(gc.at((int64_t)mb * BM * N, N), acc[p], /*relu=*/true);
+            c.SET_FLAG(Pipe::FIX, Pipe::M, p);
+        }
+        for (int b = 0; b < 2; b++) {
+            c.WAIT_FLAG(Pipe::MTE1, Pipe::MTE2, b);
+            c.WAIT_FLAG(Pipe::M, Pipe::MTE1, b);
+            c.WAIT_FLAG(Pipe::FIX, Pipe::M, b);
+        }
+    }, opt);
+    // Check one element against a plain loop.
+    float want = bias[5];
+    for (int k = 0; k < K; k++) want = want + half_to_float(A[3 * K + k]) * half_to_float(B[k * N + 5]);
+    json f;
+    f["kernel"] = "GEMM 1024x128x256 f16 + bias + ReLU, hand-written, double-buffered";
+    f["correct"] = C[3 * N + 5] == (want > 0 ? want : 0.0f);
+    f["cycles"] = r.cycles;
+    f["matrix_busy_ratio"] = r.busy_ratio(Pipe::M);
+    f["mte2_busy_ratio"] = r.busy_ratio(Pipe::MTE2);
+    f["mte1_busy_ratio"] = r.busy_ratio(Pipe::MTE1);
+    f["races"] = r.race_count;
+    return f;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    json all;
+    for (int mode = 0; mode < 3; mode++)
+        all["chain"].push_back(run_chain(mode == 0 ? "fused" : mode == 1 ? "fused_double_buffered" : "unfused", mode));
+    all["gemm"] = run_gemm();
+    std::printf("%-22s %10s %10s %10s %10s %9s %9s %6s %6s %6s\n", "chain schedule", "GM read", "GM write", "ideal",
+                "model", "cycles", "roofline", "ratio", "V%", "MTE2%");
+    for (const json &f : all["chain"])
+        std::printf("%-22s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f\n",
+                    f["schedule"].get<std::string>().c_str(), f["gm_read_bytes"].get<double>(),
+                    f["gm_write_bytes"].get<double>(), f["gm_ideal_bytes"].get<double>(),
+                    f["gm_model_bytes"].get<double>(), f["cycles"].get<double>(), f["roofline_cycles"].get<double>(),
+                    f["cycles_over_roofline"].get<double>(), 100 * f["busy_ratio"]["V"].get<double>(),
+                    100 * f["busy_ratio"]["MTE2"].get<double>());
+    const json &g = all["gemm"];
+    std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
+                g["kernel"].get<std::string>().c_str(), g["cycles"].get<double>(),
+                100 * g["matrix_busy_ratio"].get<double>(), 100 * g["mte2_busy_ratio"].get<double>(),
+                100 * g["mte1_busy_ratio"].get<double>(), g["correct"].get<bool>() ? "correct" : "WRONG",
+                g["races"].get<int>());
+    if (argc == 3 && std::string(argv[1]) == "--json") std::ofstream(argv[2]) << all.dump(2) << "\n";
+    return g["correct"].get<bool>() ? 0 : 1;
+}
