@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/JIT.h"
+#include "ir/Function.h"
 #include "error/expect_error.h"
 
 using namespace kiln;
