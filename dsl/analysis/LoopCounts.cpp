@@ -166,7 +166,7 @@ public:
             auto it = calls_of.find(op);
             if (it == calls_of.end()) {
                 CountCalls cc;
-                cc.include(op->value);
+                for (const auto &v : op->values) cc.include(v);
                 for (const auto &a : op->args) cc.include(a);
                 it = calls_of.emplace(op, cc.calls).first;
             }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "ir/Error.h"
+#include "ir/IR.h"
 
 namespace kiln {
 
@@ -123,6 +124,27 @@ GeneratorOutputBase::GeneratorOutputBase(const std::string &name) : GeneratorIOB
     internal::register_generator_member(this);
 }
 
+Output<Func>::Output(const std::string &name, std::vector<Type> types, int dims)
+    : GeneratorOutputBase(name), types_(std::move(types)), dims_(dims) {
+    if (types_.empty()) throw CompileError("Output '" + name + "': give the type of its value, or of each Tuple element");
+    if (dims_ < 0 || dims_ > 8) throw CompileError("Output '" + name + "': give the number of dimensions (0 to 8)");
+}
+
+std::vector<Argument> Output<Func>::arguments() const {
+    std::vector<Argument> args;
+    for (size_t i = 0; i < types_.size(); i++)
+        args.push_back({internal::tuple_buffer_name(name_, (int)i, (int)types_.size()), true, types_[i], dims_});
+    return args;
+}
+
+std::string Output<Func>::describe() const {
+    if (types_.size() == 1) return internal::describe_buffer(types_[0], dims_, nullptr);
+    std::vector<std::string> elems;
+    for (const Argument &a : arguments()) elems.push_back(a.name + " " + a.type.to_string());
+    return "Tuple of " + std::to_string(types_.size()) + " buffers (" + join(elems) + "), " + std::to_string(dims_) +
+           "-D";
+}
+
 // ---- GeneratorParam values ----
 
 namespace internal {
@@ -217,10 +239,22 @@ Pipeline GeneratorBase::build_pipeline() {
         user_assert(f.dimensions() == a.dimensions)
             << what << " is declared with " << a.dimensions << " dimension(s) but generate() defines it over "
             << f.dimensions();
-        user_assert(f.type() == a.type) << what << " is declared " << a.type.to_string()
-                                        << " but generate() defines it as " << f.type().to_string()
-                                        << "; cast the value, e.g. " << out->name() << "(...) = cast("
-                                        << a.type.to_string() << ", ...)";
+        std::vector<Argument> bufs = out->arguments();
+        std::vector<std::string> declared, defined;
+        for (const Argument &b : bufs) declared.push_back(b.type.to_string());
+        for (const Type &t : f.types()) defined.push_back(t.to_string());
+        user_assert(f.outputs() == (int)bufs.size())
+            << what << " is declared with " << bufs.size() << " value(s) (" << join(declared)
+            << ") but generate() defines it with " << f.outputs() << " (" << join(defined)
+            << "); declare a Tuple output as Output<Func> " << out->name() << "{\"" << out->name()
+            << "\", {type0, type1, ...}, dims}";
+        for (size_t i = 0; i < bufs.size(); i++) {
+            if (f.types()[i] == bufs[i].type) continue;
+            std::string elem = bufs.size() == 1 ? "" : " (element " + std::to_string(i) + " of its Tuple)";
+            user_error << what << elem << " is declared " << bufs[i].type.to_string()
+                       << " but generate() defines it as " << f.types()[i].to_string() << "; cast the value, e.g. "
+                       << out->name() << "(...) = cast(" << bufs[i].type.to_string() << ", ...)";
+        }
         funcs.push_back(f);
     }
     built_ = true;
@@ -231,7 +265,8 @@ Pipeline GeneratorBase::build_pipeline() {
 std::vector<Argument> GeneratorBase::arguments() const {
     std::vector<Argument> args;
     for (const GeneratorIOBase *io : inputs_) args.push_back(io->argument());
-    for (const GeneratorIOBase *io : outputs_) args.push_back(io->argument());
+    for (const GeneratorOutputBase *out : outputs_)
+        for (const Argument &a : out->arguments()) args.push_back(a);
     return args;
 }
 

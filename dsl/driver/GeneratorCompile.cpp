@@ -26,6 +26,14 @@ std::string c_type(const Argument &a) {
     return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits) + "_t ";
 }
 
+// The parameter name: the argument's, with the '.' of a Tuple element's
+// buffer ("f.0") made '_' ("f_0").
+std::string c_name(const Argument &a) {
+    std::string n = a.name;
+    std::replace(n.begin(), n.end(), '.', '_');
+    return n;
+}
+
 std::string describe(const Argument &a) {
     return a.is_buffer ? a.type.to_string() + " buffer, " + std::to_string(a.dimensions) + "-D"
                        : a.type.to_string() + " scalar";
@@ -54,10 +62,10 @@ std::string header_text(const GeneratorBase &g, const GeneratorCompileOptions &o
       << "// Arguments:\n";
     for (size_t i = 0; i < args.size(); i++) {
         bool out = i + num_outputs >= args.size();
-        s << "//   " << args[i].name << ": " << (out ? "output, " : "input, ") << describe(args[i]) << "\n";
+        s << "//   " << c_name(args[i]) << ": " << (out ? "output, " : "input, ") << describe(args[i]) << "\n";
     }
     s << "int " << fn << "(";
-    for (size_t i = 0; i < args.size(); i++) s << (i ? ", " : "") << c_type(args[i]) << args[i].name;
+    for (size_t i = 0; i < args.size(); i++) s << (i ? ", " : "") << c_type(args[i]) << c_name(args[i]);
     s << ");\n\n"
       << "// The same, with args[i] pointing at argument i: the halide_buffer_t of a\n"
       << "// buffer, the value of a scalar.\n"
@@ -126,7 +134,9 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     user_assert(!ec) << "kiln-gen: cannot create the output directory " << o.output_dir << ": " << ec.message();
     std::string base = (std::filesystem::path(o.output_dir) / fn).string();
     for (const std::string &e : o.emit) {
-        if (e == "h") write_file(base + ".h", header_text(g, o, fn, args, g.outputs().size()));
+        size_t num_output_buffers = 0;
+        for (const auto *out : g.outputs()) num_output_buffers += out->arguments().size();
+        if (e == "h") write_file(base + ".h", header_text(g, o, fn, args, num_output_buffers));
         else if (e == "cpp") write_file(base + ".cpp", p.compile_to_cpp_source(fn, args, o.target));
         else if (e == "stmt") write_file(base + ".stmt", p.lowered_stmt(fn, args, o.target) + "\n");
         else if (e == "schedule") write_file(base + ".sched", "# " + provenance(g, o) + "\n" + schedule_text);
@@ -135,7 +145,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
             std::map<std::string, std::vector<int>> sizes = o.estimates;
             for (const auto *out : g.outputs()) {
                 Argument a = out->argument();
-                if (!sizes.count(a.name)) sizes[a.name] = std::vector<int>(a.dimensions, 1024);
+                if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(a.dimensions, 1024);
             }
             if (e == "report") {
                 PipelineReport r = p.report(sizes, o.target);

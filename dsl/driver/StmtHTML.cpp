@@ -317,7 +317,13 @@ protected:
             html += (html.empty() ? "" : ", ") + t.html;
             text += (text.empty() ? "" : ", ") + t.text;
         }
-        ExprText v = render(op->value, pal);
+        ExprText v;
+        for (const Expr &e : op->values) {
+            ExprText t = render(e, pal);
+            v.html += (v.html.empty() ? "" : ", ") + t.html;
+            v.text += (v.text.empty() ? "" : ", ") + t.text;
+        }
+        if (op->values.size() > 1) v = {"{" + v.html + "}", "{" + v.text + "}"};
         std::string c = pal.cls(op->name);
         line("st " + c, "<span class=\"ld " + c + "\"><b>" + escape(op->name) + "</b>(" + html + ")</span> = " + v.html,
              op->name + "(" + text + ") = " + v.text);

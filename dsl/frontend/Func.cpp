@@ -48,7 +48,7 @@ protected:
         Expr e = IRMutator::visit(op);
         const auto *c = e.as<Call>();
         if (c->call_type == Call::Func && c->func.get() == self)
-            return Call::make(c->type, c->name, c->args, Call::Func, nullptr);
+            return Call::make(c->type, c->name, c->args, Call::Func, nullptr, nullptr, c->value_index);
         return e;
     }
 };
@@ -57,6 +57,12 @@ std::string list(const std::vector<std::string> &v) {
     std::string s;
     for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i];
     return s;
+}
+
+std::string type_list(const std::vector<Type> &v) {
+    std::vector<std::string> names;
+    for (const Type &t : v) names.push_back(t.to_string());
+    return list(names);
 }
 
 }  // namespace
@@ -76,8 +82,16 @@ bool Func::defined() const { return func->init.defined(); }
 int Func::dimensions() const { return (int)func->args.size(); }
 Type Func::type() const {
     user_assert(defined()) << "Func " << name() << " has no definition yet, so it has no type";
-    return func->type;
+    user_assert(func->types.size() == 1) << "Func " << name() << " returns a Tuple of " << func->types.size()
+                                         << " values (" << type_list(func->types)
+                                         << "), so it has no single type; use types() for the type of each element";
+    return func->types[0];
 }
+std::vector<Type> Func::types() const {
+    user_assert(defined()) << "Func " << name() << " has no definition yet, so it has no types";
+    return func->types;
+}
+int Func::outputs() const { return defined() ? (int)func->types.size() : 0; }
 std::vector<Var> Func::args() const {
     std::vector<Var> v;
     for (const auto &a : func->args) v.emplace_back(a);
@@ -98,7 +112,7 @@ Stage Func::update(int i) const {
     return Stage(func, i + 1);
 }
 
-FuncRef::operator Expr() const {
+std::vector<Expr> FuncRef::checked_args() const {
     user_assert(func->init.defined()) << "Can't call Func " << func->name
                                       << " because it has not been defined yet; define it before using it";
     user_assert(args.size() == func->args.size())
@@ -111,12 +125,45 @@ FuncRef::operator Expr() const {
             << " (" << a[i] << "); arguments must be integers: use cast<int>(...) or floor()";
         if (a[i].type() != Int(32)) a[i] = cast(Int(32), a[i]);
     }
-    return Call::make(func->type, func->name, a, Call::Func, func);
+    return a;
 }
 
+FuncRef::operator Expr() const {
+    std::vector<Expr> a = checked_args();
+    user_assert(func->types.size() == 1)
+        << "Func " << func->name << " returns a Tuple of " << func->types.size() << " values ("
+        << type_list(func->types) << "), so a call to it is not one Expr; pick an element with " << func->name
+        << "(...)[i], or take them all with Tuple(" << func->name << "(...))";
+    return Call::make(func->types[0], func->name, a, Call::Func, func);
+}
+
+Expr FuncRef::operator[](int i) const {
+    std::vector<Expr> a = checked_args();
+    int n = (int)func->types.size();
+    user_assert(n > 1) << "Func " << func->name << " returns a single value, not a Tuple, so " << func->name
+                       << "(...)[" << i << "] has nothing to pick; use " << func->name << "(...) itself";
+    user_assert(i >= 0 && i < n) << "Func " << func->name << " returns a Tuple of " << n << " values; element " << i
+                                 << " does not exist (use 0 to " << n - 1 << ")";
+    return Call::make(func->types[i], func->name, a, Call::Func, func, nullptr, i);
+}
+
+size_t FuncRef::size() const { return func->types.size(); }
+
 Stage FuncRef::operator=(Expr value) {
-    bump_definition_epoch();
     user_assert(value.defined()) << "Func " << func->name << " is given an undefined value";
+    return define({value});
+}
+Stage FuncRef::operator=(const Tuple &values) { return define(values.as_vector()); }
+Stage FuncRef::operator=(const FuncRef &other) {
+    if (other.size() > 1) return define(Tuple(other).as_vector());
+    return (*this = Expr(other));
+}
+
+Stage FuncRef::define(std::vector<Expr> values) {
+    bump_definition_epoch();
+    for (size_t i = 0; i < values.size(); i++)
+        user_assert(values[i].defined()) << "Func " << func->name << " is given an undefined value (element " << i
+                                         << " of its Tuple)";
     FunctionContents &f = *func;
     bool all_vars = true;
     std::vector<std::string> names;
@@ -135,7 +182,7 @@ Stage FuncRef::operator=(Expr value) {
             << "Func " << f.name << ": the pure definition uses a Var twice on the left-hand side (" << list(names)
             << ")";
         CollectVars cv;
-        cv.include(value);
+        for (const auto &v : values) cv.include(v);
         user_assert(cv.rdoms.empty()) << "Func " << f.name << ": the pure definition uses RDom "
                                       << cv.rdoms[0]->name << "; reductions need an update definition, e.g. "
                                       << f.name << "(x) = 0; " << f.name << "(x) += ...";
@@ -144,9 +191,10 @@ Stage FuncRef::operator=(Expr value) {
                                        << ", which does not appear on the left-hand side (" << list(names)
                                        << ")";
         f.args = names;
-        f.type = value.type();
+        f.types.clear();
+        for (const auto &v : values) f.types.push_back(v.type());
         f.init.args = args;
-        f.init.value = value;
+        f.init.values = values;
         for (const auto &n : names) f.init.schedule.dims.push_back(Dim{n, n, ForType::Serial, false, true});
         return Stage(func, 0);
     }
@@ -157,13 +205,20 @@ Stage FuncRef::operator=(Expr value) {
     user_assert(args.size() == f.args.size())
         << "Update definition " << what << " has " << args.size() << " argument(s) but " << f.name
         << " has " << f.args.size() << " dimension(s) (" << list(f.args) << ")";
-    if (value.type() != f.type) {
-        user_assert(false) << "Update definition " << what << " has type " << value.type().to_string()
-                           << " but " << f.name << " has type " << f.type.to_string()
-                           << "; cast the right-hand side, e.g. cast<" << f.type.to_string() << ">(...)";
+    user_assert(values.size() == f.types.size())
+        << "Update definition " << what << " gives " << values.size() << " value(s) but " << f.name << " has "
+        << f.types.size() << " (" << type_list(f.types) << "); an update must give "
+        << (f.types.size() == 1 ? std::string("one value") : "a Tuple of " + std::to_string(f.types.size()) + " values")
+        << ", like the pure definition";
+    for (size_t i = 0; i < values.size(); i++) {
+        if (values[i].type() == f.types[i]) continue;
+        std::string elem = values.size() == 1 ? "" : " (element " + std::to_string(i) + " of its Tuple)";
+        user_error << "Update definition " << what << elem << " has type " << values[i].type().to_string() << " but "
+                   << f.name << elem << " has type " << f.types[i].to_string()
+                   << "; cast the right-hand side, e.g. cast<" << f.types[i].to_string() << ">(...)";
     }
     Definition d;
-    d.value = DropSelfReference(func.get()).mutate(value);
+    for (const auto &v : values) d.values.push_back(DropSelfReference(func.get()).mutate(v));
     CollectVars lhs_vars, rhs_vars;
     for (auto &a : args) {
         user_assert(!a.type().is_float()) << "Update definition " << what << ": argument " << a
@@ -172,7 +227,7 @@ Stage FuncRef::operator=(Expr value) {
         lhs_vars.include(a);
         d.args.push_back(DropSelfReference(func.get()).mutate(a));
     }
-    rhs_vars.include(value);
+    for (const auto &v : values) rhs_vars.include(v);
     std::vector<std::shared_ptr<ReductionDomainContents>> rdoms = lhs_vars.rdoms;
     for (auto &r : rhs_vars.rdoms) {
         bool seen = false;
@@ -217,7 +272,7 @@ Stage FuncRef::operator=(Expr value) {
         }
     } self_calls;
     self_calls.name = f.name;
-    self_calls.include(d.value);
+    for (const auto &v : d.values) self_calls.include(v);
     for (size_t i = 0; i < d.args.size(); i++) {
         const auto *v = d.args[i].as<Variable>();
         if (!v || v->rdom || v->param) continue;
@@ -232,30 +287,40 @@ Stage FuncRef::operator=(Expr value) {
     return Stage(func, stage);
 }
 
-Stage FuncRef::define_update_with(Expr value, Expr (*op)(Expr, Expr), const char *opname) {
-    user_assert(value.defined()) << "Func " << func->name << ": the right-hand side of " << opname
-                                 << " is undefined";
+Stage FuncRef::define_update_with(std::vector<Expr> values, Expr (*op)(Expr, Expr), const char *opname) {
+    for (const auto &v : values)
+        user_assert(v.defined()) << "Func " << func->name << ": the right-hand side of " << opname << " is undefined";
     if (!func->init.defined()) {
         // f(...) += e on an undefined Func starts from the identity of the operator.
-        std::vector<Expr> pure;
+        std::vector<Expr> pure, identity;
         for (size_t i = 0; i < args.size(); i++) pure.push_back(Var("_" + std::to_string(i)));
         bool additive = std::string(opname) == "+=" || std::string(opname) == "-=";
-        Expr identity = additive ? make_zero(value.type()) : make_one(value.type());
-        FuncRef(func, pure) = identity;
+        for (const auto &v : values) identity.push_back(additive ? make_zero(v.type()) : make_one(v.type()));
+        FuncRef(func, pure).define(identity);
     }
-    Expr current = FuncRef(func, args);
-    if (value.type() != func->type) value = cast(func->type, value);
-    return (*this = op(current, value));
+    user_assert(values.size() == func->types.size())
+        << "Func " << func->name << " " << opname << " gives " << values.size() << " value(s) but " << func->name
+        << " has " << func->types.size() << " (" << type_list(func->types) << ")";
+    for (size_t i = 0; i < values.size(); i++) {
+        Expr current = values.size() == 1 ? Expr(*this) : (*this)[(int)i];
+        if (values[i].type() != func->types[i]) values[i] = cast(func->types[i], values[i]);
+        values[i] = op(current, values[i]);
+    }
+    return define(values);
 }
 
 static Expr add_op(Expr a, Expr b) { return a + b; }
 static Expr sub_op(Expr a, Expr b) { return a - b; }
 static Expr mul_op(Expr a, Expr b) { return a * b; }
 static Expr div_op(Expr a, Expr b) { return a / b; }
-Stage FuncRef::operator+=(Expr v) { return define_update_with(v, add_op, "+="); }
-Stage FuncRef::operator-=(Expr v) { return define_update_with(v, sub_op, "-="); }
-Stage FuncRef::operator*=(Expr v) { return define_update_with(v, mul_op, "*="); }
-Stage FuncRef::operator/=(Expr v) { return define_update_with(v, div_op, "/="); }
+Stage FuncRef::operator+=(Expr v) { return define_update_with({v}, add_op, "+="); }
+Stage FuncRef::operator-=(Expr v) { return define_update_with({v}, sub_op, "-="); }
+Stage FuncRef::operator*=(Expr v) { return define_update_with({v}, mul_op, "*="); }
+Stage FuncRef::operator/=(Expr v) { return define_update_with({v}, div_op, "/="); }
+Stage FuncRef::operator+=(const Tuple &v) { return define_update_with(v.as_vector(), add_op, "+="); }
+Stage FuncRef::operator-=(const Tuple &v) { return define_update_with(v.as_vector(), sub_op, "-="); }
+Stage FuncRef::operator*=(const Tuple &v) { return define_update_with(v.as_vector(), mul_op, "*="); }
+Stage FuncRef::operator/=(const Tuple &v) { return define_update_with(v.as_vector(), div_op, "/="); }
 
 // ---- Where a Func is computed and stored ----
 
@@ -322,21 +387,29 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
 
 // ---- Compilation entry points ----
 
-void Func::realize_raw(halide_buffer_t *out, const Target &t) {
+void Func::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t) {
     // Keep the compiled kernel (not the Pipeline, which would own this Func)
     // with the Func, so repeated realize() calls reuse it.
     Pipeline p(*this);
     p.jit_cache_ = std::static_pointer_cast<JITCache>(func->jit_cache);
-    p.realize_raw({out}, t);
+    p.realize_raw(outs, t);
     func->jit_cache = p.jit_cache_;
 }
-Buffer<> Func::realize(std::vector<int> sizes, const Target &t) {
-    Type ty = type();
-    halide_type_t ht((halide_type_code_t)(ty.is_int() ? halide_type_int : ty.is_uint() ? halide_type_uint : halide_type_float),
-                     ty.bits);
-    Buffer<> b(ht, sizes);
-    realize_raw(b.raw_buffer(), t);
-    return b;
+void Func::realize(Realization &out, const Target &t) {
+    std::vector<halide_buffer_t *> raw;
+    for (size_t i = 0; i < out.size(); i++) raw.push_back(out[i].raw_buffer());
+    realize_raw(raw, t);
+}
+Realization Func::realize(std::vector<int> sizes, const Target &t) {
+    std::vector<Buffer<>> buffers;
+    for (const Type &ty : types()) {
+        halide_type_t ht((halide_type_code_t)(ty.is_int() ? halide_type_int : ty.is_uint() ? halide_type_uint : halide_type_float),
+                         ty.bits);
+        buffers.emplace_back(ht, sizes);
+    }
+    Realization r(std::move(buffers));
+    realize(r, t);
+    return r;
 }
 void Func::compile_to_cpp(const std::string &path, const std::string &fn_name, const Target &t) {
     Pipeline(*this).compile_to_cpp(path, fn_name.empty() ? name() : fn_name, t);

@@ -27,11 +27,17 @@ std::vector<std::shared_ptr<FunctionContents>> output_contents(const std::vector
     return r;
 }
 
+// How many buffers the outputs are written to: one per Tuple element.
+size_t num_output_buffers(const std::vector<std::shared_ptr<FunctionContents>> &outs) {
+    size_t n = 0;
+    for (const auto &o : outs) n += o->num_values();
+    return n;
+}
 
 LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
                            const Target &t) {
     auto outs = output_contents(p.outputs());
-    return lower(outs, fn_name, lowered_args(args, outs.size()), t);
+    return lower(outs, fn_name, lowered_args(args, num_output_buffers(outs)), t);
 }
 
 std::string describe(const Argument &a) {
@@ -43,7 +49,7 @@ std::string describe(const Argument &a) {
 // and dimensions it is read with) once, then exactly the outputs, in order.
 void check_signature(const Pipeline &p, const std::vector<Argument> &args) {
     std::vector<Argument> inferred = p.infer_arguments();
-    size_t num_outputs = p.outputs().size(), num_inputs = inferred.size() - num_outputs;
+    size_t num_outputs = num_output_buffers(output_contents(p.outputs())), num_inputs = inferred.size() - num_outputs;
     user_assert(args.size() >= num_outputs)
         << "The signature lists " << args.size() << " argument(s), fewer than the pipeline's " << num_outputs
         << " output(s); list the inputs, then the outputs";
@@ -104,12 +110,14 @@ std::vector<Argument> Pipeline::infer_arguments() const {
         for (const auto &a : args)
             user_assert(a.name != o->name) << "The output Func " << o->name
                                            << " has the same name as an input; rename one of them";
-        Argument a;
-        a.name = o->name;
-        a.is_buffer = true;
-        a.type = o->type;
-        a.dimensions = (int)o->args.size();
-        args.push_back(a);
+        for (int i = 0; i < o->num_values(); i++) {  // a Tuple: one buffer per element, "f.0", "f.1", ...
+            Argument a;
+            a.name = o->buffer_name(i);
+            a.is_buffer = true;
+            a.type = o->types[i];
+            a.dimensions = (int)o->args.size();
+            args.push_back(a);
+        }
     }
     return args;
 }
@@ -154,10 +162,20 @@ struct JITCache {
 };
 }  // namespace internal
 
+void Pipeline::realize(Realization &outs, const Target &t) {
+    std::vector<halide_buffer_t *> raw;
+    for (size_t i = 0; i < outs.size(); i++) raw.push_back(outs[i].raw_buffer());
+    realize_raw(raw, t);
+}
+
 void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t) {
-    user_assert(outs.size() == outputs_.size())
-        << "Pipeline::realize: the pipeline has " << outputs_.size() << " output(s) but " << outs.size()
-        << " buffer(s) were given";
+    size_t num_buffers = num_output_buffers(output_contents(outputs_));
+    std::string tuples = num_buffers == outputs_.size()
+                             ? ""
+                             : ", written to " + std::to_string(num_buffers) + " buffer(s) (one per Tuple element),";
+    user_assert(outs.size() == num_buffers) << "Pipeline::realize: the pipeline has " << outputs_.size()
+                                            << " output(s)" << tuples << " but " << outs.size()
+                                            << " buffer(s) were given";
     std::shared_ptr<JITCache> c = jit_cache_;
     if (!c || c->epoch != definition_epoch() || c->target != t.to_string()) {
         c = std::make_shared<JITCache>();
@@ -169,7 +187,7 @@ void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Tar
             if (!isalnum((unsigned char)ch) && ch != '_') ch = '_';
         c->module = JITModule::compile(compile_to_cpp_source(fn, t), fn, t);
         auto params = find_parameters(find_environment(output_contents(outputs_)));
-        for (size_t i = 0; i + outs.size() < args.size(); i++) c->inputs.push_back(params.at(args[i].name));
+        for (size_t i = 0; i + num_buffers < args.size(); i++) c->inputs.push_back(params.at(args[i].name));
         jit_cache_ = c;
     }
     std::vector<void *> argv;

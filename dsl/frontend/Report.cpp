@@ -90,7 +90,11 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         user_assert(it != sizes.end() && it->second.size() == o->args.size())
             << "Pipeline::report: give the size of output " << o->name << " (" << o->args.size()
             << " dimensions), e.g. {{\"" << o->name << "\", {1024, 1024}}}";
-        set_buffer(o->name, it->second);
+        for (int i = 0; i < o->num_values(); i++) {  // a Tuple: one buffer per element
+            set_buffer(o->buffer_name(i), it->second);
+            r.sizes.erase(o->buffer_name(i));
+        }
+        r.sizes[o->name] = it->second;
         for (size_t d = 0; d < it->second.size(); d++) {
             if (largest.size() <= d) largest.push_back(0);
             largest[d] = std::max<int64_t>(largest[d], it->second[d]);
@@ -132,7 +136,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         fr.store_level = store_name(*user.at(name), is_out);
         const FuncCounts &fc = fused.funcs[name], &uc = unfused.funcs[name];
         fr.allocation = fc.largest;
-        fr.allocation_bytes = fc.largest_points * f.type.bytes();
+        fr.allocation_bytes = fc.largest_points * f.bytes_per_point();
         fr.realizations = fc.realizations;
         fr.points_computed = fc.stores;
         fr.points_computed_unfused = uc.stores;
@@ -141,14 +145,14 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         if (is_out) {
             int64_t n = 1;
             for (int e : r.sizes[name]) n *= e;
-            output_bytes += n * f.type.bytes();
+            output_bytes += n * f.bytes_per_point();
         } else {
             // Each point its pure definition stores is written once and read
             // back once; updates modify points in place (in cache).
             fr.in_memory = fr.allocation_bytes > cache_bytes;
-            fr.memory_bytes = fr.in_memory ? 2 * fc.pure_stores * f.type.bytes() : 0;
-            bool unfused_in_memory = uc.largest_points * f.type.bytes() > cache_bytes;
-            fr.memory_bytes_unfused = unfused_in_memory ? 2 * uc.pure_stores * f.type.bytes() : 0;
+            fr.memory_bytes = fr.in_memory ? 2 * fc.pure_stores * f.bytes_per_point() : 0;
+            bool unfused_in_memory = uc.largest_points * f.bytes_per_point() > cache_bytes;
+            fr.memory_bytes_unfused = unfused_in_memory ? 2 * uc.pure_stores * f.bytes_per_point() : 0;
         }
         r.memory_bytes += fr.memory_bytes;
         r.memory_bytes_unfused += fr.memory_bytes_unfused;

@@ -73,7 +73,10 @@ Func Func::in(const std::vector<Func> &consumers) {
     return find_or_make(func->schedule.wrappers, name(), names, [&](const std::string &wname) {
         Func w(wname);
         std::vector<Expr> args = wrapper_args(func->args);
-        w(args) = Call::make(func->type, func->name, args, Call::Func, nullptr);
+        std::vector<Expr> values;  // every element of a Tuple
+        for (size_t i = 0; i < func->types.size(); i++)
+            values.push_back(Call::make(func->types[i], func->name, args, Call::Func, nullptr, nullptr, (int)i));
+        w(args) = Tuple(values);
         w.contents()->wrapped_func = func;
         w.contents()->wraps = name();
         return w;

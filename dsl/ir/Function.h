@@ -63,11 +63,11 @@ struct FuncSchedule {
 };
 
 struct Definition {
-    std::vector<Expr> args;  // left-hand side (Vars for the pure definition)
-    Expr value;
+    std::vector<Expr> args;    // left-hand side (Vars for the pure definition)
+    std::vector<Expr> values;  // right-hand side: one value, or one per Tuple element
     std::shared_ptr<ReductionDomainContents> rdom;  // updates over an RDom
     StageSchedule schedule;
-    bool defined() const { return value.defined(); }
+    bool defined() const { return !values.empty(); }
 };
 
 // Incremented by every definition and schedule directive, so compiled
@@ -78,7 +78,7 @@ void bump_definition_epoch();
 struct FunctionContents {
     std::string name;
     std::vector<std::string> args;
-    Type type;
+    std::vector<Type> types;  // one per Tuple element (a single one for most Funcs)
     Definition init;
     std::vector<Definition> updates;
     FuncSchedule schedule;
@@ -96,6 +96,13 @@ struct FunctionContents {
     std::shared_ptr<void> jit_cache;
 
     int num_stages() const { return 1 + (int)updates.size(); }
+    int num_values() const { return (int)types.size(); }
+    std::string buffer_name(int value_index) const { return tuple_buffer_name(name, value_index, num_values()); }
+    int bytes_per_point() const {  // of every Tuple element
+        int b = 0;
+        for (const Type &t : types) b += t.bytes();
+        return b;
+    }
     Definition &stage(int i) { return i == 0 ? init : updates[i - 1]; }
     const Definition &stage(int i) const { return i == 0 ? init : updates[i - 1]; }
     std::string stage_name(int i) const;  // "f" or "f.update(0)"

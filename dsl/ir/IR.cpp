@@ -108,11 +108,14 @@ Expr Broadcast::make(Expr value, int lanes) {
     return mk<Broadcast>(t, std::move(value), lanes);
 }
 Expr Call::make(Type t, const std::string &name, std::vector<Expr> args, CallType ct,
-                std::shared_ptr<FunctionContents> func, std::shared_ptr<ParameterContents> param) {
+                std::shared_ptr<FunctionContents> func, std::shared_ptr<ParameterContents> param, int value_index) {
     for (const auto &a : args) internal_assert(a.defined()) << "Call to " << name << " with undefined arg";
+    internal_assert(value_index >= 0 && (value_index == 0 || ct == Func)) << "Call to " << name << " with value index "
+                                                                          << value_index;
     auto n = std::make_shared<Call>(t, name, std::move(args), ct);
     n->func = std::move(func);
     n->param = std::move(param);
+    n->value_index = value_index;
     return Expr(std::shared_ptr<const BaseExprNode>(std::move(n)));
 }
 Expr Let::make(const std::string &name, Expr value, Expr body) {
@@ -165,11 +168,12 @@ Stmt Store::make(const std::string &name, Expr value, Expr index) {
     n->index = std::move(index);
     return mks(std::move(n));
 }
-Stmt Provide::make(const std::string &name, Expr value, std::vector<Expr> args) {
-    internal_assert(value.defined()) << "Provide of undefined";
+Stmt Provide::make(const std::string &name, std::vector<Expr> values, std::vector<Expr> args) {
+    internal_assert(!values.empty()) << "Provide to " << name << " of no values";
+    for (const auto &v : values) internal_assert(v.defined()) << "Provide of undefined";
     auto n = std::make_shared<Provide>();
     n->name = name;
-    n->value = std::move(value);
+    n->values = std::move(values);
     n->args = std::move(args);
     return mks(std::move(n));
 }
@@ -182,13 +186,14 @@ Stmt Allocate::make(const std::string &name, Type t, Expr size, Stmt body) {
     n->body = std::move(body);
     return mks(std::move(n));
 }
-Stmt Realize::make(const std::string &name, Type t, std::vector<Range> bounds, Stmt body,
+Stmt Realize::make(const std::string &name, std::vector<Type> types, std::vector<Range> bounds, Stmt body,
                    std::vector<Expr> fold_factors) {
     internal_assert(body.defined()) << "Realize of undefined";
+    internal_assert(!types.empty()) << "Realize of " << name << " with no types";
     fold_factors.resize(bounds.size());
     auto n = std::make_shared<Realize>();
     n->name = name;
-    n->type = t;
+    n->types = std::move(types);
     n->bounds = std::move(bounds);
     n->fold_factors = std::move(fold_factors);
     n->body = std::move(body);
@@ -223,6 +228,10 @@ Stmt Evaluate::make(Expr v) {
 }
 
 Expr make_var(const std::string &name, Type t) { return Variable::make(t, name); }
+
+std::string tuple_buffer_name(const std::string &func, int index, int count) {
+    return count == 1 ? func : func + "." + std::to_string(index);
+}
 
 }  // namespace internal
 }  // namespace kiln

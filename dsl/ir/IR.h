@@ -153,7 +153,8 @@ struct Broadcast : ExprNode<Broadcast> {
 };
 
 // A call: to a Func (multi-dimensional, before flattening), to an input
-// image, or to a pure math function.
+// image, or to a pure math function. A Func returning a Tuple is called once
+// per element: value_index says which (0 for every other call).
 struct Call : ExprNode<Call> {
     KILN_NODE(Call)
     enum CallType { Func, Image, PureExtern };
@@ -162,11 +163,12 @@ struct Call : ExprNode<Call> {
     CallType call_type;
     std::shared_ptr<FunctionContents> func;  // Func calls; null for a Func's call to itself
     std::shared_ptr<ParameterContents> param;  // Image calls
+    int value_index = 0;
     Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
         : ExprNode(t), name(std::move(n)), args(std::move(a)), call_type(ct) {}
     static Expr make(Type t, const std::string &name, std::vector<Expr> args, CallType ct,
                      std::shared_ptr<FunctionContents> func = nullptr,
-                     std::shared_ptr<ParameterContents> param = nullptr);
+                     std::shared_ptr<ParameterContents> param = nullptr, int value_index = 0);
     bool is_extern(const char *n) const { return call_type == PureExtern && name == n; }
 };
 struct Let : ExprNode<Let> {
@@ -217,13 +219,17 @@ struct Store : StmtNode<Store> {
     Expr value, index;
     static Stmt make(const std::string &name, Expr value, Expr index);
 };
-// Multi-dimensional store into Func `name` (before flattening).
+// Multi-dimensional store into Func `name` (before flattening): one value
+// per Tuple element, all evaluated before any is stored.
 struct Provide : StmtNode<Provide> {
     KILN_NODE(Provide)
     std::string name;
-    Expr value;
+    std::vector<Expr> values;
     std::vector<Expr> args;
-    static Stmt make(const std::string &name, Expr value, std::vector<Expr> args);
+    static Stmt make(const std::string &name, std::vector<Expr> values, std::vector<Expr> args);
+    static Stmt make(const std::string &name, Expr value, std::vector<Expr> args) {
+        return make(name, std::vector<Expr>{std::move(value)}, std::move(args));
+    }
 };
 struct Allocate : StmtNode<Allocate> {
     KILN_NODE(Allocate)
@@ -236,17 +242,22 @@ struct Allocate : StmtNode<Allocate> {
 struct Range {
     Expr min, extent;
 };
-// Storage for Func `name` over a box (before flattening). fold_factors[d]
-// is undefined, or the circular-buffer size of dimension d (storage folding).
+// Storage for Func `name` over a box (before flattening), one buffer per
+// Tuple element (types). fold_factors[d] is undefined, or the circular-buffer
+// size of dimension d (storage folding).
 struct Realize : StmtNode<Realize> {
     KILN_NODE(Realize)
     std::string name;
-    Type type;
+    std::vector<Type> types;
     std::vector<Range> bounds;
     std::vector<Expr> fold_factors;
     Stmt body;
-    static Stmt make(const std::string &name, Type t, std::vector<Range> bounds, Stmt body,
+    static Stmt make(const std::string &name, std::vector<Type> types, std::vector<Range> bounds, Stmt body,
                      std::vector<Expr> fold_factors = {});
+    static Stmt make(const std::string &name, Type t, std::vector<Range> bounds, Stmt body,
+                     std::vector<Expr> fold_factors = {}) {
+        return make(name, std::vector<Type>{t}, std::move(bounds), std::move(body), std::move(fold_factors));
+    }
 };
 struct Block : StmtNode<Block> {
     KILN_NODE(Block)
@@ -270,6 +281,9 @@ struct Evaluate : StmtNode<Evaluate> {
 
 // Helpers
 Expr make_var(const std::string &name, Type t = Int(32));
+// The buffer holding element `index` of a Func with `count` elements: the
+// Func's own name for a single value, "<name>.<index>" for a Tuple.
+std::string tuple_buffer_name(const std::string &func, int index, int count);
 
 }  // namespace internal
 }  // namespace kiln

@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "Function.h"
+
 namespace kiln {
 
 std::ostream &operator<<(std::ostream &os, const Expr &e) {
@@ -128,6 +130,8 @@ void IRPrinter::visit(const Call *op) {
     os << op->name << '(';
     print_list(op->args);
     os << ')';
+    // Element i of a Tuple: f(x)[i] (a self-call knows only a nonzero index).
+    if (op->value_index > 0 || (op->func && op->func->types.size() > 1)) os << '[' << op->value_index << ']';
 }
 void IRPrinter::visit(const Let *op) {
     os << "(let " << op->name << " = ";
@@ -193,7 +197,13 @@ void IRPrinter::visit(const Provide *op) {
     os << op->name << '(';
     print_list(op->args);
     os << ") = ";
-    include(op->value);
+    if (op->values.size() == 1) {
+        include(op->values[0]);
+    } else {
+        os << '{';
+        print_list(op->values);
+        os << '}';
+    }
     os << '\n';
 }
 void IRPrinter::visit(const Allocate *op) {

@@ -77,7 +77,7 @@ void IRVisitor::visit(const Store *op) {
     include(op->index);
 }
 void IRVisitor::visit(const Provide *op) {
-    include(op->value);
+    for (const auto &v : op->values) include(v);
     for (const auto &a : op->args) include(a);
 }
 void IRVisitor::visit(const Allocate *op) {
@@ -179,7 +179,7 @@ Expr IRMutator::visit(const Call *op) {
     if (!changed) return Expr(op);
     Type t = op->type;
     if (op->call_type == Call::PureExtern && !args.empty()) t = op->type.with_lanes(args[0].type().lanes);
-    return Call::make(t, op->name, args, op->call_type, op->func, op->param);
+    return Call::make(t, op->name, args, op->call_type, op->func, op->param, op->value_index);
 }
 Expr IRMutator::visit(const Let *op) {
     Expr v = mutate(op->value), b = mutate(op->body);
@@ -218,8 +218,12 @@ Stmt IRMutator::visit(const Store *op) {
     return Store::make(op->name, v, i);
 }
 Stmt IRMutator::visit(const Provide *op) {
-    Expr v = mutate(op->value);
-    bool changed = !v.same_as(op->value);
+    std::vector<Expr> v;
+    bool changed = false;
+    for (const auto &e : op->values) {
+        v.push_back(mutate(e));
+        changed |= !v.back().same_as(e);
+    }
     std::vector<Expr> args;
     for (const auto &a : op->args) {
         args.push_back(mutate(a));
@@ -243,7 +247,7 @@ Stmt IRMutator::visit(const Realize *op) {
     }
     Stmt b = mutate(op->body);
     changed |= !b.same_as(op->body);
-    return changed ? Realize::make(op->name, op->type, bounds, b, op->fold_factors) : Stmt(op);
+    return changed ? Realize::make(op->name, op->types, bounds, b, op->fold_factors) : Stmt(op);
 }
 Stmt IRMutator::visit(const Block *op) {
     Stmt f = mutate(op->first), r = mutate(op->rest);

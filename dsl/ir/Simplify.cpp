@@ -759,7 +759,7 @@ protected:
             bounds.push_back({mutate(r.min), mutate(r.extent)});
             changed |= !bounds.back().min.same_as(r.min) || !bounds.back().extent.same_as(r.extent);
         }
-        return changed ? Realize::make(op->name, op->type, bounds, body, op->fold_factors) : Stmt(op);
+        return changed ? Realize::make(op->name, op->types, bounds, body, op->fold_factors) : Stmt(op);
     }
     Stmt visit(const Allocate *op) override {
         Expr sz = mutate(op->size);

@@ -114,7 +114,7 @@ protected:
             internal_assert(box[d].bounded()) << "unbounded realization of " << func.name;
             bounds.push_back({box[d].min, simplify(box[d].max - box[d].min + 1)});
         }
-        return Realize::make(op->name, op->type, bounds, op->body, op->fold_factors);
+        return Realize::make(op->name, op->types, bounds, op->body, op->fold_factors);
     }
 };
 
@@ -141,10 +141,12 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     std::vector<std::pair<std::string, Expr>> out_lets;
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
+        // A Tuple computes the region of its first element's buffer; the
+        // entry checks make sure the others cover it too.
         Box buf;
         for (size_t d = 0; d < f.args.size(); d++) {
-            Expr mn = var(o + ".min." + std::to_string(d));
-            Expr ex = var(o + ".extent." + std::to_string(d));
+            Expr mn = var(f.buffer_name(0) + ".min." + std::to_string(d));
+            Expr ex = var(f.buffer_name(0) + ".extent." + std::to_string(d));
             buf.push_back(Interval(mn, mn + ex - 1));
         }
         auto lets = stage_region_lets(f, buf, true);
@@ -152,7 +154,11 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     }
     s = wrap_lets(out_lets, s);
     // What the outputs' loops really write (splits may round up or shift).
-    for (const auto &o : outputs) regions.outputs[o] = box_touched(s, o, false, true);
+    for (const auto &o : outputs) {
+        const FunctionContents &f = *env.at(o);
+        Box written = box_touched(s, o, false, true);
+        for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
+    }
 
     // The box of each input image, in terms of the arguments.
     for (const auto &kv : find_parameters(env)) {

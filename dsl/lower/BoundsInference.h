@@ -23,7 +23,7 @@ namespace internal {
 
 struct PipelineRegions {
     std::map<std::string, Box> inputs;   // image name -> box read
-    std::map<std::string, Box> outputs;  // output name -> box written (all stages)
+    std::map<std::string, Box> outputs;  // output buffer ("f", or "f.0", "f.1" for a Tuple) -> box written
 };
 
 Stmt bounds_inference(const Stmt &s, const std::vector<std::string> &outputs, const std::vector<std::string> &order,

@@ -34,7 +34,7 @@ protected:
         if (!is_inlined(f, out)) return e;
         std::map<std::string, Expr> m;
         for (size_t i = 0; i < f.args.size(); i++) m[f.args[i]] = c->args[i];
-        return mutate(substitute(m, f.init.value));
+        return mutate(substitute(m, f.init.values[c->value_index]));
     }
 };
 
@@ -55,7 +55,7 @@ void inline_functions(Environment &env, const std::vector<std::string> &outputs)
         FunctionContents &f = *kv.second;
         for (int s = 0; s < f.num_stages(); s++) {
             Definition &d = f.stage(s);
-            d.value = inl.mutate(d.value);
+            for (auto &v : d.values) v = inl.mutate(v);
             for (auto &a : d.args) a = inl.mutate(a);
             if (d.rdom) {
                 auto r = std::make_shared<ReductionDomainContents>(*d.rdom);

@@ -118,7 +118,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     // simplifier would substitute the trivial ones away.
     s = log.run("storage folding", [&] { return storage_folding(s, env); });
     s = log.run("simplify", [&] { return simplify(s); });
-    s = log.run("storage flattening", [&] { return storage_flattening(s); });
+    s = log.run("storage flattening", [&] { return storage_flattening(s, env); });
     s = log.run("simplify", [&] { return simplify(s); });
     s = log.run("unroll loops", [&] { return unroll_loops(s); });
     s = log.run("vectorize loops", [&] { return vectorize_loops(s); });

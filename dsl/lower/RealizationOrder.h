@@ -38,7 +38,7 @@ template<typename Fn>
 void for_each_definition_expr(const FunctionContents &f, Fn fn) {
     for (int s = 0; s < f.num_stages(); s++) {
         const Definition &d = f.stage(s);
-        fn(d.value);
+        for (const auto &v : d.values) fn(v);
         for (const auto &a : d.args) fn(a);
         for (const auto &sp : d.schedule.splits)
             if (sp.factor.defined()) fn(sp.factor);  // a Param may size a split

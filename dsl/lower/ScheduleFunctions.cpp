@@ -58,7 +58,9 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
     } else {
         for (const auto &a : d.args) args.push_back(substitute(subs, a));
     }
-    Stmt body = Provide::make(f.name, substitute(subs, d.value), args);
+    std::vector<Expr> values;
+    for (const auto &v : d.values) values.push_back(substitute(subs, v));
+    Stmt body = Provide::make(f.name, values, args);
     if (d.rdom && d.rdom->predicate.defined())
         body = IfThenElse::make(substitute(subs, d.rdom->predicate), body);
 
@@ -233,7 +235,7 @@ int find_site(const std::vector<Site> &sites, const LoopLevel &l, const Environm
 }
 
 Stmt realize(const FunctionContents &f, Stmt body) {
-    return Realize::make(f.name, f.type, std::vector<Range>(f.args.size()), body);
+    return Realize::make(f.name, f.types, std::vector<Range>(f.args.size()), body);
 }
 
 // Puts the produce of a Func (or compute_with group) and the consume of what

@@ -106,7 +106,7 @@ protected:
         SlidingDim d;
         if (it != env.end() && it->second->updates.empty() && find_sliding_dim(body, *it->second, d))
             body = Slide(*it->second, d).mutate(body);
-        return Realize::make(op->name, op->type, op->bounds, body, op->fold_factors);
+        return Realize::make(op->name, op->types, op->bounds, body, op->fold_factors);
     }
 };
 

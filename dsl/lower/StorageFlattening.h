@@ -7,14 +7,26 @@
 //
 // A dimension folded by k (storage folding) is indexed by (y mod k). Images
 // and outputs use their buffer's min and stride variables ("in.min.0",
-// "in.stride.1", ...). Postcondition: no Realize, Provide or Func/Image Call.
+// "in.stride.1", ...). A Func returning a Tuple has one buffer per element,
+// "f.0", "f.1", ... (its element types may differ); its Provide computes
+// every value before storing any:
+//
+//   f(x) = {select(v > f(x)[0], v, f(x)[0]), select(v > f(x)[0], r, f(x)[1])}
+//     ->  let f.0.value = select(v > f.0[x - f.0.min.0], ...)
+//         let f.1.value = select(v > f.0[x - f.0.min.0], r, f.1[x - f.1.min.0])
+//         f.0[x - f.0.min.0] = f.0.value
+//         f.1[x - f.1.min.0] = f.1.value
+//
+// `env` tells which Funcs are Tuples. Postcondition: no Realize, Provide or
+// Func/Image Call.
 #pragma once
+#include "RealizationOrder.h"
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt storage_flattening(const Stmt &s);
+Stmt storage_flattening(const Stmt &s, const Environment &env = {});
 
 }  // namespace internal
 }  // namespace kiln

@@ -34,7 +34,7 @@ protected:
             for (size_t i = 0; i < folds.size(); i++) same &= folds[i].same_as(op->fold_factors[i]);
             if (same) return Stmt(op);
         }
-        return Realize::make(op->name, op->type, op->bounds, body, folds);
+        return Realize::make(op->name, op->types, op->bounds, body, folds);
     }
 };
 

@@ -36,7 +36,7 @@ protected:
         std::shared_ptr<FunctionContents> target;
         for (const auto &kv : *w)
             if (kv.second.get() == to) target = kv.second;
-        return Call::make(c->type, to->name, c->args, Call::Func, target);
+        return Call::make(c->type, to->name, c->args, Call::Func, target, nullptr, c->value_index);
     }
 };
 
@@ -45,9 +45,11 @@ void relink(FunctionContents &w) {
     std::vector<Expr> args;
     for (const auto &a : w.args) args.push_back(Variable::make(Int(32), a));
     if (auto f = w.wrapped_func.lock()) {
-        w.init.value = Call::make(f->type, f->name, args, Call::Func, f);
+        w.init.values.clear();
+        for (size_t i = 0; i < f->types.size(); i++)
+            w.init.values.push_back(Call::make(f->types[i], f->name, args, Call::Func, f, nullptr, (int)i));
     } else if (auto p = w.wrapped_image.lock()) {
-        w.init.value = Call::make(p->type, p->name, args, Call::Image, nullptr, p);
+        w.init.values = {Call::make(p->type, p->name, args, Call::Image, nullptr, p)};
     } else {
         user_error << "Func " << w.name << " is a wrapper (in()) of " << w.wraps << ", which no longer exists";
     }
@@ -65,7 +67,7 @@ void wrap_calls(Environment &env) {
         Redirect r(f.name, env);
         for (int s = 0; s < f.num_stages(); s++) {
             Definition &d = f.stage(s);
-            d.value = r.mutate(d.value);
+            for (auto &v : d.values) v = r.mutate(v);
             for (auto &a : d.args) a = r.mutate(a);
         }
     }

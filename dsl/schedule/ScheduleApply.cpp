@@ -172,11 +172,14 @@ private:
     void directive(Func f, int stage, const ScheduleDirective &d) {
         std::vector<Arg> a;
         std::vector<Expr> num(d.args.size());
+        // natural_vector_size of a Tuple: that of its widest element.
+        Type ft = f.types()[0];
+        for (const Type &t : f.types()) ft = t.bits > ft.bits ? t : ft;
         for (size_t i = 0; i < d.args.size(); i++) {
             bool placed = i < d.arg_lines.size() && i < d.arg_cols.size();  // hand-built directives may lack them
             int line = placed ? d.arg_lines[i] : d.line, col = placed ? d.arg_cols[i] : d.col;
             a.push_back(parse_arg_text(d.args[i], file, line, col));
-            if (!a[i].is_name()) num[i] = Expr(evaluate(a[i], target, f.type(), file));
+            if (!a[i].is_name()) num[i] = Expr(evaluate(a[i], target, ft, file));
         }
         auto var = [&](size_t i) { return loop(f, stage, a[i]); };
         auto tail = [&](size_t i) { return i < a.size() ? tail_named(a[i].name) : TailStrategy::Auto; };

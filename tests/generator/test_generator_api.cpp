@@ -182,6 +182,49 @@ TEST_CASE("generator api: several outputs, and a generator made without the regi
     CHECK_THAT(g.describe(), Contains("(unregistered generator)") && Contains("output  diff: float32 buffer, 1-D"));
 }
 
+TEST_CASE("generator api: a Tuple output is one buffer per element", "[generator][tuple]") {
+    struct ArgMax : Generator<ArgMax> {
+        GeneratorParam<int> values{"values", 2, 1, 2};
+        Input<Buffer<float, 2>> in{"in"};
+        Output<Func> am{"am", {Float(32), Int(32)}, 1};
+        void generate() {
+            Var y("y");
+            RDom r(0, in.width(), "r");
+            if (values.value() == 1) {
+                am(y) = in(0, y);
+                return;
+            }
+            am(y) = Tuple(in(0, y), 0);
+            am(y) = select(in(r, y) > am(y)[0], Tuple(in(r, y), r), Tuple(am(y)));
+        }
+    };
+    ArgMax g;
+    CHECK(names(g.arguments()) == std::vector<std::string>{"in", "am.0", "am.1"});
+    CHECK_THAT(g.describe(), Contains("output  am: Tuple of 2 buffers (am.0 float32, am.1 int32), 1-D"));
+    Pipeline p = g.build_pipeline();
+    CHECK_THAT(p.compile_to_cpp_source("argmax", g.arguments(), Target("host")),
+               Contains("extern \"C\" int argmax(halide_buffer_t *in_buffer, halide_buffer_t *am_0_buffer, "
+                        "halide_buffer_t *am_1_buffer)") &&
+                   Contains("kiln_check_buffer(am_1_buffer, \"argmax\", \"am.1\", halide_type_int, 32, 1)"));
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_argmax";
+    o.emit = {"h"};
+    compile_generator(g, o);
+    std::ifstream h("generator_api_out/api_argmax.h");
+    std::string text((std::istreambuf_iterator<char>(h)), {});
+    CHECK_THAT(text, Contains("int api_argmax(struct halide_buffer_t *in, struct halide_buffer_t *am_0, "
+                              "struct halide_buffer_t *am_1);") &&
+                         Contains("//   am_1: output, int32 buffer, 1-D"));
+
+    ArgMax one;
+    one.set_generator_param("values", "1");
+    require_compile_error([&] { one.build_pipeline(); },
+                          Contains("generator: Output 'am' is declared with 2 value(s) (float32, int32) but generate() "
+                                   "defines it with 1 (float32)") &&
+                              Contains("Output<Func> am{\"am\", {type0, type1, ...}, dims}"));
+}
+
 TEST_CASE("generator api: members outside a generator, and clashing names", "[generator]") {
     require_compile_error([] { GeneratorParam<int> loose("loose", 1); },
                           Contains("GeneratorParam 'loose' is not a data member of a generator"));

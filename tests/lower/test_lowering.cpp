@@ -77,12 +77,12 @@ int count(const std::string &s, const std::string &part) {
 TEST_CASE("inline_functions: a default-scheduled Func is substituted into its callers", "[lower][inline]") {
     Blur b;
     Passes p(b.out);
-    CHECK(to_string(p.env.at("out")->init.value) ==
+    CHECK(to_string(p.env.at("out")->init.values[0]) ==
           "((((((input((x - 1), (y - 1)) + input(x, (y - 1))) + input((x + 1), (y - 1))) / 3.000000f) + "
           "(((input((x - 1), y) + input(x, y)) + input((x + 1), y)) / 3.000000f)) + "
           "(((input((x - 1), (y + 1)) + input(x, (y + 1))) + input((x + 1), (y + 1))) / 3.000000f)) / 3.000000f)");
     // The user's Func is untouched (lowering works on copies).
-    CHECK_THAT(to_string(b.out.contents()->init.value), Contains("blur_x(x, (y - 1))"));
+    CHECK_THAT(to_string(b.out.contents()->init.values[0]), Contains("blur_x(x, (y - 1))"));
     std::string s = b.out.lowered_stmt(no_asserts);
     CHECK_THAT(s, !Contains("blur_x"));
     CHECK(count(s, "input[") == 9);
@@ -322,6 +322,51 @@ TEST_CASE("storage_flattening: realize, provide and calls become allocate, store
         Stmt s = storage_flattening(Provide::make("out", sqrt(Call::make(Float(32), "in", {x}, Call::Image)), {x}));
         CHECK(to_string(s) == "out[(x - out.min.0)] = sqrt(in[(x - in.min.0)])\n");
     }
+    SECTION("a Tuple: one buffer per element, every value computed before any is stored") {
+        auto f = std::make_shared<FunctionContents>();
+        f->name = "f";
+        f->types = {Int(32), Float(32)};
+        Environment env{{"f", f}};
+        Expr f0 = Call::make(Int(32), "f", {x}, Call::Func, nullptr, nullptr, 0);
+        Expr f1 = Call::make(Float(32), "f", {x}, Call::Func, nullptr, nullptr, 1);
+        Stmt body = Provide::make("f", {f0 + 1, f1 * cast<float>(f0)}, {x});
+        Stmt s = storage_flattening(Realize::make("f", f->types, {{0, 8}}, body), env);
+        CHECK(to_string(s) ==
+              "let f.0.min.0 = 0\n"
+              "let f.0.extent.0 = 8\n"
+              "let f.0.stride.0 = 1\n"
+              "allocate f.0[int32 * (1 * f.0.extent.0)]\n"
+              "let f.1.min.0 = 0\n"
+              "let f.1.extent.0 = 8\n"
+              "let f.1.stride.0 = 1\n"
+              "allocate f.1[float32 * (1 * f.1.extent.0)]\n"
+              "let f.0.value = (f.0[(x - f.0.min.0)] + 1)\n"
+              "let f.1.value = (f.1[(x - f.1.min.0)] * float32(f.0[(x - f.0.min.0)]))\n"
+              "f.0[(x - f.0.min.0)] = f.0.value\n"
+              "f.1[(x - f.1.min.0)] = f.1.value\n"
+              "free f.1\n"
+              "free f.0\n");
+        // A Tuple output is written to one buffer per element, named like them.
+        Stmt out = storage_flattening(Provide::make("f", {x, cast<float>(x)}, {x}), env);
+        CHECK_THAT(to_string(out), Contains("f.1[(x - f.1.min.0)] = f.1.value"));
+    }
+}
+
+TEST_CASE("lowering a Tuple-valued Func: one Realize with a Provide of every element", "[lower][tuple]") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func am("am"), out("out");
+    am(x) = Tuple(in(x), 0);
+    am(x) = select(in(x + r) > am(x)[0], Tuple(in(x + r), r), Tuple(am(x)));
+    out(x) = am(x)[1];
+    am.compute_root();
+    std::string s = out.lowered_stmt(no_asserts);
+    CHECK_THAT(s, Contains("allocate am.0[float32 * "));
+    CHECK_THAT(s, Contains("allocate am.1[int32 * "));
+    CHECK_THAT(s, Contains("let am.1.value = select((in[((am.s1.r.x + am.s1.x) - in.min.0)] > am.0["));
+    CHECK_THAT(s, Contains("am.1[(am.s1.x - out.min.0)] = am.1.value"));
+    CHECK_THAT(s, Contains("out[(out.s0.x - out.min.0)] = am.1[(out.s0.x - out.min.0)]"));
 }
 
 // ---- Unrolling and vectorization ----

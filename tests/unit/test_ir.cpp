@@ -85,6 +85,9 @@ TEST_CASE("IR: every statement node prints", "[ir]") {
     CHECK(to_string(ProducerConsumer::make("g", true, Provide::make("g", x, {x, y}))) ==
           "produce g {\n g(x, y) = x\n}\n");
     CHECK(to_string(ProducerConsumer::make("g", false, eval(0))) == "consume g {\n 0\n}\n");
+    // A Tuple: every element's value, and a call naming its element.
+    Expr g1 = Call::make(Float(32), "g", {x}, Call::Func, nullptr, nullptr, 1);
+    CHECK(to_string(Provide::make("g", {x, g1 + 1.0f}, {x})) == "g(x) = {x, (g(x)[1] + 1.000000f)}\n");
     CHECK(to_string(For::make("x", 0, 10, ForType::Serial, Store::make("out", x * 2, x))) ==
           "for (x, 0, 10) {\n out[x] = (x * 2)\n}\n");
     CHECK(to_string(For::make("x", 0, 8, ForType::Vectorized, eval(x))) == "vectorized for (x, 0, 8) {\n x\n}\n");

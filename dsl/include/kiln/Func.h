@@ -3,6 +3,8 @@
 //   Func blur_x("blur_x");
 //   blur_x(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3;   // pure definition
 //   hist(r) += 1;                                                 // update definition
+//   minmax(x) = Tuple(in(x, 0), in(x, 0));                        // several values (Tuple.h)
+//   minmax(x) = Tuple(min(minmax(x)[0], in(x, r)), max(minmax(x)[1], in(x, r)));
 //
 // Every schedule directive is a method; those that shape loops also exist on
 // Stage (f.update(i)), and on Func they apply to the pure definition.
@@ -17,6 +19,7 @@
 #include "RDom.h"
 #include "Schedule.h"
 #include "Target.h"
+#include "Tuple.h"
 #include "Var.h"
 
 namespace kiln {
@@ -80,21 +83,31 @@ protected:
     int stage_index;
 };
 
-// f(x, y) on the left of a definition, or as a call on the right.
+// f(x, y) on the left of a definition, or as a call on the right. For a
+// Func returning a Tuple, f(x, y)[i] is element i.
 class FuncRef {
 public:
     FuncRef(std::shared_ptr<internal::FunctionContents> f, std::vector<Expr> args)
         : func(std::move(f)), args(std::move(args)) {}
     Stage operator=(Expr value);  // pure definition (all args Vars) or update
-    Stage operator=(const FuncRef &other) { return (*this = Expr(other)); }
+    Stage operator=(const Tuple &values);
+    Stage operator=(const FuncRef &other);
     Stage operator+=(Expr value);
     Stage operator-=(Expr value);
     Stage operator*=(Expr value);
     Stage operator/=(Expr value);
-    operator Expr() const;  // a call
+    Stage operator+=(const Tuple &values);  // element-wise
+    Stage operator-=(const Tuple &values);
+    Stage operator*=(const Tuple &values);
+    Stage operator/=(const Tuple &values);
+    operator Expr() const;  // a call (of a Func with one value)
+    Expr operator[](int i) const;  // element i of a call to a Tuple-valued Func
+    size_t size() const;           // how many values the Func has
 
 private:
-    Stage define_update_with(Expr value, Expr (*op)(Expr, Expr), const char *opname);
+    Stage define(std::vector<Expr> values);
+    Stage define_update_with(std::vector<Expr> values, Expr (*op)(Expr, Expr), const char *opname);
+    std::vector<Expr> checked_args() const;
     std::shared_ptr<internal::FunctionContents> func;
     std::vector<Expr> args;
 };
@@ -111,7 +124,10 @@ public:
     const std::string &name() const;
     bool defined() const;
     int dimensions() const;
-    Type type() const;
+    Type type() const;                 // of a Func with one value
+    std::vector<Type> types() const;   // one per value (Tuple element)
+    std::vector<Type> output_types() const { return types(); }  // Halide's name
+    int outputs() const;               // how many values: 1, or the size of its Tuple
     std::vector<Var> args() const;
     int num_update_definitions() const;
 
@@ -182,12 +198,14 @@ public:
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
 
-    // JIT: compile for the host and run into the caller's buffer.
+    // JIT: compile for the host and run into the caller's buffer(s): one,
+    // or one per Tuple element (a Realization).
     template<typename T, int D> void realize(Halide::Runtime::Buffer<T, D> &out, const Target &t = Target::host()) {
-        realize_raw(out.raw_buffer(), t);
+        realize_raw({out.raw_buffer()}, t);
     }
-    Buffer<> realize(std::vector<int> sizes, const Target &t = Target::host());
-    void realize_raw(halide_buffer_t *out, const Target &t);
+    void realize(Realization &out, const Target &t = Target::host());
+    Realization realize(std::vector<int> sizes, const Target &t = Target::host());
+    void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t);
 
     // The C++ a generator would emit, and the lowered loop nest, as text.
     void compile_to_cpp(const std::string &path, const std::string &fn_name = "", const Target &t = Target::host());

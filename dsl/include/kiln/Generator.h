@@ -221,6 +221,10 @@ class GeneratorOutputBase : public GeneratorIOBase {
 public:
     // The Func that generate() defines.
     virtual const Func &func() const = 0;
+    // Its buffers in the signature: one, or one per element of a Tuple
+    // ("<name>.0", "<name>.1", ...; in C, <name>_0, <name>_1, ...). argument()
+    // is the first.
+    virtual std::vector<Argument> arguments() const { return {argument()}; }
 
 protected:
     explicit GeneratorOutputBase(const std::string &name);
@@ -360,9 +364,39 @@ private:
     Func func_{this->name()};
 };
 
+// A Func output, as in Halide: of one type, or a Tuple of several (one
+// buffer per element, whose types may differ).
+//
+//   Output<Func> arg_max{"arg_max", {Float(32), Int(32)}, 1};   // arg_max(y) = Tuple(...)
+//   Output<Func> out{"out", Float(32), 2};
+template<>
+class Output<Func> : public GeneratorOutputBase {
+public:
+    Output(const std::string &name, std::vector<Type> types, int dims);
+    Output(const std::string &name, Type type, int dims) : Output(name, std::vector<Type>{type}, dims) {}
+
+    const std::vector<Type> &types() const { return types_; }
+    int dimensions() const { return dims_; }
+    const Func &func() const override { return func_; }
+    operator Func() const { return func_; }
+    FuncRef operator()(std::vector<Expr> args) const { return func_(std::move(args)); }
+    template<typename... Args> FuncRef operator()(Expr a, Args &&...rest) const {
+        return func_(std::vector<Expr>{a, Expr(rest)...});
+    }
+    Argument argument() const override { return arguments()[0]; }
+    std::vector<Argument> arguments() const override;
+    std::string describe() const override;
+
+private:
+    std::vector<Type> types_;
+    int dims_;
+    Func func_{this->name()};
+};
+
 template<typename T>
 class Output {
-    static_assert(sizeof(T) == 0, "Output<T>: outputs are buffers, Output<Buffer<T, N>> (N = 0 for a scalar)");
+    static_assert(sizeof(T) == 0,
+                  "Output<T>: outputs are buffers, Output<Buffer<T, N>> (N = 0 for a scalar), or Output<Func>");
 };
 
 // ---- Generators ----

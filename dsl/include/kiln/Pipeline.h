@@ -39,12 +39,15 @@ public:
     template<typename T, int D> void realize(Halide::Runtime::Buffer<T, D> &out, const Target &t = Target::host()) {
         realize_raw({out.raw_buffer()}, t);
     }
+    // Every output's buffers in order, one per Tuple element.
+    void realize(Realization &outs, const Target &t = Target::host());
     void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t = Target::host());
 
     // Every Func of the pipeline by name (handles to the same Funcs, so
     // scheduling them schedules the pipeline).
     std::map<std::string, Func> functions() const;
-    // The inputs (images and scalars, sorted by name) then the outputs.
+    // The inputs (images and scalars, sorted by name) then the outputs; an
+    // output returning a Tuple has one buffer per element, "f.0", "f.1", ...
     std::vector<Argument> infer_arguments() const;
     // Readable C++ of the whole kernel; the function is `fn_name`.
     std::string compile_to_cpp_source(const std::string &fn_name, const Target &t = Target::host()) const;

@@ -14,5 +14,6 @@
 #include "Schedule.h"
 #include "ScheduleFile.h"
 #include "Target.h"
+#include "Tuple.h"
 #include "Type.h"
 #include "Var.h"
