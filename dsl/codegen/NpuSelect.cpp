@@ -180,8 +180,9 @@ private:
 
     void realize(const Realize *r, std::vector<NpuItem> &out) {
         const FunctionContents &f = func(r->name);
-        user_assert(r->type == Float(32)) << "NPU target: Func " << r->name << " has type " << r->type.to_string()
-                                          << "; the NPU code generator handles float32 Funcs only";
+        user_assert(r->types.size() == 1 && r->types[0] == Float(32))
+            << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
+            << "; the NPU code generator handles float32 Funcs (of one value) only";
         user_assert(r->bounds.size() == 2) << "NPU target: Func " << r->name << " has " << r->bounds.size()
                                            << " dimension(s); tiles are 2-D, so NPU Funcs have two dimensions";
         bool at_root = f.schedule.compute_level.is_root();
@@ -431,6 +432,8 @@ private:
         }
         for (auto &c : chain) inner_lets[c.first] = substitute(inner_lets, c.second);
         const Provide *p = b->as<Provide>();
+        user_assert(p->values.size() == 1) << "NPU target: Func " << p->name
+                                           << " returns a Tuple; the NPU code generator handles Funcs of one value only";
         current = p->name;
         temps = 0;
         current_double = func(p->name).schedule.double_buffer;
@@ -455,12 +458,12 @@ private:
                 << "NPU target: Func " << p->name << " is computed in " << *R << " x " << *C
                 << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
                 << "; a Func in UB is computed as one tile covering its buffer";
-            select(p->value, ub->second, (int)*R, (int)*C, fy, fx, inner_lets, out);
+            select(p->values[0], ub->second, (int)*R, (int)*C, fy, fx, inner_lets, out);
             return;
         }
         // Output or GM Func: compute into a UB tile, then TSTORE.
         int t = temp((int)*R, (int)*C);
-        select(p->value, t, (int)*R, (int)*C, fy, fx, inner_lets, out);
+        select(p->values[0], t, (int)*R, (int)*C, fy, fx, inner_lets, out);
         instr(out, NpuPipe::MTE3, "core.TSTORE(" + gm_code(p->name, w) + ", " + tile_code(t, (int)*R, (int)*C) + ");",
               {t}, {});
     }
