@@ -467,7 +467,10 @@ void CodeGen_C::visit(const Call *op) {
         << "call to " << op->name << " reached codegen; lowering should have replaced it with a Load";
     internal_assert(fn) << "unknown extern function " << op->name;
     internal_assert(op->type.is_float()) << op->name << " of " << op->type.to_string();
-    result = call(op->type.is_scalar() ? std::string("std::") + fn : "kiln_" + op->name, op->args);
+    // float32 exp, log and tanh are the prologue's own, for scalars too, so
+    // that a vector body and its scalar tail give the same bits.
+    const bool own = op->type.bits == 32 && (op->name == "exp" || op->name == "log" || op->name == "tanh");
+    result = call(op->type.is_scalar() && !own ? std::string("std::") + fn : "kiln_" + op->name, op->args);
 }
 
 // Let: a GCC statement expression.
