@@ -27,6 +27,8 @@ const std::vector<SuiteCase> &suite() {
     static const std::vector<SuiteCase> cases = {
         {"softplus", bench_softplus}, {"tanh_affine", bench_tanh_affine}, {"blur3x3", bench_blur3x3},
         {"unsharp", bench_unsharp},   {"harris", bench_harris},
+        {"forward_ad", bench_forward_ad}, {"many_users", bench_many_users}, {"bias_gelu", bench_bias_gelu},
+        {"subtract_mean", bench_subtract_mean}, {"layernorm", bench_layernorm}, {"softmax", bench_softmax},
     };
     return cases;
 }

@@ -31,4 +31,12 @@ CaseResult bench_harris(const SuiteOptions &o);
 CaseResult bench_softplus(const SuiteOptions &o);
 CaseResult bench_tanh_affine(const SuiteOptions &o);
 
+// Row-wise and multi-output pipelines (suite_rows.cpp).
+CaseResult bench_layernorm(const SuiteOptions &o);
+CaseResult bench_softmax(const SuiteOptions &o);
+CaseResult bench_bias_gelu(const SuiteOptions &o);
+CaseResult bench_subtract_mean(const SuiteOptions &o);
+CaseResult bench_many_users(const SuiteOptions &o);
+CaseResult bench_forward_ad(const SuiteOptions &o);
+
 }  // namespace kiln_bench
