@@ -231,10 +231,12 @@ template<typename F> inline F kiln_expm1_reduced(F r) {
     return r + (r * r) * p;
 }
 
-// n = round(x / ln2) and r = x - n ln2, for |x| < 2^21.
-template<typename F> inline F kiln_exp_reduce(F x, F &r) {
-    const float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-    F n = (x * 1.44269504088896341f + round_magic) - round_magic;
+// n = round(x / ln2) (half away from zero) and r = x - n ln2, for |x| < 2^30.
+// The rounding goes through an integer conversion, which no float
+// reassociation (fast_math) can fold away.
+template<typename F, typename I> inline F kiln_exp_reduce(F x, F &r) {
+    F t = x * 1.44269504088896341f;
+    F n = __builtin_convertvector(__builtin_convertvector(t + (t < 0.0f ? F{} - 0.5f : F{} + 0.5f), I), F);
     r = x - n * 0.693359375f;       // ln2 high part: 9 significant bits, so n * it is exact
     r = r - n * -2.12194440e-4f;    // ln2 low part
     return n;
@@ -254,7 +256,7 @@ template<typename F, typename I> inline F kiln_exp_f32(F x) {
     F xc = x > 89.0f ? F{} + 89.0f : x;
     xc = xc < -104.0f ? F{} - 104.0f : xc;
     F r;
-    F n = kiln_exp_reduce(xc, r);
+    F n = kiln_exp_reduce<F, I>(xc, r);
     F e = kiln_scale_by_exp2<F, I>(kiln_expm1_reduced(r) + 1.0f, n);
     e = x > 88.7228394f ? F{} + __builtin_inff() : e;
     e = x < -103.972679f ? F{} : e;
@@ -265,7 +267,7 @@ template<typename F, typename I> inline F kiln_expm1_f32(F x) {
     F xc = x > 89.0f ? F{} + 89.0f : x;
     xc = xc < -30.0f ? F{} - 30.0f : xc;  // expm1 is -1 to float precision below -17
     F r;
-    F n = kiln_exp_reduce(xc, r);
+    F n = kiln_exp_reduce<F, I>(xc, r);
     F p = kiln_expm1_reduced(r);
     F s = kiln_scale_by_exp2<F, I>(F{} + 1.0f, n);
     F e = n == 0.0f ? p : s * p + (s - 1.0f);

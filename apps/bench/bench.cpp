@@ -19,6 +19,7 @@
 
 #include "anchors.h"
 #include "case_util.h"
+#include "kiln_runner.h"
 #include "suite.h"
 
 namespace kiln_bench {
@@ -53,6 +54,8 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
     std::printf("Kiln bench: %d threads, best of %d runs after a warm-up%s\n", o.threads, o.runs,
                 o.quick ? " (quick: small sizes)" : "");
     const Roofline roof = measure_roofline(o.quick, o.runs, o.threads);
+    std::printf("Kiln target %s (float mode of Halide's default: reassociation and FMA contraction allowed)\n",
+                KilnRunner::target().to_string().c_str());
     std::printf("roofline: triad %.1f GB/s, FMA peak %.0f GFLOP/s (%s)\n", roof.bandwidth_gbps, roof.peak_gflops,
                 roof.fma_isa.c_str());
     warm_up_halide();
@@ -71,7 +74,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
                         {"runs", o.runs},
                         {"quick", o.quick},
                         {"cores", std::thread::hardware_concurrency()},
-                        {"kiln_target", kiln::Target::host().to_string()},
+                        {"kiln_target", KilnRunner::target().to_string()},
                         {"halide_target", Halide::get_jit_target_from_environment().to_string()},
                         {"roofline",
                          {{"triad_gb_per_s", roof.bandwidth_gbps},

@@ -21,7 +21,7 @@ KilnRunner::KilnRunner(const std::string &generator, const std::vector<std::stri
     gen_->set_generator_params(params);
     pipeline_ = gen_->build_pipeline();
     schedule_path_ = (fs::path(KILN_BENCH_SCHEDULE_DIR) / generator / (schedule + ".sched")).string();
-    kiln::ScheduleFile::load(schedule_path_).apply(pipeline_);
+    kiln::ScheduleFile::load(schedule_path_).apply(pipeline_, target());
 }
 
 const kiln::GeneratorInputBase &KilnRunner::input(const std::string &name) const {
@@ -39,7 +39,9 @@ void KilnRunner::set(const std::string &name, const std::string &value) {
         throw std::runtime_error("bench: \"" + value + "\" is not a value of Input " + name);
 }
 
-void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) { pipeline_.realize_raw(outputs); }
+kiln::Target KilnRunner::target() { return kiln::Target::host().with(kiln::Target::FastMath); }
+
+void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) { pipeline_.realize_raw(outputs, target()); }
 
 void use_fresh_jit_cache() {
     static fs::path dir;

@@ -8,6 +8,10 @@
 //
 // The JIT cache is pointed at a fresh directory, so the first realize()
 // measures a real compilation (compile_ms).
+//
+// The target is the host with fast_math: float reassociation and FMA
+// contraction allowed, which is Halide's default float mode, so both
+// systems are held to the same rules (Kiln's default is stricter).
 #pragma once
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
@@ -27,6 +31,7 @@ public:
     void set(const std::string &input, const std::string &value);
     void realize(const std::vector<halide_buffer_t *> &outputs);
     const std::string &schedule_path() const { return schedule_path_; }
+    static kiln::Target target();
 
 private:
     const kiln::GeneratorInputBase &input(const std::string &name) const;

@@ -96,11 +96,15 @@ const std::vector<std::string> &generator_emit_kinds() {
 }
 
 std::string kernel_compiler_flags(const Target &t) {
-    // For AOT and JIT kernels alike (dsl/driver/JIT.cpp adds -fPIC -shared): no FMA contraction
-    // unless fast_math, -Wno-psabi for GCC's notes on vector arguments of the
-    // inline helpers. Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
+    // For AOT and JIT kernels alike (dsl/driver/JIT.cpp adds -fPIC -shared): float
+    // math as written (no FMA contraction, no reassociation) unless fast_math,
+    // which allows both, as Halide's default float mode does (so serial float
+    // reductions vectorize); NaN and infinity keep their meaning either way.
+    // -Wno-psabi for GCC's notes on vector arguments of the inline helpers.
+    // Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
     std::string flags = "-O3 -fopenmp -Wno-psabi ";
-    flags += t.has(Target::FastMath) ? "-ffp-contract=fast" : "-ffp-contract=off";
+    flags += t.has(Target::FastMath) ? "-ffp-contract=fast -fassociative-math -fno-signed-zeros -fno-trapping-math"
+                                     : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
     if (t.has(Target::NPU)) flags += " -I" KILN_NPU_INCLUDE_DIR;  // kiln_npu.h
     return isa.empty() ? flags : flags + " " + isa;

@@ -12,8 +12,8 @@
 //    multiplication by its reciprocal (as Halide does); Mod on floats is
 //    a - b*floor(a/b).
 //  - Cast follows C: float->int truncates toward zero, int->narrower int wraps.
-//  - Float math is IEEE: no reassociation, no FMA contraction unless the target
-//    has fast_math.
+//  - Float math is IEEE: no reassociation, no FMA contraction, unless the target
+//    has fast_math, which allows both (Halide's default float mode).
 //  - Operands of a binary node have the same type; bools are UInt(1); the
 //    result of a comparison is Bool with the operands' lane count.
 //  - Select evaluates both sides (they must not have side effects).
