@@ -303,9 +303,12 @@ template<typename F, typename I> inline F kiln_log_f32(F x) {
 
 template<typename F, typename I> inline F kiln_tanh_f32(F x) {
     F ax = x < 0.0f ? -x : x;
-    F u = kiln_expm1_f32<F, I>(2.0f * (ax > 9.0f ? F{} + 9.0f : ax));
-    F t = u / (u + 2.0f);
-    t = ax > 9.0f ? F{} + 1.0f : t;  // tanh(9) rounds to 1 in float
+    F u = kiln_expm1_f32<F, I>(2.0f * (ax > 9.1f ? F{} + 9.1f : ax));
+    // Near 0, u / (u + 2) keeps the relative accuracy; away from it,
+    // 1 - 2 / (u + 2) is within an ulp of 1 in absolute terms, so that
+    // 1 + tanh(x) for negative x (GELU) does not magnify the error.
+    F t = ax < 0.55f ? u / (u + 2.0f) : 1.0f - 2.0f / (u + 2.0f);
+    t = ax > 9.1f ? F{} + 1.0f : t;  // from 9.02 on, tanh rounds to 1 in float
     t = x < 0.0f ? -t : t;
     return x != x ? x : t;
 }
