@@ -340,13 +340,17 @@ KILN_F32_MATH(tanh, std::tanh)
 // A 32-byte-aligned heap block of `count` elements of `elem_size` bytes,
 // freed when it goes out of scope (also on an early error return). ptr is
 // null when the allocation failed.
+// Blocks of more than INT32_MAX elements are refused: kernels index with int32.
 struct kiln_heap {
     void *ptr = nullptr;
-    long long bytes = 0;
-    kiln_heap(long long count, size_t elem_size) {
-        if (count < 0) count = 0;
-        if ((unsigned long long)count > (1ull << 62) / elem_size) return;
+    long long count = 0, bytes = 0;
+    kiln_heap(long long n, size_t elem_size) : count(n < 0 ? 0 : n) {
+        if ((unsigned long long)count > (1ull << 62) / elem_size) {
+            bytes = 1ll << 62;
+            return;
+        }
         bytes = count * (long long)elem_size;
+        if (count > INT32_MAX) return;
         ptr = std::aligned_alloc(32, (size_t)((bytes + 31) / 32 * 32 + 32));
     }
     ~kiln_heap() { std::free(ptr); }
@@ -402,14 +406,57 @@ inline int kiln_check_buffer(const halide_buffer_t *b, const char *kernel, const
                    kernel, name, (int)b->dim[0].stride);
         return kiln_error_bad_stride;
     }
+    // Kernels index with 32-bit integers: every coordinate and every element
+    // offset must fit in int32.
+    long long span = 0;
     for (int d = 0; d < dimensions; d++) {
-        if (b->dim[d].extent < 0) {
+        const halide_dimension_t &dim = b->dim[d];
+        if (dim.extent < 0) {
             kiln_error("%s: buffer argument '%s' has negative extent %d in dimension %d", kernel, name,
-                       (int)b->dim[d].extent, d);
+                       (int)dim.extent, d);
             return kiln_error_bad_extent;
         }
+        if ((long long)dim.min + dim.extent - 1 > INT32_MAX) {
+            kiln_error("%s: buffer argument '%s' covers [%d, %lld] in dimension %d, past the largest coordinate %d",
+                       kernel, name, (int)dim.min, (long long)dim.min + dim.extent - 1, d, INT32_MAX);
+            return kiln_error_bad_extent;
+        }
+        span += (long long)(dim.extent > 0 ? dim.extent - 1 : 0) * (dim.stride < 0 ? -(long long)dim.stride : dim.stride);
+    }
+    if (span > INT32_MAX) {
+        kiln_error("%s: buffer argument '%s' spans %lld elements, more than the %d a kernel can index", kernel, name,
+                   span + 1, INT32_MAX);
+        return kiln_error_bad_extent;
     }
     return 0;
+}
+
+// The bytes [*lo, *hi) that b's elements occupy; false if b is empty.
+inline bool kiln_buffer_span(const halide_buffer_t *b, const char **lo, const char **hi) {
+    long long first = 0, last = 0;
+    for (int d = 0; d < b->dimensions; d++) {
+        if (b->dim[d].extent <= 0) return false;
+        long long reach = (long long)(b->dim[d].extent - 1) * b->dim[d].stride;
+        (reach < 0 ? first : last) += reach;
+    }
+    long long bytes = (b->type.bits + 7) / 8 * (long long)b->type.lanes;
+    *lo = (const char *)b->host + first * bytes;
+    *hi = (const char *)b->host + (last + 1) * bytes;
+    return true;
+}
+
+// Checks that output `out` shares no memory with input `in` (both already
+// checked by kiln_check_buffer). Reports and returns the error code, or 0.
+inline int kiln_check_no_overlap(const halide_buffer_t *in, const halide_buffer_t *out, const char *kernel,
+                                 const char *in_name, const char *out_name) {
+    const char *a0, *a1, *b0, *b1;
+    if (!kiln_buffer_span(in, &a0, &a1) || !kiln_buffer_span(out, &b0, &b1)) return 0;
+    if (a1 <= b0 || b1 <= a0) return 0;
+    long long shared = (long long)((a1 < b1 ? a1 : b1) - (a0 > b0 ? a0 : b0));
+    kiln_error("%s: output '%s' overlaps input '%s' (%lld bytes shared); the kernel may overwrite values it has "
+               "yet to read, so give the output its own memory",
+               kernel, out_name, in_name, shared);
+    return kiln_error_buffers_overlap;
 }
 
 }  // namespace

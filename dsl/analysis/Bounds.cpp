@@ -80,6 +80,24 @@ protected:
     // Narrow and unsigned integers wrap around, so their sums and products
     // are only known to lie in the type's range.
     bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits >= 32); }
+    // int32 arithmetic is assumed not to overflow, but an interval of
+    // constants may still reach past int32 where the expression is never
+    // evaluated (the untaken side of a select): folding those ends would
+    // wrap them into a wrong interval, so the result is unbounded instead.
+    static bool int32_ends_overflow(Type t, const Interval &a, const Interval &b, IRNodeType k) {
+        if (t != Int(32)) return false;
+        const int64_t *al = as_const_int(a.min), *ah = as_const_int(a.max);
+        const int64_t *bl = as_const_int(b.min), *bh = as_const_int(b.max);
+        int64_t p[4] = {al ? *al : 0, al ? *al : 0, ah ? *ah : 0, ah ? *ah : 0};
+        int64_t q[4] = {bl ? *bl : 0, bh ? *bh : 0, bl ? *bl : 0, bh ? *bh : 0};
+        bool known[4] = {al && bl, al && bh, ah && bl, ah && bh};
+        for (int i = 0; i < 4; i++) {
+            if (!known[i]) continue;
+            int64_t r = k == IRNodeType::Add ? p[i] + q[i] : k == IRNodeType::Sub ? p[i] - q[i] : p[i] * q[i];
+            if (r < INT32_MIN || r > INT32_MAX) return true;
+        }
+        return false;
+    }
     // Wrapping arithmetic: exact constant bounds if no endpoint combination
     // leaves the type's range, else the whole range.
     void wrapping(Type t, const Interval &a, const Interval &b, IRNodeType k) {
@@ -98,18 +116,30 @@ protected:
     void visit(const Add *op) override {
         Interval a = of(op->a), b = of(op->b);
         if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Add);
+        if (int32_ends_overflow(op->type, a, b, IRNodeType::Add)) {
+            result = Interval();
+            return;
+        }
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
     }
     void visit(const Sub *op) override {
         Interval a = of(op->a), b = of(op->b);
         if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Sub);
+        if (int32_ends_overflow(op->type, a, b, IRNodeType::Sub)) {
+            result = Interval();
+            return;
+        }
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
                           a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
     }
     void visit(const Mul *op) override {
         Interval a = of(op->a), b = of(op->b);
         if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Mul);
+        if (int32_ends_overflow(op->type, a, b, IRNodeType::Mul)) {
+            result = Interval();
+            return;
+        }
         if (!a.bounded() || !b.bounded()) {
             // x * c with c constant keeps the one bounded side.
             const int64_t *c = as_const_int(b.min);

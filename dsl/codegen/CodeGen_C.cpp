@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -513,6 +514,9 @@ void CodeGen_C::visit(const AssertStmt *op) {
         args += std::string(", ") + cast + paren(print(part));
     }
     if (op->message.empty()) format = escape(func.name + ": check failed", true);
+    // Every message names the kernel (the entry checks already start with it).
+    std::string prefix = escape(func.name + ": ", true);
+    if (format.compare(0, prefix.size(), prefix) != 0) format = prefix + format;
     line() << "if (!" << paren(print(op->condition)) << ") {\n";
     indent++;
     line() << "kiln_error(\"" << format << "\"" << args << ");\n";
@@ -612,11 +616,19 @@ void CodeGen_C::visit(const Allocate *op) {
         line() << "alignas(32) " << type << " " << name << "[" << n << "];\n";
     } else {
         std::string heap = names.fresh(name + "_heap");
-        line() << "kiln_heap " << heap << "(" << unparen(print(op->size)) << ", sizeof(" << type << "));\n";
+        // The size is a product of int32 extents: multiply in 64 bits, so
+        // that kiln_heap sees (and refuses) a size past what int32 indexes.
+        std::function<Expr(const Expr &)> widen = [&](const Expr &e) -> Expr {
+            if (const Mul *m = e.as<Mul>()) return Mul::make(widen(m->a), widen(m->b));
+            return e.type() == Int(64) ? e : Cast::make(Int(64), e);
+        };
+        line() << "kiln_heap " << heap << "(" << unparen(print(op->size.as<Mul>() ? widen(op->size) : op->size)) << ", sizeof(" << type << "));\n";
         line() << "if (!" << heap << ".ptr) {\n";
         indent++;
-        line() << "kiln_error(\"" << escape(func.name + ": out of memory allocating ", true) << "%lld bytes for '"
-               << escape(op->name, true) << "'\", " << heap << ".bytes);\n";
+        line() << "kiln_error(\"" << escape(func.name + ": out of memory allocating ", true)
+               << "%lld elements (%lld bytes) for '" << escape(op->name, true)
+               << "'; a kernel allocates at most 2147483647 elements per Func\", " << heap << ".count, " << heap
+               << ".bytes);\n";
         line() << "return kiln_error_out_of_memory;\n";
         indent--;
         line() << "}\n";
@@ -688,6 +700,17 @@ void CodeGen_C::emit_signature_and_checks() {
                 line() << "const int32_t " << names.get(a.name + "." + field + "." + std::to_string(d)) << " = " << buf
                        << "->dim[" << d << "]." << field << ";\n";
             }
+        }
+    }
+    // A kernel reads its inputs while it writes its outputs (intermediates
+    // and tiles in any order), so an output may share no memory with an input.
+    for (size_t i = 0; i < func.args.size(); i++) {
+        if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
+        for (size_t j = 0; j < func.args.size(); j++) {
+            if (!func.args[j].is_buffer || func.args[j].is_output) continue;
+            auto buf = [&](size_t k) { return params[k].substr(std::string("halide_buffer_t *").size()); };
+            line() << "if (int err = kiln_check_no_overlap(" << buf(j) << ", " << buf(i) << ", \"" << func.name
+                   << "\", " << quoted(func.args[j].name) << ", " << quoted(func.args[i].name) << ")) return err;\n";
         }
     }
 }

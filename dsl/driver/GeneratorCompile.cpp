@@ -2,6 +2,7 @@
 // kiln-gen writes (FUNCTION.h, .cpp, .stmt, .sched, .flags).
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -107,7 +108,11 @@ std::string kernel_compiler_flags(const Target &t) {
                                      : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
     if (t.has(Target::NPU)) flags += " -I" KILN_NPU_INCLUDE_DIR;  // kiln_npu.h
-    return isa.empty() ? flags : flags + " " + isa;
+    if (!isa.empty()) flags += " " + isa;
+    // Extra flags for every kernel, e.g. the sanitizers of scripts/sanitize.sh.
+    const char *extra = std::getenv("KILN_KERNEL_FLAGS");
+    if (extra && *extra) flags += std::string(" ") + extra;
+    return flags;
 }
 
 std::string kernel_link_flags(const Target &t) { return t.has(Target::NPU) ? KILN_NPU_LIBRARY : ""; }

@@ -22,8 +22,13 @@ class CollectVars : public IRVisitor {
 public:
     std::vector<std::string> vars;  // pure Vars, first-use order
     std::vector<std::shared_ptr<ReductionDomainContents>> rdoms;
+    bool reads_data = false;  // calls a Func or an image
 
 protected:
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        reads_data |= op->call_type == Call::Func || op->call_type == Call::Image;
+    }
     void visit(const Variable *op) override {
         if (op->rdom) {
             bool seen = false;
@@ -258,6 +263,16 @@ Stage FuncRef::define(std::vector<Expr> values) {
     }
     if (!rdoms.empty()) {
         d.rdom = rdoms[0];
+        for (size_t i = 0; i < d.rdom->vars.size(); i++) {
+            CollectVars bound_vars;
+            bound_vars.include(d.rdom->vars[i].min);
+            bound_vars.include(d.rdom->vars[i].extent);
+            user_assert(bound_vars.vars.empty())
+                << "Update definition " << what << ": the bounds of RDom " << d.rdom->name << " (dimension " << i
+                << ") use Var " << (bound_vars.vars.empty() ? "" : bound_vars.vars[0])
+                << "; an RDom's min and extent may use constants, Params and other Funcs' values, not pure Vars "
+                   "(use a where() condition on the RDom instead)";
+        }
         for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, rv.name, ForType::Serial, true, false});
     }
     // A pure Var is independent across iterations only if every self-call
@@ -345,6 +360,10 @@ Func &Func::compute_at(const LoopLevel &level) {
 }
 Func &Func::compute_inline() {
     bump_definition_epoch();
+    user_assert(func->updates.empty()) << "Func " << name() << " is scheduled compute_inline(), but it has "
+                                       << func->updates.size()
+                                       << " update definition(s) and a Func with updates cannot be inlined; use "
+                                          "compute_root() or compute_at() instead";
     func->schedule.compute_level = LoopLevel::inlined();
     func->schedule.store_level = LoopLevel::inlined();
     func->schedule.store_level_set = false;
@@ -378,6 +397,16 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
                                                    << ", ...) with an undefined min or extent";
     user_assert(!min.type().is_float() && !extent.type().is_float())
         << "Func " << name() << ": bound(" << var.name() << ", ...) needs integer min and extent";
+    for (const Expr &e : {min, extent}) {
+        CollectVars used;
+        used.include(e);
+        user_assert(used.vars.empty() && used.rdoms.empty() && !used.reads_data)
+            << "Func " << name() << ": bound(" << var.name() << ", " << min << ", " << extent
+            << "): the min and extent must be made of constants and Params (not Vars, RDoms, Func calls or image reads)";
+    }
+    const int64_t *const_extent = as_const_int(extent);
+    user_assert(!const_extent || *const_extent >= 0) << "Func " << name() << ": bound(" << var.name() << ", " << min
+                                                    << ", " << extent << "): the extent must not be negative";
     for (auto &b : func->schedule.bounds)
         user_assert(b.var != var.name()) << "Func " << name() << ": bound(" << var.name()
                                          << ", ...) is given twice";

@@ -99,6 +99,11 @@ std::vector<Argument> Pipeline::infer_arguments() const {
     Environment env = find_environment(outs);
     std::vector<Argument> args;
     for (const auto &kv : find_parameters(env)) {
+        bool is_output = false;
+        for (const auto &o : outs) is_output |= o->name == kv.first;  // reported below
+        user_assert(is_output || !env.count(kv.first)) << "The " << (kv.second->is_buffer ? "ImageParam " : "Param ") << kv.first
+                                          << " has the same name as a Func of the pipeline; rename one of them "
+                                             "(every argument and Func of a kernel needs its own name)";
         Argument a;
         a.name = kv.first;
         a.is_buffer = kv.second->is_buffer;

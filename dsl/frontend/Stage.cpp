@@ -217,6 +217,9 @@ static void require_const_factor(const Stage &s, const char *directive, const Va
         << "In schedule of " << s.name() << ": " << directive << "(" << v.name()
         << ", factor): the factor must be a constant integer (got " << (factor.defined() ? to_string(factor) : "nothing")
         << ")";
+    user_assert(*as_const_int(factor) > 0) << "In schedule of " << s.name() << ": " << directive << "(" << v.name()
+                                           << ", " << factor << "): the factor must be positive (the number of "
+                                           << (std::string(directive) == "vectorize" ? "lanes" : "copies") << ")";
 }
 
 Stage &Stage::vectorize(const VarOrRVar &v, Expr factor, TailStrategy tail) {
@@ -235,6 +238,9 @@ Stage &Stage::unroll(const VarOrRVar &v, Expr factor, TailStrategy tail) {
 Stage &Stage::parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail) {
     VarOrRVar inner(v.name() + "_task", v.rvar());
     check_can_run_at_once(v, "parallel");
+    const int64_t *size = as_const_int(task_size);
+    user_assert(!size || *size > 0) << "In schedule of " << name() << ": parallel(" << v.name() << ", " << task_size
+                                    << "): the task size must be positive (the iterations each task runs)";
     split(v, v, inner, task_size, tail);
     return set_for_type(v, ForType::Parallel, "parallel");
 }

@@ -29,6 +29,13 @@ std::string unique_derived_name(const std::string &base) {
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t) {
     return Variable::make(t, name, p);
 }
+void check_param_range(const std::string &name, const Expr &lo, const Expr &hi) {
+    const int64_t *l = as_const_int(lo), *h = as_const_int(hi);
+    const double *fl = as_const_float(lo), *fh = as_const_float(hi);
+    bool empty = (l && h && *l > *h) || (fl && fh && *fl > *fh);
+    user_assert(!empty) << "Param " << name << ": set_range(" << lo << ", " << hi
+                        << ") is empty (the minimum is above the maximum); swap the two ends";
+}
 }  // namespace internal
 
 Var::Var() : name_(unique_name('v')) {}

@@ -7,6 +7,7 @@
 #include "ScheduleFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "kiln_runtime.h"
 
 namespace kiln {
 namespace internal {
@@ -96,7 +97,38 @@ protected:
         }
         done = true;
         Stmt rest = mutate(op->rest);
-        return wrap_lets(stage_region_lets(func, box, is_output), Block::make(op->first, rest));
+        Stmt body = Block::make(op->first, rest);
+        for (const Stmt &check : bound_checks(box)) body = Block::make(check, body);
+        return wrap_lets(stage_region_lets(func, box, is_output), body);
+    }
+
+    // A bound() replaces the region the consumers need; it must cover it.
+    // Decided here when constant, else checked by the kernel.
+    std::vector<Stmt> bound_checks(const Box &box) {
+        std::vector<Stmt> checks;
+        for (size_t d = 0; d < box.size(); d++) {
+            for (const auto &b : func.schedule.bounds) {
+                if (b.var != func.args[d] || !box[d].bounded()) continue;
+                Expr last = simplify(b.min + b.extent - 1);
+                Expr lo = simplify(box[d].min), hi = simplify(box[d].max);
+                Expr covers = simplify(b.min <= lo && hi <= last);
+                std::string what = "Func " + func.name + " is given bound(" + b.var + ", " + to_string(b.min) + ", " +
+                                   to_string(b.extent) + ")";
+                std::string fix = "; widen the bound() to cover what is read, or remove it";
+                if (is_zero(covers)) {
+                    user_error << what << ", which covers [" << simplify(b.min) << ", " << last
+                               << "], but its consumers read it over [" << lo << ", " << hi << "] in dimension "
+                               << d << fix;
+                }
+                if (is_one(covers)) continue;
+                checks.push_back(AssertStmt::make(
+                    covers, kiln_error_bound_too_small,
+                    {StringImm::make(what + ", which covers ["), simplify(b.min), StringImm::make(", "), last,
+                     StringImm::make("], but its consumers read it over ["), lo, StringImm::make(", "), hi,
+                     StringImm::make("] in dimension " + std::to_string(d) + fix)}));
+            }
+        }
+        return checks;
     }
 };
 

@@ -119,8 +119,8 @@ public:
             std::string near = nearest(p.var.name, loops);
             error_at(file, p.var.line, p.var.col,
                      p.directive + "(" + p.func.name() + ", " + p.var.name + "): " + p.func.name() +
-                         " has no loop named " + p.var.name + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                         " Its loops: " + join(loops));
+                         " has no loop named " + p.var.name + (near.empty() ? "; its loops: " : "; did you mean '" + near + "'? Its loops: ") +
+                         join(loops));
         }
     }
 

@@ -140,3 +140,69 @@ TEST_CASE("error: scheduling an undefined Func, or a free-standing RVar in an ex
     RVar r("r");
     REQUIRE_COMPILE_ERROR(Expr(r) + 1, Contains("RVar r has no reduction domain and cannot be used in an expression"));
 }
+
+TEST_CASE("error: a Func given an undefined Expr", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = Expr(), Contains("Func f is given an undefined value"));
+}
+
+TEST_CASE("error: a Func that calls itself in its pure definition", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = f(x - 1) + 1, Contains("Can't call Func f because it has not been defined yet") &&
+                                                   Contains("define it before using it"));
+}
+
+TEST_CASE("error: an update with fewer arguments than the Func", "[error][definition]") {
+    Var x("x"), y("y");
+    RDom r(0, 4, "r");
+    Func f("f");
+    f(x, y) = 0;
+    REQUIRE_COMPILE_ERROR(f(r) += 1, Contains("Func f is defined with 2 argument(s) (x, y) but is called with 1"));
+}
+
+TEST_CASE("error: RDom bounds that use a pure Var of the update", "[error][definition][regression]") {
+    // Was an internal error: the emitted C++ referred to an undeclared x.
+    Var x("x");
+    RDom r(0, x, "r");
+    Func f("f");
+    f(x) = 0;
+    REQUIRE_COMPILE_ERROR(f(x) += r, Contains("Update definition f.update(0): the bounds of RDom r (dimension 0) use Var x") &&
+                                         Contains("not pure Vars") && Contains("where() condition"));
+}
+
+TEST_CASE("error: an RDom with no dimensions", "[error][definition]") {
+    REQUIRE_COMPILE_ERROR(RDom(std::vector<std::pair<Expr, Expr>>{}, "r"), Contains("RDom needs at least one dimension"));
+}
+
+TEST_CASE("error: a Param with an empty range", "[error][definition]") {
+    Param<int> p("p");
+    REQUIRE_COMPILE_ERROR(p.set_range(5, 1), Contains("Param p: set_range(5, 1) is empty") && Contains("swap the two ends"));
+    Param<float> g("gain");
+    REQUIRE_COMPILE_ERROR(g.set_range(1.0f, 0.5f), Contains("Param gain: set_range(") && Contains("is empty"));
+}
+
+TEST_CASE("error: a Param named like a Func of the pipeline", "[error][definition][regression]") {
+    // Was an internal error: the kernel's scalar argument and g's buffer clashed in the emitted C++.
+    Param<int> p("g");
+    Var x("x");
+    Func g("g"), f("f");
+    g(x) = x + p;
+    f(x) = g(x);
+    g.compute_root();
+    REQUIRE_COMPILE_ERROR(Pipeline(f).infer_arguments(),
+                          Contains("The Param g has the same name as a Func of the pipeline") &&
+                              Contains("rename one of them"));
+}
+
+TEST_CASE("error: a Pipeline with no outputs", "[error][definition]") {
+    Pipeline p(std::vector<Func>{});
+    REQUIRE_COMPILE_ERROR(p.lowered_stmt(), Contains("A Pipeline needs at least one output Func"));
+}
+
+TEST_CASE("error: realizing a Func that has no definition", "[error][definition]") {
+    Func f("f");
+    Buffer<int> b(4);
+    REQUIRE_COMPILE_ERROR(f.realize(b), Contains("Func f is an output of the pipeline but has no definition"));
+}

@@ -123,3 +123,19 @@ TEST_CASE("error: a Pipeline realized with fewer buffers than outputs", "[error]
     REQUIRE_COMPILE_ERROR(p.realize_raw({one.raw_buffer()}),
                           Contains("the pipeline has 2 output(s) but 1 buffer(s) were given"));
 }
+
+TEST_CASE("error: a bound() on an intermediate smaller than what its consumer reads", "[error][runtime][regression]") {
+    // Was silent: g read f's uncomputed (uninitialized) values past the bound.
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = x;
+    g(x) = f(x) + f(x + 8);
+    f.compute_root().bound(x, 0, 4);
+    Buffer<int> out(8);
+    out.fill(-7);
+    REQUIRE_RUNTIME_ERROR(g.realize(out), kiln_error_bound_too_small,
+                          Contains("Func f is given bound(x, 0, 4), which covers [0, 3]") &&
+                              Contains("its consumers read it over [0, 15] in dimension 0") && Contains("widen the bound()"));
+    CHECK(out(0) == -7);  // nothing written
+    REQUIRE_COMPILE_ERROR(f.bound(x, 0, 16), Contains("bound(x, ...) is given twice"));
+}

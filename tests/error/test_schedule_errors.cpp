@@ -225,3 +225,117 @@ TEST_CASE("error: compile_to_cpp with a name that is not a C identifier", "[erro
     REQUIRE_COMPILE_ERROR(Pipeline(p.out).compile_to_cpp_source("2fast"),
                           Contains("\"2fast\" is not a valid C function name"));
 }
+
+TEST_CASE("error: reorder that names a loop twice", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.reorder(p.x, p.x), Contains("In schedule of out: reorder names x twice"));
+}
+
+TEST_CASE("error: reorder of a loop the stage does not have", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.reorder(p.x, p.xo), Contains("In schedule of out: reorder(xo, ...)") &&
+                                                        Contains("xo is not a loop of this stage") &&
+                                                        Contains("its loops (outermost first) are: y, x"));
+}
+
+TEST_CASE("error: fuse a loop with itself", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.fuse(p.x, p.x, p.xo), Contains("In schedule of out: fuse(x, x, xo)") &&
+                                                          Contains("reorder first"));
+}
+
+TEST_CASE("error: vectorize, unroll or parallel with a non-positive factor", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.vectorize(p.x, 0), Contains("In schedule of out: vectorize(x, 0): the factor must be positive") &&
+                                                       Contains("lanes"));
+    REQUIRE_COMPILE_ERROR(p.out.unroll(p.x, -2), Contains("In schedule of out: unroll(x, -2): the factor must be positive"));
+    REQUIRE_COMPILE_ERROR(p.out.parallel(p.y, 0), Contains("In schedule of out: parallel(y, 0): the task size must be positive"));
+}
+
+TEST_CASE("error: unroll by a huge factor", "[error][schedule]") {
+    TwoStage p;
+    p.out.unroll(p.x, 100000);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Loop out.s0.x.x_unr is scheduled unroll() with extent 100000") &&
+                                                    Contains("unroll by a smaller factor"));
+}
+
+TEST_CASE("error: bound() with a negative extent", "[error][schedule]") {
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.out.bound(p.x, 0, -4), Contains("Func out: bound(x, 0, -4): the extent must not be negative"));
+}
+
+TEST_CASE("error: bound() whose extent reads a Func", "[error][schedule][regression]") {
+    // Was an internal error ("cycle in the pipeline") at lowering.
+    TwoStage p;
+    REQUIRE_COMPILE_ERROR(p.g.bound(p.x, 0, p.out(0, 0)), Contains("Func g: bound(x, 0, out(0, 0))") &&
+                                                               Contains("must be made of constants and Params"));
+}
+
+TEST_CASE("error: compute_inline a Func that has updates", "[error][schedule][regression]") {
+    // Was silently computed at root instead.
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = x;
+    f(x) += 1;
+    g(x) = f(x);
+    REQUIRE_COMPILE_ERROR(f.compute_inline(), Contains("Func f is scheduled compute_inline(), but it has 1 update definition(s)") &&
+                                                  Contains("use compute_root() or compute_at() instead"));
+}
+
+TEST_CASE("error: compute_at a consumer that is itself inlined", "[error][schedule]") {
+    Var x("x");
+    Func f("f"), g("g"), h("h");
+    f(x) = x;
+    g(x) = f(x) + 1;  // inlined into h: it has no loops
+    h(x) = g(x) * 2;
+    f.compute_at(g, x);
+    REQUIRE_COMPILE_ERROR(h.lowered_stmt(), Contains("Func f is scheduled compute_at(g, x), but g does not use f (it is used by h)") &&
+                                                Contains("Legal sites: compute_root(), compute_at(h, x), or compute_inline()"));
+}
+
+TEST_CASE("error: compute_at a loop that encloses only some of the uses", "[error][schedule]") {
+    Var x("x");
+    Func f("f"), g("g"), h("h"), out("out");
+    f(x) = x;
+    g(x) = f(x);
+    h(x) = f(x) + 1;
+    out(x) = g(x) + h(x);
+    g.compute_root();
+    h.compute_root();
+    f.compute_at(g, x);  // h reads f too, outside g's loops
+    REQUIRE_COMPILE_ERROR(out.lowered_stmt(),
+                          Contains("Func f is scheduled compute_at(g, x), but there is no loop over x in g that encloses every use of f") &&
+                              Contains("Legal sites: compute_root(), or compute_inline()"));
+}
+
+TEST_CASE("error: compute_at the wrong loop of an update", "[error][schedule]") {
+    Var x("x"), y("y");
+    RDom r(0, 10, "r");
+    Func g("g"), f("f");
+    g(x) = x;
+    f(x) = 0;
+    f(x) += g(r);
+    f.compute_root();
+    g.compute_at(f, y);
+    REQUIRE_COMPILE_ERROR(f.lowered_stmt(), Contains("Func g is scheduled compute_at(f, y), but there is no loop over y in f") &&
+                                                Contains("compute_at(f, x), compute_at(f, r.x)"));
+}
+
+TEST_CASE("error: store_at without a compute level", "[error][schedule]") {
+    TwoStage p;
+    p.g.store_at(p.out, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Func g is scheduled store_at(out.y) but is inlined") &&
+                                                    Contains("must also be given compute_root() or compute_at()"));
+}
+
+TEST_CASE("error: unroll a reduction loop of non-constant extent", "[error][schedule][reduction]") {
+    Param<int> n("n");
+    Var x("x");
+    RDom r(0, n, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r;
+    f.update(0).unroll(r);
+    REQUIRE_COMPILE_ERROR(f.lowered_stmt(), Contains("Loop f.s1.r.x is scheduled unroll(), but its extent n is not a constant") &&
+                                                Contains("use unroll(var, factor)"));
+}

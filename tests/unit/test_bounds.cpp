@@ -276,3 +276,20 @@ TEST_CASE("Bounds: random expressions lie inside their constant bounds", "[bound
 TEST_CASE("Bounds: random expressions with negative divisors", "[bounds][random][regression]") {
     CHECK(check_random_bounds(kiln_test::RandomExprs::AnyExpr, 99u, 2000) == 0);
 }
+
+TEST_CASE("Bounds: constant ends past int32 give no bound, not a wrapped one", "[bounds][regression]") {
+    // Found by tests/fuzz (seed 3746): the untaken side of a select reaches
+    // past int32; folding its ends wrapped them into [0, -2147483642], which
+    // excluded the value 0 the expression always has.
+    Scope s;
+    s.push("x", Interval(-1073741827, -1073741823));
+    s.push("y", Interval(18, 23));
+    Expr e = Select::make(LT::make(var("y"), Expr(3)), Mul::make(var("x"), Expr(-2)), Expr(0));
+    Interval b = bounds_of_expr_in_scope(e, s);
+    CHECK(!b.has_upper());
+    CHECK(str(b) == "[-inf, +inf]");
+    // In range, the same product keeps its exact bounds.
+    Scope t;
+    t.push("x", Interval(-1000, -10));
+    CHECK(str(bounds_of_expr_in_scope(Mul::make(var("x"), Expr(-2)), t)) == "[20, 2000]");
+}

@@ -495,7 +495,8 @@ struct GeneratorCompileOptions {
 const std::vector<std::string> &generator_emit_kinds();
 // Apply the schedule and write the files; CompileError on misuse.
 void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &options);
-// The flags a compiler needs for an emitted kernel of target t (besides -std=c++17 or later).
+// The flags a compiler needs for an emitted kernel of target t (besides -std=c++17 or later),
+// plus $KILN_KERNEL_FLAGS when set (e.g. sanitizers: scripts/sanitize.sh).
 std::string kernel_compiler_flags(const Target &t);
 // What a kernel of target t links after its source: the NPU simulator library for "npu".
 std::string kernel_link_flags(const Target &t);

@@ -31,6 +31,8 @@ struct ParameterContents {
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
+// Throws CompileError when a Param's range is empty (both ends constant, lo > hi).
+void check_param_range(const std::string &name, const Expr &lo, const Expr &hi);
 std::string unique_name(char prefix);
 // base, or base_1, base_2, ... when base was handed out before (boundary
 // condition and image wrapper Funcs).
@@ -58,6 +60,7 @@ public:
     }
     void set_range(Expr lo, Expr hi) {
         internal::bump_definition_epoch();  // the range is checked by the compiled kernel
+        internal::check_param_range(contents->name, lo, hi);
         contents->min_value = lo;
         contents->max_value = hi;
     }

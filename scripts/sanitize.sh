@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build the test tiers with AddressSanitizer + UndefinedBehaviorSanitizer in a
+# separate build directory and run them; every kernel the tests JIT-compile
+# (and every AOT kernel kiln-gen emits) is built with the same sanitizers,
+# through KILN_KERNEL_FLAGS (see kernel_compiler_flags()).
+#
+#   scripts/sanitize.sh                      unit lower correctness error runtime fuzz
+#   scripts/sanitize.sh generator apps       other tiers (labels)
+#
+# KILN_ASAN_BUILD_DIR (default: build-asan) chooses the build directory. Any
+# sanitizer report fails the test that triggered it (halt_on_error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${KILN_ASAN_BUILD_DIR:-build-asan}
+tiers=("$@")
+[ ${#tiers[@]} -eq 0 ] && tiers=(unit lower correctness error runtime fuzz)
+
+flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+export KILN_KERNEL_FLAGS="$flags"
+# Kernels report allocation failure (kiln_error_out_of_memory) instead of
+# ASan aborting on a huge request; leaks are errors.
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags"
+targets=()
+for t in "${tiers[@]}"; do targets+=(--target "kiln_test_$t"); done
+cmake --build "$build" -j2 "${targets[@]}"
+labels=$(IFS='|'; echo "${tiers[*]}")
+ctest --test-dir "$build" -L "^($labels)\$" --output-on-failure -j2

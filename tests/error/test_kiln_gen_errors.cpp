@@ -1,0 +1,114 @@
+// Misuse of kiln-gen, run as the user runs it (a subprocess): unknown
+// generators, GeneratorParams, target features and emit kinds, bad values,
+// missing files, schedule files that do not fit the generator. Each exits
+// with status 1 and one "kiln-gen: error: ..." line saying what to fix —
+// never status 2, the internal-error status.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "expect_error.h"
+
+namespace {
+
+struct Run {
+    int status;
+    std::string output;  // stdout and stderr
+};
+
+// kiln-gen with these arguments (shell words), writing into a scratch directory.
+Run kiln_gen(const std::string &args) {
+    auto dir = std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::string cmd = std::string(KILN_GEN_PATH) + " " + args + " 2>&1";
+    Run r{-1, ""};
+    FILE *p = ::popen(("cd " + dir.string() + " && " + cmd).c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+    int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string write_sched(const std::string &name, const std::string &text) {
+    auto path = std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid())) / name;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+// kiln-gen fails as a user error (status 1) with a message matching m.
+#define REQUIRE_KILN_GEN_ERROR(args, m)             \
+    do {                                            \
+        Run r = kiln_gen(args);                     \
+        INFO(r.output);                             \
+        CHECK(r.status == 1);                       \
+        CHECK_THAT(r.output, Contains("kiln-gen: error: ") && m); \
+    } while (0)
+
+}  // namespace
+
+TEST_CASE("error: kiln-gen with an unknown generator", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur5x5 -o out", Contains("Unknown generator \"blur5x5\"") &&
+                                                    Contains("the generators linked into this program are: blur3x3"));
+}
+
+TEST_CASE("error: kiln-gen with an unknown GeneratorParam", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g unsharp -o out radius=3", Contains("unsharp has no GeneratorParam 'radius'"));
+}
+
+TEST_CASE("error: kiln-gen with a GeneratorParam value of the wrong kind", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g unsharp -o out type=float7", Contains("GeneratorParam 'type' cannot be \"float7\"") &&
+                                                                Contains("it is a type: one of"));
+}
+
+TEST_CASE("error: kiln-gen with a GeneratorParam without a value", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g unsharp -o out type", Contains("type") && Contains("name=value"));
+}
+
+TEST_CASE("error: kiln-gen with an unknown target feature", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -t host-avx9000 -o out",
+                           Contains("Unknown feature \"avx9000\" in target \"host-avx9000\"") && Contains("avx2"));
+}
+
+TEST_CASE("error: kiln-gen with an unknown emit kind", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -e h,pdf -o out",
+                           Contains("Unknown emit kind \"pdf\"; the kinds are: h, cpp, stmt"));
+}
+
+TEST_CASE("error: kiln-gen with a function name that is not a C identifier", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -f 9lives -o out", Contains("The function name \"9lives\" is not a C identifier"));
+}
+
+TEST_CASE("error: kiln-gen without an output directory", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3", Contains("-o DIR is required"));
+}
+
+TEST_CASE("error: kiln-gen with a bad --estimate", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e report --estimate output=0,64",
+                           Contains("--estimate output=0,64: \"0\" is not a positive size"));
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e report --estimate 4096",
+                           Contains("--estimate 4096: expected name=W[,H[,C]]"));
+}
+
+TEST_CASE("error: kiln-gen with a missing schedule file", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s nowhere.sched",
+                           Contains("nowhere.sched: cannot open the schedule file for reading"));
+}
+
+TEST_CASE("error: kiln-gen with a schedule file for another generator", "[error][kiln-gen]") {
+    std::string path = write_sched("brighten.sched", "brighten: vectorize(x, 8)\n");
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s " + path,
+                           Contains(path + ":1:1: no Func named 'brighten' in the pipeline") &&
+                               Contains("(its Funcs: blur_x, input_im_repeat_edge, output)"));
+}
+
+TEST_CASE("error: kiln-gen with a schedule the compiler rejects", "[error][kiln-gen]") {
+    std::string path = write_sched("wide.sched", "output: vectorize(x, 1000)\n");
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s " + path,
+                           Contains("vectorized with 1000 lanes; at most 64 lanes") && Contains("use a smaller factor"));
+}

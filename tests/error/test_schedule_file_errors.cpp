@@ -1,0 +1,86 @@
+// Misuse in schedule files, end to end through ScheduleFile::load() and
+// apply(): every rejection is a CompileError whose message starts with
+// file:line:col and says what was expected or which name is unknown (with the
+// nearest known name). The parser's message table is checked in the unit tier
+// (tests/unit/test_schedule_file.cpp); these cases pin the user's path.
+#include <kiln/ScheduleFile.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "expect_error.h"
+
+using namespace kiln;
+
+namespace {
+
+// A .sched file with this text in a fresh temporary directory.
+std::string sched_file(const std::string &name, const std::string &text) {
+    auto dir = std::filesystem::temp_directory_path() / ("kiln-error-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::string path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+}
+
+// in -> blur_x -> blur_y.
+struct Blur {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func blur_x{"blur_x"}, blur_y{"blur_y"};
+    Blur() {
+        blur_x(x, y) = in(x, y) + in(x + 1, y);
+        blur_y(x, y) = blur_x(x, y) + blur_x(x, y + 1);
+    }
+    void apply(const std::string &path) { ScheduleFile::load(path).apply(Pipeline(blur_y)); }
+};
+
+}  // namespace
+
+TEST_CASE("error: a schedule file with a syntax error", "[error][sched]") {
+    std::string path = sched_file("syntax.sched", "blur_y: tile(x, y, xi, yi, 64, 8)\nblur_x: compute_at(blur_y x)\n");
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load(path),
+                          Contains(path + ":2:27: expected ',' or ')' after argument 1 of compute_at, found 'x'"));
+}
+
+TEST_CASE("error: a schedule file with a misspelt directive", "[error][sched]") {
+    std::string path = sched_file("directive.sched", "blur_y: paralel(y)\n");
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load(path), Contains(path + ":1:9: unknown directive 'paralel'") &&
+                                                        Contains("did you mean 'parallel'?"));
+}
+
+TEST_CASE("error: a schedule file naming an unknown Func", "[error][sched]") {
+    std::string path = sched_file("func.sched", "# blur\nblurx: compute_root()\n");
+    REQUIRE_COMPILE_ERROR(Blur().apply(path), Contains(path + ":2:1: no Func named 'blurx' in the pipeline") &&
+                                             Contains("did you mean 'blur_x'?") && Contains("(its Funcs: blur_x, blur_y)"));
+}
+
+TEST_CASE("error: a schedule file naming an unknown loop", "[error][sched]") {
+    std::string path = sched_file("loop.sched", "blur_y: split(y, yo, yi, 8) vectorize(xx, 4)\n");
+    REQUIRE_COMPILE_ERROR(Blur().apply(path), Contains(path + ":1:39: In schedule of blur_y: vectorize(xx, ...)") &&
+                                             Contains("its loops (outermost first) are: yo, yi, x") &&
+                                             Contains("did you mean 'x'?"));
+}
+
+TEST_CASE("error: a schedule file with compute_at an unknown loop and no near name", "[error][sched]") {
+    std::string path = sched_file("site.sched", "blur_x: compute_at(blur_y, q)\n");
+    REQUIRE_COMPILE_ERROR(Blur().apply(path), Contains(path + ":1:28: compute_at(blur_y, q): blur_y has no loop named q; its loops: y, x"));
+}
+
+TEST_CASE("error: a schedule file with an update stanza that does not exist", "[error][sched]") {
+    std::string path = sched_file("update.sched", "blur_y.update(0): parallel(y)\n");
+    REQUIRE_COMPILE_ERROR(Blur().apply(path), Contains(path + ":1:1: Func blur_y has 0 update definitions") &&
+                                             Contains("there is no blur_y.update(0)"));
+}
+
+TEST_CASE("error: a schedule file that does not exist", "[error][sched]") {
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load("/nonexistent/blur.sched"),
+                          Contains("/nonexistent/blur.sched: cannot open the schedule file for reading"));
+}
+
+TEST_CASE("error: a schedule file with an integer too large", "[error][sched]") {
+    std::string path = sched_file("big.sched", "blur_y: vectorize(x, 4294967296)\n");
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load(path), Contains(path + ":1:22: integer 4294967296 is too large"));
+}

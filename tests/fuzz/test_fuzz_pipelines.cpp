@@ -1,0 +1,120 @@
+// Random pipelines with random schedules, JIT-compiled and compared against
+// the algorithm evaluated directly (random_pipeline.h), and a sample also
+// against the trivial schedule (every Func compute_root, serial loops)
+// compiled the same way. A schedule the compiler rejects must be rejected
+// with a CompileError (counted); an InternalError, a kernel error or a
+// single differing value fails the case and prints the pipeline and the
+// schedule, with the seed to replay it (KILN_FUZZ_SEED).
+#include <catch2/catch.hpp>
+
+#include "fuzz.h"
+#include "random_pipeline.h"
+
+using namespace kiln;
+using namespace kiln_fuzz;
+
+namespace {
+
+struct Tally {
+    int compiled = 0, rejected = 0, trivial = 0;
+};
+
+// Runs the Built pipeline (scheduled) on `input`; fills `out`.
+void run(const PipelineSpec &p, Built &b, const Buffer<int32_t> &input, Buffer<int32_t> &out) {
+    b.in.set(input);
+    b.output().realize(out);
+}
+
+// Random values in [-50, 50], in `input` and row-major in the result.
+std::vector<int32_t> random_input(const PipelineSpec &p, Rng &r, Buffer<int32_t> &input) {
+    std::vector<int32_t> flat(p.in_w * p.in_h);
+    for (int y = 0; y < p.in_h; y++)
+        for (int x = 0; x < p.in_w; x++) input(x, y) = flat[y * p.in_w + x] = r.pick(-50, 50);
+    return flat;
+}
+
+bool same(const PipelineSpec &p, const Buffer<int32_t> &out, const std::vector<int32_t> &want, std::string &where) {
+    for (int y = 0; y < p.out_h; y++)
+        for (int x = 0; x < p.out_w; x++)
+            if (out(x, y) != want[y * p.out_w + x]) {
+                where = "at (" + std::to_string(x) + ", " + std::to_string(y) + "): got " + std::to_string(out(x, y)) +
+                        ", expected " + std::to_string(want[y * p.out_w + x]);
+                return false;
+            }
+    return true;
+}
+
+void fuzz_one(uint32_t seed, Tally &tally) {
+    Rng r(seed);
+    PipelineSpec p = random_pipeline(r);
+    Buffer<int32_t> input(p.in_w, p.in_h);
+    std::vector<int32_t> flat = random_input(p, r, input);
+    std::vector<int32_t> want = reference(p, flat);
+
+    for (int attempt = 0; attempt < 4; attempt++) {
+        Built b;
+        build(p, b);
+        std::string schedule = random_schedule(p, b, r);
+        INFO("seed " << seed << "\n" << p.to_string() << "schedule:\n" << schedule);
+        Buffer<int32_t> out(p.out_w, p.out_h);
+        out.fill(0x5eed);
+        try {
+            run(p, b, input, out);
+        } catch (const CompileError &e) {
+            tally.rejected++;  // an illegal random schedule; try another
+            continue;
+        } catch (const std::exception &e) {
+            FAIL_CHECK("not a CompileError: " << e.what());
+            return;
+        }
+        tally.compiled++;
+        std::string where;
+        CHECK(same(p, out, want, where));
+        if (!where.empty()) FAIL_CHECK("mismatch " << where);
+        return;
+    }
+}
+
+void fuzz_trivial(uint32_t seed, Tally &tally) {
+    Rng r(seed);
+    PipelineSpec p = random_pipeline(r);
+    Buffer<int32_t> input(p.in_w, p.in_h);
+    std::vector<int32_t> flat = random_input(p, r, input);
+    Built b;
+    build(p, b);
+    for (Func &f : b.stages) f.compute_root();
+    Buffer<int32_t> out(p.out_w, p.out_h);
+    run(p, b, input, out);
+    std::string where;
+    INFO("seed " << seed << "\n" << p.to_string() << "(every Func compute_root)");
+    CHECK(same(p, out, reference(p, flat), where));
+    if (!where.empty()) FAIL_CHECK("mismatch " << where);
+    tally.trivial++;
+}
+
+// Every other seed from `first`, so that two cases share the work across cores.
+void fuzz_every_other(uint32_t first) {
+    Tally t;
+    int n = kiln_fuzz::iterations(6, 10);
+    for (int i = 0; i < n; i++) fuzz_one(first + 2 * i, t);
+    CHECK(t.compiled > 0);
+    WARN("compiled " << t.compiled << " random schedules, " << t.rejected << " rejected with a CompileError");
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: random pipelines with random schedules (a)", "[fuzz][pipelines]") {
+    fuzz_every_other(kiln_fuzz::seed(1000));
+}
+
+TEST_CASE("fuzz: random pipelines with random schedules (b)", "[fuzz][pipelines]") {
+    fuzz_every_other(kiln_fuzz::seed(1000) + 1);
+}
+
+TEST_CASE("fuzz: random pipelines with the trivial schedule", "[fuzz][pipelines]") {
+    Tally t;
+    uint32_t base = kiln_fuzz::seed(5000);
+    int n = kiln_fuzz::iterations(3, 2);
+    for (int i = 0; i < n; i++) fuzz_trivial(base + i, t);
+    CHECK(t.trivial == n);
+}
