@@ -11,7 +11,10 @@
 //     ->  let blur_x.s0.x.min = out.s0.x.loop_min - 1
 //         let blur_x.s0.x.max = out.s0.x.loop_max + 1   ... produce blur_x { ... }
 //
-// Outputs compute the region of their output buffer (or their bound()).
+// Outputs compute the region of their output buffer (or their bound()). An
+// intermediate with a bound() computes that region instead, and an assertion
+// before its producer (error -13; a CompileError when decided by constants)
+// checks that it covers what the consumers read.
 // Precondition: schedule_functions has run. Postcondition: every Realize has
 // its bounds; `input_regions` holds the box each input image is read over.
 #pragma once

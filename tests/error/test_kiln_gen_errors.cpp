@@ -54,7 +54,7 @@ std::string write_sched(const std::string &name, const std::string &text) {
 
 TEST_CASE("error: kiln-gen with an unknown generator", "[error][kiln-gen]") {
     REQUIRE_KILN_GEN_ERROR("-g blur5x5 -o out", Contains("Unknown generator \"blur5x5\"") &&
-                                                    Contains("the generators linked into this program are: blur3x3"));
+                                                    Contains("the generators linked into this program are: ") && Contains("blur3x3"));
 }
 
 TEST_CASE("error: kiln-gen with an unknown GeneratorParam", "[error][kiln-gen]") {

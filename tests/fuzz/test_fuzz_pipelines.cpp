@@ -4,8 +4,11 @@
 // compiled the same way. A schedule the compiler rejects must be rejected
 // with a CompileError (counted); an InternalError, a kernel error or a
 // single differing value fails the case and prints the pipeline and the
-// schedule, with the seed to replay it (KILN_FUZZ_SEED).
+// schedule, with the seed to replay it (KILN_FUZZ_SEED); KILN_FUZZ_VERBOSE=1
+// prints each rejected schedule with its message.
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
 
 #include "fuzz.h"
 #include "random_pipeline.h"
@@ -62,6 +65,7 @@ void fuzz_one(uint32_t seed, Tally &tally) {
             run(p, b, input, out);
         } catch (const CompileError &e) {
             tally.rejected++;  // an illegal random schedule; try another
+            if (std::getenv("KILN_FUZZ_VERBOSE")) std::fprintf(stderr, "rejected:\n%s%s\n", schedule.c_str(), e.what());
             continue;
         } catch (const std::exception &e) {
             FAIL_CHECK("not a CompileError: " << e.what());
