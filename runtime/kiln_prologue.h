@@ -72,11 +72,12 @@ inline V kiln_lanewise(V x, V y, F f) {
 
 // ---- Building vectors ----
 
+// x - 0 is x for every value (-0 and NaN included); the scalar operand of a
+// vector operation is broadcast, which compiles to one broadcast instruction
+// (a loop over the lanes became one masked insert per lane).
 template<typename V, typename T>
 inline V kiln_broadcast(T x) {
-    V v = {};
-    for (int i = 0; i < kiln_lanes<V>; i++) v[i] = (kiln_elem_t<V>)x;
-    return v;
+    return (kiln_elem_t<V>)x - V{};
 }
 template<typename V, typename T>
 inline V kiln_ramp(T base, T stride) {

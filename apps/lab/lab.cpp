@@ -20,12 +20,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -109,6 +112,46 @@ std::pair<int, int> parse_size(const std::string &s) {
     return {w, h};
 }
 
+// --shape name=E0xE1x...: the extents of buffer Inputs and Outputs.
+std::map<std::string, std::vector<int>> parse_shapes(const Options &o, const kiln::GeneratorBase &probe) {
+    std::map<std::string, std::vector<int>> shapes;
+    for (const std::string &text : o.shapes) {
+        size_t eq = text.find('=');
+        if (eq == std::string::npos || eq == 0) usage_error("--shape takes name=E0xE1x..., not \"" + text + "\"");
+        std::string name = text.substr(0, eq), rest = text.substr(eq + 1);
+        std::optional<kiln::Argument> arg;
+        std::string names;
+        for (const auto *in : probe.inputs()) {
+            if (!in->argument().is_buffer) continue;
+            names += (names.empty() ? "" : ", ") + in->name();
+            if (in->name() == name) arg = in->argument();
+        }
+        for (const auto *out : probe.outputs()) {
+            names += (names.empty() ? "" : ", ") + out->name();
+            if (out->name() == name) arg = out->argument();
+        }
+        if (!arg) usage_error("--shape " + text + ": generator " + o.generator + " has no buffer Input or Output '" + name + "'; it has: " + names);
+        std::vector<int> extents;
+        size_t pos = 0;
+        while (pos <= rest.size()) {
+            size_t x = rest.find('x', pos);
+            std::string part = rest.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+            int v = 0;
+            auto r = std::from_chars(part.data(), part.data() + part.size(), v);
+            if (part.empty() || r.ec != std::errc() || r.ptr != part.data() + part.size() || v < 1 || v > (1 << 24))
+                usage_error("--shape " + text + ": extents are positive integers separated by 'x', e.g. " + name + "=64x32");
+            extents.push_back(v);
+            if (x == std::string::npos) break;
+            pos = x + 1;
+        }
+        if ((int)extents.size() != arg->dimensions)
+            usage_error("--shape " + text + ": '" + name + "' has " + std::to_string(arg->dimensions) +
+                        (arg->dimensions == 1 ? " dimension, so give 1 extent" : " dimensions, so give " + std::to_string(arg->dimensions) + " extents"));
+        shapes[name] = extents;
+    }
+    return shapes;
+}
+
 // Split --param values between GeneratorParams and scalar Inputs.
 void classify_params(const Options &o, kiln::GeneratorBase &probe, Setup &s) {
     for (const std::string &p : o.params) {
@@ -173,13 +216,32 @@ Setup make_setup(const Options &o) {
     }
     const int w = image.width(), h = image.height();
     s.size = std::to_string(w) + "x" + std::to_string(h);
+    const std::map<std::string, std::vector<int>> shapes = parse_shapes(o, *probe);
+    auto shape_text = [](const std::vector<int> &e) {
+        std::string t;
+        for (int v : e) t += (t.empty() ? "" : "x") + std::to_string(v);
+        return t;
+    };
 
+    uint32_t seed = 0;
+    bool image_used = false;
+    std::string inputs_text;
     for (const auto *in : probe->inputs()) {
         kiln::Argument a = in->argument();
         if (!a.is_buffer) continue;
+        seed++;
+        if (auto it = shapes.find(a.name); it != shapes.end()) {
+            // A tensor, not an image: reproducible random values.
+            s.inputs[a.name] = kiln_lab::random_buffer(kiln_lab::to_halide_type(a.type), it->second, seed);
+            s.sizes[a.name] = it->second;
+            inputs_text += "\n  input  " + a.name + ": " + a.type.to_string() + " " + shape_text(it->second) + " (random)";
+            continue;
+        }
+        image_used = true;
         if (a.dimensions < 1 || a.dimensions > 3)
             usage_error("Input '" + a.name + "' has " + std::to_string(a.dimensions) +
-                        " dimensions; kiln-lab feeds images to 1-D (x), 2-D (x, y) and 3-D (x, y, c) inputs only");
+                        " dimensions; kiln-lab feeds images to 1-D (x), 2-D (x, y) and 3-D (x, y, c) inputs only; "
+                        "give it random values of a shape with --shape " + a.name + "=...");
         // 1-D inputs (a per-column vector: a bias, a scale) get the first row
         // of the luma, 2-D inputs the luma, 3-D inputs RGB.
         Buffer<float, 3> fitted = kiln_apps::with_channels(image, a.dimensions == 3 ? 3 : 1);
@@ -189,8 +251,8 @@ Setup make_setup(const Options &o) {
         if (a.dimensions == 3) extents.push_back(3);
         s.sizes[a.name] = extents;
         static const char *const kShapes[] = {"", " (the first row of the luma)", " (luma)", "x3 (RGB)"};
-        s.description += "\n  input  " + a.name + ": " + a.type.to_string() + " " + std::to_string(w) +
-                         (a.dimensions >= 2 ? "x" + std::to_string(h) : "") + kShapes[a.dimensions];
+        inputs_text += "\n  input  " + a.name + ": " + a.type.to_string() + " " + std::to_string(w) +
+                       (a.dimensions >= 2 ? "x" + std::to_string(h) : "") + kShapes[a.dimensions];
     }
     for (const auto *out : probe->outputs()) {
         kiln::Argument a = out->argument();
@@ -199,10 +261,17 @@ Setup make_setup(const Options &o) {
                         " dimensions; kiln-lab realizes 2-D and 3-D outputs only");
         std::vector<int> extents = {w, h};
         if (a.dimensions == 3) extents.push_back(3);
+        if (auto it = shapes.find(a.name); it != shapes.end()) extents = it->second;
         s.outputs.push_back(a);
         s.output_extents.push_back(extents);
         s.sizes[a.name] = extents;
     }
+    if (!image_used) {  // every input is random: the outputs' shapes describe the run
+        s.description = "random inputs";
+        s.size = shape_text(s.output_extents.at(0));
+        s.png_bits = 0;
+    }
+    s.description += inputs_text;
     return s;
 }
 
@@ -336,6 +405,9 @@ int main(int argc, char **argv) {
                    "WIDTHxHEIGHT: a synthetic image of this size, or with --input the PNG tiled (mirrored) to it "
                    "(default 1024x1024 without --input)");
     app.add_option("--param,-p", o.params, "name=value: a GeneratorParam or a scalar Input");
+    app.add_option("--shape", o.shapes,
+                   "name=E0xE1x...: the extents of a buffer Input (filled with random values instead of the "
+                   "image) or Output (default: the image's size)");
     app.add_option("--target,-t", o.target, "the JIT target")->capture_default_str();
     app.add_option("--runs,-n", o.runs, "timed runs per schedule (the best is reported)")
         ->capture_default_str()

@@ -18,6 +18,7 @@ struct Options {
     std::string input;
     std::string size;
     std::vector<std::string> params;
+    std::vector<std::string> shapes;  // name=E0xE1x...: the extents of a buffer Input or Output
     std::string target = "host";
     int runs = 10;
     std::string out = "lab_out";

@@ -159,6 +159,28 @@ Buffer<void> from_unit_float(const Buffer<const float, 3> &image, const halide_t
     return out;
 }
 
+Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &extents, uint32_t seed) {
+    Buffer<void> out(t, extents);
+    const double scale = full_scale(t);
+    uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
+    auto next = [&] {  // splitmix64, uniform in [0, 1)
+        uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+    };
+    visit_element_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        Buffer<T> typed = out.as<T>();
+        const bool is_signed = std::is_floating_point<T>::value || std::is_signed<T>::value;
+        typed.for_each_value([&](T &v) {
+            double u = is_signed ? 2 * next() - 1 : next();
+            v = std::is_floating_point<T>::value ? (T)u : (T)std::nearbyint(u * scale);
+        });
+    });
+    return out;
+}
+
 Buffer<double, 3> to_double(const Buffer<const void> &b) {
     if (b.dimensions() != 2 && b.dimensions() != 3)
         throw kiln::CompileError("kiln-lab: outputs must have 2 or 3 dimensions, not " +

@@ -10,7 +10,9 @@
 #pragma once
 #include <kiln/Generator.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln_lab {
 
@@ -31,6 +33,10 @@ halide_type_t to_halide_type(const kiln::Type &t);
 // full_scale(t) and rounded for integer types.
 Halide::Runtime::Buffer<void> from_unit_float(const Halide::Runtime::Buffer<const float, 3> &image,
                                               const halide_type_t &t, int dims);
+// A buffer of element type t and these extents filled with reproducible
+// pseudo-random values (a fixed seed per `seed`): floats uniform in [-1, 1),
+// integers over [-full_scale, full_scale] (signed) or [0, full_scale].
+Halide::Runtime::Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &extents, uint32_t seed);
 // Any buffer of 2 or 3 dimensions as doubles, 3-D (x, y, c), values as stored.
 Halide::Runtime::Buffer<double, 3> to_double(const Halide::Runtime::Buffer<const void> &b);
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
 
 namespace kiln {
 namespace internal {
@@ -68,17 +70,42 @@ public:
     }
 };
 
-// Does a loop body need stepping through (not just multiplying)? 1: it
-// holds inner loops only; 2: guards or realizations.
+// Does the body of loop `var` need stepping through (not just
+// multiplying)? 1: it holds inner loops, or guards and realizations that do
+// not depend on `var` (every iteration then counts the same unless inner
+// extents move with it, which the caller checks on the first and last
+// iterations); 2: a guard or a realization whose bounds depend on `var`,
+// directly or through the lets inside the body.
 class NeedsIteration : public IRVisitor {
 public:
+    explicit NeedsIteration(const std::string &var) { depends.insert(var); }
     int result = 0;
     void visit(const For *op) override {
         result = std::max(result, 1);
         IRVisitor::visit(op);
     }
-    void visit(const IfThenElse *) override { result = 2; }
-    void visit(const Realize *) override { result = 2; }
+    void visit(const LetStmt *op) override {
+        if (uses(op->value)) depends.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const IfThenElse *op) override {
+        result = std::max(result, uses(op->condition) ? 2 : 1);
+        IRVisitor::visit(op);
+    }
+    void visit(const Realize *op) override {
+        bool moves = false;
+        for (const auto &b : op->bounds) moves = moves || uses(b.min) || uses(b.extent);
+        result = std::max(result, moves ? 2 : 1);
+        IRVisitor::visit(op);
+    }
+
+private:
+    std::set<std::string> depends;
+    bool uses(const Expr &e) const {
+        for (const auto &v : depends)
+            if (expr_uses_var(e, v)) return true;
+        return false;
+    }
 };
 
 bool same_counts(const LoopCounts &a, const LoopCounts &b) {
@@ -178,7 +205,9 @@ public:
     }
 
     // One loop: multiplied out when its body has no inner loops, guards or
-    // realizations, stepped through otherwise.
+    // realizations; with inner loops, or guards and realizations that do not
+    // move with it, multiplied out if its first and last iterations count
+    // the same; stepped through otherwise.
     void walk_for(const For *op, int64_t mult) {
         int64_t mn, ex;
         if (!ev.eval(op->min, mn) || !ev.eval(op->extent, ex)) {
@@ -188,7 +217,7 @@ public:
         if (ex <= 0) return;
         auto cached = needs_iteration.find(op);
         if (cached == needs_iteration.end()) {
-            NeedsIteration ni;
+            NeedsIteration ni(op->name);
             ni.include(op->body);
             cached = needs_iteration.emplace(op, ni.result).first;
         }

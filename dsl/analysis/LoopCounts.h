@@ -9,7 +9,9 @@
 // its pure definition's.
 //
 // A loop whose body has no loops, guards or realizations is counted by
-// multiplying; others are stepped through one iteration at a time.
+// multiplying; so is one whose first and last iterations count the same when
+// its guards and realizations do not depend on its variable; others are
+// stepped through one iteration at a time.
 #pragma once
 #include <cstdint>
 #include <map>
