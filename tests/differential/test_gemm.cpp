@@ -40,13 +40,8 @@ Halide::Func halide_gemm(const kiln::Buffer<float> &a, const kiln::Buffer<float>
     if (s == Sched::Unfused) {
         output.vectorize(x, vec);
         bias_add.compute_root().vectorize(x, vec);
-        matmul.compute_root().tile(x, y, xi, yi, vec * 2, 8).vectorize(xi, vec).unroll(xi).unroll(yi);
-        matmul.update(0)
-            .tile(x, y, xi, yi, vec * 2, 8, TailStrategy::GuardWithIf)
-            .reorder(xi, yi, k, x, y)
-            .vectorize(xi, vec)
-            .unroll(xi)
-            .unroll(yi);
+        matmul.compute_root().vectorize(x, vec);
+        matmul.update(0).reorder(x, k, y).vectorize(x, vec, TailStrategy::GuardWithIf);
     } else {
         output.tile(x, y, xi, yi, vec * 2, 8).vectorize(xi, vec).unroll(xi).unroll(yi);
         if (s == Sched::HostTiled) output.parallel(y);
