@@ -7,13 +7,17 @@
 //   kd::halide_apply(s, {{"output", out}, {"row_max", row_max}, ...}, {{"r", r}});
 //
 // Each directive becomes the Halide method of the same name. Integer
-// arguments must be written as integers (natural_vector_size and arithmetic
-// are Kiln's, so the test rejects them rather than guess). A name is an RVar
+// arguments are evaluated as Kiln evaluates them for the host target
+// (natural_vector_size of the Func's type, arithmetic), the target both
+// libraries run on here. A name is an RVar
 // if the test maps it to one (the RDom of a stage: "r", "r.x") or if it was
 // split from one; any other loop name is a Var. Halide finds the dimensions
 // of a stage by these names, as Kiln does.
 #pragma once
 #include <kiln/ScheduleFile.h>
+#include <kiln/kiln.h>
+
+#include "schedule/ScheduleSyntax.h"
 
 #include "Halide.h"
 
@@ -58,15 +62,15 @@ inline void halide_apply(const kiln::ScheduleFile &file, const std::map<std::str
                 split_rvars.insert(a.at(i));
                 return Halide::RVar(a.at(i));
             };
+            // An integer argument, evaluated by Kiln's own rules for the
+            // host (natural_vector_size of the Func's type, arithmetic),
+            // which is the target both sides run on.
             auto num = [&](size_t i) {
-                size_t used = 0;
-                int v = 0;
-                try {
-                    v = std::stoi(a.at(i), &used);
-                } catch (const std::exception &) {
-                }
-                if (used == 0 || used != a[i].size()) fail(d, "argument '" + a[i] + "' is not an integer");
-                return v;
+                Halide::Type ht = f.value().type();
+                kiln::Type t = ht.is_float() ? kiln::Float(ht.bits()) : ht.is_uint() ? kiln::UInt(ht.bits()) : kiln::Int(ht.bits());
+                namespace ks = kiln::internal::sched;
+                return ks::evaluate(ks::parse_arg_text(a.at(i), file.filename(), d.arg_lines.at(i), d.arg_cols.at(i)),
+                                    kiln::Target::host(), t, file.filename());
             };
             auto tail = [&](size_t i) {
                 if (i >= a.size() || a[i] == "Auto") return TailStrategy::Auto;

@@ -69,10 +69,13 @@ public:
         kiln::ImageParam p;
         if (const auto *in1 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 1>> *>(input(name))) p = in1->param();
         if (const auto *in2 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 2>> *>(input(name))) p = in2->param();
+        if (const auto *in3 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 3>> *>(input(name))) p = in3->param();
+        if (const auto *in4 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 4>> *>(input(name))) p = in4->param();
         REQUIRE(p.defined());
         p.set(b);
     }
     void realize(const std::vector<halide_buffer_t *> &outs) { pipeline_.realize_raw(outs); }
+    kiln::Pipeline &pipeline() { return pipeline_; }
 
 private:
     const kiln::GeneratorInputBase *input(const std::string &name) const {
