@@ -3,12 +3,23 @@
 // bit for bit (they only move the same operations), on sizes that are not
 // multiples of the tiles, and the unfused one matches a plain C++ reference.
 #include "aot.h"
+#include "attention_fused.h"
+#include "attention_host_tiled.h"
+#include "attention_unfused.h"
+#include "conv_bn_folded_fused.h"
+#include "conv_bn_folded_host_tiled.h"
+#include "conv_bn_folded_unfused.h"
+#include "conv_bn_relu_fused.h"
+#include "conv_bn_relu_host_tiled.h"
+#include "conv_bn_relu_unfused.h"
 #include "gemm_gelu_fused.h"
 #include "gemm_gelu_host_tiled.h"
 #include "gemm_gelu_unfused.h"
 #include "gemm_relu_fused.h"
 #include "gemm_relu_host_tiled.h"
 #include "gemm_relu_unfused.h"
+
+#include <vector>
 
 using namespace aot;
 
@@ -54,5 +65,99 @@ TEST_CASE("generator: gemm schedules agree and compute relu(A B + bias) and gelu
             double g = 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
             bad += std::abs(gelu(x, y) - g) > 1e-5 * std::max(std::abs(g), 1e-2);
         }
+    CHECK(bad == 0);
+}
+
+namespace {
+
+using ConvKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
+                           halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, float, halide_buffer_t *);
+
+// The three schedules of a conv_bn generator on the same tensors; fused and
+// host_tiled must equal unfused. Returns the unfused output.
+Buffer<float> conv_agree(const ConvKernel (&k)[3], std::vector<Buffer<float>> &in, int cout, int w, int h) {
+    Buffer<float> ref(cout, w, h), got(cout, w, h);
+    auto run = [&](ConvKernel f, Buffer<float> &out) {
+        return f(in[0].raw_buffer(), in[1].raw_buffer(), in[2].raw_buffer(), in[3].raw_buffer(), in[4].raw_buffer(),
+                 in[5].raw_buffer(), in[6].raw_buffer(), 1e-5f, out.raw_buffer());
+    };
+    REQUIRE(run(k[0], ref) == 0);
+    for (int i = 1; i < 3; i++) {
+        INFO((i == 1 ? "fused" : "host_tiled") << " against unfused");
+        got.fill(0.0f);
+        REQUIRE(run(k[i], got) == 0);
+        std::string first;
+        int bad = count_mismatches(ref, got, first);
+        INFO("first mismatch at " << first);
+        CHECK(bad == 0);
+    }
+    return ref;
+}
+
+}  // namespace
+
+TEST_CASE("generator: conv_bn_relu and conv_bn_folded schedules agree and match a plain convolution",
+          "[generator][conv]") {
+    const int cin = 7, cout = 48, w = 11, h = 5;  // Cout and W not multiples of the 2-vector x 6-pixel tile
+    // input, weights, bias, mean, variance, gamma, beta
+    std::vector<Buffer<float>> in = {Buffer<float>(cin, w + 2, h + 2), Buffer<float>(cout, cin, 3, 3),
+                                     Buffer<float>(cout), Buffer<float>(cout), Buffer<float>(cout),
+                                     Buffer<float>(cout), Buffer<float>(cout)};
+    for (size_t i = 0; i < in.size(); i++) fill_random(in[i], i == 4 ? 0.1 : -1, i == 4 ? 2 : 1, (unsigned)i + 1);
+    Buffer<float> unfolded =
+        conv_agree({conv_bn_relu_unfused, conv_bn_relu_fused, conv_bn_relu_host_tiled}, in, cout, w, h);
+    Buffer<float> folded =
+        conv_agree({conv_bn_folded_unfused, conv_bn_folded_fused, conv_bn_folded_host_tiled}, in, cout, w, h);
+    int bad = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < cout; c++) {
+                double s = in[2](c);
+                for (int ry = 0; ry < 3; ry++)
+                    for (int rx = 0; rx < 3; rx++)
+                        for (int ci = 0; ci < cin; ci++) s += (double)in[1](c, ci, rx, ry) * in[0](ci, x + rx, y + ry);
+                double bn = (s - in[3](c)) * in[5](c) / std::sqrt(in[4](c) + 1e-5) + in[6](c);
+                double want = std::max(bn, 0.0);
+                // float sums against a double reference; folding moves the BN multiply inside the sum
+                bad += std::abs(unfolded(c, x, y) - want) > 1e-4 * std::max(1.0, std::abs(want));
+                bad += std::abs(folded(c, x, y) - want) > 1e-4 * std::max(1.0, std::abs(want));
+            }
+    CHECK(bad == 0);
+}
+
+TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt(d)) V", "[generator][attention]") {
+    const int d = 24, seq = 37;  // seq not a multiple of the 8-row block, d not of the vector
+    Buffer<float> q(d, seq), k(d, seq), v(d, seq);
+    fill_random(q, -1, 1, 1);
+    fill_random(k, -1, 1, 2);
+    fill_random(v, -1, 1, 3);
+    using AttnKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
+    const AttnKernel kernels[3] = {attention_unfused, attention_fused, attention_host_tiled};
+    Buffer<float> ref(d, seq), got(d, seq);
+    REQUIRE(kernels[0](q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), ref.raw_buffer()) == 0);
+    for (int i = 1; i < 3; i++) {
+        INFO((i == 1 ? "fused" : "host_tiled") << " against unfused");
+        REQUIRE(kernels[i](q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), got.raw_buffer()) == 0);
+        std::string first;
+        int bad = count_mismatches(ref, got, first);
+        INFO("first mismatch at " << first);
+        CHECK(bad == 0);
+    }
+    int bad = 0;
+    for (int i = 0; i < seq; i++) {
+        std::vector<double> s(seq);
+        double m = -1e300, sum = 0;
+        for (int j = 0; j < seq; j++) {
+            s[j] = 0;
+            for (int r = 0; r < d; r++) s[j] += (double)q(r, i) * k(r, j);
+            m = std::max(m, s[j]);
+        }
+        for (int j = 0; j < seq; j++) sum += s[j] = std::exp((s[j] - m) / std::sqrt((double)d));
+        for (int c = 0; c < d; c++) {
+            double o = 0;
+            for (int j = 0; j < seq; j++) o += s[j] * v(c, j);
+            bad += std::abs(ref(c, i) - o / sum) > 1e-5;
+        }
+    }
     CHECK(bad == 0);
 }
