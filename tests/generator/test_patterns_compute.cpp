@@ -25,24 +25,31 @@ using namespace aot;
 
 namespace {
 
-using GemmKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
-
-// Runs the three kernels on the same inputs; the fused and tiled outputs
-// must equal the unfused one. Returns the unfused output.
-Buffer<float> gemm_agree(const GemmKernel (&k)[3], Buffer<float> &a, Buffer<float> &b, Buffer<float> &bias) {
-    const int n = b.dim(0).extent(), m = a.dim(1).extent();
-    Buffer<float> ref(n, m), got(n, m);
-    REQUIRE(k[0](a.raw_buffer(), b.raw_buffer(), bias.raw_buffer(), ref.raw_buffer()) == 0);
+// Runs schedule i (0 unfused, 1 fused, 2 host_tiled) into `out` with run(i,
+// out); fused and host_tiled must equal unfused bit for bit (they only move
+// the same operations). Returns the unfused output.
+template<typename Run>
+Buffer<float> schedules_agree(const std::vector<int> &extents, Run run) {
+    Buffer<float> ref(extents), got(extents);
+    REQUIRE(run(0, ref) == 0);
     for (int i = 1; i < 3; i++) {
         INFO((i == 1 ? "fused" : "host_tiled") << " against unfused");
         got.fill(0.0f);
-        REQUIRE(k[i](a.raw_buffer(), b.raw_buffer(), bias.raw_buffer(), got.raw_buffer()) == 0);
+        REQUIRE(run(i, got) == 0);
         std::string first;
         int bad = count_mismatches(ref, got, first);
         INFO("first mismatch at " << first);
         CHECK(bad == 0);
     }
     return ref;
+}
+
+using GemmKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
+
+Buffer<float> gemm_agree(const GemmKernel (&k)[3], Buffer<float> &a, Buffer<float> &b, Buffer<float> &bias) {
+    return schedules_agree({b.dim(0).extent(), a.dim(1).extent()}, [&](int i, Buffer<float> &out) {
+        return k[i](a.raw_buffer(), b.raw_buffer(), bias.raw_buffer(), out.raw_buffer());
+    });
 }
 
 }  // namespace
@@ -73,25 +80,12 @@ namespace {
 using ConvKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
                            halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, float, halide_buffer_t *);
 
-// The three schedules of a conv_bn generator on the same tensors; fused and
-// host_tiled must equal unfused. Returns the unfused output.
+// The three schedules of a conv_bn generator on the same tensors.
 Buffer<float> conv_agree(const ConvKernel (&k)[3], std::vector<Buffer<float>> &in, int cout, int w, int h) {
-    Buffer<float> ref(cout, w, h), got(cout, w, h);
-    auto run = [&](ConvKernel f, Buffer<float> &out) {
-        return f(in[0].raw_buffer(), in[1].raw_buffer(), in[2].raw_buffer(), in[3].raw_buffer(), in[4].raw_buffer(),
-                 in[5].raw_buffer(), in[6].raw_buffer(), 1e-5f, out.raw_buffer());
-    };
-    REQUIRE(run(k[0], ref) == 0);
-    for (int i = 1; i < 3; i++) {
-        INFO((i == 1 ? "fused" : "host_tiled") << " against unfused");
-        got.fill(0.0f);
-        REQUIRE(run(k[i], got) == 0);
-        std::string first;
-        int bad = count_mismatches(ref, got, first);
-        INFO("first mismatch at " << first);
-        CHECK(bad == 0);
-    }
-    return ref;
+    return schedules_agree({cout, w, h}, [&](int i, Buffer<float> &out) {
+        return k[i](in[0].raw_buffer(), in[1].raw_buffer(), in[2].raw_buffer(), in[3].raw_buffer(),
+                    in[4].raw_buffer(), in[5].raw_buffer(), in[6].raw_buffer(), 1e-5f, out.raw_buffer());
+    });
 }
 
 }  // namespace
@@ -133,16 +127,9 @@ TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt
     fill_random(v, -1, 1, 3);
     using AttnKernel = int (*)(halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
     const AttnKernel kernels[3] = {attention_unfused, attention_fused, attention_host_tiled};
-    Buffer<float> ref(d, seq), got(d, seq);
-    REQUIRE(kernels[0](q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), ref.raw_buffer()) == 0);
-    for (int i = 1; i < 3; i++) {
-        INFO((i == 1 ? "fused" : "host_tiled") << " against unfused");
-        REQUIRE(kernels[i](q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), got.raw_buffer()) == 0);
-        std::string first;
-        int bad = count_mismatches(ref, got, first);
-        INFO("first mismatch at " << first);
-        CHECK(bad == 0);
-    }
+    Buffer<float> ref = schedules_agree({d, seq}, [&](int i, Buffer<float> &out) {
+        return kernels[i](q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), out.raw_buffer());
+    });
     int bad = 0;
     for (int i = 0; i < seq; i++) {
         std::vector<double> s(seq);
