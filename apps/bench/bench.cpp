@@ -30,6 +30,8 @@ const std::vector<SuiteCase> &suite() {
         {"unsharp", bench_unsharp},   {"harris", bench_harris},
         {"forward_ad", bench_forward_ad}, {"many_users", bench_many_users}, {"bias_gelu", bench_bias_gelu},
         {"subtract_mean", bench_subtract_mean}, {"layernorm", bench_layernorm}, {"softmax", bench_softmax},
+        {"gemm_relu_512", bench_gemm_512}, {"gemm_relu_1024", bench_gemm_1024}, {"gemm_relu_2048", bench_gemm_2048},
+        {"gemm_gelu_1024", bench_gemm_gelu}, {"conv_bn_relu", bench_conv_bn_relu},
     };
     return cases;
 }

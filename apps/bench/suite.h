@@ -39,4 +39,11 @@ CaseResult bench_subtract_mean(const SuiteOptions &o);
 CaseResult bench_many_users(const SuiteOptions &o);
 CaseResult bench_forward_ad(const SuiteOptions &o);
 
+// Compute-bound pipelines (suite_compute.cpp).
+CaseResult bench_gemm_512(const SuiteOptions &o);
+CaseResult bench_gemm_1024(const SuiteOptions &o);
+CaseResult bench_gemm_2048(const SuiteOptions &o);
+CaseResult bench_gemm_gelu(const SuiteOptions &o);
+CaseResult bench_conv_bn_relu(const SuiteOptions &o);
+
 }  // namespace kiln_bench
