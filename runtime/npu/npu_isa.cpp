@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "npu_machine.h"
+// TEXP, TLOG and TTANH compute exactly the host target's float32 functions,
+// so NPU and host kernels agree bitwise.
+#include "../kiln_prologue.h"
 
 namespace kiln {
 namespace npu {
@@ -331,13 +334,13 @@ std::string describe(const Instr &in) {
 
 float ref_unary(Op op, float x) {
     switch (op) {
-    case Op::TEXP: return std::exp(x);
-    case Op::TLOG: return std::log(x);
+    case Op::TEXP: return kiln_exp(x);
+    case Op::TLOG: return kiln_log(x);
     case Op::TSQRT: return std::sqrt(x);
     case Op::TRSQRT: return 1.0f / std::sqrt(x);
     case Op::TRECIP: return 1.0f / x;
     case Op::TRELU: return x > 0.0f ? x : 0.0f;
-    case Op::TTANH: return std::tanh(x);
+    case Op::TTANH: return kiln_tanh(x);
     case Op::TABS: return std::fabs(x);
     case Op::TNEG: return -x;
     case Op::TCOPY: return x;
