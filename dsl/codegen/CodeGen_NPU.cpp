@@ -123,7 +123,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (const auto &o : outputs) out_names.push_back(o->name);
     Environment env = find_environment(outputs);
     Stmt nest = lower_loop_nest(outputs, t, false);
-    NpuKernel k = npu_select_kernel(nest, env, out_names);
+    NpuKernel k = npu_select_kernel(nest, env, out_names, t);
     const npu::Machine &m = codegen_machine();
     allocate(k, m);
     npu_insert_sync(k);
@@ -175,9 +175,9 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
                                   "halide_type_bfloat"};
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
-        user_assert(a.type == Float(32) && a.dimensions == 2)
+        user_assert(a.type == Float(32) && (a.dimensions == 1 || a.dimensions == 2))
             << "NPU target: buffer argument " << a.name << " is a " << a.dimensions << "-D " << a.type.to_string()
-            << " buffer; the NPU code generator handles 2-D float32 buffers";
+            << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
           << codes[(int)a.type.code] << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
     }

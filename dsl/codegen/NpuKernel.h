@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ir/Function.h"
+#include "kiln/Target.h"
 
 namespace kiln {
 namespace internal {
@@ -63,7 +64,7 @@ struct NpuKernel {
 
 // Instruction selection with the NPU legality checks (user errors): see NpuSelect.cpp.
 NpuKernel npu_select_kernel(const Stmt &loop_nest, const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
-                            const std::vector<std::string> &outputs);
+                            const std::vector<std::string> &outputs, const Target &t);
 
 // Inserts the flags the buffer accesses need: see NpuSync.cpp.
 void npu_insert_sync(NpuKernel &k);

@@ -21,6 +21,7 @@
 // loop live in UB (store_in(UB), the default there); compute_root Funcs in
 // GM. Every Func reading or written by vector instructions must be in UB.
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -59,6 +60,8 @@ const int64_t *const_int(const Expr &e) {
 std::string scalar(const Expr &e) {
     if (const IntImm *i = e.as<IntImm>()) return "(int32_t)" + std::to_string(i->value);
     if (const FloatImm *f = e.as<FloatImm>()) {
+        if (std::isinf(f->value)) return f->value < 0 ? "(-INFINITY)" : "INFINITY";
+        if (std::isnan(f->value)) return "NAN";
         std::ostringstream s;
         s.precision(9);
         s << "(float)" << f->value;
@@ -96,13 +99,75 @@ std::string scalar(const Expr &e) {
 
 // A tile operand: a window of a buffer (UB), or a scalar.
 struct Operand {
-    int buffer = -1;   // -1: scalar
-    std::string code;  // the Tile expression, or the scalar
+    int buffer = -1;     // -1: scalar
+    std::string code;    // the Tile expression, or the scalar
+    bool fresh = false;  // a temporary of this expression: the next instruction may overwrite it
+};
+
+// How a 1-D Func or image lies in a tile: one value per row (a column
+// R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
+// indexed by x). 2-D Funcs are Full.
+enum class Shape { Full, Column, Row };
+
+// The loops of one tile: y outer, x inner; a 1-D tile has one of them.
+struct Nest {
+    const For *fy = nullptr, *fx = nullptr;
+    int R = 1, C = 1;
+    std::map<std::string, Expr> lets;  // lets between and inside the loops, expanded
+};
+
+// Records, for every 1-D Func and image, whether tiles read or write it
+// along y (Column) or along x (Row).
+class FindShapes : public IRVisitor {
+public:
+    std::map<std::string, Shape> shape;
+
+private:
+    using IRVisitor::visit;
+    const For *fy = nullptr, *fx = nullptr;
+    std::map<std::string, Expr> lets;
+
+    void note(const std::string &name, const Expr &arg) {
+        Expr a = substitute(lets, arg);
+        Shape s = fx && expr_uses_var(a, fx->name) ? Shape::Row : Shape::Column;
+        auto it = shape.find(name);
+        user_assert(it == shape.end() || it->second == s)
+            << "NPU target: the 1-D Func " << name << " is read both along the rows and along the columns of tiles; "
+            << "its UB buffer is either a column (one value per row) or a row (one value per column), so give each "
+               "use its own Func";
+        shape[name] = s;
+    }
+    void visit(const For *f) override {
+        const Stmt *b = &f->body;
+        std::map<std::string, Expr> l;
+        while (const LetStmt *ls = b->as<LetStmt>()) l[ls->name] = ls->value, b = &ls->body;
+        const For *inner = b->as<For>();
+        if (inner) {
+            const Stmt *c = &inner->body;
+            while (const LetStmt *ls = c->as<LetStmt>()) l[ls->name] = ls->value, c = &ls->body;
+            if (const Provide *p = c->as<Provide>()) {
+                fy = f, fx = inner;
+                lets.clear();
+                for (auto &kv : l) lets[kv.first] = substitute(lets, kv.second);
+                if (p->args.size() == 1) note(p->name, p->args[0]);
+                for (const Expr &v : p->values) include(v);
+                fy = fx = nullptr;
+                return;
+            }
+        }
+        IRVisitor::visit(f);
+    }
+    void visit(const Call *c) override {
+        if (fy && (c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1) note(c->name, c->args[0]);
+        IRVisitor::visit(c);
+    }
 };
 
 class Selector {
 public:
-    Selector(const Environment &env, const std::vector<std::string> &outputs) : env(env), outputs(outputs) {}
+    Selector(const Environment &env, const std::vector<std::string> &outputs, const Target &t,
+             std::map<std::string, Shape> shapes)
+        : env(env), outputs(outputs), target(t), shapes(std::move(shapes)) {}
 
     NpuKernel k;
 
@@ -130,8 +195,8 @@ public:
                        << "), from a GuardWithIf tail; use TailStrategy::ShiftInwards or RoundUp, or tile sizes that "
                           "divide the image";
         } else if (const Provide *p = s.as<Provide>()) {
-            user_error << "NPU target: Func " << p->name << " is computed outside a 2-D loop nest; every stage's "
-                       << "innermost two loops become one tile, so the Func needs two dimensions";
+            user_error << "NPU target: Func " << p->name << " is computed outside a loop; every stage's innermost "
+                       << "loops become one tile, so the Func needs one or two dimensions";
         } else {
             internal_error << "NPU target: unexpected statement " << s;
         }
@@ -140,9 +205,17 @@ public:
 private:
     const Environment &env;
     const std::vector<std::string> &outputs;
+    const Target &target;
+    const std::map<std::string, Shape> shapes;
     std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
     std::map<std::string, int> ub_buffer;            // Func -> its UB buffer
     std::map<std::string, std::vector<Expr>> ub_mins;  // Func -> its realization's min per dimension
+    std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
+    std::map<std::string, int> expanded;               // (buffer, shape) -> its TROWEXPAND/TCOLEXPAND (this loop body)
+    std::vector<std::string> loop_vars;                // enclosing loops, outermost first
+    std::vector<NpuItem> hoisted;                      // loop-invariant loads, emitted before the outermost loop
+    std::set<int> hoisted_buffers;
+    std::map<std::string, int> hoisted_loaded;         // image window or expansion -> its hoisted tile
     std::string current;                               // the Func whose tile is being selected
     int temps = 0;
     bool current_double = false;
@@ -158,6 +231,12 @@ private:
         auto it = env.find(name);
         internal_assert(it != env.end()) << "NPU target: no Func " << name;
         return *it->second;
+    }
+
+    Shape shape_of(const std::string &name, size_t dims) const {
+        if (dims == 2) return Shape::Full;
+        auto it = shapes.find(name);
+        return it == shapes.end() ? Shape::Column : it->second;
     }
 
     MemoryType memory_of(const std::string &name, bool at_root) const {
@@ -183,11 +262,12 @@ private:
         user_assert(r->types.size() == 1 && r->types[0] == Float(32))
             << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
             << "; the NPU code generator handles float32 Funcs (of one value) only";
-        user_assert(r->bounds.size() == 2) << "NPU target: Func " << r->name << " has " << r->bounds.size()
-                                           << " dimension(s); tiles are 2-D, so NPU Funcs have two dimensions";
+        const size_t dims = r->bounds.size();
+        user_assert(dims == 1 || dims == 2) << "NPU target: Func " << r->name << " has " << dims
+                                            << " dimensions; tiles are 2-D, so NPU Funcs have one or two dimensions";
         bool at_root = f.schedule.compute_level.is_root();
         MemoryType m = memory_of(r->name, at_root);
-        for (int d = 0; d < 2; d++) {
+        for (size_t d = 0; d < dims; d++) {
             out.push_back(NpuItem::line("const int32_t " + c_name(r->name + ".min." + std::to_string(d)) + " = " +
                                         scalar(r->bounds[d].min) + ";"));
             out.push_back(NpuItem::line("const int32_t " + c_name(r->name + ".extent." + std::to_string(d)) + " = " +
@@ -200,6 +280,9 @@ private:
             user_assert(!k.multi_core) << "NPU target: Func " << r->name
                                        << " is stored in GM between stages, but a loop runs across cores; cores do "
                                           "not synchronize, so fuse it (compute_at) into the parallel loop";
+            user_assert(dims == 2) << "NPU target: Func " << r->name
+                                   << " is 1-D and stored in GM; the NPU code generator keeps 1-D Funcs (row "
+                                      "statistics) in UB, so compute_at it inside the loop of its consumer's tiles";
             out.push_back(NpuItem::line("const int32_t " + c_name(r->name + ".stride.1") + " = " +
                                         c_name(r->name + ".extent.0") + ";"));
             out.push_back(NpuItem::line("const GlobalTensor " + c_name(r->name) + "_gm = core.scratch_gm(\"" + r->name +
@@ -214,30 +297,45 @@ private:
             << "NPU target: Func " << r->name << " is stored in " << to_string(m)
             << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
                "L0A, L0B and L0C hold matrix operands)";
-        const int64_t *cols = const_int(simplify(r->bounds[0].extent)), *rows = const_int(simplify(r->bounds[1].extent));
-        user_assert(cols && rows) << "NPU target: Func " << r->name << " is stored in UB over a region of "
-                                  << r->bounds[0].extent << " x " << r->bounds[1].extent
-                                  << " elements, which is not constant; on-chip buffers are allocated statically, "
-                                     "so tile its consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, "
-                                     "16)) or bound() it";
-        ub_buffer[r->name] = add_buffer(r->name, r->name, (int)*rows, (int)*cols, f.schedule.double_buffer);
-        ub_mins[r->name] = {r->bounds[0].min, r->bounds[1].min};
+        const int64_t *e0 = const_int(simplify(r->bounds[0].extent));
+        const int64_t *e1 = dims == 2 ? const_int(simplify(r->bounds[1].extent)) : e0;
+        user_assert(e0 && e1) << "NPU target: Func " << r->name << " is stored in UB over a region of "
+                              << r->bounds[0].extent << (dims == 2 ? " x " : "")
+                              << (dims == 2 ? r->bounds[1].extent : Expr())
+                              << " elements, which is not constant; on-chip buffers are allocated statically, "
+                                 "so tile its consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, "
+                                 "16)) or bound() it";
+        int rows = (int)*e1, cols = (int)*e0;
+        if (dims == 1) {
+            bool column = shape_of(r->name, 1) == Shape::Column;
+            rows = column ? (int)*e0 : 1;
+            cols = column ? 1 : (int)*e0;
+        }
+        ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer);
+        std::vector<Expr> mins;
+        for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
+        ub_mins[r->name] = mins;
         stmt(r->body, out);
     }
 
     int loops = 0;
     std::set<std::string> gm_funcs;
 
+    static const Stmt &skip_lets(const Stmt &s) {
+        const Stmt *b = &s;
+        while (const LetStmt *l = b->as<LetStmt>()) b = &l->body;
+        return *b;
+    }
+
     void loop(const For *f, std::vector<NpuItem> &out) {
-        const For *inner = f->body.as<For>();
-        if (!inner) {  // maybe lets, then a 2-D nest: not a tile; or a tile whose inner loop has lets first
-            const Stmt *b = &f->body;
-            while (const LetStmt *l = b->as<LetStmt>()) b = &l->body;
-            inner = b->as<For>();
-        }
-        bool tile = inner && is_tile_body(inner->body);
-        if (tile) {
+        const For *inner = skip_lets(f->body).as<For>();
+        if (inner && skip_lets(inner->body).as<Provide>()) {
             select_tile(f, inner, out);
+            return;
+        }
+        if (const Provide *p = skip_lets(f->body).as<Provide>()) {  // a 1-D tile
+            bool row = p->args.size() == 1 && shape_of(p->name, 1) == Shape::Row;
+            select_tile(row ? nullptr : f, row ? f : nullptr, out);
             return;
         }
         user_assert(f->for_type == ForType::Serial || f->for_type == ForType::Parallel)
@@ -258,37 +356,67 @@ private:
             l.text = "for (int32_t " + v + " = " + lo + "; " + v + " < " + lo + " + " + ext + "; " + v + "++)";
         }
         loops++;
+        loop_vars.push_back(f->name);
+        std::map<std::string, int> outer_loaded, outer_expanded;
+        outer_loaded.swap(loaded);  // a load is reused only within one loop body
+        outer_expanded.swap(expanded);
         stmt(f->body, l.body);
+        loaded.swap(outer_loaded);
+        expanded.swap(outer_expanded);
+        loop_vars.pop_back();
         loops--;
+        if (loops == 0) {  // the loop-invariant loads of the nest go first (their own region)
+            for (NpuItem &h : hoisted) out.push_back(std::move(h));
+            hoisted.clear();
+            hoisted_loaded.clear();
+        }
         out.push_back(std::move(l));
     }
 
-    static bool is_tile_body(const Stmt &s) {
-        const Stmt *b = &s;
-        while (const LetStmt *l = b->as<LetStmt>()) b = &l->body;
-        return b->as<Provide>() != nullptr;
-    }
-
-    // A window of Func/Image `name` at args (affine in the tile's x and y with coefficient 1).
+    // A window of Func/Image `name` at args: its coordinates at the tile's
+    // origin, and how it lies in the tile. Each coordinate must be the
+    // tile's own loop variable plus a constant.
     struct Window {
         Expr x0, y0;
+        Shape shape = Shape::Full;
     };
-    Window window(const std::string &name, const std::vector<Expr> &args, const For *fy, const For *fx,
-                  const std::map<std::string, Expr> &inner_lets) {
-        user_assert(args.size() == 2) << "NPU target: Func " << current << " reads " << name << " with "
-                                      << args.size() << " coordinate(s); tiles are 2-D";
+    Window window(const std::string &name, const std::vector<Expr> &args, const Nest &n) {
+        Window w;
+        w.shape = shape_of(name, args.size());
+        user_assert(args.size() == 1 || args.size() == 2)
+            << "NPU target: Func " << current << " reads " << name << " with " << args.size()
+            << " coordinates; tiles are 2-D";
         Expr a[2];
-        for (int d = 0; d < 2; d++) {
-            Expr e = expand(substitute(inner_lets, args[d]));
-            const std::string &v = d == 0 ? fx->name : fy->name, &w = d == 0 ? fy->name : fx->name;
-            Expr off = simplify(e - Variable::make(Int(32), v));
-            user_assert(!expr_uses_var(off, v) && !expr_uses_var(off, w))
-                << "NPU target: Func " << current << " reads " << name << "(" << args[0] << ", " << args[1]
+        for (size_t d = 0; d < args.size(); d++) {
+            bool along_x = args.size() == 2 ? d == 0 : w.shape == Shape::Row;
+            const For *l = along_x ? n.fx : n.fy, *other = along_x ? n.fy : n.fx;
+            user_assert(l) << "NPU target: Func " << current << " reads " << name << " along "
+                           << (along_x ? "x" : "y") << ", but its tile is 1-D along " << (along_x ? "y" : "x")
+                           << "; a 1-D Func's tile reads only 1-D Funcs of the same orientation";
+            Expr e = expand(substitute(n.lets, args[d]));
+            Expr off = simplify(e - Variable::make(Int(32), l->name));
+            user_assert(!expr_uses_var(off, l->name) && !(other && expr_uses_var(off, other->name)))
+                << "NPU target: Func " << current << " reads " << name << "(" << args[0]
+                << (args.size() == 2 ? ", " : "") << (args.size() == 2 ? args[1] : Expr())
                 << "); a tile instruction reads a window that moves with the tile, so each coordinate must be the "
                    "tile's own coordinate plus a constant offset (no scaling, transposing or clamping)";
-            a[d] = simplify(substitute(v, d == 0 ? fx->min : fy->min, e));
+            (along_x ? w.x0 : w.y0) = simplify(substitute(l->name, l->min, e));
         }
-        return Window{a[0], a[1]};
+        return w;
+    }
+
+    // The tile of `shape` a window fills in an R x C tile.
+    static std::pair<int, int> window_shape(Shape s, int R, int C) {
+        return {s == Shape::Row ? 1 : R, s == Shape::Column ? 1 : C};
+    }
+
+    // Elements between the window's origin and the start of Func `name`'s UB buffer.
+    Expr ub_offset(const std::string &name, const Window &w) {
+        const std::vector<Expr> &mins = ub_mins[name];
+        const NpuBuffer &b = k.buffers[ub_buffer[name]];
+        if (w.shape == Shape::Column) return simplify(expand(w.y0) - expand(mins[0]));
+        if (w.shape == Shape::Row) return simplify(expand(w.x0) - expand(mins[0]));
+        return simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * b.cols);
     }
 
     std::string tile_code(int b, int rows, int cols) const {
@@ -300,6 +428,10 @@ private:
 
     std::string gm_code(const std::string &name, const Window &w) const {
         std::string n = c_name(name);
+        if (w.shape == Shape::Column)  // one value per row: consecutive elements down the tile
+            return n + "_gm.at((int64_t)(" + scalar(w.y0) + " - " + c_name(name + ".min.0") + "), 1)";
+        if (w.shape == Shape::Row)
+            return n + "_gm.at((int64_t)(" + scalar(w.x0) + " - " + c_name(name + ".min.0") + "), 0)";
         return n + "_gm.at((int64_t)(" + scalar(w.x0) + " - " + c_name(name + ".min.0") + ") + (int64_t)(" +
                scalar(w.y0) + " - " + c_name(name + ".min.1") + ") * " + c_name(name + ".stride.1") + ", " +
                c_name(name + ".stride.1") + ")";
@@ -307,6 +439,9 @@ private:
 
     void instr(std::vector<NpuItem> &out, NpuPipe pipe, const std::string &code, std::vector<int> reads,
                std::vector<int> writes) {
+        for (int w : writes)  // an expansion of a buffer being rewritten is stale
+            for (auto it = expanded.begin(); it != expanded.end();)
+                it = it->first.rfind(std::to_string(w) + "|", 0) == 0 ? expanded.erase(it) : std::next(it);
         NpuItem i;
         i.kind = NpuItem::Instr;
         i.pipe = pipe;
@@ -320,57 +455,116 @@ private:
         return add_buffer(current + ".t" + std::to_string(temps++), current, rows, cols, current_double);
     }
 
-    // Selects e into buffer `dst` (or a new temporary when dst < 0); returns the operand.
-    Operand select(const Expr &e, int dst, int R, int C, const For *fy, const For *fx,
-                   const std::map<std::string, Expr> &inner_lets, std::vector<NpuItem> &out) {
+    // Where a result of R x C goes: `dst`, else a fresh operand of that shape (overwritten in place), else a new temporary.
+    int result(int dst, int R, int C, std::initializer_list<const Operand *> ops) {
+        if (dst >= 0) return dst;
+        for (const Operand *o : ops)
+            if (o->fresh && k.buffers[o->buffer].rows == R && k.buffers[o->buffer].cols == (C + 7) / 8 * 8) return o->buffer;
+        return temp(R, C);
+    }
+
+    Operand tile_operand(int b, int R, int C, bool fresh) { return Operand{b, tile_code(b, R, C), fresh}; }
+
+    // A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
+    Operand expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out) {
+        auto [r, c] = window_shape(s, R, C);
+        Operand src = tile_operand(b, r, c, false);
+        if (r == R && c == C) {
+            if (dst < 0) return src;
+            instr(out, NpuPipe::V, "core.TCOPY(" + tile_code(dst, R, C) + ", " + src.code + ");", {b}, {dst});
+            return tile_operand(dst, R, C, false);
+        }
+        // One expansion per buffer and loop body; of a hoisted load, one before the loop.
+        std::string key = std::to_string(b) + "|" + std::to_string((int)s) + "|" + std::to_string(R) + "x" + std::to_string(C);
+        bool hoist = dst < 0 && hoisted_buffers.count(b);
+        std::map<std::string, int> &cache = hoist ? hoisted_loaded : expanded;
+        auto hit = cache.find(key);
+        if (dst < 0 && hit != cache.end()) return tile_operand(hit->second, R, C, false);
+        int t = dst >= 0 ? dst : hoist ? add_buffer(k.buffers[b].name + ".x", current, R, C, false) : temp(R, C);
+        instr(hoist ? hoisted : out, NpuPipe::V,
+              std::string("core.") + (s == Shape::Column ? "TROWEXPAND(" : "TCOLEXPAND(") + tile_code(t, R, C) + ", " +
+                  src.code + ");",
+              {b}, {t});
+        if (dst >= 0) return tile_operand(t, R, C, false);
+        if (hoist) hoisted_buffers.insert(t);
+        cache[key] = t;
+        return tile_operand(t, R, C, false);
+    }
+
+    // A read of a Func or image inside the tile.
+    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out) {
+        const int R = n.R, C = n.C;
+        Window w = window(c->name, c->args, n);
+        auto ub = ub_buffer.find(c->name);
+        if (ub != ub_buffer.end()) {
+            Expr off = ub_offset(c->name, w);
+            const int64_t *o = const_int(off);
+            user_assert(o && *o == 0)
+                << "NPU target: Func " << current << " reads " << c->name << " at an offset of " << off
+                << " elements from the start of its UB buffer; tile instructions read whole aligned tiles, so "
+                   "compute "
+                << c->name << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
+            return expand_to(ub->second, w.shape, dst, R, C, out);
+        }
+        bool gm = c->call_type == Call::Image || gm_funcs.count(c->name);
+        user_assert(gm) << "NPU target: Func " << current << " reads Func " << c->name
+                        << ", which is neither in UB nor in GM here";
+        auto [r, cc] = window_shape(w.shape, R, C);
+        // A window loaded earlier in this loop body is loaded once (inputs are never written, GM Funcs not
+        // in the loop nests that read them).
+        std::ostringstream key;
+        key << c->name << "|" << (int)w.shape << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << r << "x" << cc;
+        int t;
+        auto hit = loaded.find(key.str());
+        bool invariant = c->call_type == Call::Image && !loop_vars.empty();
+        for (const std::string &v : loop_vars)
+            invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
+        auto hhit = hoisted_loaded.find(key.str());
+        if (invariant && hhit != hoisted_loaded.end()) {
+            t = hhit->second;
+        } else if (invariant) {  // loaded once, before the outermost loop
+            t = add_buffer(c->name + ".in", current, r, cc, false);
+            Window we{expand(w.x0), expand(w.y0), w.shape};
+            instr(hoisted, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, r, cc) + ", " + gm_code(c->name, we) + ");", {}, {t});
+            hoisted_buffers.insert(t);
+            hoisted_loaded[key.str()] = t;
+        } else if (hit != loaded.end()) {
+            t = hit->second;
+        } else {
+            bool full = r == R && cc == C;
+            t = full && dst >= 0 ? dst : temp(r, cc);
+            instr(out, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, r, cc) + ", " + gm_code(c->name, w) + ");", {}, {t});
+            loaded[key.str()] = t;
+            if (full && t == dst) return tile_operand(t, R, C, false);
+        }
+        return expand_to(t, w.shape, dst, R, C, out);
+    }
+
+    // Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
+    Operand select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
+        const int R = n.R, C = n.C;
+        Expr full = expand(substitute(n.lets, e));
         bool varies = false;
-        for (const std::string &v : {fx->name, fy->name}) varies |= expr_uses_var(expand(substitute(inner_lets, e)), v);
-        bool reads_func = false;
+        for (const For *l : {n.fx, n.fy}) varies |= l && expr_uses_var(full, l->name);
         struct FindCall : IRVisitor {
             bool found = false;
+            using IRVisitor::visit;
             void visit(const Call *c) override {
                 found |= c->call_type != Call::PureExtern;
                 IRVisitor::visit(c);
             }
         } fc;
         fc.include(e);
-        reads_func = fc.found;
-        if (!varies && !reads_func) {
-            Operand s{-1, scalar(expand(substitute(inner_lets, e)))};
+        if (!varies && !fc.found) {
+            Operand s{-1, scalar(full)};
             if (dst < 0) return s;
             instr(out, NpuPipe::V, "core.TDUP(" + tile_code(dst, R, C) + ", " + s.code + ");", {}, {dst});
-            return Operand{dst, tile_code(dst, R, C)};
+            return tile_operand(dst, R, C, false);
         }
         user_assert(e.type() == Float(32)) << "NPU target: Func " << current << ": " << e << " has type " << e.type().to_string()
                                            << "; the vector instructions Kiln selects work on float32";
-        auto target = [&]() { return dst >= 0 ? dst : temp(R, C); };
         if (const Call *c = e.as<Call>()) {
-            if (c->call_type == Call::Func || c->call_type == Call::Image) {
-                Window w = window(c->name, c->args, fy, fx, inner_lets);
-                auto ub = ub_buffer.find(c->name);
-                if (ub != ub_buffer.end()) {
-                    const std::vector<Expr> &mins = ub_mins[c->name];
-                    const NpuBuffer &src = k.buffers[ub->second];
-                    Expr off = simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * src.cols);
-                    const int64_t *o = const_int(off);
-                    user_assert(o && *o == 0)
-                        << "NPU target: Func " << current << " reads " << c->name << " at an offset of " << off
-                        << " elements from the start of its UB buffer; tile instructions read whole aligned tiles, so "
-                           "compute "
-                        << c->name << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
-                    Operand src_op{ub->second, tile_code(ub->second, R, C)};
-                    if (dst < 0) return src_op;
-                    instr(out, NpuPipe::V, "core.TCOPY(" + tile_code(dst, R, C) + ", " + src_op.code + ");",
-                          {ub->second}, {dst});
-                    return Operand{dst, tile_code(dst, R, C)};
-                }
-                bool gm = c->call_type == Call::Image || gm_funcs.count(c->name);
-                user_assert(gm) << "NPU target: Func " << current << " reads Func " << c->name
-                                << ", which is neither in UB nor in GM here";
-                int t = target();
-                instr(out, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, R, C) + ", " + gm_code(c->name, w) + ");", {}, {t});
-                return Operand{t, tile_code(t, R, C)};
-            }
+            if (c->call_type == Call::Func || c->call_type == Call::Image) return select_call(c, dst, n, out);
             static const std::map<std::string, std::string> unary = {
                 {"exp", "TEXP"}, {"log", "TLOG"}, {"sqrt", "TSQRT"}, {"tanh", "TTANH"}, {"abs", "TABS"}};
             auto u = unary.find(c->name);
@@ -378,10 +572,10 @@ private:
                 << "NPU target: Func " << current << " calls " << c->name
                 << ", which has no NPU vector instruction; the vector unit has exp, log, sqrt, tanh, abs (and "
                    "+, -, *, /, min, max); compute it on the host or rewrite it";
-            Operand a = select(c->args[0], -1, R, C, fy, fx, inner_lets, out);
-            int t = target();
+            Operand a = select(c->args[0], -1, n, out);
+            int t = result(dst, R, C, {&a});
             instr(out, NpuPipe::V, "core." + u->second + "(" + tile_code(t, R, C) + ", " + a.code + ");", {a.buffer}, {t});
-            return Operand{t, tile_code(t, R, C)};
+            return tile_operand(t, R, C, dst < 0);
         }
         const char *tt = nullptr, *ts = nullptr;
         bool commutes = false;
@@ -395,8 +589,9 @@ private:
         user_assert(tt) << "NPU target: Func " << current << ": " << e
                         << " has no NPU vector instruction (the vector unit has +, -, *, /, min, max, exp, log, "
                            "sqrt, tanh, abs on float32 tiles)";
-        Operand a = select(x, -1, R, C, fy, fx, inner_lets, out), b = select(y, -1, R, C, fy, fx, inner_lets, out);
-        int t = target();
+        Operand a = select(x, -1, n, out);
+        Operand b = equal(x, y) ? Operand{a.buffer, a.code, false} : select(y, -1, n, out);  // d * d: d once
+        int t = result(dst, R, C, {&a, &b});
         std::string d = tile_code(t, R, C);
         if (a.buffer >= 0 && b.buffer >= 0) {
             instr(out, NpuPipe::V, "core." + std::string(tt) + "(" + d + ", " + a.code + ", " + b.code + ");",
@@ -408,71 +603,156 @@ private:
         } else if (e.as<Sub>()) {  // s - t == (-t) + s exactly
             instr(out, NpuPipe::V, "core.TNEG(" + d + ", " + b.code + ");", {b.buffer}, {t});
             instr(out, NpuPipe::V, "core.TADDS(" + d + ", " + d + ", " + a.code + ");", {t}, {t});
-        } else {
-            user_error << "NPU target: Func " << current << ": " << e
-                       << " divides a scalar by a tile, which has no NPU vector instruction (TDIVS divides a tile by a "
-                          "scalar); write it as a tile / tile division or on the host";
+        } else if (is_const(x, 1) || (x.as<FloatImm>() && x.as<FloatImm>()->value == 1.0)) {  // 1 / t
+            instr(out, NpuPipe::V, "core.TRECIP(" + d + ", " + b.code + ");", {b.buffer}, {t});
+        } else {  // s / t: the scalar spread over a tile, then a tile division
+            int s = temp(R, C);
+            instr(out, NpuPipe::V, "core.TDUP(" + tile_code(s, R, C) + ", " + a.code + ");", {}, {s});
+            instr(out, NpuPipe::V, "core.TDIV(" + d + ", " + tile_code(s, R, C) + ", " + b.code + ");", {s, b.buffer}, {t});
         }
-        return Operand{t, d};
+        return tile_operand(t, R, C, dst < 0);
     }
 
+    // The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
+    // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
+    // a column reduction (TCOLSUM / TCOLMAX into f's row).
+    void select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out) {
+        const std::string &f = p->name;
+        Expr self, value;
+        bool sum = false;
+        auto is_self = [&](const Expr &e) {
+            const Call *c = e.as<Call>();
+            return c && c->name == f && c->args.size() == 1 && equal(c->args[0], p->args[0]);
+        };
+        if (const Add *a = p->values[0].as<Add>()) {
+            sum = true;
+            if (is_self(a->a)) value = a->b;
+            else if (is_self(a->b)) value = a->a;
+        } else if (const Max *m = p->values[0].as<Max>()) {
+            if (is_self(m->a)) value = m->b;
+            else if (is_self(m->b)) value = m->a;
+        }
+        user_assert(value.defined())
+            << "NPU target: Func " << f << " is 1-D and computed over a 2-D loop nest (" << n.fy->name << ", "
+            << n.fx->name << "), which the NPU maps onto a row reduction; its update must be " << f << "(y) = " << f
+            << "(y) + e or max(" << f << "(y), e) (TROWSUM, TROWMAX), not " << p->values[0];
+        auto ub = ub_buffer.find(f);
+        user_assert(ub != ub_buffer.end()) << "NPU target: Func " << f
+                                           << " is a reduction stored in GM; the NPU keeps reductions in UB, so "
+                                              "compute_at it inside the loop of its consumer's tiles";
+        Window w = window(f, p->args, n);
+        const int64_t *o = const_int(ub_offset(f, w));
+        user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffer at an offset; compute "
+                                  << f << " at the loop of the tiles that read it, over the same rows";
+        bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
+        const For *rl = rows ? n.fx : n.fy;
+        // Bitwise agreement with the host: TROWSUM adds left to right from 0,
+        // so the whole reduction must be this one instruction, from 0.
+        const FunctionContents &fc = func(f);
+        bool whole = false;
+        if (!fc.updates.empty() && fc.updates[0].rdom)
+            for (const auto &rv : fc.updates[0].rdom->vars)
+                whole |= is_zero(simplify(expand(substitute(n.lets, rl->extent)) - expand(rv.extent)));
+        Expr init = fc.init.values.empty() ? Expr() : fc.init.values[0];
+        bool identity = init.defined() && (sum ? is_zero(init)
+                                               : init.as<FloatImm>() && std::isinf(init.as<FloatImm>()->value) &&
+                                                     init.as<FloatImm>()->value < 0);
+        user_assert(!sum || (whole && identity) || target.has(Target::FastMath))
+            << "NPU target: Func " << f << " sums over " << rl->name << " with TROWSUM, which adds a whole row left "
+            << "to right starting from 0; "
+            << (whole ? "its pure definition starts from " + to_string_expr(init)
+                      : std::string("the tile covers only part of the reduction domain (it is split)"))
+            << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
+               "one tile, or compile with target feature fast_math to allow the reassociation";
+        const char *op = rows ? (sum ? "TROWSUM" : "TROWMAX") : (sum ? "TCOLSUM" : "TCOLMAX");
+        Operand v = select(value, -1, n, out);
+        auto [r, c] = window_shape(w.shape, n.R, n.C);
+        if (whole && identity) {  // the instruction computes the Func's final value
+            instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(ub->second, r, c) + ", " + v.code + ");",
+                  {v.buffer}, {ub->second});
+            return;
+        }
+        int t = temp(r, c);
+        instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(t, r, c) + ", " + v.code + ");", {v.buffer}, {t});
+        std::string d = tile_code(ub->second, r, c);
+        instr(out, NpuPipe::V, std::string("core.") + (sum ? "TADD(" : "TMAX(") + d + ", " + d + ", " + tile_code(t, r, c) + ");",
+              {ub->second, t}, {ub->second});
+    }
+
+    static std::string to_string_expr(const Expr &e) {
+        std::ostringstream s;
+        s << e;
+        return s.str();
+    }
+
+    // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
     void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
-        std::map<std::string, Expr> inner_lets;
+        Nest n;
+        n.fy = fy;
+        n.fx = fx;
+        const For *outer = fy ? fy : fx, *inner = fy && fx ? fx : nullptr;
         std::vector<std::pair<std::string, Expr>> chain;
-        const Stmt *b = &fx->body;
-        while (const LetStmt *l = b->as<LetStmt>()) {
-            chain.emplace_back(l->name, l->value);
-            b = &l->body;
+        const Stmt *b = &outer->body;
+        while (const LetStmt *l = b->as<LetStmt>()) chain.emplace_back(l->name, l->value), b = &l->body;
+        if (inner) {
+            b = &inner->body;
+            while (const LetStmt *l = b->as<LetStmt>()) chain.emplace_back(l->name, l->value), b = &l->body;
         }
-        // Lets between the two loops too.
-        const Stmt *m = &fy->body;
-        while (const LetStmt *l = m->as<LetStmt>()) {
-            inner_lets[l->name] = l->value;
-            m = &l->body;
-        }
-        for (auto &c : chain) inner_lets[c.first] = substitute(inner_lets, c.second);
+        for (auto &c : chain) n.lets[c.first] = substitute(n.lets, c.second);
         const Provide *p = b->as<Provide>();
         user_assert(p->values.size() == 1) << "NPU target: Func " << p->name
                                            << " returns a Tuple; the NPU code generator handles Funcs of one value only";
         current = p->name;
         temps = 0;
         current_double = func(p->name).schedule.double_buffer;
-        const int64_t *R = const_int(simplify(fy->extent)), *C = const_int(simplify(fx->extent));
-        user_assert(R && C) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
-                            << fx->name << " have extents " << fy->extent << " and " << fx->extent
-                            << "; a tile has a constant shape, so split or tile them by constants (e.g. tile(x, y, "
-                               "xo, yo, xi, yi, 64, 16)), or bound() the Func";
-        user_assert(fy->for_type == ForType::Serial && fx->for_type == ForType::Serial)
-            << "NPU target: Func " << p->name << ": loops " << fy->name << " and " << fx->name
-            << " form its tile and must stay serial (no vectorize, unroll or parallel there)";
-        std::vector<Expr> args;
-        for (const Expr &a : p->args) args.push_back(substitute(inner_lets, a));
-        Window w = window(p->name, p->args, fy, fx, inner_lets);
+        const int64_t *ey = fy ? const_int(simplify(fy->extent)) : nullptr, *ex = fx ? const_int(simplify(fx->extent)) : nullptr;
+        if (inner)
+            user_assert(ey && ex) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
+                                  << fx->name << " have extents " << fy->extent << " and " << fx->extent
+                                  << "; a tile has a constant shape, so split or tile them by constants (e.g. tile(x, "
+                                     "y, xo, yo, xi, yi, 64, 16)), or bound() the Func";
+        else
+            user_assert(ey || ex) << "NPU target: Func " << p->name << ": the innermost loop " << outer->name
+                                  << " has extent " << outer->extent
+                                  << "; a tile has a constant shape, so split it by a constant, or bound() the Func";
+        for (const For *l : {fy, fx})
+            user_assert(!l || l->for_type == ForType::Serial)
+                << "NPU target: Func " << p->name << ": loop " << l->name
+                << " forms its tile and must stay serial (no vectorize, unroll or parallel there)";
+        if (fy) n.R = (int)*ey;
+        if (fx) n.C = (int)*ex;
+        if (p->args.size() == 1 && fy && fx) {
+            select_reduction(p, n, out);
+            return;
+        }
+        Window w = window(p->name, p->args, n);
         auto ub = ub_buffer.find(p->name);
         if (ub != ub_buffer.end()) {
             const NpuBuffer &buf = k.buffers[ub->second];
-            const std::vector<Expr> &mins = ub_mins[p->name];
-            Expr off = simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * buf.cols);
-            const int64_t *o = const_int(off);
-            user_assert(o && *o == 0 && buf.rows == *R && buf.cols == (*C + 7) / 8 * 8)
-                << "NPU target: Func " << p->name << " is computed in " << *R << " x " << *C
+            const int64_t *o = const_int(ub_offset(p->name, w));
+            user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
+                << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
                 << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
                 << "; a Func in UB is computed as one tile covering its buffer";
-            select(p->values[0], ub->second, (int)*R, (int)*C, fy, fx, inner_lets, out);
+            select(p->values[0], ub->second, n, out);
             return;
         }
         // Output or GM Func: compute into a UB tile, then TSTORE.
-        int t = temp((int)*R, (int)*C);
-        select(p->values[0], t, (int)*R, (int)*C, fy, fx, inner_lets, out);
-        instr(out, NpuPipe::MTE3, "core.TSTORE(" + gm_code(p->name, w) + ", " + tile_code(t, (int)*R, (int)*C) + ");",
-              {t}, {});
+        for (auto it = loaded.begin(); it != loaded.end();)
+            it = it->first.rfind(p->name + "|", 0) == 0 ? loaded.erase(it) : std::next(it);
+        int t = temp(n.R, n.C);
+        select(p->values[0], t, n, out);
+        instr(out, NpuPipe::MTE3, "core.TSTORE(" + gm_code(p->name, w) + ", " + tile_code(t, n.R, n.C) + ");", {t}, {});
     }
 };
 
 }  // namespace
 
-NpuKernel npu_select_kernel(const Stmt &loop_nest, const Environment &env, const std::vector<std::string> &outputs) {
-    Selector s(env, outputs);
+NpuKernel npu_select_kernel(const Stmt &loop_nest, const Environment &env, const std::vector<std::string> &outputs,
+                            const Target &t) {
+    FindShapes shapes;
+    shapes.include(loop_nest);
+    Selector s(env, outputs, t, shapes.shape);
     s.stmt(loop_nest, s.k.body);
     return s.k;
 }

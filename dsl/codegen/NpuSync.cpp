@@ -182,7 +182,7 @@ void npu_insert_sync(NpuKernel &k) {
             std::vector<NpuItem> run;
             while (i < k.body.size() && k.body[i].kind == NpuItem::Instr) {
                 run.push_back(std::move(k.body[i++]));
-                if (r < regions.size() && regions[r] == i) r++;
+                if (r < regions.size() && regions[r] == i && i < k.body.size() && k.body[i].kind == NpuItem::Instr) r++;
             }
             i--;
             s.run(run, false);
