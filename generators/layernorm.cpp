@@ -23,20 +23,23 @@ public:
     Input<Buffer<float, 1>> gamma{"gamma"};
     Input<Buffer<float, 1>> beta{"beta"};
     Input<float> epsilon{"epsilon", 1e-5f};
+    GeneratorParam<int> width{"width", 0, 0, 1 << 20};  // 0: the input's width, at run time
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
         Var x("x"), y("y");
-        RDom r(input.dim(0).min(), input.dim(0).extent(), "r");
-        Expr width = cast<float>(input.dim(0).extent());
+        // width > 0 fixes the row width at compile time (the NPU reduces a
+        // whole row in one tile, whose shape is a constant); rows then start at 0.
+        RDom r = width > 0 ? RDom(0, (int)width, "r") : RDom(input.dim(0).min(), input.dim(0).extent(), "r");
+        Expr row_width = width > 0 ? Expr((float)width) : cast<float>(input.dim(0).extent());
         Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), normalized("normalized");
         sum(y) = 0.0f;
         sum(y) += input(r, y);
-        mean(y) = sum(y) / width;
+        mean(y) = sum(y) / row_width;
         Expr d = input(r, y) - mean(y);
         sum_sq(y) = 0.0f;
         sum_sq(y) += d * d;
-        inv_std(y) = 1.0f / sqrt(sum_sq(y) / width + epsilon);
+        inv_std(y) = 1.0f / sqrt(sum_sq(y) / row_width + epsilon);
         normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
         output(x, y) = normalized(x, y) * gamma(x) + beta(x);
     }

@@ -17,11 +17,14 @@ using namespace kiln;
 class Softmax : public Generator<Softmax> {
 public:
     Input<Buffer<float, 2>> input{"input"};
+    GeneratorParam<int> width{"width", 0, 0, 1 << 20};  // 0: the input's width, at run time
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
         Var x("x"), y("y");
-        RDom r(input.dim(0).min(), input.dim(0).extent(), "r");
+        // width > 0 fixes the row width at compile time (the NPU reduces a
+        // whole row in one tile, whose shape is a constant); rows then start at 0.
+        RDom r = width > 0 ? RDom(0, (int)width, "r") : RDom(input.dim(0).min(), input.dim(0).extent(), "r");
         Func row_max("row_max"), exps("exps"), row_sum("row_sum");
         row_max(y) = type_min(Float(32));
         row_max(y) = max(row_max(y), input(r, y));

@@ -146,3 +146,25 @@ TEST_CASE("generator: elementwise_chain on the npu target equals the host target
         CHECK(differ == 0);
     }
 }
+
+TEST_CASE("generator: layernorm and softmax on the npu target (width=1024) equal the host target", "[generator][npu]") {
+    const int rows = 37;  // not a multiple of the NPU's 2-row tiles
+    Buffer<float> in(1024, rows), gamma(1024), beta(1024), host(1024, rows), npu(1024, rows);
+    in.set_min(0, -4);
+    host.set_min(0, -4);
+    npu.set_min(0, -4);
+    fill_random(in, -4.0, 4.0);
+    fill_random(gamma, 0.5, 1.5);
+    fill_random(beta, -1.0, 1.0);
+    auto differ = [&] {
+        int n = 0;
+        host.for_each_element([&](int x, int y) { n += host(x, y) != npu(x, y); });
+        return n;
+    };
+    REQUIRE(softmax_fused(in.raw_buffer(), host.raw_buffer()) == 0);
+    REQUIRE(softmax_npu(in.raw_buffer(), npu.raw_buffer()) == 0);
+    CHECK(differ() == 0);
+    REQUIRE(layernorm_fused(in.raw_buffer(), gamma.raw_buffer(), beta.raw_buffer(), 1e-5f, host.raw_buffer()) == 0);
+    REQUIRE(layernorm_npu(in.raw_buffer(), gamma.raw_buffer(), beta.raw_buffer(), 1e-5f, npu.raw_buffer()) == 0);
+    CHECK(differ() == 0);
+}

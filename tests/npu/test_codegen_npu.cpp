@@ -144,10 +144,14 @@ Buffer<float, 1> make_row(float scale, float offset) {
     return b;
 }
 
-json run_npu_args(const Pipeline &p, const std::vector<void *> &argv, const std::string &fn) {
+// Runs `p` on the NPU target with each buffer argument looked up by name.
+json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::Runtime::Buffer<float>> &buffers,
+                  const std::string &fn) {
+    std::vector<void *> argv;
+    for (const Argument &a : p.infer_arguments()) argv.push_back((void *)buffers.at(a.name).raw_buffer());
     Target t("npu");
     auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, p.infer_arguments(), t), fn, t);
-    m->run_or_throw(const_cast<void **>(argv.data()));
+    m->run_or_throw(argv.data());
     auto report = (const char *(*)())m->symbol(fn + "_npu_report");
     REQUIRE(report);
     return json::parse(report());
@@ -259,12 +263,8 @@ TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loade
         l.beta.set(beta);
         l.output.realize(host);
         Pipeline p(l.output);
-        std::vector<Argument> args = p.infer_arguments();
-        std::vector<void *> argv;
-        for (const Argument &a : args)
-            argv.push_back(a.name == "input" ? (void *)in.raw_buffer() : a.name == "gamma" ? (void *)gamma.raw_buffer()
-                           : a.name == "beta" ? (void *)beta.raw_buffer() : (void *)npu.raw_buffer());
-        r[db] = run_npu_args(p, argv, db ? "layernorm_db" : "layernorm_sb");
+        r[db] = run_npu_args(p, {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", npu}},
+                             db ? "layernorm_db" : "layernorm_sb");
         check_same(host, npu);
         CHECK(r[db]["gm_read_bytes"] == ideal_read);
         CHECK(r[db]["gm_write_bytes"] == bytes);
@@ -275,12 +275,8 @@ TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loade
     CHECK(r[1]["cycles"] < r[0]["cycles"]);
     LayerNorm u;  // normalized through GM: written once, read once more
     u.unfused(2);
-    Pipeline p(u.output);
-    std::vector<void *> argv;
-    for (const Argument &a : p.infer_arguments())
-        argv.push_back(a.name == "input" ? (void *)in.raw_buffer() : a.name == "gamma" ? (void *)gamma.raw_buffer()
-                       : a.name == "beta" ? (void *)beta.raw_buffer() : (void *)npu.raw_buffer());
-    json ru = run_npu_args(p, argv, "layernorm_unfused");
+    json ru = run_npu_args(Pipeline(u.output), {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", npu}},
+                           "layernorm_unfused");
     check_same(host, npu);
     CHECK(ru["gm_read_bytes"] == ideal_read + bytes);
     CHECK(ru["gm_write_bytes"] == 2 * bytes);
