@@ -31,25 +31,32 @@ const npu::Machine &codegen_machine() {
     return m;
 }
 
-// Places every UB buffer; an overflow is a user error with each Func's share.
+// Places every buffer in its memory; an overflow is a user error with each Func's share.
 void allocate(NpuKernel &k, const npu::Machine &m) {
-    uint64_t addr = 0;
-    std::map<std::string, uint64_t> share;
+    std::map<std::string, uint64_t> next;
+    std::map<std::string, std::map<std::string, uint64_t>> share;  // memory -> Func -> bytes
     for (NpuBuffer &b : k.buffers) {
+        uint64_t &addr = next[b.memory];
         b.addr = (int)addr;
         uint64_t bytes = (uint64_t)b.bytes() * b.copies;
         addr += (bytes + m.alignment - 1) / m.alignment * m.alignment;
-        share[b.owner] += bytes;
+        share[b.memory][b.owner] += bytes;
     }
-    uint64_t cap = m.capacity(npu::Mem::UB);
-    if (addr <= cap) return;
-    std::ostringstream s;
-    s << "NPU target: the buffers of this schedule need " << addr << " bytes of UB but the machine has " << cap
-      << " (over by " << addr - cap << "). Each Func's share (its buffer, staged inputs and temporaries):";
-    for (const auto &kv : share) s << " " << kv.first << " " << kv.second;
-    s << ". Use smaller tiles (the constant extents of the tile loops), drop double_buffer() on a Func, or "
-         "compute_root() a Func so that it goes through GM";
-    user_error << s.str();
+    static const std::map<std::string, npu::Mem> mems = {{"UB", npu::Mem::UB}, {"L1", npu::Mem::L1},
+                                                         {"L0A", npu::Mem::L0A}, {"L0B", npu::Mem::L0B},
+                                                         {"L0C", npu::Mem::L0C}};
+    for (const auto &kv : next) {
+        uint64_t cap = m.capacity(mems.at(kv.first)), used = kv.second;
+        if (used <= cap) continue;
+        std::ostringstream s;
+        s << "NPU target: the buffers of this schedule need " << used << " bytes of " << kv.first
+          << " but the machine has " << cap << " (over by " << used - cap
+          << "). Each Func's share (its buffer, staged inputs and temporaries):";
+        for (const auto &f : share[kv.first]) s << " " << f.first << " " << f.second;
+        s << ". Use smaller tiles (the constant extents of the tile loops), drop double_buffer() on a Func, or "
+             "compute_root() a Func so that it goes through GM";
+        user_error << s.str();
+    }
 }
 
 void print(const std::vector<NpuItem> &items, int depth, std::ostringstream &out) {
@@ -105,11 +112,16 @@ inline int32_t kiln_npu_mod(int32_t a, int32_t b) { return b == 0 ? 0 : a - kiln
 template <typename T> inline T kiln_npu_min(T a, T b) { return a < b ? a : b; }
 template <typename T> inline T kiln_npu_max(T a, T b) { return a > b ? a : b; }
 
-inline Tile kiln_tile(Core &core, uint32_t addr, uint32_t rows, uint32_t cols, uint32_t valid_rows,
-                      uint32_t valid_cols, const char *name) {
-    Tile t = core.tile(Mem::UB, addr, DType::F32, rows, cols, name);
+// A tile of UB (or of `mem`) whose instructions touch its top-left valid_rows x valid_cols.
+inline Tile kiln_tile(Core &core, Mem mem, uint32_t addr, uint32_t rows, uint32_t cols, uint32_t valid_rows,
+                      uint32_t valid_cols, const char *name, DType type = DType::F32) {
+    Tile t = core.tile(mem, addr, type, rows, cols, name);
     t.set_valid(valid_rows, valid_cols);
     return t;
+}
+inline Tile kiln_tile(Core &core, uint32_t addr, uint32_t rows, uint32_t cols, uint32_t valid_rows,
+                      uint32_t valid_cols, const char *name, DType type = DType::F32) {
+    return kiln_tile(core, Mem::UB, addr, rows, cols, valid_rows, valid_cols, name, type);
 }
 
 std::string kiln_last_report;
@@ -143,8 +155,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << "    // UB buffers: base address, bytes of one copy, copies.\n";
     std::string base, bytes, copies;
     for (const NpuBuffer &b : k.buffers) {
-        s << "    //   " << b.name << ": " << b.rows << " x " << b.cols << " f32" << (b.copies > 1 ? " x 2" : "") << " at "
-          << b.addr << "\n";
+        s << "    //   " << b.name << ": " << b.rows << " x " << b.cols << " " << (b.dtype == "U8" ? "u8" : "f32")
+          << (b.copies > 1 ? " x 2" : "") << " at " << b.memory << "+" << b.addr << "\n";
         base += std::to_string(b.addr) + "u, ";
         bytes += std::to_string(b.bytes()) + "u, ";
         copies += std::to_string(b.copies) + ", ";

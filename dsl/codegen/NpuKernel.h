@@ -34,11 +34,13 @@ std::string npu_c_name(const std::string &ir_name);
 struct NpuBuffer {
     std::string name;   // "stage1", or "stage1.t0" for a temporary of stage1's tile
     std::string owner;  // the Func whose stage or storage it is (overflow reports)
-    std::string memory = "UB";
+    std::string memory = "UB";  // UB, L1, L0A, L0B, L0C (Mem:: names)
+    std::string dtype = "F32";  // F32, or U8 for compare masks (DType:: names)
     int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
     int copies = 1;          // 2 when double-buffered
-    int addr = 0;            // bytes, assigned after selection
-    int bytes() const { return rows * cols * 4; }
+    int addr = 0;            // bytes from the start of its memory, assigned after selection
+    int elem_bytes() const { return dtype == "U8" ? 1 : 4; }
+    int bytes() const { return rows * cols * elem_bytes(); }
 };
 
 struct NpuItem {

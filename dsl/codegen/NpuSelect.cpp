@@ -246,12 +246,16 @@ private:
         return m;
     }
 
-    int add_buffer(const std::string &name, const std::string &owner, int rows, int cols, bool dbl) {
+    int add_buffer(const std::string &name, const std::string &owner, int rows, int cols, bool dbl,
+                   const std::string &memory = "UB", const std::string &dtype = "F32") {
         NpuBuffer b;
         b.name = name;
         b.owner = owner;
+        b.memory = memory;
+        b.dtype = dtype;
         b.rows = rows;
-        b.cols = (cols + 7) / 8 * 8;  // rows of 32 bytes
+        int per_row = 32 / b.elem_bytes();
+        b.cols = (cols + per_row - 1) / per_row * per_row;  // rows of 32 bytes
         b.copies = dbl ? 2 : 1;
         k.buffers.push_back(b);
         return (int)k.buffers.size() - 1;
@@ -422,8 +426,9 @@ private:
     std::string tile_code(int b, int rows, int cols) const {
         const NpuBuffer &buf = k.buffers[b];
         std::string addr = "kiln_addr(" + std::to_string(b) + ")";
-        return "kiln_tile(core, " + addr + ", " + std::to_string(buf.rows) + ", " + std::to_string(buf.cols) + ", " +
-               std::to_string(rows) + ", " + std::to_string(cols) + ", \"" + buf.name + "\")";
+        return "kiln_tile(core, " + (buf.memory == "UB" ? "" : "Mem::" + buf.memory + ", ") + addr + ", " +
+               std::to_string(buf.rows) + ", " + std::to_string(buf.cols) + ", " + std::to_string(rows) + ", " +
+               std::to_string(cols) + ", \"" + buf.name + "\"" + (buf.dtype == "F32" ? "" : ", DType::" + buf.dtype) + ")";
     }
 
     std::string gm_code(const std::string &name, const Window &w) const {
@@ -577,6 +582,7 @@ private:
             instr(out, NpuPipe::V, "core." + u->second + "(" + tile_code(t, R, C) + ", " + a.code + ");", {a.buffer}, {t});
             return tile_operand(t, R, C, dst < 0);
         }
+        if (const Select *sel = e.as<Select>()) return select_select(sel, dst, n, out);
         const char *tt = nullptr, *ts = nullptr;
         bool commutes = false;
         Expr x, y;
@@ -611,6 +617,43 @@ private:
             instr(out, NpuPipe::V, "core.TDIV(" + d + ", " + tile_code(s, R, C) + ", " + b.code + ");", {s, b.buffer}, {t});
         }
         return tile_operand(t, R, C, dst < 0);
+    }
+
+    // A scalar operand spread over an R x C temporary (TDUP); tiles unchanged.
+    Operand as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out) {
+        if (o.buffer >= 0) return o;
+        int t = temp(n.R, n.C);
+        instr(out, NpuPipe::V, "core.TDUP(" + tile_code(t, n.R, n.C) + ", " + o.code + ");", {}, {t});
+        return tile_operand(t, n.R, n.C, true);
+    }
+
+    // select(a cmp b, t, f): TCMP into a u8 mask, then TSEL.
+    Operand select_select(const Select *sel, int dst, const Nest &n, std::vector<NpuItem> &out) {
+        const Expr &c = sel->condition;
+        Expr ca, cb;
+        const char *cmp = nullptr;
+        if (const LT *o = c.as<LT>()) ca = o->a, cb = o->b, cmp = "LT";
+        else if (const LE *o = c.as<LE>()) ca = o->a, cb = o->b, cmp = "LE";
+        else if (const GT *o = c.as<GT>()) ca = o->a, cb = o->b, cmp = "GT";
+        else if (const GE *o = c.as<GE>()) ca = o->a, cb = o->b, cmp = "GE";
+        else if (const EQ *o = c.as<EQ>()) ca = o->a, cb = o->b, cmp = "EQ";
+        else if (const NE *o = c.as<NE>()) ca = o->a, cb = o->b, cmp = "NE";
+        user_assert(cmp && ca.type() == Float(32))
+            << "NPU target: Func " << current << ": the condition " << c << " of a select has no NPU instruction; "
+            << "TCMP compares two float32 tiles (<, <=, >, >=, ==, !=), so write the condition as one comparison of "
+               "float32 values (nest selects instead of using && or ||)";
+        Operand a = as_tile(select(ca, -1, n, out), n, out);
+        Operand b = equal(ca, cb) ? a : as_tile(select(cb, -1, n, out), n, out);
+        int m = add_buffer(current + ".m" + std::to_string(temps++), current, n.R, n.C, current_double, "UB", "U8");
+        instr(out, NpuPipe::V, "core.TCMP(" + tile_code(m, n.R, n.C) + ", " + a.code + ", " + b.code + ", Cmp::" + cmp + ");",
+              {a.buffer, b.buffer}, {m});
+        Operand t = as_tile(select(sel->true_value, -1, n, out), n, out);
+        Operand f = equal(sel->true_value, sel->false_value) ? t : as_tile(select(sel->false_value, -1, n, out), n, out);
+        int d = result(dst, n.R, n.C, {&t, &f});
+        instr(out, NpuPipe::V,
+              "core.TSEL(" + tile_code(d, n.R, n.C) + ", " + tile_code(m, n.R, n.C) + ", " + t.code + ", " + f.code + ");",
+              {m, t.buffer, f.buffer}, {d});
+        return tile_operand(d, n.R, n.C, dst < 0);
     }
 
     // The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row

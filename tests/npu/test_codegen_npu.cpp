@@ -283,6 +283,31 @@ TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loade
     CHECK(ru["race_count"] == 0);
 }
 
+TEST_CASE("select and comparisons map onto TCMP and TSEL; the output equals the host output", "[npu][codegen][select]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func relu("relu"), output("output");
+    relu(x, y) = select(input(x, y) > 0.0f, input(x, y), 0.0f);  // ReLU as a select
+    output(x, y) = select(relu(x, y) <= 0.5f, exp(relu(x, y)), select(input(x, y) == relu(x, y), relu(x, y) * 2.0f, -1.0f));
+    output.tile(x, y, xo, yo, xi, yi, 128, 16);
+    relu.compute_at(output, xo);
+    input.set(in);
+    output.realize(host);
+    json r = run_npu(Pipeline(output), in, npu, "select_chain");
+    check_same(host, npu);
+    CHECK(r["instructions_by_op"]["TCMP"] == 3 * (W / 128) * (H / 16));
+    CHECK(r["instructions_by_op"]["TSEL"] == 3 * (W / 128) * (H / 16));
+    CHECK(r["race_count"] == 0);
+    Func bad("bad");
+    bad(x, y) = select(input(x, y) > 0.0f && input(x, y) < 1.0f, input(x, y), 0.0f);
+    bad.tile(x, y, xo, yo, xi, yi, 128, 16);
+    REQUIRE_COMPILE_ERROR(Pipeline(bad).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func bad: the condition") &&
+                              Contains("of a select has no NPU instruction; TCMP compares two float32 tiles") &&
+                              Contains("nest selects instead of using && or ||"));
+}
+
 TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
     auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
     {
