@@ -24,6 +24,7 @@ public:
     enum class Activation { Relu, Gelu };
     GeneratorParam<Activation> activation{"activation", Activation::Relu,
                                           {{"relu", Activation::Relu}, {"gelu", Activation::Gelu}}};
+    GeneratorParam<int> depth{"depth", 0, 0, 1 << 20};  // K; 0: A's width, at run time
     Input<Buffer<float, 2>> A{"A"};
     Input<Buffer<float, 2>> B{"B"};
     Input<Buffer<float, 1>> bias{"bias"};
@@ -31,7 +32,8 @@ public:
 
     void generate() {
         Var x("x"), y("y");
-        RDom k(0, A.dim(0).extent(), "k");
+        // depth > 0 fixes K at compile time (the NPU's TMATMUL has a constant shape).
+        RDom k(0, depth > 0 ? Expr((int)depth) : A.dim(0).extent(), "k");
         Func matmul("matmul"), bias_add("bias_add");
         matmul(x, y) = 0.0f;
         matmul(x, y) += A(k, y) * B(x, k);

@@ -297,7 +297,7 @@ private:
             stmt(r->body, out);
             return;
         }
-        user_assert(m == MemoryType::UB)
+        user_assert(m == MemoryType::UB || (m == MemoryType::L0C && dims == 2))
             << "NPU target: Func " << r->name << " is stored in " << to_string(m)
             << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
                "L0A, L0B and L0C hold matrix operands)";
@@ -315,7 +315,8 @@ private:
             rows = column ? (int)*e0 : 1;
             cols = column ? 1 : (int)*e0;
         }
-        ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer);
+        ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
+                                        m == MemoryType::L0C ? "L0C" : "UB");
         std::vector<Expr> mins;
         for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
         ub_mins[r->name] = mins;
@@ -333,6 +334,18 @@ private:
 
     void loop(const For *f, std::vector<NpuItem> &out) {
         const For *inner = skip_lets(f->body).as<For>();
+        const For *third = inner ? skip_lets(inner->body).as<For>() : nullptr;
+        if (const Provide *p = third ? skip_lets(third->body).as<Provide>() : nullptr) {
+            // A 2-D Func in L0C, or updated from its own value, over three loops: a matrix update.
+            auto ub = ub_buffer.find(p->name);
+            const Add *add = p->values.size() == 1 ? p->values[0].as<Add>() : nullptr;
+            const Call *self = add ? (add->a.as<Call>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
+            if (p->args.size() == 2 && ((ub != ub_buffer.end() && k.buffers[ub->second].memory == "L0C") ||
+                                        (self && self->name == p->name))) {
+                select_matmul(f, inner, third, out);
+                return;
+            }
+        }
         if (inner && skip_lets(inner->body).as<Provide>()) {
             select_tile(f, inner, out);
             return;
@@ -509,6 +522,7 @@ private:
                 << " elements from the start of its UB buffer; tile instructions read whole aligned tiles, so "
                    "compute "
                 << c->name << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
+            if (k.buffers[ub->second].memory == "L0C") return from_l0c(ub->second, dst, R, C, out);
             return expand_to(ub->second, w.shape, dst, R, C, out);
         }
         bool gm = c->call_type == Call::Image || gm_funcs.count(c->name);
@@ -722,6 +736,116 @@ private:
               {ub->second, t}, {ub->second});
     }
 
+    std::set<int> zeroed;  // L0C buffers whose next TMATMUL starts from 0
+
+    // The L0C tile of buffer b in UB (TMOV on the fix pipe), once per loop body.
+    Operand from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out) {
+        std::string key = std::to_string(b) + "|fix";
+        auto hit = expanded.find(key);
+        if (dst < 0 && hit != expanded.end()) return tile_operand(hit->second, R, C, false);
+        int t = dst >= 0 ? dst : temp(R, C);
+        instr(out, NpuPipe::FIX, "core.TMOV(" + tile_code(t, R, C) + ", " + tile_code(b, R, C) + ");", {b}, {t});
+        if (dst < 0) expanded[key] = t;
+        return tile_operand(t, R, C, false);
+    }
+
+    // An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
+    // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
+    // not move with any loop.
+    int stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out) {
+        user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
+            << "NPU target: Func " << current << " multiplies " << c->name << ", which is not in GM here; the NPU "
+            << "loads matrix operands from GM (inputs or compute_root Funcs) through L1 into " << l0;
+        Window w = window(c->name, c->args, n);
+        bool invariant = !loop_vars.empty();
+        for (const std::string &v : loop_vars)
+            invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
+        std::ostringstream key;
+        key << c->name << "|" << l0 << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C;
+        if (invariant && hoisted_loaded.count(key.str())) return hoisted_loaded[key.str()];
+        std::vector<NpuItem> &dst = invariant ? hoisted : out;
+        std::string base = current + (l0 == "L0A" ? ".a" : ".b");
+        int l1 = add_buffer(base + "1", current, n.R, n.C, !invariant && current_double, "L1");
+        int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0);
+        Window we{expand(w.x0), expand(w.y0), Shape::Full};
+        instr(dst, NpuPipe::MTE2, "core.TLOAD(" + tile_code(l1, n.R, n.C) + ", " + gm_code(c->name, invariant ? we : w) + ");",
+              {}, {l1});
+        instr(dst, NpuPipe::MTE1, "core.TMOV(" + tile_code(t, n.R, n.C) + ", " + tile_code(l1, n.R, n.C) + ");", {l1}, {t});
+        if (invariant) hoisted_loaded[key.str()] = t;
+        return t;
+    }
+
+    // C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
+    // loops (any order), C in L0C: one TMATMUL (from 0, after C's pure
+    // definition) or TMATMUL_ACC of the M x K window of A and the K x N
+    // window of B. The sum runs over k in order, as the host's loop does.
+    void select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out) {
+        std::vector<std::pair<std::string, Expr>> chain;
+        for (const For *l : {l0, l1, l2}) {
+            const Stmt *b = &l->body;
+            while (const LetStmt *ls = b->as<LetStmt>()) chain.emplace_back(ls->name, ls->value), b = &ls->body;
+        }
+        std::map<std::string, Expr> inner;
+        for (auto &c : chain) inner[c.first] = substitute(inner, c.second);
+        const Provide *p = skip_lets(l2->body).as<Provide>();
+        current = p->name;
+        temps = 0;
+        current_double = func(p->name).schedule.double_buffer;
+        auto shape_error = [&]() {
+            user_error << "NPU target: Func " << p->name << " is computed over a 3-D loop nest (" << l0->name << ", "
+                       << l1->name << ", " << l2->name << "); the NPU maps only matrix updates C(x, y) = C(x, y) + "
+                       << "A(k, y) * B(x, k) onto TMATMUL, with C stored in L0C (store_in(L0C)), not " << p->values[0];
+        };
+        auto ub = ub_buffer.find(p->name);
+        if (p->args.size() != 2 || ub == ub_buffer.end() || k.buffers[ub->second].memory != "L0C") shape_error();
+        const For *loops[3] = {l0, l1, l2};
+        auto loop_of = [&](const Expr &e) -> const For * {
+            Expr x = expand(substitute(inner, e));
+            const For *found = nullptr;
+            for (const For *l : loops)
+                if (expr_uses_var(x, l->name)) {
+                    if (found) return nullptr;
+                    found = l;
+                }
+            return found;
+        };
+        const For *fx = loop_of(p->args[0]), *fy = loop_of(p->args[1]), *fk = nullptr;
+        for (const For *l : loops) if (l != fx && l != fy) fk = l;
+        const Add *add = p->values[0].as<Add>();
+        const Mul *mul = add ? (add->b.as<Mul>() ? add->b.as<Mul>() : add->a.as<Mul>()) : nullptr;
+        const Call *self = add ? (add->b.as<Mul>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
+        if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
+        const Call *a = mul->a.as<Call>(), *b = mul->b.as<Call>();
+        if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
+        if (loop_of(a->args[0]) != fk) std::swap(a, b);  // A(k, y), B(x, k)
+        if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy || loop_of(b->args[0]) != fx ||
+            loop_of(b->args[1]) != fk)
+            shape_error();
+        const int64_t *M = const_int(simplify(fy->extent)), *N = const_int(simplify(fx->extent)),
+                      *K = const_int(simplify(fk->extent));
+        user_assert(M && N && K) << "NPU target: Func " << p->name << ": the matrix update's loops " << fy->name << ", "
+                                 << fx->name << " and " << fk->name << " have extents " << fy->extent << ", "
+                                 << fx->extent << " and " << fk->extent
+                                 << "; TMATMUL has a constant shape, so tile C by constants and give the reduction a "
+                                    "constant extent";
+        for (const For *l : loops)
+            user_assert(l->for_type == ForType::Serial) << "NPU target: Func " << p->name << ": loop " << l->name
+                                                        << " forms a TMATMUL and must stay serial";
+        Nest na{fy, fk, (int)*M, (int)*K, inner}, nb{fk, fx, (int)*K, (int)*N, inner}, nc{fy, fx, (int)*M, (int)*N, inner};
+        Window w = window(p->name, p->args, nc);
+        const int64_t *o = const_int(ub_offset(p->name, w));
+        user_assert(o && *o == 0 && k.buffers[ub->second].rows == *M && k.buffers[ub->second].cols == (*N + 7) / 8 * 8)
+            << "NPU target: Func " << p->name << " is updated in " << *M << " x " << *N << " tiles of its L0C buffer of "
+            << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols
+            << "; a matrix update covers the whole accumulator: compute_at it at the loop of its consumer's tiles";
+        int ta = stage_operand(a, na, "L0A", out), tb = stage_operand(b, nb, "L0B", out);
+        bool first = zeroed.erase(ub->second) > 0;
+        instr(out, NpuPipe::M,
+              std::string("core.") + (first ? "TMATMUL(" : "TMATMUL_ACC(") + tile_code(ub->second, (int)*M, (int)*N) +
+                  ", " + tile_code(ta, (int)*M, (int)*K) + ", " + tile_code(tb, (int)*K, (int)*N) + ");",
+              first ? std::vector<int>{ta, tb} : std::vector<int>{ta, tb, ub->second}, {ub->second});
+    }
+
     static std::string to_string_expr(const Expr &e) {
         std::ostringstream s;
         s << e;
@@ -777,6 +901,14 @@ private:
                 << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
                 << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
                 << "; a Func in UB is computed as one tile covering its buffer";
+            if (buf.memory == "L0C") {  // only the matrix unit writes L0C: the first TMATMUL starts from 0
+                user_assert(is_zero(p->values[0]))
+                    << "NPU target: Func " << p->name << " is stored in L0C, which only the matrix unit writes, so its "
+                    << "pure definition must be 0 and its updates " << p->name << "(x, y) += A(k, y) * B(x, k); it is "
+                    << p->values[0] << "; store_in(UB) it";
+                zeroed.insert(ub->second);
+                return;
+            }
             select(p->values[0], ub->second, n, out);
             return;
         }

@@ -18,6 +18,8 @@
 #include "gemm_relu_fused.h"
 #include "gemm_relu_host_tiled.h"
 #include "gemm_relu_unfused.h"
+#include "gemm_gelu_npu.h"
+#include "gemm_relu_npu.h"
 
 #include <vector>
 
@@ -147,4 +149,19 @@ TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt
         }
     }
     CHECK(bad == 0);
+}
+
+TEST_CASE("generator: gemm (relu and gelu) on the npu target (depth=128) equals the host target", "[generator][npu]") {
+    const int M = 100, N = 128, K = 128;  // M not a multiple of the NPU's 32-row tiles
+    Buffer<float> a(K, M), b(N, K), bias(N), host(N, M), npu(N, M);
+    fill_random(a, -1.0, 1.0);
+    fill_random(b, -1.0, 1.0, 2);
+    fill_random(bias, -0.5, 0.5, 3);
+    for (auto [fused, on_npu] : {std::pair{gemm_relu_fused, gemm_relu_npu}, std::pair{gemm_gelu_fused, gemm_gelu_npu}}) {
+        REQUIRE(fused(a.raw_buffer(), b.raw_buffer(), bias.raw_buffer(), host.raw_buffer()) == 0);
+        REQUIRE(on_npu(a.raw_buffer(), b.raw_buffer(), bias.raw_buffer(), npu.raw_buffer()) == 0);
+        int differ = 0;
+        host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+        CHECK(differ == 0);
+    }
 }

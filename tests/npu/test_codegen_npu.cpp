@@ -83,11 +83,11 @@ struct Softmax {
     Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
     RDom r{0, W, "r"};
     Func row_max{"row_max"}, exps{"exps"}, row_sum{"row_sum"}, output{"output"};
-    Softmax() {
+    explicit Softmax(float sum_from = 0.0f) {
         row_max(y) = type_min(Float(32));
         row_max(y) = max(row_max(y), input(r, y));
         exps(x, y) = exp(input(x, y) - row_max(y));
-        row_sum(y) = 0.0f;
+        row_sum(y) = sum_from;
         row_sum(y) += exps(r, y);
         output(x, y) = exps(x, y) / row_sum(y);
     }
@@ -308,6 +308,65 @@ TEST_CASE("select and comparisons map onto TCMP and TSEL; the output equals the 
                               Contains("nest selects instead of using && or ||"));
 }
 
+// GEMM + bias + ReLU of generators/gemm.cpp: C = relu(A B + bias), A M x K, B K x N.
+struct Gemm {
+    static constexpr int M = 1024, N = 128, K = 128;
+    ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"}, bias{Float(32), 1, "bias"};
+    Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
+    RDom k{0, K, "k"};
+    Func matmul{"matmul"}, bias_add{"bias_add"}, output{"output"};
+    explicit Gemm(float from = 0.0f) {
+        matmul(x, y) = from;
+        matmul(x, y) += A(k, y) * B(x, k);
+        bias_add(x, y) = matmul(x, y) + bias(x);
+        output(x, y) = max(bias_add(x, y), 0.0f);
+    }
+    // Tiles of `rows` x N; the product of each in L0C, B loaded once.
+    void npu(int rows, bool double_buffer) {
+        output.bound(x, 0, N).split(y, yo, yi, rows);
+        matmul.compute_at(output, yo).store_in(MemoryType::L0C);
+        if (double_buffer) {
+            matmul.double_buffer();
+            output.double_buffer();
+        }
+    }
+};
+
+TEST_CASE("GEMM + bias + ReLU: the matrix update maps onto TMATMUL, the output equals the host output",
+          "[npu][codegen][matmul]") {
+    using G = Gemm;
+    Buffer<float, 2> a(G::K, G::M), b(G::N, G::K), host(G::N, G::M), npu(G::N, G::M);
+    Buffer<float, 1> bias(G::N);
+    for (int j = 0; j < G::M; j++)
+        for (int i = 0; i < G::K; i++) a(i, j) = std::sin(0.37f * i + 0.11f * j);
+    for (int j = 0; j < G::K; j++)
+        for (int i = 0; i < G::N; i++) b(i, j) = std::cos(0.23f * i - 0.07f * j);
+    for (int i = 0; i < G::N; i++) bias(i) = 0.01f * (i % 17) - 0.08f;
+    json r[2];
+    for (int db = 0; db < 2; db++) {
+        Gemm g;
+        g.npu(32, db == 1);
+        g.A.set(a);
+        g.B.set(b);
+        g.bias.set(bias);
+        g.output.realize(host);
+        r[db] = run_npu_args(Pipeline(g.output), {{"A", a}, {"B", b}, {"bias", bias}, {"output", npu}},
+                             db ? "gemm_db" : "gemm_sb");
+        int bad = 0;
+        for (int j = 0; j < G::M; j++)
+            for (int i = 0; i < G::N; i++) bad += host(i, j) != npu(i, j);
+        CHECK(bad == 0);
+        CHECK(r[db]["instructions_by_op"]["TMATMUL"] == G::M / 32);  // one per tile of 32 rows
+        CHECK(r[db]["race_count"] == 0);
+        // A and the output once, B and bias once (loaded before the loop).
+        CHECK(r[db]["gm_read_bytes"] == 4 * (G::M * G::K + G::K * G::N + G::N));
+        CHECK(r[db]["gm_write_bytes"] == 4 * G::M * G::N);
+    }
+    INFO("single-buffered: " << r[0].dump(1) << "\ndouble-buffered: " << r[1].dump(1));
+    CHECK(r[1]["cycles"] < r[0]["cycles"]);
+    CHECK(r[1]["pipes"]["M"]["busy_ratio"].get<double>() > 0.7);  // PTO publishes 54-87% for its double-buffered GEMM
+}
+
 TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
     auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
     {
@@ -347,6 +406,45 @@ TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
         Chain c;
         c.fused(60, 8, false);  // 60 floats: rows padded to 64, the tile does not cover its buffer's rows
         CHECK_NOTHROW(source(c));
+    }
+}
+
+TEST_CASE("NPU legality errors of reductions and matrix updates", "[npu][codegen][error]") {
+    auto source = [](Func f) { return Pipeline(f).compile_to_cpp_source("f", Target("npu")); };
+    {
+        Softmax s(1.0f);  // a sum that does not start from 0 would be added in another order than on the host
+        s.fused(2, false);
+        REQUIRE_COMPILE_ERROR(source(s.output), Contains("NPU target: Func row_sum sums over") &&
+                                                    Contains("with TROWSUM, which adds a whole row left to right "
+                                                             "starting from 0; its pure definition starts from 1") &&
+                                                    Contains("or compile with target feature fast_math"));
+        CHECK_NOTHROW(Pipeline(s.output).compile_to_cpp_source("f", Target("npu-fast_math")));
+    }
+    {
+        Softmax s;
+        s.fused(2, false);
+        s.row_max.compute_root();
+        REQUIRE_COMPILE_ERROR(source(s.output), Contains("NPU target: Func row_max is 1-D and stored in GM") &&
+                                                    Contains("compute_at it inside the loop of its consumer's tiles"));
+    }
+    {
+        Gemm g;  // the product in UB: a 3-D nest that is not a matrix update into L0C
+        g.npu(32, false);
+        g.matmul.store_in(MemoryType::UB);
+        REQUIRE_COMPILE_ERROR(source(g.output), Contains("NPU target: Func matmul is computed over a 3-D loop nest") &&
+                                                    Contains("with C stored in L0C (store_in(L0C))"));
+    }
+    {
+        Gemm g(1.0f);  // L0C is written only by TMATMUL, which starts from 0
+        g.npu(32, false);
+        REQUIRE_COMPILE_ERROR(source(g.output), Contains("NPU target: Func matmul is stored in L0C, which only the "
+                                                         "matrix unit writes, so its pure definition must be 0"));
+    }
+    {
+        Gemm g;  // 128 rows of A, twice: 64 KiB of L0A per copy
+        g.npu(128, true);
+        REQUIRE_COMPILE_ERROR(source(g.output), Contains("need 131072 bytes of L0A but the machine has 65536 (over by "
+                                                         "65536)") && Contains("matmul 131072"));
     }
 }
 
