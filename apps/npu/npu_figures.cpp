@@ -8,8 +8,13 @@
 //    against the fusion model (ideal + sum of intermediate sizes x 2), cycles
 //    against the roofline bound max(GM read / MTE2 rate, GM write / MTE3 rate,
 //    vector busy cycles), per-pipe busy ratios.
-// 2. GEMM + bias + ReLU (f16 inputs, f32 accumulation) written by hand against
-//    kiln_npu.h with double-buffered L1 panels: the matrix pipe's busy ratio.
+// 2. softmax and layernorm (generators/, width=1024, 1024 x 128) under
+//    schedules/<name>/npu.sched, single- and double-buffered, and with their
+//    2-D intermediate through GM: the same GM, roofline and busy figures.
+// 3. GEMM + bias + ReLU through the code generator (generators/gemm.cpp,
+//    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
+//    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
+//    L1 panels): the matrix pipe's busy ratio.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -18,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/JIT.h"
+#include "kiln/Generator.h"
+#include "kiln/ScheduleFile.h"
 #include "kiln_npu.h"
 
 using namespace kiln;
@@ -67,6 +74,104 @@ json run_chain(const char *label, int mode) {
     f["roofline_cycles"] = bound;
     f["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
     for (const char *pipe : {"MTE2", "V", "MTE3"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+    return f;
+}
+
+// The figures of one simulator report: GM bytes against the ideal and the
+// model, cycles against the roofline bound, busy ratios.
+json figures(const std::string &label, const json &r, double ideal, double model) {
+    json f;
+    f["schedule"] = label;
+    f["gm_read_bytes"] = r["gm_read_bytes"];
+    f["gm_write_bytes"] = r["gm_write_bytes"];
+    f["gm_ideal_bytes"] = ideal;
+    f["gm_model_bytes"] = model;
+    double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["gm_read_bytes"].get<double>() / 64,
+                             r["gm_write_bytes"].get<double>() / 64});
+    f["cycles"] = r["cycles"];
+    f["roofline_cycles"] = bound;
+    f["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+    for (const char *pipe : {"MTE2", "V", "MTE3", "M"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+    f["peak_bytes"] = r["peak_bytes"];
+    return f;
+}
+
+// Generator `name` with `params` under the schedule text `sched` on the NPU
+// target, run on `buffers` (by argument name; scalars take their defaults).
+json run_generator(const std::string &name, const std::vector<std::string> &params, const std::string &sched,
+                   std::map<std::string, Buffer<float>> buffers, const std::string &fn) {
+    auto g = GeneratorRegistry::create(name);
+    g->set_generator_params(params);
+    Pipeline p = g->build_pipeline();
+    Target t("npu");
+    ScheduleFile::parse(sched, fn + ".sched").apply(p, t);
+    std::vector<Argument> args = g->arguments();
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, args, t), fn, t);
+    std::vector<void *> argv;
+    std::vector<float> scalars(args.size(), 1e-5f);
+    for (size_t i = 0; i < args.size(); i++)
+        argv.push_back(args[i].is_buffer ? (void *)buffers.at(args[i].name).raw_buffer() : (void *)&scalars[i]);
+    m->run_or_throw(argv.data());
+    return json::parse(((const char *(*)())m->symbol(fn + "_npu_report"))());
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// The schedule text without its double_buffer() directives.
+std::string single_buffered(std::string s) {
+    for (size_t at; (at = s.find(" double_buffer()")) != std::string::npos;) s.erase(at, 16);
+    return s;
+}
+
+// softmax and layernorm: fused (npu.sched single- and double-buffered) and
+// unfused (the 2-D intermediate compute_root, through GM).
+json run_rows(const std::string &name, const std::string &source_dir) {
+    Buffer<float> in(W, H), gamma(W), beta(W), out(W, H);
+    in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.01f * x) + 0.02f * y; });
+    gamma.fill(1.25f);
+    beta.fill(-0.5f);
+    std::map<std::string, Buffer<float>> b = {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", out}};
+    const double bytes = (double)W * H * 4, ideal = 2 * bytes + (name == "layernorm" ? 2.0 * W * 4 : 0.0);
+    std::string fused = read_file(source_dir + "/schedules/" + name + "/npu.sched");
+    std::string inter = name == "softmax" ? "exps" : "normalized";
+    std::string unfused = "output: bound(x, 0, 1024) split(y, yo, yi, 2)\n" + inter +
+                          ": compute_root() bound(x, 0, 1024) split(y, yo, yi, 2)\n" +
+                          (name == "softmax" ? "row_max: compute_at(exps, yo)\nrow_sum: compute_at(output, yo)\n"
+                                             : "sum: compute_at(normalized, yo)\nmean: compute_at(normalized, yo)\n"
+                                               "sum_sq: compute_at(normalized, yo)\ninv_std: compute_at(normalized, yo)\n");
+    json rows;
+    const std::vector<std::string> params = {"width=1024"};
+    rows.push_back(figures("fused", run_generator(name, params, single_buffered(fused), b, name + "_sb"), ideal, ideal));
+    rows.push_back(figures("fused, double-buffered", run_generator(name, params, fused, b, name + "_db"), ideal, ideal));
+    rows.push_back(figures(inter + " through GM", run_generator(name, params, unfused, b, name + "_unfused"), ideal,
+                           ideal + 2 * bytes));
+    return rows;
+}
+
+// GEMM + bias + ReLU through the code generator: f32, 1024 x 128 x 128.
+json run_gemm_generated(const std::string &source_dir) {
+    const int M = 1024, N = 128, K = 128;
+    Buffer<float> a(K, M), b(N, K), bias(N), out(N, M);
+    a.for_each_element([&](int x, int y) { a(x, y) = std::sin(0.37f * x + 0.11f * y); });
+    b.for_each_element([&](int x, int y) { b(x, y) = std::cos(0.23f * x - 0.07f * y); });
+    bias.fill(0.25f);
+    std::map<std::string, Buffer<float>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
+    std::string sched = read_file(source_dir + "/schedules/gemm/npu.sched");
+    json f;
+    for (int db = 0; db < 2; db++) {
+        json r = run_generator("gemm", {"depth=128", "activation=relu"}, db ? sched : single_buffered(sched), bufs,
+                               db ? "gemm_db" : "gemm_sb");
+        json &g = f[db ? "double_buffered" : "single_buffered"];
+        g["cycles"] = r["cycles"];
+        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V"}) g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+        g["gm_read_bytes"] = r["gm_read_bytes"];
+        g["gm_write_bytes"] = r["gm_write_bytes"];
+        g["races"] = r["race_count"];
+    }
+    f["kernel"] = "GEMM 1024x128x128 f32 + bias + ReLU, code generator (schedules/gemm/npu.sched)";
     return f;
 }
 
@@ -161,16 +266,28 @@ int main(int argc, char **argv) {
     json all;
     for (int mode = 0; mode < 3; mode++)
         all["chain"].push_back(run_chain(mode == 0 ? "fused" : mode == 1 ? "fused_double_buffered" : "unfused", mode));
+    for (const char *name : {"softmax", "layernorm"}) all[name] = run_rows(name, KILN_SOURCE_DIR);
     all["gemm"] = run_gemm();
-    std::printf("%-22s %10s %10s %10s %10s %9s %9s %6s %6s %6s\n", "chain schedule", "GM read", "GM write", "ideal",
-                "model", "cycles", "roofline", "ratio", "V%", "MTE2%");
-    for (const json &f : all["chain"])
-        std::printf("%-22s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f\n",
-                    f["schedule"].get<std::string>().c_str(), f["gm_read_bytes"].get<double>(),
-                    f["gm_write_bytes"].get<double>(), f["gm_ideal_bytes"].get<double>(),
-                    f["gm_model_bytes"].get<double>(), f["cycles"].get<double>(), f["roofline_cycles"].get<double>(),
-                    f["cycles_over_roofline"].get<double>(), 100 * f["busy_ratio"]["V"].get<double>(),
-                    100 * f["busy_ratio"]["MTE2"].get<double>());
+    all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
+    for (const char *pipeline : {"chain", "softmax", "layernorm"}) {
+        std::printf("%-32s %10s %10s %10s %10s %9s %9s %6s %6s %6s\n", pipeline, "GM read", "GM write", "ideal",
+                    "model", "cycles", "roofline", "ratio", "V%", "MTE2%");
+        for (const json &f : all[pipeline])
+            std::printf("%-32s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f\n",
+                        f["schedule"].get<std::string>().c_str(), f["gm_read_bytes"].get<double>(),
+                        f["gm_write_bytes"].get<double>(), f["gm_ideal_bytes"].get<double>(),
+                        f["gm_model_bytes"].get<double>(), f["cycles"].get<double>(),
+                        f["roofline_cycles"].get<double>(), f["cycles_over_roofline"].get<double>(),
+                        100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>());
+        std::printf("\n");
+    }
+    const json &gg = all["gemm_generated"];
+    for (const char *v : {"single_buffered", "double_buffered"})
+        std::printf("%s, %s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, FIX %.1f%%, V %.1f%%\n",
+                    gg["kernel"].get<std::string>().c_str(), v, gg[v]["cycles"].get<double>(),
+                    100 * gg[v]["busy_ratio"]["M"].get<double>(), 100 * gg[v]["busy_ratio"]["MTE2"].get<double>(),
+                    100 * gg[v]["busy_ratio"]["MTE1"].get<double>(), 100 * gg[v]["busy_ratio"]["FIX"].get<double>(),
+                    100 * gg[v]["busy_ratio"]["V"].get<double>());
     const json &g = all["gemm"];
     std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
                 g["kernel"].get<std::string>().c_str(), g["cycles"].get<double>(),
