@@ -60,6 +60,16 @@ std::string SimReport::json() const {
     j["cores"] = cores;
     j["cycles"] = cycles;
     j["core_cycles"] = core_cycles;
+    for (const CoreFigures &c : per_core) {
+        nlohmann::ordered_json o;
+        o["cycles"] = c.cycles;
+        for (int p = 0; p < kNumPipes; p++)
+            o["busy_ratio"][pipe_name((Pipe)p)] = c.cycles ? (double)c.busy[p] / (double)c.cycles : 0.0;
+        o["gm_read_bytes"] = c.gm_read_bytes;
+        o["gm_write_bytes"] = c.gm_write_bytes;
+        o["instructions"] = c.instructions;
+        j["per_core"].push_back(o);
+    }
     for (int p = 0; p < kNumPipes; p++) {
         auto &o = j["pipes"][pipe_name((Pipe)p)];
         o["busy_cycles"] = pipes[p].busy;
@@ -89,6 +99,18 @@ std::string SimReport::text() const {
                       100.0 * busy_ratio((Pipe)p), (unsigned long long)pipes[p].busy,
                       (unsigned long long)pipes[p].stall, (unsigned long long)pipes[p].instrs);
         s << line;
+    }
+    if (cores > 1) {
+        s << "core  cycles      V%   MTE2%     M%   GM read  GM write\n";
+        for (size_t c = 0; c < per_core.size(); c++) {
+            const CoreFigures &f = per_core[c];
+            auto pct = [&](Pipe p) { return f.cycles ? 100.0 * (double)f.busy[(int)p] / (double)f.cycles : 0.0; };
+            char line[160];
+            std::snprintf(line, sizeof line, "%-4zu %7llu %7.1f %7.1f %6.1f %9llu %9llu\n", c,
+                          (unsigned long long)f.cycles, pct(Pipe::V), pct(Pipe::MTE2), pct(Pipe::M),
+                          (unsigned long long)f.gm_read_bytes, (unsigned long long)f.gm_write_bytes);
+            s << line;
+        }
     }
     s << "DMA bytes:";
     for (const auto &d : dma_bytes) s << " " << d.first << " " << d.second;

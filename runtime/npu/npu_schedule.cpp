@@ -253,12 +253,20 @@ void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOp
     stats[(int)Pipe::S].busy += n * m.issue_cycles;
     r.core_cycles.push_back(end);
     r.cycles = std::max(r.cycles, end);
+    CoreFigures figures;
+    figures.cycles = end;
+    figures.instructions = n;
+    for (int q = 0; q < kNumPipes; q++) figures.busy[q] = stats[q].busy;
+    uint64_t read = r.gm_read_bytes, written = r.gm_write_bytes;
     for (int q = 0; q < kNumPipes; q++) {
         r.pipes[q].busy += stats[q].busy;
         r.pipes[q].stall += stats[q].stall;
         r.pipes[q].instrs += stats[q].instrs;
     }
     count_program(p, r);
+    figures.gm_read_bytes = r.gm_read_bytes - read;
+    figures.gm_write_bytes = r.gm_write_bytes - written;
+    r.per_core.push_back(figures);
 }
 
 void check_gm_races_between_cores(const std::vector<CoreProgram> &programs, SimReport &r) {

@@ -68,11 +68,20 @@ struct PipeStats {
     uint64_t instrs = 0;
 };
 
+// The figures of one core (a multi-core run balances when they agree).
+struct CoreFigures {
+    uint64_t cycles = 0;
+    uint64_t busy[kNumPipes] = {};  // busy cycles per pipe
+    uint64_t gm_read_bytes = 0, gm_write_bytes = 0;
+    uint64_t instructions = 0;
+};
+
 struct SimReport {
     std::string machine;
     int cores = 0;
     uint64_t cycles = 0;                           // the slowest core
     std::vector<uint64_t> core_cycles;
+    std::vector<CoreFigures> per_core;             // in core order
     PipeStats pipes[kNumPipes];                    // summed over cores
     std::map<std::string, uint64_t> dma_bytes;     // "GM->UB", "UB->GM", ...
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0;

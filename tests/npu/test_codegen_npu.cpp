@@ -249,6 +249,40 @@ TEST_CASE("softmax on the NPU: row max and row sum on TROWMAX/TROWSUM, output eq
     CHECK(ru["race_count"] == 0);
 }
 
+TEST_CASE("softmax across cores: a parallel outer loop runs its tiles on the machine's cores, per-core figures",
+          "[npu][codegen][cores]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    json one;
+    {
+        Softmax s;
+        s.fused(2, true);
+        s.input.set(in);
+        s.output.realize(host);
+        one = run_npu(Pipeline(s.output), in, npu, "softmax_one_core");
+    }
+    Softmax s;
+    s.fused(2, true);
+    s.output.parallel(s.yo);
+    json r = run_npu(Pipeline(s.output), in, npu, "softmax_cores");
+    check_same(host, npu);
+    const int cores = r["cores"];
+    CHECK(cores == 8);  // the default machine's
+    REQUIRE(r["per_core"].size() == (size_t)cores);
+    uint64_t read = 0, written = 0;
+    for (const json &c : r["per_core"]) {
+        read += c["gm_read_bytes"].get<uint64_t>();
+        written += c["gm_write_bytes"].get<uint64_t>();
+        CHECK(c["gm_read_bytes"] == (uint64_t)W * H * 4 / cores);  // 64 row pairs: 8 per core
+        CHECK(c["cycles"].get<double>() <= 1.05 * r["cycles"].get<double>());
+        CHECK(c["busy_ratio"]["V"].get<double>() > 0.75);  // 8 tiles per core: the pipeline fills and drains
+    }
+    CHECK(read == (uint64_t)W * H * 4);
+    CHECK(written == (uint64_t)W * H * 4);
+    CHECK(r["race_count"] == 0);
+    INFO("one core: " << one["cycles"] << ", " << cores << " cores: " << r["cycles"]);
+    CHECK(r["cycles"].get<double>() * cores <= 1.3 * one["cycles"].get<double>());
+}
+
 TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loaded once, output equals host output",
           "[npu][codegen][reduce]") {
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
