@@ -26,6 +26,7 @@ enum kiln_error_code {
     kiln_error_param_out_of_range = -11,    /* a scalar parameter violates its declared range */
     kiln_error_buffers_overlap = -12,       /* an output aliases an input where that is unsafe */
     kiln_error_bound_too_small = -13,       /* a Func's bound() does not cover what its consumers read */
+    kiln_error_specialize_fail = -14,       /* no specialization applies and the schedule said specialize_fail */
     kiln_error_npu = -20,                   /* the NPU simulator rejected the kernel (capacity, bounds, race, deadlock) */
 };
 

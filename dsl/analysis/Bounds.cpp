@@ -348,13 +348,64 @@ protected:
     }
     // Conditions "v <= e" / "v < e" / "v >= e" narrow v inside the then-branch
     // (this is what keeps GuardWithIf tails from widening the box).
+    //
+    // A condition of values fixed for the whole run (Params, buffer fields:
+    // a specialization) selects between the boxes of the two branches
+    // instead of taking their union: select(c, then.min, else.min), ...
     void visit(const IfThenElse *op) override {
         include(op->condition);
+        bool fixed = op->else_case.defined() && !depends_on_scope(op->condition);
+        Box saved = box;
+        bool saved_found = found;
+        if (fixed) box.clear(), found = false;
         std::vector<std::string> pushed;
         narrow(op->condition, pushed);
         include(op->then_case);
         for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) scope.pop(*it);
+        if (!fixed) {
+            include(op->else_case);
+            return;
+        }
+        Box then_box = box;
+        bool then_found = found;
+        box.clear(), found = false;
         include(op->else_case);
+        Box else_box = box;
+        bool else_found = found;
+        box = saved, found = saved_found;
+        if (then_found && else_found && then_box.size() == else_box.size()) {
+            for (size_t i = 0; i < then_box.size(); i++) then_box[i] = select_interval(op->condition, then_box[i], else_box[i]);
+            merge_box(then_box);
+            return;
+        }
+        if (then_found) merge_box(then_box);
+        if (else_found) merge_box(else_box);
+    }
+    bool depends_on_scope(const Expr &c) const {
+        class Uses : public IRVisitor {
+        public:
+            const BoxCollector &self;
+            bool dep = false;
+            explicit Uses(const BoxCollector &s) : self(s) {}
+            void visit(const Variable *v) override {
+                dep |= self.scope.find(v->name) != nullptr || self.let_values.count(v->name) > 0;
+            }
+        } uses(*this);
+        uses.include(c);
+        return uses.dep;
+    }
+    static Interval select_interval(const Expr &c, const Interval &a, const Interval &b) {
+        if (a.is_empty_marker) return b;
+        if (b.is_empty_marker) return a;
+        Expr mn = a.min.defined() && b.min.defined() ? Select::make(c, a.min, b.min) : Expr();
+        Expr mx = a.max.defined() && b.max.defined() ? Select::make(c, a.max, b.max) : Expr();
+        return Interval(mn, mx);
+    }
+    void merge_box(const Box &b) {
+        if (!found) box.assign(b.size(), Interval::nothing());
+        found = true;
+        if (box.size() != b.size()) return;
+        for (size_t i = 0; i < b.size(); i++) box[i] = interval_union(box[i], b[i]);
     }
     void narrow(const Expr &c, std::vector<std::string> &pushed) {
         if (const auto *a = c.as<And>()) {

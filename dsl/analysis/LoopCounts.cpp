@@ -129,18 +129,18 @@ public:
     std::map<const Provide *, std::map<std::string, int64_t>> calls_of;
     std::vector<std::string> loops;  // enclosing loops, outermost first
 
-    // Is a store to `func` here one of its updates (innermost loop of func
-    // named func.s<k>.*, k >= 1)?
-    bool in_update(const std::string &func) const {
+    // The stage of a store to `func` here: k of its innermost loop named
+    // func.s<k>.* (0 without one).
+    int stage_of(const std::string &func) const {
         const std::string prefix = func + ".s";
         for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
             if (it->compare(0, prefix.size(), prefix) != 0) continue;
             size_t end = it->find('.', prefix.size());
             std::string stage = it->substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
             if (stage.empty() || stage.find_first_not_of("0123456789") != std::string::npos) continue;
-            return stage != "0";
+            return std::stoi(stage);
         }
-        return false;
+        return 0;
     }
 
     void walk(const Stmt &s, int64_t mult) {
@@ -189,7 +189,10 @@ public:
         } else if (const auto *op = s.as<Provide>()) {
             FuncCounts &fc = out.funcs[op->name];
             fc.stores += mult;
-            if (!in_update(op->name)) fc.pure_stores += mult;
+            size_t k = (size_t)stage_of(op->name);
+            if (fc.stage_stores.size() <= k) fc.stage_stores.resize(k + 1);
+            fc.stage_stores[k] += mult;
+            if (k == 0) fc.pure_stores += mult;
             auto it = calls_of.find(op);
             if (it == calls_of.end()) {
                 CountCalls cc;

@@ -25,6 +25,7 @@ namespace internal {
 
 struct FuncCounts {
     int64_t stores = 0;           // Provide executions
+    std::vector<int64_t> stage_stores;  // stores by stage (0: the pure definition)
     int64_t pure_stores = 0;      // those of the pure definition (stage 0): the points defined
     int64_t loads = 0;            // Call executions (reads of its values)
     int64_t realizations = 0;     // Realize executions

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analysis/LoopCounts.h"
+#include "ir/IRVisitor.h"
 #include "kiln/Pipeline.h"
 #include "lower/InlineFunctions.h"
 #include "lower/Lower.h"
@@ -47,6 +48,65 @@ int64_t scalar_value(const ParameterContents &p) {
     if (t.is_uint()) return t.bits >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits) - 1));
     int sh = 64 - t.bits;
     return (int64_t)(bits << sh) >> sh;
+}
+
+// How many times one evaluation of e evaluates the inlined Func `f`,
+// directly or through other inlined Funcs.
+class InlinedCalls : public IRVisitor {
+public:
+    InlinedCalls(const Environment &d, const std::string &f) : defs(d), target(f) {}
+    int64_t count(const Expr &e) {
+        int64_t saved = n;
+        n = 0;
+        include(e);
+        std::swap(saved, n);
+        return saved;
+    }
+
+protected:
+    const Environment &defs;
+    const std::string &target;
+    std::map<std::string, int64_t> memo;
+    int64_t n = 0;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Func) return;
+        if (op->name == target) {
+            n++;
+            return;
+        }
+        auto it = defs.find(op->name);
+        if (it == defs.end() || !is_inlined(*it->second, false)) return;
+        auto m = memo.find(op->name);
+        if (m == memo.end()) m = memo.emplace(op->name, count(it->second->init.value)).first;
+        n += m->second;
+    }
+};
+
+// The row of an inlined Func: evaluations in the computed stages that use it.
+FuncReport inlined_row(const std::string &name, const Environment &defs, const LoopCounts &fused,
+                       const LoopCounts &materialized) {
+    FuncReport fr;
+    fr.name = name;
+    fr.inlined = true;
+    fr.compute_level = "inline";
+    fr.store_level = "-";
+    InlinedCalls calls(defs, name);
+    for (const auto &kv : defs) {
+        const FunctionContents &g = *kv.second;
+        auto it = fused.funcs.find(g.name);
+        if (g.name == name || it == fused.funcs.end()) continue;
+        for (int k = 0; k < g.num_stages() && k < (int)it->second.stage_stores.size(); k++) {
+            int64_t per_point = calls.count(g.stage(k).value);
+            for (const auto &a : g.stage(k).args) per_point += calls.count(a);
+            fr.points_computed += per_point * it->second.stage_stores[k];
+        }
+    }
+    auto m = materialized.funcs.find(name);
+    fr.points_computed_unfused = m == materialized.funcs.end() ? 0 : m->second.stores;
+    fr.recompute = fr.points_computed_unfused ? (double)fr.points_computed / fr.points_computed_unfused : 0;
+    fr.reads = fr.points_computed;
+    return fr;
 }
 
 std::string megabytes(int64_t b) {
@@ -122,13 +182,27 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     LoopCounts unfused = count_loop_nest(lower_loop_nest(outs, t, true), values);
     r.exact = fused.exact && unfused.exact;
 
+    Environment defs = find_environment(outs);  // the definitions before inlining
+    std::vector<std::string> order = realization_order(out_names, defs);
     inline_functions(env, out_names);
     Environment user = find_user_functions(outs);
-    int64_t output_bytes = 0;
-    for (const auto &name : realization_order(out_names, env)) {
+    // Inlined Funcs get a row too: how often their values are recomputed.
+    LoopCounts materialized;
+    bool any_inlined = false;
+    for (const auto &name : order) {
         const FunctionContents &f = *env.at(name);
         bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
-        if (!is_out && is_inlined(f, false)) continue;
+        any_inlined |= !is_out && !f.is_image_wrapper && is_inlined(f, false);
+    }
+    if (any_inlined) materialized = count_loop_nest(lower_loop_nest(outs, t, true, true), values);
+    int64_t output_bytes = 0;
+    for (const auto &name : order) {
+        const FunctionContents &f = *env.at(name);
+        bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
+        if (!is_out && is_inlined(f, false)) {
+            if (!f.is_image_wrapper) r.funcs.push_back(inlined_row(name, defs, fused, materialized));
+            continue;
+        }
         FuncReport fr;
         fr.name = name;
         fr.is_output = is_out;
@@ -182,6 +256,7 @@ std::string PipelineReport::to_text() const {
         std::string alloc;
         for (size_t i = 0; i < f.allocation.size(); i++) alloc += (i ? "x" : "") + std::to_string(f.allocation[i]);
         if (f.is_output) alloc = "(output)";
+        if (f.inlined) alloc = "(inlined)";
         std::snprintf(line, sizeof(line), "%-14s %-22s %-22s %-18s %12lld %14lld %14lld %8.2fx %10s %10s\n",
                       f.name.c_str(), f.compute_level.c_str(), f.store_level.c_str(), alloc.c_str(),
                       (long long)f.realizations, (long long)f.points_computed, (long long)f.points_computed_unfused,
@@ -211,6 +286,7 @@ std::string PipelineReport::to_json() const {
     for (const auto &f : funcs) {
         j["funcs"].push_back({{"name", f.name},
                               {"is_output", f.is_output},
+                              {"inlined", f.inlined},
                               {"compute_level", f.compute_level},
                               {"store_level", f.store_level},
                               {"allocation", f.allocation},

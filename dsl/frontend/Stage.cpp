@@ -10,6 +10,8 @@
 #include <algorithm>
 
 #include "ir/Function.h"
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
 #include "kiln/Func.h"
 
 namespace kiln {
@@ -31,33 +33,41 @@ std::string dims_list(const StageSchedule &s) {
 
 }  // namespace
 
-std::string Stage::name() const { return func->stage_name(stage_index); }
+std::string Stage::name() const {
+    std::string n = func->stage_name(stage_index);
+    if (specialization >= 0) n += ".specialize(" + to_string(func->stage(stage_index).specializations[specialization].condition) + ")";
+    return n;
+}
+
+StageSchedule &Stage::schedule() const {
+    Definition &d = func->stage(stage_index);
+    return specialization < 0 ? d.schedule : d.specializations[specialization].schedule;
+}
 
 // Find a dim by user name; error listing the stage's loops if absent.
-static int find_dim(FunctionContents &f, int stage, const VarOrRVar &v, const char *directive) {
+int Stage::find_dim(const VarOrRVar &v, const char *directive) const {
     bump_definition_epoch();  // every directive looks its loop up first
-    StageSchedule &s = f.stage(stage).schedule;
+    StageSchedule &s = schedule();
     for (size_t i = 0; i < s.dims.size(); i++) {
         if (s.dims[i].user_name == v.name()) return (int)i;
     }
     for (const auto &sp : s.splits) {
         if (sp.old_var == v.name() || last_component(sp.old_var) == v.name()) {
-            user_error << "In schedule of " << f.stage_name(stage) << ": " << directive << "(" << v.name()
+            user_error << "In schedule of " << name() << ": " << directive << "(" << v.name()
                        << ", ...): " << v.name() << " has already been split or fused into other loops; "
                        << "use one of the current loops instead: " << dims_list(s);
         }
     }
-    user_error << "In schedule of " << f.stage_name(stage) << ": " << directive << "(" << v.name()
+    user_error << "In schedule of " << name() << ": " << directive << "(" << v.name()
                << ", ...): " << v.name() << " is not a loop of this stage; its loops (outermost first) are: "
                << dims_list(s);
     return -1;
 }
 
-static void check_new_name(FunctionContents &f, int stage, const std::string &n, const char *directive) {
-    StageSchedule &s = f.stage(stage).schedule;
-    for (const auto &d : s.dims)
+void Stage::check_new_name(const std::string &n, const char *directive) const {
+    for (const auto &d : schedule().dims)
         user_assert(d.user_name != n)
-            << "In schedule of " << f.stage_name(stage) << ": " << directive << " creates a loop named " << n
+            << "In schedule of " << name() << ": " << directive << " creates a loop named " << n
             << ", but the stage already has a loop with that name; choose another name";
 }
 
@@ -65,8 +75,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
                     TailStrategy tail) {
     FunctionContents &f = *func;
     user_assert(f.init.defined()) << "Func " << f.name << " must be defined before it is scheduled";
-    int i = find_dim(f, stage_index, old, "split");
-    StageSchedule &s = f.stage(stage_index).schedule;
+    int i = find_dim(old, "split");
+    StageSchedule &s = schedule();
     Dim d = s.dims[i];
     user_assert(factor.defined()) << "In schedule of " << name() << ": split(" << old.name()
                                   << ", ...) with an undefined factor";
@@ -77,8 +87,8 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
         user_assert(*c > 0) << "In schedule of " << name() << ": split(" << old.name() << ", " << outer.name()
                             << ", " << inner.name() << ", " << *c << "): the factor must be positive";
     }
-    if (outer.name() != d.user_name) check_new_name(f, stage_index, outer.name(), "split");
-    if (inner.name() != d.user_name) check_new_name(f, stage_index, inner.name(), "split");
+    if (outer.name() != d.user_name) check_new_name(outer.name(), "split");
+    if (inner.name() != d.user_name) check_new_name(inner.name(), "split");
     user_assert(outer.name() != inner.name()) << "In schedule of " << name() << ": split(" << old.name()
                                               << ", ...) gives the outer and inner loops the same name "
                                               << outer.name();
@@ -107,10 +117,9 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
 }
 
 Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
-    FunctionContents &f = *func;
-    int ii = find_dim(f, stage_index, inner, "fuse");
-    int io = find_dim(f, stage_index, outer, "fuse");
-    StageSchedule &s = f.stage(stage_index).schedule;
+    int ii = find_dim(inner, "fuse");
+    int io = find_dim(outer, "fuse");
+    StageSchedule &s = schedule();
     user_assert(io == ii + 1) << "In schedule of " << name() << ": fuse(" << inner.name() << ", " << outer.name()
                               << ", " << fused.name() << "): " << outer.name()
                               << " must be the loop directly outside " << inner.name()
@@ -118,7 +127,7 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
     user_assert(s.dims[ii].is_rvar == s.dims[io].is_rvar)
         << "In schedule of " << name() << ": fuse(" << inner.name() << ", " << outer.name()
         << ", ...) mixes a Var and an RVar; fuse Vars with Vars and RVars with RVars";
-    check_new_name(f, stage_index, fused.name(), "fuse");
+    check_new_name(fused.name(), "fuse");
     Split sp;
     sp.kind = Split::FuseVars;
     sp.inner = s.dims[ii].var;
@@ -135,11 +144,10 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
 }
 
 Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
-    FunctionContents &f = *func;
-    StageSchedule &s = f.stage(stage_index).schedule;
+    StageSchedule &s = schedule();
     std::vector<int> idx;
     for (const auto &v : vars) {
-        int i = find_dim(f, stage_index, v, "reorder");
+        int i = find_dim(v, "reorder");
         user_assert(std::find(idx.begin(), idx.end(), i) == idx.end())
             << "In schedule of " << name() << ": reorder names " << v.name() << " twice";
         idx.push_back(i);
@@ -185,9 +193,8 @@ Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, 
 }
 
 void Stage::check_can_run_at_once(const VarOrRVar &v, const char *directive) {
-    FunctionContents &f = *func;
-    int i = find_dim(f, stage_index, v, directive);
-    const Dim &d = f.stage(stage_index).schedule.dims[i];
+    int i = find_dim(v, directive);
+    const Dim &d = schedule().dims[i];
     {
         user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name()
                                 << "): " << v.name()
@@ -201,9 +208,8 @@ void Stage::check_can_run_at_once(const VarOrRVar &v, const char *directive) {
 
 Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive) {
     if (t == ForType::Parallel || t == ForType::Vectorized) check_can_run_at_once(v, directive);
-    FunctionContents &f = *func;
-    int i = find_dim(f, stage_index, v, directive);
-    f.stage(stage_index).schedule.dims[i].for_type = t;
+    int i = find_dim(v, directive);
+    schedule().dims[i].for_type = t;
     return *this;
 }
 
@@ -255,12 +261,65 @@ Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrate
                                 << var.name()
                                 << "): fusing two stages of one Func is not supported; fuse stages of two "
                                    "different Funcs";
-    FuseLevel &l = f.stage(stage_index).schedule.fuse_with;
+    user_assert(specialization < 0 && func->stage(stage_index).specializations.empty())
+        << "In schedule of " << name() << ": compute_with(" << s.name() << ", " << var.name()
+        << "): a stage with specializations cannot be fused; fuse the unspecialized stages";
+    FuseLevel &l = schedule().fuse_with;
     l.func = s.func->name;
     l.stage = s.stage_index;
     l.var = var.name();
     l.align = align;
     return *this;
+}
+
+// Variables a specialization condition may use: Params and buffer fields.
+class CheckCondition : public IRVisitor {
+public:
+    std::string bad;
+
+protected:
+    void visit(const Variable *op) override {
+        if (!op->param && bad.empty()) bad = "Var " + op->name;
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::PureExtern && bad.empty()) bad = "a read of " + op->name;
+    }
+};
+
+Stage Stage::specialize(Expr condition) {
+    bump_definition_epoch();
+    user_assert(specialization < 0) << "In schedule of " << name()
+                                     << ": specialize() of a specialization is not supported; write the "
+                                        "combined condition, e.g. specialize(a && b)";
+    user_assert(condition.defined() && condition.type().is_bool())
+        << "In schedule of " << name() << ": specialize(" << (condition.defined() ? to_string(condition) : "")
+        << "): the condition must be a bool expression, e.g. n >= 64";
+    CheckCondition check;
+    check.include(condition);
+    user_assert(check.bad.empty()) << "In schedule of " << name() << ": specialize(" << condition
+                                   << ") uses " << check.bad
+                                   << "; a specialization is chosen once per run, so its condition may use only "
+                                      "Params and image fields (e.g. input.width())";
+    Definition &d = func->stage(stage_index);
+    user_assert(!d.schedule.fuse_with.defined())
+        << "In schedule of " << name() << ": specialize(" << condition
+        << "): the stage is fused (compute_with); a fused stage cannot be specialized";
+    for (size_t i = 0; i < d.specializations.size(); i++)
+        if (equal(d.specializations[i].condition, condition)) return Stage(func, stage_index, (int)i);
+    d.specializations.push_back({condition, d.schedule});
+    return Stage(func, stage_index, (int)d.specializations.size() - 1);
+}
+
+void Stage::specialize_fail(const std::string &message) {
+    bump_definition_epoch();
+    user_assert(specialization < 0) << "In schedule of " << name()
+                                     << ": specialize_fail() belongs to the stage, not to a specialization";
+    Definition &d = func->stage(stage_index);
+    user_assert(!d.specializations.empty())
+        << "In schedule of " << name() << ": specialize_fail(\"" << message
+        << "\") without any specialize() before it would always fail";
+    d.specialize_fail = message.empty() ? "no specialization applies" : message;
 }
 
 // Func forwards loop shaping to its pure definition.
@@ -287,6 +346,8 @@ KILN_FORWARD(unroll, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
 KILN_FORWARD(parallel, (const VarOrRVar &v), (v))
 KILN_FORWARD(parallel, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
 KILN_FORWARD(serial, (const VarOrRVar &v), (v))
+Stage Func::specialize(Expr c) { return stage0().specialize(c); }
+void Func::specialize_fail(const std::string &m) { stage0().specialize_fail(m); }
 KILN_FORWARD(compute_with, (const Stage &s, const VarOrRVar &v, LoopAlignStrategy a), (s, v, a))
 Func &Func::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
     return compute_with(Stage(f.contents(), 0), v, a);

@@ -62,11 +62,20 @@ struct FuncSchedule {
     bool double_buffer = false;                 // double_buffer() (NPU target)
 };
 
+// A schedule used instead of the stage's own when `condition` (of Params and
+// buffer fields) holds at run time.
+struct Specialization {
+    Expr condition;
+    StageSchedule schedule;
+};
+
 struct Definition {
     std::vector<Expr> args;    // left-hand side (Vars for the pure definition)
     std::vector<Expr> values;  // right-hand side: one value, or one per Tuple element
     std::shared_ptr<ReductionDomainContents> rdom;  // updates over an RDom
     StageSchedule schedule;
+    std::vector<Specialization> specializations;  // tested in order
+    std::string specialize_fail;  // if set: no specialization applies -> run-time error with this message
     bool defined() const { return !values.empty(); }
 };
 

@@ -181,6 +181,12 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
                        "may read the other. Compute "
                     << ab.second->name << " before " << ab.first->name << " instead (without compute_with)";
             }
+            for (const FunctionContents *g : {&f, &p}) {
+                int gs = g == &f ? s : l.stage;
+                user_assert(g->stage(gs).specializations.empty())
+                    << what << ", but " << g->stage_name(gs) << " has specializations; a specialized stage "
+                    << "cannot be fused";
+            }
             StageNest pn = stage_nest(p, l.stage, po), cn = stage_nest(f, s, fo);
             int depth = loop_index(pn, l.var);
             user_assert(depth >= 0) << what << ", but " << p.stage_name(l.stage) << " has no loop " << l.var

@@ -68,7 +68,7 @@ std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, siz
 }
 
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused) {
+                     bool unfused, bool materialize_inlined) {
     std::vector<std::string> out_names;
     for (const auto &o : outputs) out_names.push_back(o->name);
     Environment env = find_environment(outputs);
@@ -76,7 +76,7 @@ Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outpu
         for (auto &kv : env) {
             FunctionContents &f = *kv.second;
             bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
-            if (is_out || is_inlined(f, false)) continue;
+            if (is_out || f.is_image_wrapper || (is_inlined(f, false) && !materialize_inlined)) continue;
             f.schedule.compute_level = LoopLevel::root();
             f.schedule.store_level = LoopLevel::root();
             f.schedule.store_level_set = true;

@@ -39,9 +39,11 @@ struct LoweredFunc {
 // The loop nest after bounds inference, sliding window, storage folding and
 // simplification, still with Realize/Provide/Call per Func (for analyses
 // such as the fusion report). `unfused`: every computed Func is moved to
-// compute_root/store_root first (the baseline the report compares against).
+// compute_root/store_root first (the baseline the report compares against);
+// with `materialize_inlined` the inlined Funcs too (the distinct points each
+// needs).
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused);
+                     bool unfused, bool materialize_inlined = false);
 
 // A signature (inputs, then the last `num_outputs` arguments as outputs) as
 // codegen's arguments.

@@ -42,6 +42,11 @@ void for_each_definition_expr(const FunctionContents &f, Fn fn) {
         for (const auto &a : d.args) fn(a);
         for (const auto &sp : d.schedule.splits)
             if (sp.factor.defined()) fn(sp.factor);  // a Param may size a split
+        for (const auto &spec : d.specializations) {
+            fn(spec.condition);
+            for (const auto &sp : spec.schedule.splits)
+                if (sp.factor.defined()) fn(sp.factor);
+        }
         if (d.rdom) {
             for (const auto &v : d.rdom->vars) {
                 fn(v.min);

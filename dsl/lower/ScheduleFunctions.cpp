@@ -37,6 +37,10 @@ std::string last_component(const std::string &n) {
 }  // namespace
 
 StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
+    return stage_nest(f, stage, is_output, f.stage(stage).schedule);
+}
+
+StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const StageSchedule &sched) {
     const Definition &d = f.stage(stage);
     const std::string prefix = f.name + ".s" + std::to_string(stage) + ".";
     // The loop variable of each pure dimension: f's own argument names in the
@@ -82,7 +86,7 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
 
     std::vector<std::pair<std::string, Expr>> var_lets;  // innermost first
     std::vector<Expr> guards;
-    for (const auto &sp : d.schedule.splits) {
+    for (const auto &sp : sched.splits) {
         if (sp.kind == Split::SplitVar) {
             std::string old = prefix + sp.old_var, outer = prefix + sp.outer, inner = prefix + sp.inner;
             TailStrategy tail = resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), stage, is_output);
@@ -107,7 +111,7 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
     for (const auto &l : var_lets) body = LetStmt::make(l.first, l.second, body);
     StageNest nest;
     nest.lets = bound_lets;
-    for (auto it = d.schedule.dims.rbegin(); it != d.schedule.dims.rend(); ++it)
+    for (auto it = sched.dims.rbegin(); it != sched.dims.rend(); ++it)
         nest.loops.push_back({prefix + it->var, it->user_name, it->for_type});
     nest.body = body;
     return nest;
@@ -127,8 +131,20 @@ Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body)
 }
 
 Stmt build_stage(const FunctionContents &f, int stage, bool is_output) {
-    StageNest n = stage_nest(f, stage, is_output);
-    return wrap_lets(n.lets, wrap_loops(n.loops, 0, n.body));
+    auto build = [&](const StageSchedule &sched) {
+        StageNest n = stage_nest(f, stage, is_output, sched);
+        return wrap_lets(n.lets, wrap_loops(n.loops, 0, n.body));
+    };
+    const Definition &d = f.stage(stage);
+    // Specializations: if (c0) { ... } else if (c1) { ... } else { own schedule, or the failure }
+    Stmt s = build(d.schedule);
+    if (!d.specialize_fail.empty()) {
+        s = AssertStmt::make(make_bool(false), -14,  // kiln_error_specialize_fail
+                             {StringImm::make(f.stage_name(stage) + ": " + d.specialize_fail)});
+    }
+    for (auto it = d.specializations.rbegin(); it != d.specializations.rend(); ++it)
+        s = IfThenElse::make(it->condition, build(it->schedule), s);
+    return s;
 }
 
 namespace {

@@ -40,6 +40,7 @@ struct StageNest {
     Stmt body;
 };
 StageNest stage_nest(const FunctionContents &f, int stage, bool is_output);
+StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const StageSchedule &sched);
 // loops[from..] around body: For(name, name.loop_min, name.loop_extent).
 Stmt wrap_loops(const std::vector<StageNest::Loop> &loops, size_t from, Stmt body);
 Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body);

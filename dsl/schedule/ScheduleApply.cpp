@@ -17,6 +17,7 @@
 #include "ScheduleSyntax.h"
 #include "ir/Error.h"
 #include "ir/Function.h"
+#include "lower/RealizationOrder.h"
 #include "kiln/ScheduleFile.h"
 
 namespace kiln {
@@ -81,7 +82,17 @@ TailStrategy tail_named(const std::string &n) {
     return TailStrategy::Auto;
 }
 
-// Arguments of compute_at/store_at: checked once every directive has run.
+LoopAlignStrategy align_named(const std::vector<Arg> &a, const std::string &file) {
+    if (a.size() < 3) return LoopAlignStrategy::Auto;
+    for (auto s : {LoopAlignStrategy::AlignStart, LoopAlignStrategy::AlignEnd, LoopAlignStrategy::NoAlign,
+                   LoopAlignStrategy::Auto})
+        if (a[2].name == to_string(s)) return s;
+    error_at(file, a[2].line, a[2].col,
+             "argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found '" + a[2].text +
+                 "'");
+}
+
+// Arguments of compute_at/store_at/compute_with: checked once every directive has run.
 struct PendingLevel {
     std::string directive;
     Func func;
@@ -96,10 +107,14 @@ public:
             funcs.emplace(kv.first, kv.second);
             names.push_back(kv.first);
         }
+        std::vector<std::shared_ptr<FunctionContents>> outs;
+        for (const auto &o : p.outputs()) outs.push_back(o.contents());
+        for (const auto &kv : find_parameters(find_user_functions(outs)))
+            if (kv.second->is_buffer) images[kv.first] = kv.second;
     }
 
     void stanza(const ScheduleStanza &s) {
-        Func f = find_func(s.func, s.line, s.col, "");
+        Func f = s.wrapper ? wrapper(s) : find_func(s.func, s.line, s.col, "");
         if (s.stage >= f.num_update_definitions()) {
             int n = f.num_update_definitions();
             error_at(file, s.line, s.col,
@@ -125,8 +140,26 @@ public:
     }
 
 private:
+    // The wrapper named by "f.in(g, ...):", made now (the same one on every apply).
+    Func wrapper(const ScheduleStanza &s) {
+        std::vector<Func> consumers;
+        for (const auto &c : s.wrapper_of) consumers.push_back(find_func(c, s.line, s.col, s.func + ".in(...): "));
+        Func w;
+        try {
+            auto img = images.find(s.func);
+            if (img != images.end()) w = ImageParam(img->second).in(consumers);
+            else w = Func(find_func(s.func, s.line, s.col, "")).in(consumers);
+        } catch (const CompileError &e) {
+            error_at(file, s.line, s.col, e.what());
+        }
+        funcs.emplace(w.name(), w);
+        names.push_back(w.name());
+        return w;
+    }
+
     const std::string &file;
     const Target &target;
+    std::map<std::string, std::shared_ptr<ParameterContents>> images;
     std::map<std::string, Func> funcs;
     std::vector<std::string> names;
     std::vector<PendingLevel> pending;
@@ -188,6 +221,7 @@ private:
         std::vector<size_t> refs = {0};  // arguments that must be current loops
         if (n == "fuse" || n == "tile") refs = {0, 1};
         if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
+        if (n == "compute_with") refs.clear();  // names another Func's loop, checked at the end
         std::string hint;
         const Arg *bad = nullptr;
         if (n == "store_in") {
@@ -211,7 +245,7 @@ private:
         // A compute_at/store_at site: a Func of the pipeline, and a loop of it.
         const Func *site = nullptr;
         bool site_rvar = false;
-        if ((n == "compute_at" || n == "store_at") && a.size() == 2) {
+        if ((n == "compute_at" || n == "store_at" || n == "compute_with") && a.size() >= 2) {
             site = &find_func(a[0].name, a[0].line, a[0].col, n + ": ");
             for (int s = 0; s < site->contents()->num_stages(); s++)
                 for (const auto &dim : site->contents()->stage(s).schedule.dims)
@@ -220,6 +254,7 @@ private:
         }
         auto site_var = [&] { return VarOrRVar(a[1].name, site_rvar); };
 
+        LoopAlignStrategy align = n == "compute_with" ? align_named(a, file) : LoopAlignStrategy::Auto;
         Stage st(f.contents(), stage);
         try {
             if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
@@ -243,6 +278,7 @@ private:
             else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
             else if (n == "store_in") f.store_in(memory_named(a[0].name, d.name));
             else if (n == "double_buffer") f.double_buffer();
+            else if (n == "compute_with") st.compute_with(*site, site_var(), align);
             else internal_error << "ScheduleFile::apply: directive " << n << " passed the parser but is not applied";
         } catch (const CompileError &e) {
             int line = bad ? bad->line : d.line, col = bad ? bad->col : d.col;

@@ -62,6 +62,7 @@ const std::vector<DirectiveInfo> &directives() {
         {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
         {"store_in", "store_in(GM|UB|L1|L0A|L0B|L0C)", true, {{"memory"}}},
         {"double_buffer", "double_buffer()", true, {{}}},
+        {"compute_with", "compute_with(func, var[, align])", false, {{"func", "var"}, {"func", "var", "align"}}},
     };
     return table;
 }
@@ -99,7 +100,7 @@ public:
         while (peek().kind != Token::End) {
             ScheduleStanza s = header();
             auto same = std::find_if(stanzas.begin(), stanzas.end(), [&](const ScheduleStanza &o) {
-                return o.func == s.func && o.stage == s.stage;
+                return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of;
             });
             ScheduleStanza &into = same == stanzas.end() ? (stanzas.push_back(s), stanzas.back()) : *same;
             while (peek().kind != Token::End && !at_header()) into.directives.push_back(directive(s));
@@ -155,9 +156,24 @@ private:
                 expect(")", "after '" + s.func + ".update(" + n.text + "'");
                 break;
             }
+            if (part == "in" && is(peek(), "(")) {  // FUNC.in(consumer, ...): its wrapper
+                pos++;
+                s.wrapper = true;
+                while (!is(peek(), ")")) {
+                    if (peek().kind != Token::Ident) fail_found("a consumer Func name in '" + s.func + ".in(...)'");
+                    s.wrapper_of.push_back(toks[pos++].text);
+                    if (is(peek(), ",")) pos++;
+                    else if (!is(peek(), ")")) fail_found("',' or ')' in '" + s.func + ".in(...)'");
+                }
+                pos++;
+                if (is(peek(), ".")) fail(peek(), "a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure "
+                                                  "definition; it has no updates");
+                break;
+            }
             s.func += "." + part;
         }
         std::string name = s.stage < 0 ? s.func : s.func + ".update(" + std::to_string(s.stage) + ")";
+        if (s.wrapper) name = s.func + ".in(" + join(s.wrapper_of) + ")";
         expect(":", "after the stanza name '" + name + "'");
         if (!starts_line)
             error_at(file, s.line, s.col, "a stanza header must start a line; put '" + name + ":' on a new line");

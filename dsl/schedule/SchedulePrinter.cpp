@@ -11,6 +11,7 @@
 //   blur_x: compute_at(blur_y, x)
 //
 // Printing then parsing gives a structurally equal file (operator==).
+#include "ScheduleSyntax.h"
 #include "kiln/ScheduleFile.h"
 
 namespace kiln {
@@ -20,13 +21,15 @@ bool operator==(const ScheduleDirective &a, const ScheduleDirective &b) {
 }
 
 bool operator==(const ScheduleStanza &a, const ScheduleStanza &b) {
-    return a.func == b.func && a.stage == b.stage && a.directives == b.directives;
+    return a.func == b.func && a.stage == b.stage && a.wrapper == b.wrapper && a.wrapper_of == b.wrapper_of &&
+           a.directives == b.directives;
 }
 
 std::string ScheduleFile::to_string() const {
     std::string out;
     for (const auto &s : stanzas_) {
         out += s.func;
+        if (s.wrapper) out += ".in(" + internal::sched::join(s.wrapper_of) + ")";
         if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";
         out += ":";
         for (const auto &d : s.directives) {

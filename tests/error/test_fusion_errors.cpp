@@ -124,3 +124,39 @@ TEST_CASE("error: compute_with two stages of one Func", "[error][compute_with]")
     f(x) += 1;
     REQUIRE_COMPILE_ERROR(f.update(0).compute_with(f, x), Contains("fusing two stages of one Func is not supported"));
 }
+
+TEST_CASE("error: specialize on a Var", "[error][specialize]") {
+    Users p;
+    REQUIRE_COMPILE_ERROR(p.z1.specialize(p.x > 3),
+                          Contains("In schedule of z1: specialize((x > 3)) uses Var x") &&
+                              Contains("may use only Params and image fields"));
+}
+
+TEST_CASE("error: specialize of a specialization", "[error][specialize]") {
+    Users p;
+    Param<int> n("n");
+    REQUIRE_COMPILE_ERROR(p.z1.specialize(n > 1).specialize(n > 2),
+                          Contains("specialize() of a specialization is not supported; write the combined condition"));
+}
+
+TEST_CASE("error: specialize_fail without a specialization", "[error][specialize]") {
+    Users p;
+    REQUIRE_COMPILE_ERROR(p.z1.specialize_fail("no"),
+                          Contains("In schedule of z1: specialize_fail(\"no\") without any specialize() before it"));
+}
+
+TEST_CASE("error: compute_with a specialized stage", "[error][specialize]") {
+    Users p;
+    Param<int> n("n");
+    p.z1.compute_root().specialize(n > 1).vectorize(p.x, 4);
+    p.z2.compute_root().compute_with(p.z1, p.y);
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("compute_with(z1, y), but z1 has specializations; a specialized stage cannot be fused"));
+}
+
+TEST_CASE("error: a directive on a specialization names it", "[error][specialize]") {
+    Users p;
+    Param<int> n("n");
+    REQUIRE_COMPILE_ERROR(p.z1.specialize(n > 1).vectorize(p.xi, 4),
+                          Contains("In schedule of z1.specialize((1 < n)): vectorize(xi, ...): xi is not a loop"));
+}

@@ -26,6 +26,7 @@ namespace kiln {
 
 namespace internal {
 struct FunctionContents;
+struct StageSchedule;
 }
 
 class Func;
@@ -41,7 +42,8 @@ class Func;
 //   f.parallel(y)                               =  iterations of y run on several threads
 class Stage {
 public:
-    Stage(std::shared_ptr<internal::FunctionContents> f, int stage) : func(std::move(f)), stage_index(stage) {}
+    Stage(std::shared_ptr<internal::FunctionContents> f, int stage, int specialization = -1)
+        : func(std::move(f)), stage_index(stage), specialization(specialization) {}
 
     Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
                  TailStrategy tail = TailStrategy::Auto);
@@ -74,13 +76,30 @@ public:
     Stage &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
     Stage &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
 
-    std::string name() const;  // "f" or "f.update(0)"
+    // Run-time dispatch between schedules: a Stage whose loop-shaping
+    // directives apply only when `condition` (of Params and buffer fields:
+    // extents, mins) is true; it starts as a copy of this stage's schedule so
+    // far. Specializations are tested in the order they were made; the stage's
+    // own schedule runs when none holds. Asking again with an equal condition
+    // returns the same specialization.
+    //
+    //   f.specialize(n >= 64).vectorize(x, 8);   ->  if (n >= 64) { <loops vectorized by 8> } else { <loops> }
+    Stage specialize(Expr condition);
+    // When no specialization holds, fail at run time with this message
+    // (instead of running the stage's own schedule).
+    void specialize_fail(const std::string &message);
+
+    std::string name() const;  // "f", "f.update(0)", "f.specialize(n >= 64)"
 
 protected:
     Stage &set_for_type(const VarOrRVar &v, ForType t, const char *directive);
     void check_can_run_at_once(const VarOrRVar &v, const char *directive);
+    internal::StageSchedule &schedule() const;  // the stage's, or its specialization's
+    int find_dim(const VarOrRVar &v, const char *directive) const;
+    void check_new_name(const std::string &n, const char *directive) const;
     std::shared_ptr<internal::FunctionContents> func;
     int stage_index;
+    int specialization;  // -1: the stage's own schedule
 };
 
 // f(x, y) on the left of a definition, or as a call on the right. For a
@@ -162,6 +181,9 @@ public:
     // Horizontal fusion of the pure definition with f's (see Stage::compute_with).
     Func &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
     Func &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
+    // Specializations of the pure definition (see Stage::specialize).
+    Stage specialize(Expr condition);
+    void specialize_fail(const std::string &message);
 
     // Where the Func is computed and stored.
     //   compute_root():        produce f over everything its consumers need, before them

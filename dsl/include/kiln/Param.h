@@ -91,6 +91,8 @@ class ImageParam {
 public:
     ImageParam() = default;
     ImageParam(Type t, int dims, const std::string &name = internal::unique_name('i'));
+    // A handle to an existing ImageParam (e.g. found by name in a pipeline).
+    explicit ImageParam(std::shared_ptr<internal::ParameterContents> p) : contents(std::move(p)) {}
     const std::string &name() const { return contents->name; }
     Type type() const { return contents->type; }
     int dimensions() const { return contents->dimensions; }

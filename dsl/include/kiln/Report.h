@@ -24,13 +24,15 @@ namespace kiln {
 struct FuncReport {
     std::string name;
     bool is_output = false;
+    bool inlined = false;                    // computed in place at every use (no storage)
     std::string compute_level, store_level;  // "root", "blur_y.x", ...
     std::vector<int64_t> allocation;         // extents of the largest realization (folded dims at their fold)
     int64_t allocation_bytes = 0;
     int64_t realizations = 0;                // how many times its storage is allocated
-    int64_t points_computed = 0;             // values stored, all definitions
-    int64_t points_computed_unfused = 0;     // the same in the baseline
-    double recompute = 0;                    // points_computed / points_computed_unfused
+    int64_t points_computed = 0;             // values stored, all definitions (inlined: evaluations)
+    int64_t points_computed_unfused = 0;     // the same in the baseline (inlined: points if compute_root)
+    double recompute = 0;                    // points_computed / points_computed_unfused: how many
+                                             // times each value is computed, on average
     int64_t reads = 0;                       // values read by consumers (loads)
     bool in_memory = false;                  // allocation larger than the cache
     int64_t memory_bytes = 0;                // written + read back when in memory (points of the pure definition)

@@ -5,6 +5,8 @@
 //   blur_y: tile(x, y, xi, yi, 256, 32) vectorize(xi, natural_vector_size) parallel(y)
 //   blur_x: compute_at(blur_y, x) vectorize(x, natural_vector_size)
 //   hist.update(0): parallel(y)
+//   input.in(blur_x): compute_at(blur_y, x)         # a wrapper (Func::in, ImageParam::in)
+//   z2: compute_with(z1, y)
 //
 // Every directive is the Func/Stage method of the same name with the same
 // arguments; the grammar is in docs/schedule-language.md. Errors are
@@ -36,6 +38,10 @@ struct ScheduleDirective {
 struct ScheduleStanza {
     std::string func;
     int stage = -1;  // -1: the Func itself (pure definition + compute/store); i: update(i)
+    // "f.in(g, h):" schedules the wrapper f.in({g, h}) (made when applied);
+    // "f.in():" the global wrapper f.in(). f may be an ImageParam.
+    bool wrapper = false;
+    std::vector<std::string> wrapper_of;
     std::vector<ScheduleDirective> directives;
     int line = 0, col = 0;  // of the first header of this Func/stage
 };

@@ -1,0 +1,88 @@
+// Schedule files with the fusion vocabulary: wrapper stanzas (f.in(g):,
+// image.in():) and compute_with, parsed, printed and applied — the loops
+// must equal those of the same C++ schedule.
+#include <catch2/catch.hpp>
+
+#include "kiln/kiln.h"
+
+using namespace kiln;
+
+namespace {
+
+Target avx2() { return Target("x86-64-linux-avx2"); }
+
+// t = in * 2; z1 = t + 1; z2 = t(x, y + 1) - 1.
+struct Twins {
+    ImageParam in{Int(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func t{"t"}, z1{"z1"}, z2{"z2"};
+    Twins() {
+        t(x, y) = in(x, y) * 2;
+        z1(x, y) = t(x, y) + 1;
+        z2(x, y) = t(x, y + 1) - 1;
+    }
+    Pipeline pipeline() const { return Pipeline({z1, z2}); }
+};
+
+std::string apply_error(const std::string &text, const Pipeline &p) {
+    try {
+        ScheduleFile::parse(text, "t.sched").apply(p, avx2());
+    } catch (const CompileError &e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("sched: wrapper headers and compute_with print and parse back", "[sched][fusion]") {
+    const char *text = "in.in(): compute_at(z1, y)\n"
+                       "t.in(z1, z2): compute_at(z1, y) vectorize(x, 8)\n"
+                       "z2: compute_with(z1, y, AlignStart)\n";
+    ScheduleFile f = ScheduleFile::parse(text);
+    REQUIRE(f.stanzas().size() == 3);
+    CHECK(f.stanzas()[0].wrapper);
+    CHECK(f.stanzas()[0].wrapper_of.empty());
+    CHECK(f.stanzas()[1].wrapper_of == std::vector<std::string>{"z1", "z2"});
+    CHECK(f.to_string() == "in.in(): compute_at(z1, y)\nt.in(z1, z2): compute_at(z1, y) vectorize(x, 8)\n"
+                           "z2: compute_with(z1, y, AlignStart)\n");
+    CHECK(ScheduleFile::parse(f.to_string()) == f);
+}
+
+TEST_CASE("sched: apply() of wrappers and compute_with equals the C++ schedule", "[sched][fusion]") {
+    const char *text = "t: compute_at(z1, y)\n"
+                       "z2: compute_with(z1, y)\n"
+                       "in.in(t): compute_at(z1, y) vectorize(_0, 4, GuardWithIf)\n";
+    Twins a;
+    ScheduleFile::parse(text).apply(a.pipeline(), avx2());
+    std::string from_file = a.pipeline().lowered_stmt(avx2());
+
+    Twins b;
+    b.t.compute_at(b.z1, b.y);
+    b.z2.compute_with(b.z1, b.y);
+    b.in.in(b.t).compute_at(b.z1, b.y).vectorize(Var("_0"), 4, TailStrategy::GuardWithIf);
+    // The second wrapper made in this process gets a fresh name.
+    std::string from_cpp = b.pipeline().lowered_stmt(avx2());
+    for (size_t p; (p = from_cpp.find("in_in_t_1")) != std::string::npos;) from_cpp.replace(p, 9, "in_in_t");
+    CHECK(from_file == from_cpp);
+    CHECK(from_file.find("produce in_in_t") != std::string::npos);
+    CHECK(from_file.find("for (z2.s0.y") == std::string::npos);  // fused into z1's loop over y
+}
+
+TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]") {
+    Twins a;
+    CHECK(apply_error("t.in(zz): compute_root()", a.pipeline()) ==
+          "t.sched:1:1: t.in(...): no Func named 'zz' in the pipeline; did you mean 'z1'? (its Funcs: t, z1, z2)");
+    CHECK(apply_error("z2: compute_with(z1, w)", a.pipeline()).find(
+              "compute_with(z1, w): z1 has no loop named w") != std::string::npos);
+    CHECK(apply_error("z2: compute_with(z1, y, Sideways)", a.pipeline()) ==
+          "t.sched:1:25: argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found "
+          "'Sideways'");
+    std::string e;
+    try {
+        ScheduleFile::parse("t.in(z1).update(0): parallel(y)");
+    } catch (const CompileError &err) {
+        e = err.what();
+    }
+    CHECK(e.find("a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure definition") != std::string::npos);
+}
