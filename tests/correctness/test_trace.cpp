@@ -33,6 +33,7 @@ void check_schedule(int schedule) {
     blur_y.realize(out, t);
     PipelineReport r = Pipeline(blur_y).report({{"blur_y", {w, h}}, {"input", {w, h}}}, t);
     for (const FuncReport &f : r.funcs) {
+        if (f.inlined) continue;  // evaluated in place: nothing is stored
         INFO("schedule " << schedule << ", Func " << f.name);
         CHECK(kiln_trace_stores(f.name.c_str()) == f.points_computed);
         if (!f.is_output) CHECK(kiln_trace_realizations(f.name.c_str()) == f.realizations);

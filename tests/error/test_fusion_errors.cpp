@@ -158,5 +158,5 @@ TEST_CASE("error: a directive on a specialization names it", "[error][specialize
     Users p;
     Param<int> n("n");
     REQUIRE_COMPILE_ERROR(p.z1.specialize(n > 1).vectorize(p.xi, 4),
-                          Contains("In schedule of z1.specialize((1 < n)): vectorize(xi, ...): xi is not a loop"));
+                          Contains("In schedule of z1.specialize((n > 1)): vectorize(xi, ...): xi is not a loop"));
 }
