@@ -63,6 +63,13 @@ public:
         return saved;
     }
 
+    // Calls in every element of a (Tuple) definition.
+    int64_t count_all(const std::vector<Expr> &values) {
+        int64_t total = 0;
+        for (const Expr &v : values) total += count(v);
+        return total;
+    }
+
 protected:
     const Environment &defs;
     const std::string &target;
@@ -78,7 +85,7 @@ protected:
         auto it = defs.find(op->name);
         if (it == defs.end() || !is_inlined(*it->second, false)) return;
         auto m = memo.find(op->name);
-        if (m == memo.end()) m = memo.emplace(op->name, count(it->second->init.value)).first;
+        if (m == memo.end()) m = memo.emplace(op->name, count_all(it->second->init.values)).first;
         n += m->second;
     }
 };
@@ -97,7 +104,7 @@ FuncReport inlined_row(const std::string &name, const Environment &defs, const L
         auto it = fused.funcs.find(g.name);
         if (g.name == name || it == fused.funcs.end()) continue;
         for (int k = 0; k < g.num_stages() && k < (int)it->second.stage_stores.size(); k++) {
-            int64_t per_point = calls.count(g.stage(k).value);
+            int64_t per_point = calls.count_all(g.stage(k).values);
             for (const auto &a : g.stage(k).args) per_point += calls.count(a);
             fr.points_computed += per_point * it->second.stage_stores[k];
         }
