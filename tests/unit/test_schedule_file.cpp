@@ -12,8 +12,7 @@ using namespace kiln;
 namespace {
 
 std::string fixture(const std::string &name) {
-    std::string here = __FILE__;
-    return here.substr(0, here.rfind('/')) + "/sched/" + name;
+    return std::string(KILN_SOURCE_DIR) + "/tests/unit/sched/" + name;
 }
 
 std::string error_of(const std::function<void()> &f) {
