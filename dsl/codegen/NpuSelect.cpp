@@ -852,6 +852,43 @@ private:
         return s.str();
     }
 
+    // The legality of an explicit npu_tile(x, y) on the stage whose innermost
+    // loops are fy (rows) and fx (columns): they must be the loops it names,
+    // of constant extents, with rows of a multiple of 32 bytes.
+    void check_npu_tile(const std::string &f, const For *fy, const For *fx, const int64_t *ey, const int64_t *ex) {
+        const For *any = fx ? fx : fy;
+        const std::string prefix = f + ".s";
+        if (any->name.rfind(prefix, 0) != 0) return;
+        size_t dot = any->name.find('.', prefix.size());
+        int stage = std::atoi(any->name.substr(prefix.size(), dot - prefix.size()).c_str());
+        const FunctionContents &fc = func(f);
+        if (stage >= fc.num_stages()) return;
+        const StageSchedule &ss = fc.stage(stage).schedule;
+        if (ss.npu_tile.empty()) return;
+        auto user = [&](const std::string &var) {
+            for (const Dim &d : ss.dims)
+                if (d.var == var) return d.user_name;
+            return var;
+        };
+        const std::string base = any->name.substr(0, dot + 1), x = user(ss.npu_tile[0]), y = user(ss.npu_tile[1]);
+        const std::string directive = "npu_tile(" + x + ", " + y + ")";
+        auto loop_name = [&](const For *l) { return l ? user(l->name.substr(base.size())) : std::string("(none)"); };
+        user_assert(fx && fy && fx->name == base + ss.npu_tile[0] && fy->name == base + ss.npu_tile[1])
+            << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << " names the loops of its tile, but "
+            << "the innermost two loops of the stage are " << loop_name(fy) << " (rows) and " << loop_name(fx)
+            << " (columns, innermost); reorder(" << x << ", " << y << ", ...) so that " << x << " is innermost and "
+            << y << " next, or name those two loops";
+        user_assert(ex && ey) << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << ": loop "
+                              << (ex ? y : x) << " has extent " << (ex ? fy->extent : fx->extent)
+                              << ", which is not a constant; a tile has a constant shape, so split it by a constant "
+                                 "(tile(x, y, xo, yo, xi, yi, 64, 16)) or bound() the Func";
+        user_assert(*ex * 4 % 32 == 0) << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << ": a row of the tile is "
+                                        << *ex << " float32 values, " << *ex * 4
+                                        << " bytes, not a multiple of the machine's 32-byte alignment; make the extent "
+                                           "of "
+                                        << x << " a multiple of 8 (or drop npu_tile to let the tile pad its rows)";
+    }
+
     // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
     void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
         Nest n;
@@ -873,6 +910,7 @@ private:
         temps = 0;
         current_double = func(p->name).schedule.double_buffer;
         const int64_t *ey = fy ? const_int(simplify(fy->extent)) : nullptr, *ex = fx ? const_int(simplify(fx->extent)) : nullptr;
+        check_npu_tile(p->name, fy, fx, ey, ex);
         if (inner)
             user_assert(ey && ex) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
                                   << fx->name << " have extents " << fy->extent << " and " << fx->extent

@@ -217,6 +217,15 @@ Stage &Stage::vectorize(const VarOrRVar &v) { return set_for_type(v, ForType::Ve
 Stage &Stage::unroll(const VarOrRVar &v) { return set_for_type(v, ForType::Unrolled, "unroll"); }
 Stage &Stage::parallel(const VarOrRVar &v) { return set_for_type(v, ForType::Parallel, "parallel"); }
 Stage &Stage::serial(const VarOrRVar &v) { return set_for_type(v, ForType::Serial, "serial"); }
+Stage &Stage::npu_tile(const VarOrRVar &x, const VarOrRVar &y) {
+    FunctionContents &f = *func;
+    int ix = find_dim(f, stage_index, x, "npu_tile"), iy = find_dim(f, stage_index, y, "npu_tile");
+    user_assert(ix != iy) << "In schedule of " << name() << ": npu_tile(" << x.name() << ", " << y.name()
+                          << "): a tile has two different loops, columns first";
+    StageSchedule &s = f.stage(stage_index).schedule;
+    s.npu_tile = {s.dims[ix].var, s.dims[iy].var};
+    return *this;
+}
 
 static void require_const_factor(const Stage &s, const char *directive, const VarOrRVar &v, const Expr &factor) {
     user_assert(factor.defined() && as_const_int(factor))
@@ -348,6 +357,7 @@ KILN_FORWARD(parallel, (const VarOrRVar &v, Expr f, TailStrategy t), (v, f, t))
 KILN_FORWARD(serial, (const VarOrRVar &v), (v))
 Stage Func::specialize(Expr c) { return stage0().specialize(c); }
 void Func::specialize_fail(const std::string &m) { stage0().specialize_fail(m); }
+KILN_FORWARD(npu_tile, (const VarOrRVar &x, const VarOrRVar &y), (x, y))
 KILN_FORWARD(compute_with, (const Stage &s, const VarOrRVar &v, LoopAlignStrategy a), (s, v, a))
 Func &Func::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
     return compute_with(Stage(f.contents(), 0), v, a);

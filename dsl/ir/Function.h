@@ -42,6 +42,9 @@ struct StageSchedule {
     std::vector<Split> splits;
     std::vector<Dim> dims;  // innermost first
     FuseLevel fuse_with;
+    // npu_tile(x, y): the loops (Dim::var, x first) the NPU target turns into
+    // one tile of instructions; empty: the innermost two (checked less).
+    std::vector<std::string> npu_tile;
 };
 
 struct Bound {

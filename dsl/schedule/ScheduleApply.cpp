@@ -219,7 +219,7 @@ private:
         const std::string &n = d.name;
 
         std::vector<size_t> refs = {0};  // arguments that must be current loops
-        if (n == "fuse" || n == "tile") refs = {0, 1};
+        if (n == "fuse" || n == "tile" || n == "npu_tile") refs = {0, 1};
         if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
         if (n == "compute_with") refs.clear();  // names another Func's loop, checked at the end
         std::string hint;
@@ -270,6 +270,7 @@ private:
             else if (n == "unroll") a.size() == 1 ? st.unroll(var(0)) : st.unroll(var(0), num[1], tail(2));
             else if (n == "parallel") a.size() == 1 ? st.parallel(var(0)) : st.parallel(var(0), num[1], tail(2));
             else if (n == "serial") st.serial(var(0));
+            else if (n == "npu_tile") st.npu_tile(var(0), var(1));
             else if (n == "compute_root" || (n == "compute_at" && a.size() == 1)) f.compute_root();
             else if (n == "compute_at") f.compute_at(*site, site_var());
             else if (n == "compute_inline") f.compute_inline();

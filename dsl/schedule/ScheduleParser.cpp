@@ -63,6 +63,7 @@ const std::vector<DirectiveInfo> &directives() {
         {"store_in", "store_in(GM|UB|L1|L0A|L0B|L0C)", true, {{"memory"}}},
         {"double_buffer", "double_buffer()", true, {{}}},
         {"compute_with", "compute_with(func, var[, align])", false, {{"func", "var"}, {"func", "var", "align"}}},
+        {"npu_tile", "npu_tile(x, y)", false, {{"x", "y"}}},
     };
     return table;
 }

@@ -489,6 +489,57 @@ TEST_CASE("NPU legality errors of reductions and matrix updates", "[npu][codegen
     }
 }
 
+TEST_CASE("npu_tile names the loops of a stage's tile; its legality errors", "[npu][codegen][error][npu_tile]") {
+    auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
+    {
+        Chain c;
+        c.fused(128, 32, false);
+        c.output.npu_tile(c.xi, c.yi);
+        c.stage1.npu_tile(c.x, c.y);
+        CHECK_NOTHROW(source(c));
+    }
+    {
+        Chain c;
+        c.fused(128, 32, false);
+        c.output.npu_tile(c.xo, c.yi);
+        REQUIRE_COMPILE_ERROR(source(c), Contains("NPU target: Func output: npu_tile(xo, yi) names the loops of its "
+                                                  "tile, but the innermost two loops of the stage are yi (rows) and "
+                                                  "xi (columns, innermost); reorder(xo, yi, ...)"));
+    }
+    {
+        Chain c;
+        c.output.npu_tile(c.x, c.y);  // untiled: the extents are the image's
+        REQUIRE_COMPILE_ERROR(source(c), Contains("NPU target: Func output: npu_tile(x, y): loop x has extent") &&
+                                             Contains("which is not a constant; a tile has a constant shape"));
+    }
+    {
+        Chain c;
+        c.fused(60, 8, false);  // rows of 240 bytes: padded without npu_tile, an error with it
+        c.output.npu_tile(c.xi, c.yi);
+        REQUIRE_COMPILE_ERROR(source(c), Contains("NPU target: Func output: npu_tile(xi, yi): a row of the tile is 60 "
+                                                  "float32 values, 240 bytes, not a multiple of the machine's 32-byte "
+                                                  "alignment; make the extent of xi a multiple of 8"));
+    }
+    {
+        Chain c;
+        REQUIRE_COMPILE_ERROR(c.output.npu_tile(c.xi, c.y), Contains("npu_tile(xi, ...): xi is not a loop of this stage"));
+    }
+    {
+        Chain c;
+        Pipeline p(c.output);
+        ScheduleFile::parse("output: tile(x, y, xo, yo, xi, yi, 128, 32) npu_tile(xi, yi)\n"
+                            "stage1: compute_at(output, xo) npu_tile(x, y)\n",
+                            "npu.sched")
+            .apply(p, Target("npu"));
+        CHECK(c.output.contents()->schedule.memory_type == MemoryType::Auto);
+        CHECK(c.output.contents()->init.schedule.npu_tile == std::vector<std::string>{"x.xi", "y.yi"});
+        CHECK_NOTHROW(p.compile_to_cpp_source("chain_npu_tile", Target("npu")));
+        Chain d;
+        REQUIRE_COMPILE_ERROR(ScheduleFile::parse("output: npu_tile(xx, y)", "t.sched").apply(Pipeline(d.output)),
+                              Contains("t.sched:1:18") && Contains("is not a loop of this stage"));
+    }
+}
+
 TEST_CASE("store_in and double_buffer in schedule files", "[npu][codegen][sched]") {
     Chain c;
     Pipeline p(c.output);

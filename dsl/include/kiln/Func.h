@@ -64,6 +64,12 @@ public:
     Stage &parallel(const VarOrRVar &v);
     Stage &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
     Stage &serial(const VarOrRVar &v);
+    // NPU target: loops x (columns) and y (rows), the innermost two of the
+    // stage, become one tile of instructions; their extents must be
+    // constants and a row of the tile a multiple of 32 bytes (checked when
+    // the pipeline is compiled for the NPU). Other targets ignore it.
+    //   f.tile(x, y, xo, yo, xi, yi, 64, 16).npu_tile(xi, yi)  ->  one 16 x 64 tile per (xo, yo)
+    Stage &npu_tile(const VarOrRVar &x, const VarOrRVar &y);
     // Horizontal fusion: run this stage inside the loops of stage `s` (of
     // another Func), from the loop `var` outward, after s's body in each
     // iteration. Both Funcs need the same compute level and may not depend on
@@ -178,6 +184,7 @@ public:
     Func &parallel(const VarOrRVar &v);
     Func &parallel(const VarOrRVar &v, Expr task_size, TailStrategy tail = TailStrategy::Auto);
     Func &serial(const VarOrRVar &v);
+    Func &npu_tile(const VarOrRVar &x, const VarOrRVar &y);
     // Horizontal fusion of the pure definition with f's (see Stage::compute_with).
     Func &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
     Func &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
