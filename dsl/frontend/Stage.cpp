@@ -218,11 +218,10 @@ Stage &Stage::unroll(const VarOrRVar &v) { return set_for_type(v, ForType::Unrol
 Stage &Stage::parallel(const VarOrRVar &v) { return set_for_type(v, ForType::Parallel, "parallel"); }
 Stage &Stage::serial(const VarOrRVar &v) { return set_for_type(v, ForType::Serial, "serial"); }
 Stage &Stage::npu_tile(const VarOrRVar &x, const VarOrRVar &y) {
-    FunctionContents &f = *func;
-    int ix = find_dim(f, stage_index, x, "npu_tile"), iy = find_dim(f, stage_index, y, "npu_tile");
+    int ix = find_dim(x, "npu_tile"), iy = find_dim(y, "npu_tile");
     user_assert(ix != iy) << "In schedule of " << name() << ": npu_tile(" << x.name() << ", " << y.name()
                           << "): a tile has two different loops, columns first";
-    StageSchedule &s = f.stage(stage_index).schedule;
+    StageSchedule &s = schedule();
     s.npu_tile = {s.dims[ix].var, s.dims[iy].var};
     return *this;
 }
