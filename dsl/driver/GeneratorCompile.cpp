@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "driver/NpuReport.h"
 #include "ir/Error.h"
 #include "kiln/Generator.h"
 #include "kiln/ScheduleFile.h"
@@ -158,8 +159,15 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
             }
             if (e == "report") {
                 PipelineReport r = p.report(sizes, o.target);
-                write_file(base + ".report.txt", r.to_text());
-                write_file(base + ".report.json", r.to_json() + "\n");
+                std::string text = r.to_text(), json = r.to_json();
+                if (o.target.has(Target::NPU)) {  // the simulator's figures for the same sizes
+                    internal::NpuReportFigures npu =
+                        internal::npu_report_figures(p, fn, args, r.sizes, o.target, r.memory_bytes);
+                    text += npu.text;
+                    json = json.substr(0, json.rfind('}')) + ",\n  \"npu\": " + npu.json + "\n}";
+                }
+                write_file(base + ".report.txt", text);
+                write_file(base + ".report.json", json + "\n");
             } else {
                 write_file(base + ".html", stmt_html(p, fn, args, sizes, o.target));
             }

@@ -4,6 +4,7 @@
 // generators/ are linked into this test (kiln_generators).
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -289,4 +290,37 @@ TEST_CASE("generator api: compile_generator applies the schedule and writes each
     o.emit = {"h"};
     o.function_name = "api-blur";
     require_compile_error([&] { compile_generator(*g, o); }, Contains("\"api-blur\" is not a C identifier"));
+}
+
+TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator's figures", "[generator][npu]") {
+    for (const char *name : {"softmax", "gemm"}) {
+        auto g = GeneratorRegistry::create(name);
+        bool gemm = std::string(name) == "gemm";
+        g->set_generator_params({gemm ? "depth=128" : "width=1024"});
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = std::string("npu_report_") + name;
+        o.schedule_file = KILN_SOURCE_DIR "/schedules/" + std::string(name) + "/npu.sched";
+        o.target = Target("npu");
+        o.emit = {"report"};
+        o.estimates = {{"output", {gemm ? 128 : 1024, 128}}};
+        if (gemm) o.estimates["A"] = {128, 128};
+        compile_generator(*g, o);
+        std::ifstream jf("generator_api_out/npu_report_" + std::string(name) + ".report.json");
+        nlohmann::json j = nlohmann::json::parse(jf);
+        std::ifstream tf("generator_api_out/npu_report_" + std::string(name) + ".report.txt");
+        std::string text((std::istreambuf_iterator<char>(tf)), {});
+        CHECK_THAT(text, Contains("NPU (simulated on kiln-npu-default, 1 core(s), zero-filled inputs)") &&
+                             Contains("on-chip footprint (peak bytes): "));
+        CHECK(j["npu"]["cycles"].get<uint64_t>() > 0);
+        if (!gemm) {  // fused: the simulator's GM traffic is the report's model (input once, output once)
+            CHECK(j["npu"]["gm_read_bytes"] == 1024 * 128 * 4);
+            CHECK(j["npu"]["gm_write_bytes"] == 1024 * 128 * 4);
+            CHECK(j["npu"]["model_bytes"] == j["memory_bytes"]);
+            CHECK(j["npu"]["model_bytes"] == 2 * 1024 * 128 * 4);
+        } else {
+            CHECK(j["npu"]["peak_bytes"]["L0B"] == 128 * 128 * 4);
+            CHECK(j["npu"]["busy_ratio"]["M"].get<double>() > 0.1);
+        }
+    }
 }

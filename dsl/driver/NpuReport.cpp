@@ -1,0 +1,70 @@
+// See NpuReport.h.
+#include "NpuReport.h"
+
+#include <HalideBuffer.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "driver/JIT.h"
+#include "ir/Error.h"
+
+namespace kiln {
+namespace internal {
+
+NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, const std::vector<Argument> &args,
+                                    const std::map<std::string, std::vector<int>> &sizes, const Target &t,
+                                    int64_t model_bytes) {
+    std::vector<Halide::Runtime::Buffer<float>> buffers;
+    std::vector<int64_t> scalars(args.size(), 0);
+    std::vector<void *> argv;
+    buffers.reserve(args.size());
+    for (size_t i = 0; i < args.size(); i++) {
+        if (!args[i].is_buffer) {
+            argv.push_back(&scalars[i]);
+            continue;
+        }
+        auto it = sizes.find(args[i].name);
+        user_assert(it != sizes.end()) << "NPU report: no size for buffer " << args[i].name
+                                       << "; give it with --estimate " << args[i].name << "=W[,H]";
+        buffers.emplace_back(it->second);
+        buffers.back().fill(0.0f);
+        argv.push_back(buffers.back().raw_buffer());
+    }
+    std::string name = fn + "_report";
+    auto m = JITModule::compile(p.compile_to_cpp_source(name, args, t), name, t);
+    try {
+        m->run_or_throw(argv.data());
+    } catch (const std::exception &e) {
+        user_error << "NPU report: the kernel did not run on the simulator with the report's sizes ("
+                   << e.what() << "); give sizes the schedule fits with --estimate";
+    }
+    auto report = (const char *(*)())m->symbol(name + "_npu_report");
+    internal_assert(report) << "NPU report: the kernel has no " << name << "_npu_report";
+    nlohmann::json r = nlohmann::json::parse(report()), o;
+    for (const char *k : {"cycles", "cores", "gm_read_bytes", "gm_write_bytes", "dma_bytes", "peak_bytes"}) o[k] = r[k];
+    o["model_bytes"] = model_bytes;
+    for (auto &kv : r["pipes"].items()) o["busy_ratio"][kv.key()] = kv.value()["busy_ratio"];
+    std::string text = "NPU (simulated on " + r["machine"].get<std::string>() + ", " + std::to_string(r["cores"].get<int>()) +
+                       " core(s), zero-filled inputs): " + std::to_string(r["cycles"].get<uint64_t>()) + " cycles\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  GM bytes: read %llu, written %llu (the fusion report's model: %lld)\n",
+                  (unsigned long long)r["gm_read_bytes"].get<uint64_t>(),
+                  (unsigned long long)r["gm_write_bytes"].get<uint64_t>(), (long long)model_bytes);
+    text += line;
+    text += "  DMA bytes:";
+    for (auto &kv : r["dma_bytes"].items()) text += " " + kv.key() + " " + std::to_string(kv.value().get<uint64_t>());
+    text += "\n  on-chip footprint (peak bytes):";
+    for (auto &kv : r["peak_bytes"].items())
+        if (kv.value().get<uint64_t>() > 0) text += " " + kv.key() + " " + std::to_string(kv.value().get<uint64_t>());
+    text += "\n  busy:";
+    for (auto &kv : r["pipes"].items()) {
+        std::snprintf(line, sizeof line, " %s %.1f%%", kv.key().c_str(), 100 * kv.value()["busy_ratio"].get<double>());
+        text += line;
+    }
+    text += "\n";
+    return {text, o.dump()};
+}
+
+}  // namespace internal
+}  // namespace kiln
