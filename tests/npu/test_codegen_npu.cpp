@@ -462,6 +462,28 @@ TEST_CASE("NPU legality errors of reductions and matrix updates", "[npu][codegen
         CHECK_NOTHROW(Pipeline(s.output).compile_to_cpp_source("f", Target("npu-fast_math")));
     }
     {
+        Softmax s;  // a product over the row has no row-reduction instruction
+        Func prod("prod");
+        prod(s.y) = 1.0f;
+        prod(s.y) = prod(s.y) * s.input(s.r, s.y);
+        Func out("out");
+        out(s.x, s.y) = s.input(s.x, s.y) * prod(s.y);
+        out.bound(s.x, 0, W).split(s.y, s.yo, s.yi, 2);
+        prod.compute_at(out, s.yo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func prod is 1-D and computed over a 2-D loop nest") &&
+                                               Contains("its update must be prod(y) = prod(y) + e or max(prod(y), e) "
+                                                        "(TROWSUM, TROWMAX)"));
+    }
+    {
+        Softmax s;  // one 1-D image read as a column and as a row
+        ImageParam w(Float(32), 1, "w");
+        Func out("out");
+        out(s.x, s.y) = s.input(s.x, s.y) * w(s.x) + w(s.y);
+        out.bound(s.x, 0, W).split(s.y, s.yo, s.yi, 2);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: the 1-D Func w is read both along the rows and along "
+                                                    "the columns of tiles"));
+    }
+    {
         Softmax s;
         s.fused(2, false);
         s.row_max.compute_root();
