@@ -288,11 +288,11 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     for (const auto *in : g->inputs())
         if (in->argument().is_buffer) kiln_lab::image_param(*in).set(s.inputs.at(in->name()));
     set_scalars(*g, s.scalars);
-    std::vector<halide_buffer_t *> raw;
-    for (size_t k = 0; k < s.outputs.size(); k++) {
+    for (size_t k = 0; k < s.outputs.size(); k++)
         r.outputs.emplace_back(kiln_lab::to_halide_type(s.outputs[k].type), s.output_extents[k]);
-        raw.push_back(r.outputs.back().raw_buffer());
-    }
+    // After the vector stops growing: raw_buffer() points into the Buffer object.
+    std::vector<halide_buffer_t *> raw;
+    for (auto &b : r.outputs) raw.push_back(b.raw_buffer());
 
     progress.show(step + name + ": JIT compile + first run...");
     auto t0 = std::chrono::steady_clock::now();
