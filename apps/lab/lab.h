@@ -24,6 +24,7 @@ struct Options {
     std::string out = "lab_out";
     double tolerance = 1e-6;
     int64_t cache_kb = 1024;
+    bool cpu_time = false;  // time the runs by process CPU time instead of wall-clock time
     bool list = false;
 };
 
@@ -51,7 +52,8 @@ struct Outcome {
 };
 
 // The table of results, one row per schedule; speedups against `ref`.
-std::string results_table(const std::vector<Outcome> &results, const Outcome &ref);
+// `time_label` heads the column of best times ("time ms", "cpu ms").
+std::string results_table(const std::vector<Outcome> &results, const Outcome &ref, const std::string &time_label);
 // The largest absolute difference between two outputs of the same shape (NaN
 // against a number counts as infinite).
 double max_abs_diff(const Halide::Runtime::Buffer<const void> &a, const Halide::Runtime::Buffer<const void> &b);

@@ -97,8 +97,8 @@ double max_abs_diff(const Buffer<const void> &a, const Buffer<const void> &b) {
 
 // The table: one row per schedule; speedups against the reference (the
 // first schedule that ran).
-std::string results_table(const std::vector<Outcome> &results, const Outcome &ref) {
-    std::vector<std::vector<std::string>> rows = {{"schedule", "first run ms", "time ms", "speedup", "memory MB",
+std::string results_table(const std::vector<Outcome> &results, const Outcome &ref, const std::string &time_label) {
+    std::vector<std::vector<std::string>> rows = {{"schedule", "first run ms", time_label, "speedup", "memory MB",
                                                    "saved MB", "peak intermediate", "worst recompute", "max diff"}};
     for (const Outcome &r : results) {
         if (!r.error.empty()) {
@@ -144,6 +144,7 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
     j["params"] = o.params;
     j["target"] = target.to_string();
     j["runs"] = o.runs;
+    j["clock"] = o.cpu_time ? "process cpu time" : "wall-clock time";
     j["schedules"] = nlohmann::json::array();
     std::vector<ChartRow> chart;
     for (const Outcome &r : results) {
