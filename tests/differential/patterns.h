@@ -18,6 +18,7 @@
 #include "diff.h"
 #include "halide_schedule.h"
 
+#include <functional>
 #include <memory>
 #include <random>
 
@@ -42,6 +43,9 @@ struct PatternCase {
     float lo = -4, hi = 4;                  // input values are uniform in [lo, hi)
     double tolerance = 1e-5;                // largest |kiln - halide| / max(|halide|, scale)
     double scale = 0;                       // 0: purely relative
+    // Directives schedule files cannot express yet, applied to the Kiln
+    // pipeline after the file (the Halide side applies them itself).
+    std::function<void(const kiln::Pipeline &)> also;
 };
 
 // The path of schedules/<generator>/<schedule>.sched in this source tree.
@@ -57,6 +61,7 @@ public:
         g_->set_generator_params(c.params);
         pipeline_ = g_->build_pipeline();
         file.apply(pipeline_);
+        if (c.also) c.also(pipeline_);
         for (const auto &[name, value] : c.scalars) {
             const auto *in = dynamic_cast<const kiln::Input<float> *>(input(name));
             REQUIRE(in);
