@@ -111,6 +111,12 @@ inline void halide_apply(const kiln::ScheduleFile &file, const std::map<std::str
                 f.store_root();
             } else if (n == "store_at") {
                 f.store_at(func(a[0], d), Halide::Var(a[1]));
+            } else if (n == "compute_with") {
+                Halide::LoopAlignStrategy align = Halide::LoopAlignStrategy::Auto;
+                if (a.size() > 2 && a[2] == "AlignStart") align = Halide::LoopAlignStrategy::AlignStart;
+                if (a.size() > 2 && a[2] == "AlignEnd") align = Halide::LoopAlignStrategy::AlignEnd;
+                if (a.size() > 2 && a[2] == "NoAlign") align = Halide::LoopAlignStrategy::NoAlign;
+                st.compute_with(func(a[0], d), Halide::Var(a[1]), align);
             } else if (n == "bound") {
                 f.bound(Halide::Var(a[0]), num(1), num(2));
             } else {
