@@ -79,7 +79,9 @@ private:
 };
 
 // The schedule files: the ones given, or every schedules/<generator>/*.sched
-// with unfused.sched first (the baseline of the speedups).
+// for the target with unfused.sched first (the baseline of the speedups).
+// NPU schedules are the files named npu*.sched: they are taken for the npu
+// target and left out for the host (their tiles assume the NPU's sizes).
 std::vector<std::string> schedule_files(const Options &o) {
     if (!o.schedules.empty()) return o.schedules;
     fs::path dir = fs::path(KILN_LAB_SCHEDULE_DIR) / o.generator;
@@ -87,7 +89,9 @@ std::vector<std::string> schedule_files(const Options &o) {
         usage_error("no schedule directory " + dir.string() + "; give schedule files with --schedule");
     std::vector<std::string> files;
     for (const auto &e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".sched") files.push_back(e.path().string());
+        if (e.path().extension() == ".sched" &&
+            (e.path().stem().string().rfind("npu", 0) == 0) == kiln::Target(o.target).has(kiln::Target::NPU))
+            files.push_back(e.path().string());
     std::sort(files.begin(), files.end(), [](const std::string &a, const std::string &b) {
         bool ua = fs::path(a).stem() == "unfused", ub = fs::path(b).stem() == "unfused";
         return ua != ub ? ua : a < b;
