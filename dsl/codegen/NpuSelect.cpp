@@ -469,8 +469,24 @@ private:
         out.push_back(std::move(i));
     }
 
+    // Temporaries of the current tile whose last reader has been selected, by shape: reused
+    // (only the vector pipe touches them, in order, so reuse needs no flag).
+    std::map<std::pair<int, int>, std::vector<int>> free_temps;
+
     int temp(int rows, int cols) {
+        std::vector<int> &f = free_temps[{rows, (cols + 7) / 8 * 8}];
+        if (!f.empty()) {
+            int b = f.back();
+            f.pop_back();
+            return b;
+        }
         return add_buffer(current + ".t" + std::to_string(temps++), current, rows, cols, current_double);
+    }
+
+    // `o` has been read for the last time (unless it became `keep`, the result).
+    void release(const Operand &o, int keep) {
+        if (!o.fresh || o.buffer < 0 || o.buffer == keep || k.buffers[o.buffer].dtype != "F32") return;
+        free_temps[{k.buffers[o.buffer].rows, k.buffers[o.buffer].cols}].push_back(o.buffer);
     }
 
     // Where a result of R x C goes: `dst`, else a fresh operand of that shape (overwritten in place), else a new temporary.
@@ -594,6 +610,7 @@ private:
             Operand a = select(c->args[0], -1, n, out);
             int t = result(dst, R, C, {&a});
             instr(out, NpuPipe::V, "core." + u->second + "(" + tile_code(t, R, C) + ", " + a.code + ");", {a.buffer}, {t});
+            release(a, t);
             return tile_operand(t, R, C, dst < 0);
         }
         if (const Select *sel = e.as<Select>()) return select_select(sel, dst, n, out);
@@ -629,7 +646,10 @@ private:
             int s = temp(R, C);
             instr(out, NpuPipe::V, "core.TDUP(" + tile_code(s, R, C) + ", " + a.code + ");", {}, {s});
             instr(out, NpuPipe::V, "core.TDIV(" + d + ", " + tile_code(s, R, C) + ", " + b.code + ");", {s, b.buffer}, {t});
+            release(Operand{s, "", true}, t);
         }
+        release(a, t);
+        release(b, t);
         return tile_operand(t, R, C, dst < 0);
     }
 
@@ -657,16 +677,21 @@ private:
             << "TCMP compares two float32 tiles (<, <=, >, >=, ==, !=), so write the condition as one comparison of "
                "float32 values (nest selects instead of using && or ||)";
         Operand a = as_tile(select(ca, -1, n, out), n, out);
-        Operand b = equal(ca, cb) ? a : as_tile(select(cb, -1, n, out), n, out);
+        Operand b = equal(ca, cb) ? Operand{a.buffer, a.code, false} : as_tile(select(cb, -1, n, out), n, out);
         int m = add_buffer(current + ".m" + std::to_string(temps++), current, n.R, n.C, current_double, "UB", "U8");
         instr(out, NpuPipe::V, "core.TCMP(" + tile_code(m, n.R, n.C) + ", " + a.code + ", " + b.code + ", Cmp::" + cmp + ");",
               {a.buffer, b.buffer}, {m});
+        release(a, -1);
+        release(b, -1);
         Operand t = as_tile(select(sel->true_value, -1, n, out), n, out);
-        Operand f = equal(sel->true_value, sel->false_value) ? t : as_tile(select(sel->false_value, -1, n, out), n, out);
+        Operand f = equal(sel->true_value, sel->false_value) ? Operand{t.buffer, t.code, false}
+                                                             : as_tile(select(sel->false_value, -1, n, out), n, out);
         int d = result(dst, n.R, n.C, {&t, &f});
         instr(out, NpuPipe::V,
               "core.TSEL(" + tile_code(d, n.R, n.C) + ", " + tile_code(m, n.R, n.C) + ", " + t.code + ", " + f.code + ");",
               {m, t.buffer, f.buffer}, {d});
+        release(t, d);
+        release(f, d);
         return tile_operand(d, n.R, n.C, dst < 0);
     }
 
@@ -727,6 +752,7 @@ private:
         if (whole && identity) {  // the instruction computes the Func's final value
             instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(ub->second, r, c) + ", " + v.code + ");",
                   {v.buffer}, {ub->second});
+            release(v, -1);
             return;
         }
         int t = temp(r, c);
@@ -790,6 +816,7 @@ private:
         const Provide *p = skip_lets(l2->body).as<Provide>();
         current = p->name;
         temps = 0;
+        free_temps.clear();
         current_double = func(p->name).schedule.double_buffer;
         auto shape_error = [&]() {
             user_error << "NPU target: Func " << p->name << " is computed over a 3-D loop nest (" << l0->name << ", "
@@ -908,6 +935,7 @@ private:
                                            << " returns a Tuple; the NPU code generator handles Funcs of one value only";
         current = p->name;
         temps = 0;
+        free_temps.clear();
         current_double = func(p->name).schedule.double_buffer;
         const int64_t *ey = fy ? const_int(simplify(fy->extent)) : nullptr, *ex = fx ? const_int(simplify(fx->extent)) : nullptr;
         check_npu_tile(p->name, fy, fx, ey, ex);
