@@ -122,6 +122,10 @@ protected:
         }
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
+        if (const Interval *known = scope.find_sum(Expr(op))) {
+            if (known->max.defined()) result.max = result.max.defined() ? smin(result.max, known->max) : known->max;
+            if (known->min.defined()) result.min = result.min.defined() ? smax(result.min, known->min) : known->min;
+        }
     }
     void visit(const Sub *op) override {
         Interval a = of(op->a), b = of(op->b);
@@ -361,7 +365,7 @@ protected:
         std::vector<std::string> pushed;
         narrow(op->condition, pushed);
         include(op->then_case);
-        for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) scope.pop(*it);
+        for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) it->empty() ? scope.pop_sum() : scope.pop(*it);
         if (!fixed) {
             include(op->else_case);
             return;
@@ -420,6 +424,19 @@ protected:
         else if (const auto *lt = c.as<LT>(); lt && (v = lt->a.as<Variable>())) bound = Sub::make(lt->b, make_one(lt->b.type())), upper = true;
         else if (const auto *ge = c.as<GE>(); ge && (v = ge->a.as<Variable>())) bound = ge->b;
         else if (const auto *gt = c.as<GT>(); gt && (v = gt->a.as<Variable>())) bound = Add::make(gt->b, make_one(gt->b.type()));
+        if (!v) {  // a sum below a bound: kept for that same sum (pushed "" marks it)
+            const auto *le = c.as<LE>();
+            const auto *lt = c.as<LT>();
+            Expr sum = le ? le->a : lt ? lt->a : Expr();
+            if (sum.defined() && sum.as<Add>() && sum.type() == Int(32)) {
+                Interval b = bounds_of_expr_in_scope(le ? le->b : Sub::make(lt->b, make_one(lt->b.type())), scope);
+                if (b.max.defined()) {
+                    scope.push_sum(sum, Interval(Expr(), b.max));
+                    pushed.push_back("");
+                }
+            }
+            return;
+        }
         if (!v || v->type != Int(32)) return;
         const Interval *cur = scope.find(v->name);
         Interval iv = cur ? *cur : Interval::point(Expr(v));
@@ -432,6 +449,12 @@ protected:
 };
 
 }  // namespace
+
+const Interval *Scope::find_sum(const Expr &e) const {
+    for (auto it = sums.rbegin(); it != sums.rend(); ++it)
+        if (equal(it->first, e)) return &it->second;
+    return nullptr;
+}
 
 Interval interval_union(const Interval &a, const Interval &b) {
     if (a.is_empty_marker) return b;

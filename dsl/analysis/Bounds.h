@@ -47,9 +47,15 @@ public:
         auto it = m.find(n);
         return it == m.end() ? nullptr : &it->second.back();
     }
+    // Known ranges of sums (a guard "r.xo*8 + u < n" bounds the index
+    // r.xo*8 + u it protects, which no single variable carries).
+    void push_sum(const Expr &e, const Interval &i) { sums.emplace_back(e, i); }
+    void pop_sum() { sums.pop_back(); }
+    const Interval *find_sum(const Expr &e) const;
 
 private:
     std::map<std::string, std::vector<Interval>> m;
+    std::vector<std::pair<Expr, Interval>> sums;
 };
 
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope);

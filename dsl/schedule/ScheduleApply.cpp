@@ -222,6 +222,7 @@ private:
         if (n == "fuse" || n == "tile" || n == "npu_tile") refs = {0, 1};
         if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
         if (n == "compute_with") refs.clear();  // names another Func's loop, checked at the end
+        if (n == "rfactor") for (size_t i = 2; i + 1 < a.size(); i += 2) refs.push_back(i);
         std::string hint;
         const Arg *bad = nullptr;
         if (n == "store_in") {
@@ -255,6 +256,16 @@ private:
         auto site_var = [&] { return VarOrRVar(a[1].name, site_rvar); };
 
         LoopAlignStrategy align = n == "compute_with" ? align_named(a, file) : LoopAlignStrategy::Auto;
+        if (n == "rfactor") {  // binds the intermediate's name for later stanzas
+            const Arg &named = a.back();
+            if (funcs.count(named.name) || named.name.find('.') != std::string::npos)
+                error_at(file, named.line, named.col,
+                         "In schedule of " + f.contents()->stage_name(stage) +
+                             ": rfactor: the intermediate needs a new Func name without dots; '" + named.name +
+                             "' is " + (funcs.count(named.name) ? "already a Func of the pipeline" : "dotted") +
+                             "; name it e.g. " + f.name() + "_intm");
+        }
+
         Stage st(f.contents(), stage);
         try {
             if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
@@ -277,6 +288,13 @@ private:
             else if (n == "store_root" || (n == "store_at" && a.size() == 1)) f.store_root();
             else if (n == "store_at") f.store_at(*site, site_var());
             else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
+            else if (n == "rfactor") {
+                std::vector<std::pair<RVar, Var>> pairs;
+                for (size_t i = 0; i + 1 < a.size(); i += 2) pairs.push_back({RVar(var(i).name()), Var(a[i + 1].name)});
+                Func intm = st.rfactor(pairs, a.back().name);
+                funcs.emplace(intm.name(), intm);
+                names.push_back(intm.name());
+            }
             else if (n == "store_in") f.store_in(memory_named(a[0].name, d.name));
             else if (n == "double_buffer") f.double_buffer();
             else if (n == "compute_with") st.compute_with(*site, site_var(), align);

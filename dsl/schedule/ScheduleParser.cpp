@@ -60,6 +60,10 @@ const std::vector<DirectiveInfo> &directives() {
         {"store_root", "store_root()", true, {{}}},
         {"store_at", "store_at(func, var) or store_at(root)", true, {{"root="}, {"func", "var"}}},
         {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
+        {"rfactor", "rfactor(rvar, var[, rvar, var, ...], intermediate)", false,
+         {{"rvar", "var", "intermediate"},
+          {"rvar", "var", "rvar", "var", "intermediate"},
+          {"rvar", "var", "rvar", "var", "rvar", "var", "intermediate"}}},
         {"store_in", "store_in(GM|UB|L1|L0A|L0B|L0C)", true, {{"memory"}}},
         {"double_buffer", "double_buffer()", true, {{}}},
         {"compute_with", "compute_with(func, var[, align])", false, {{"func", "var"}, {"func", "var", "align"}}},
@@ -233,6 +237,10 @@ private:
             error_at(file, d.line, d.col,
                      d.name + " schedules the whole Func " + s.func + ", not one update stage; move it to the '" +
                          s.func + ":' stanza");
+        if (d.name == "rfactor" && s.stage < 0)
+            error_at(file, d.line, d.col,
+                     "rfactor splits an update definition; put it in the '" + s.func +
+                         ".update(N):' stanza of the reduction");
         const std::vector<std::string> *form = nullptr;
         for (const auto &f : info.forms)
             if (f.size() == d.args.size()) form = &f;

@@ -52,6 +52,7 @@ enum class Boundary { ConstantExterior, MirrorImage, MirrorInterior };
     using Var = NS::Var;                                                                                              \
     using Expr = NS::Expr;                                                                                            \
     using RDom = NS::RDom;                                                                                            \
+    using RVar = NS::RVar;                                                                                            \
     using Tuple = NS::Tuple;                                                                                          \
     using ImageParam = NS::ImageParam;                                                                                \
     template<typename T> using Param = NS::Param<T>;                                                                  \

@@ -30,7 +30,9 @@ namespace kd {
 
 // Every directive of `file` applied to `funcs` (by Func name); `rvars` maps
 // the RDom names the file uses to Halide's RVars.
-inline void halide_apply(const kiln::ScheduleFile &file, const std::map<std::string, Halide::Func> &funcs,
+// An rfactor directive adds its intermediate to the Funcs by the name the
+// file gives it, for the later stanzas.
+inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, Halide::Func> funcs,
                          const std::map<std::string, Halide::RVar> &rvars = {}) {
     using Halide::TailStrategy;
     auto fail = [&](const kiln::ScheduleDirective &d, const std::string &why) {
@@ -117,6 +119,10 @@ inline void halide_apply(const kiln::ScheduleFile &file, const std::map<std::str
                 if (a.size() > 2 && a[2] == "AlignEnd") align = Halide::LoopAlignStrategy::AlignEnd;
                 if (a.size() > 2 && a[2] == "NoAlign") align = Halide::LoopAlignStrategy::NoAlign;
                 st.compute_with(func(a[0], d), Halide::Var(a[1]), align);
+            } else if (n == "rfactor") {
+                std::vector<std::pair<Halide::RVar, Halide::Var>> preserved;
+                for (size_t i = 0; i + 1 < a.size(); i += 2) preserved.push_back({loop(i).rvar, Halide::Var(a[i + 1])});
+                funcs[a.back()] = st.rfactor(preserved);
             } else if (n == "bound") {
                 f.bound(Halide::Var(a[0]), num(1), num(2));
             } else {

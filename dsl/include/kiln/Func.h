@@ -11,6 +11,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Buffer.h"
@@ -94,6 +95,17 @@ public:
     // When no specialization holds, fail at run time with this message
     // (instead of running the stage's own schedule).
     void specialize_fail(const std::string &message);
+
+    // Split an associative reduction over some of its RVars: returns the
+    // intermediate Func, indexed by f's pure Vars then the given Vars, which
+    // reduces over the other RVars; this update becomes a reduction of the
+    // intermediate over the factored RVars (docs/scheduling.md).
+    //
+    //   f(x) += g(r.x, r.y)   --rfactor(r.y, u)-->   intm(x, u) += g(r.x, u);  f(x) += intm(x, r.y)
+    //
+    // `name` names the intermediate (default "<f>_intm").
+    Func rfactor(const std::vector<std::pair<RVar, Var>> &preserved, const std::string &name = "");
+    Func rfactor(const RVar &r, const Var &v, const std::string &name = "");
 
     std::string name() const;  // "f", "f.update(0)", "f.specialize(n >= 64)"
 
