@@ -24,6 +24,25 @@
 // block) but not per block of keys: a key-blocked ("flash") schedule needs
 // the online softmax, whose running max and rescaled running sum are a
 // different algorithm (see docs/fusion.md).
+//
+// algorithm=online (GeneratorParam; key_block B, default 32) is that
+// algorithm. Each block kb of B keys has its own statistics, taken against
+// its own maximum, and a Tuple update over the blocks merges them into the
+// running state of each query row, rescaling what it has so far when the
+// maximum grows (α = 1/√d):
+//
+//   block_max(kb, i)     = max over the block's keys j of scores(j, i)
+//   probs(j, i)          = exp((scores(j, i) - block_max(j / B, i)) · α)
+//   block_sum(kb, i)     = Σ_j probs(j, i)
+//   block_pv(c, kb, i)   = Σ_j probs(j, i) · V(c, j)
+//   state(c, i) = (m, l, acc), from (lowest, 0, 0), for each block kb in order:
+//     m' = max(m, block_max),  a = exp((m - m')·α),  b = exp((block_max - m')·α)
+//     l' = l·a + block_sum·b,  acc' = acc·a + block_pv·b
+//   output(c, i)         = acc / l
+//
+// (m and l do not depend on c; each c keeps its own copy, which costs d
+// times the few flops of the merge and keeps the state one Tuple.) The last
+// block may be partial: its missing keys count as -inf (max), 0 (sums).
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
@@ -33,6 +52,10 @@ using namespace kiln;
 
 class Attention : public Generator<Attention> {
 public:
+    enum class Algorithm { TwoPass, Online };
+    GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
+                                        {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
+    GeneratorParam<int> key_block{"key_block", 32, 1, 4096};  // B, keys per block (algorithm=online)
     Input<Buffer<float, 2>> Q{"Q"};  // (d, seq)
     Input<Buffer<float, 2>> K{"K"};
     Input<Buffer<float, 2>> V{"V"};
@@ -47,6 +70,7 @@ public:
         key_t(j, r) = K(r, j);
         scores(j, i) = 0.0f;
         scores(j, i) += Q(rd, i) * key_t(j, rd);
+        if (algorithm.value() == Algorithm::Online) return online(scores, keys, d);
         row_max(i) = std::numeric_limits<float>::lowest();
         row_max(i) = max(row_max(i), scores(rk, i));
         Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
@@ -56,6 +80,29 @@ public:
         weighted(c, i) = 0.0f;
         weighted(c, i) += probs(rk, i) * V(c, rk);
         output(c, i) = weighted(c, i) / row_sum(i);
+    }
+
+private:
+    void online(Func scores, Expr keys, Expr d) {
+        Var c("c"), i("i"), j("j"), kb("kb");
+        const int B = (int)key_block;
+        Expr blocks = (keys + (B - 1)) / B;
+        RDom rj(0, B, "rj"), rb(0, blocks, "rb");
+        Expr key = kb * B + rj, inside = key < keys, clamped = min(key, keys - 1);
+        Expr lowest = std::numeric_limits<float>::lowest(), alpha = 1.0f / sqrt(cast<float>(d));
+        Func block_max("block_max"), probs("probs"), block_sum("block_sum"), block_pv("block_pv"), state("state");
+        block_max(kb, i) = lowest;
+        block_max(kb, i) = max(block_max(kb, i), select(inside, scores(clamped, i), lowest));
+        probs(j, i) = exp((scores(j, i) - block_max(j / B, i)) * alpha);
+        block_sum(kb, i) = 0.0f;
+        block_sum(kb, i) += select(inside, probs(clamped, i), 0.0f);
+        block_pv(c, kb, i) = 0.0f;
+        block_pv(c, kb, i) += select(inside, probs(clamped, i) * V(c, clamped), 0.0f);
+        state(c, i) = Tuple(lowest, 0.0f, 0.0f);
+        Expr m = state(c, i)[0], l = state(c, i)[1], acc = state(c, i)[2], bm = block_max(rb, i);
+        Expr m2 = max(m, bm), a = exp((m - m2) * alpha), b = exp((bm - m2) * alpha);
+        state(c, i) = Tuple(m2, l * a + block_sum(rb, i) * b, acc * a + block_pv(c, rb, i) * b);
+        output(c, i) = state(c, i)[2] / state(c, i)[1];
     }
 };
 

@@ -1,14 +1,28 @@
 // softmax: each row y of the input turned into probabilities, numerically
 // stable (the row's maximum is subtracted before exp, so exp never
-// overflows):
+// overflows). Two algorithms, chosen by the GeneratorParam `algorithm`:
+//
+// algorithm=two_pass (default): the maximum first, then the exponentials
+// and their sum, then the division — three passes over each row:
 //
 //   row_max(y)    = max over r of input(r, y)
 //   exps(x, y)    = exp(input(x, y) - row_max(y))
 //   row_sum(y)    = sum over r of exps(r, y)
 //   output(x, y)  = exps(x, y) / row_sum(y)
 //
-// Three passes over each row: the maximum, the exponentials and their sum,
-// the division. exps has two consumers; inlining it computes every exp twice.
+// exps has two consumers; inlining it computes every exp twice.
+//
+// algorithm=online: the maximum m and the sum l in one pass (a Tuple
+// update); when a larger value arrives, the sum so far is rescaled to the
+// new maximum, so l stays the sum of exp(input - m) for the current m:
+//
+//   stats(y)      = (m, l) = (-inf, 0), then for each r:
+//                   m' = max(m, v),  l' = l * exp(m - m') + exp(v - m')   (v = input(r, y))
+//   output(x, y)  = exp(input(x, y) - m) / l
+//
+// Two passes over each row, no exps buffer to store or recompute, one
+// more exp per element (the rescaling) and rounding that differs from the
+// two-pass sum in the last bits.
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
@@ -16,6 +30,9 @@ using namespace kiln;
 
 class Softmax : public Generator<Softmax> {
 public:
+    enum class Algorithm { TwoPass, Online };
+    GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
+                                        {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
     Input<Buffer<float, 2>> input{"input"};
     GeneratorParam<int> width{"width", 0, 0, 1 << 20};  // 0: the input's width, at run time
     Output<Buffer<float, 2>> output{"output"};
@@ -25,6 +42,15 @@ public:
         // width > 0 fixes the row width at compile time (the NPU reduces a
         // whole row in one tile, whose shape is a constant); rows then start at 0.
         RDom r = width > 0 ? RDom(0, (int)width, "r") : RDom(input.dim(0).min(), input.dim(0).extent(), "r");
+        if (algorithm.value() == Algorithm::Online) {
+            Func stats("stats");
+            stats(y) = Tuple(type_min(Float(32)), 0.0f);
+            Expr m = stats(y)[0], l = stats(y)[1], v = input(r, y);
+            Expr m2 = max(m, v);
+            stats(y) = Tuple(m2, l * exp(m - m2) + exp(v - m2));
+            output(x, y) = exp(input(x, y) - stats(y)[0]) / stats(y)[1];
+            return;
+        }
         Func row_max("row_max"), exps("exps"), row_sum("row_sum");
         row_max(y) = type_min(Float(32));
         row_max(y) = max(row_max(y), input(r, y));

@@ -68,7 +68,8 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
             // host (natural_vector_size of the Func's type, arithmetic),
             // which is the target both sides run on.
             auto num = [&](size_t i) {
-                Halide::Type ht = f.value().type();
+                Halide::Type ht = f.output_types()[0];  // of a Tuple: its widest element
+                for (const Halide::Type &e : f.output_types()) ht = e.bits() > ht.bits() ? e : ht;
                 kiln::Type t = ht.is_float() ? kiln::Float(ht.bits()) : ht.is_uint() ? kiln::UInt(ht.bits()) : kiln::Int(ht.bits());
                 namespace ks = kiln::internal::sched;
                 return ks::evaluate(ks::parse_arg_text(a.at(i), file.filename(), d.arg_lines.at(i), d.arg_cols.at(i)),

@@ -46,6 +46,9 @@ struct PatternCase {
     // Directives schedule files cannot express yet, applied to the Kiln
     // pipeline after the file (the Halide side applies them itself).
     std::function<void(const kiln::Pipeline &)> also;
+    // Halide with StrictFloat (no FMA contraction) unless false: Halide 14's
+    // StrictFloat target computes Tuple updates wrongly (test_tuples.cpp).
+    bool strict_float = true;
 };
 
 // The path of schedules/<generator>/<schedule>.sched in this source tree.
@@ -155,7 +158,7 @@ void check_pattern(const PatternCase &c, const std::vector<std::string> &schedul
                 k.push_back(o.kiln.raw_buffer());
                 hb.push_back(o.halide.raw_buffer());
             }
-            H::realize(h.pipeline, hb, H::strict_float());
+            H::realize(h.pipeline, hb, c.strict_float ? H::strict_float() : H::host());
             kiln_side.realize(k);
             for (const auto &o : outs) compare_relative(o, c.tolerance, c.scale);
         }

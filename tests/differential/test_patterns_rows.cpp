@@ -71,6 +71,51 @@ TEST_CASE("patterns: softmax, every schedule", "[patterns][rows]") {
     });
 }
 
+// The online algorithm: (m, l) as one Tuple update. Halide runs without
+// StrictFloat here (its StrictFloat target gets Tuple updates wrong in
+// Halide 14: off by 25% on this one), so it may contract l * a + b into an
+// FMA; with its exp a few ulps off (see above), the 1e-5 bound holds.
+TEST_CASE("patterns: softmax, online algorithm, every schedule", "[patterns][rows][online]") {
+    kd::PatternCase c{"softmax", {"algorithm=online"}};
+    c.strict_float = false;
+    c.lo = -10;
+    c.hi = 10;
+    kd::check_pattern(c, {"online_unfused", "online_fused", "online_host_tiled"}, [](const kiln::ScheduleFile &file) {
+        kd::HalidePattern h;
+        Halide::ImageParam input(Halide::Float(32), 2, "input");
+        HV x("x"), y("y");
+        Halide::RDom r(input.dim(0).min(), input.dim(0).extent(), "r");
+        HF stats("stats"), output("output");
+        stats(y) = Halide::Tuple(Halide::Float(32).min(), 0.0f);
+        Halide::Expr m = stats(y)[0], l = stats(y)[1], v = input(r, y), m2 = max(m, v);
+        stats(y) = Halide::Tuple(m2, l * exp(m - m2) + exp(v - m2));
+        output(x, y) = exp(input(x, y) - stats(y)[0]) / stats(y)[1];
+        kd::halide_apply(file, {{"stats", stats}, {"output", output}}, {{"r", r.x}});
+        h.pipeline = Halide::Pipeline(output);
+        h.images = {{"input", input}};
+        return h;
+    });
+}
+
+// The online algorithm against the two-pass one, both in Kiln: the same
+// probabilities up to rounding (the online sum is rescaled as the maximum
+// grows; relative error at most 1e-5).
+TEST_CASE("patterns: softmax, online equals two-pass", "[patterns][rows][online]") {
+    kd::PatternCase online{"softmax", {"algorithm=online"}}, two_pass{"softmax"};
+    kiln::ScheduleFile fused = kiln::ScheduleFile::load(kd::schedule_path("softmax", "online_fused"));
+    kiln::ScheduleFile unfused = kiln::ScheduleFile::load(kd::schedule_path("softmax", "unfused"));
+    kd::KilnGenerator a(online, fused), b(two_pass, unfused);
+    for (auto [w, hgt] : std::vector<std::pair<int, int>>{{37, 19}, {1000, 17}}) {
+        kiln::Buffer<float> in = kd::random_buffer({w, hgt}, -10, 10, 7);
+        a.set("input", in);
+        b.set("input", in);
+        kd::Out<float> o("output", {w, hgt});
+        a.realize({o.kiln.raw_buffer()});
+        b.realize({o.halide.raw_buffer()});  // the two-pass result in the "reference" slot
+        kd::compare_relative(o, 1e-5, 0);
+    }
+}
+
 TEST_CASE("patterns: subtract_mean, a reduction then a broadcast, every schedule", "[patterns][rows]") {
     kd::PatternCase c{"subtract_mean"};
     c.scale = 1;

@@ -77,11 +77,12 @@ void fill_random(Buffer<T> &b, double lo, double hi, unsigned seed = 1) {
 // Points where a and b differ (bit for bit: the schedules compute the same
 // IEEE operations in the same order), and the first of them.
 template<typename T>
-int count_mismatches(const Buffer<T> &a, const Buffer<T> &b, std::string &first) {
+int count_mismatches(const Buffer<T> &a, const Buffer<T> &b, std::string &first, double rel = 0, double scale = 0) {
     int n = 0;
     a.for_each_element([&](const int *pos) {
         T x = a(pos), y = b(pos);
         if (x == y || (std::isnan((double)x) && std::isnan((double)y))) return;
+        if (rel > 0 && std::fabs((double)x - (double)y) <= rel * std::max(std::fabs((double)x), scale)) return;
         if (n++ == 0) {
             first = "(" + std::to_string(pos[0]);
             for (int d = 1; d < a.dimensions(); d++) first += ", " + std::to_string(pos[d]);

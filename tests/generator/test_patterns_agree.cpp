@@ -2,7 +2,11 @@
 // schedules every pattern computes what its unfused schedule computes, bit
 // for bit (the schedules change where values are computed, never the order
 // of a row's sum), on buffers whose sizes are not multiples of any split or
-// vector factor and whose mins are not 0.
+// vector factor and whose mins are not 0. The exception: the host_tiled
+// schedules of layernorm and softmax vectorize their row sums by rfactor
+// (8 lane sums, then their total), which reassociates the float sums; they
+// are held to a relative error of 1e-5 (against the scale 1 of the data for
+// layernorm, whose outputs near 0 come from nearly equal numbers).
 #include "aot.h"
 
 using namespace aot;
@@ -19,6 +23,7 @@ struct Pattern {
     Multi unfused, fused, host_tiled;
     std::vector<int> input_dims;  // 1 (a row) or 2 per buffer input
     int outputs;
+    double tiled_rel = 0, tiled_scale = 0;  // host_tiled's tolerance (0: exact)
 };
 
 void check_agree(const Pattern &p, float lo, float hi) {
@@ -50,7 +55,8 @@ void check_agree(const Pattern &p, float lo, float hi) {
         REQUIRE(run(kernel, got) == 0);
         for (int i = 0; i < p.outputs; i++) {
             std::string first;
-            int n = count_mismatches(ref[i], got[i], first);
+            bool tiled = std::string(name) == "host_tiled";
+            int n = count_mismatches(ref[i], got[i], first, tiled ? p.tiled_rel : 0, tiled ? p.tiled_scale : 0);
             INFO("output " << i << ": first mismatch at " << first);
             CHECK(n == 0);
         }
@@ -74,10 +80,10 @@ TEST_CASE("generator: the pointwise fusion patterns' schedules agree", "[generat
 
 TEST_CASE("generator: the row fusion patterns' schedules agree", "[generator][patterns]") {
     auto ln = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], 1e-5f, b[3]); }); };
-    check_agree({"layernorm", ln(layernorm_unfused), ln(layernorm_fused), ln(layernorm_host_tiled), {2, 1, 1}, 1}, -3,
-                5);
+    check_agree({"layernorm", ln(layernorm_unfused), ln(layernorm_fused), ln(layernorm_host_tiled), {2, 1, 1}, 1, 1e-5, 1},
+                -3, 5);
     auto one = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1]); }); };
-    check_agree({"softmax", one(softmax_unfused), one(softmax_fused), one(softmax_host_tiled), {2}, 1}, -10, 10);
+    check_agree({"softmax", one(softmax_unfused), one(softmax_fused), one(softmax_host_tiled), {2}, 1, 1e-5}, -10, 10);
     check_agree({"subtract_mean", one(subtract_mean_unfused), one(subtract_mean_fused), one(subtract_mean_host_tiled),
                  {2}, 1},
                 -3, 5);
