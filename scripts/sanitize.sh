@@ -22,8 +22,12 @@ export KILN_KERNEL_FLAGS="$flags"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$flags" \
-      -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags"
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+cache=(); command -v ccache >/dev/null &&
+    cache=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" "${gen[@]}" "${cache[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
+      -DCMAKE_SHARED_LINKER_FLAGS="$flags"
 targets=()
 for t in "${tiers[@]}"; do targets+=(--target "kiln_test_$t"); done
 cmake --build "$build" -j2 "${targets[@]}"

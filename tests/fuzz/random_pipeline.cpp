@@ -61,17 +61,6 @@ int64_t post(int which, int64_t v) {
     }
 }
 
-Expr post(int which, Expr v) {
-    switch (which) {
-    case 1: return v / 3;
-    case 2: return v % 7;
-    case 3: return min(v, 40);
-    case 4: return max(v, -40);
-    case 5: return select(v > 10, v - 5, v + 3);
-    default: return v;
-    }
-}
-
 }  // namespace
 
 std::vector<int32_t> reference(const PipelineSpec &p, const std::vector<int32_t> &input) {
@@ -105,32 +94,19 @@ std::vector<int32_t> reference(const PipelineSpec &p, const std::vector<int32_t>
     return out;
 }
 
-void build(const PipelineSpec &p, Built &b) {
-    Func clamped = BoundaryConditions::repeat_edge(b.in);
-    for (size_t k = 0; k < p.stages.size(); k++) {
-        const StageSpec &st = p.stages[k];
-        Func f("f" + std::to_string(k));
-        RDom r(0, 3, "r" + std::to_string(k));
-        auto value = [&](Expr rx) {
-            Expr v;
-            for (const Tap &t : st.taps) {
-                Expr xx = b.x + t.dx + rx, yy = b.y + t.dy;
-                Expr read = t.src < 0 ? Expr(clamped(xx, yy)) : Expr(b.stages[t.src](xx, yy));
-                Expr term = t.coef * read;
-                v = v.defined() ? v + term : term;
-            }
-            return post(st.post, v);
-        };
-        if (st.kind == 1) {
-            f(b.x, b.y) = 0;
-            f(b.x, b.y) += value(r);
-        } else {
-            f(b.x, b.y) = value(0);
-            if (st.kind == 2) f(b.x, b.y) = f(b.x, b.y) * 2 + 1;
-        }
-        b.stages.push_back(f);
-    }
-}
+namespace {
+
+// Kiln's names for build_stages().
+struct KilnNames {
+    using Func = kiln::Func;
+    using Expr = kiln::Expr;
+    using RDom = kiln::RDom;
+    static Func repeat_edge(const ImageParam &im) { return BoundaryConditions::repeat_edge(im); }
+};
+
+}  // namespace
+
+void build(const PipelineSpec &p, Built &b) { b.stages = build_stages<KilnNames>(p, b.in, b.x, b.y); }
 
 namespace {
 
@@ -194,17 +170,17 @@ std::string random_schedule(const PipelineSpec &p, Built &b, Rng &r) {
         }
     }
     for (int k = 0; k < n; k++) {
-        text << "f" << k << ":";
         if (level[k] == 0) {
-            text << " (inline)\n";
+            text << "# f" << k << " is inlined\n";
             continue;
         }
-        loops[k] = shape_loops(b.stages[k], k == n - 1 ? &p : nullptr, r, text);
+        std::ostringstream loop_text;
+        loops[k] = shape_loops(b.stages[k], k == n - 1 ? &p : nullptr, r, loop_text);
+        if (!loop_text.str().empty()) text << "f" << k << ":" << loop_text.str() << "\n";
         if (p.stages[k].kind == 1 && r.chance(40)) {
             b.stages[k].update(0).vectorize(b.x, 4);
-            text << "  update(0): vectorize(x, 4)";
+            text << "f" << k << ".update(0): vectorize(x, 4)\n";
         }
-        text << "\n";
     }
     for (int k = 0; k < n - 1; k++) {
         Func f = b.stages[k];

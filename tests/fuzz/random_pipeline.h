@@ -56,6 +56,55 @@ PipelineSpec random_pipeline(Rng &r);
 // The output over [0, out_w) x [0, out_h), row-major, for this input.
 std::vector<int32_t> reference(const PipelineSpec &p, const std::vector<int32_t> &input);
 
+// The value of a stage after its `post` operation, for either library's Expr
+// (min, max and select found by argument-dependent lookup).
+template<typename E>
+E post_op(int which, E v) {
+    switch (which) {
+    case 1: return v / 3;
+    case 2: return v % 7;
+    case 3: return min(v, 40);
+    case 4: return max(v, -40);
+    case 5: return select(v > 10, v - 5, v + 3);
+    default: return v;
+    }
+}
+
+// The stages f0, f1, ... of `p` for library L (Kiln, or Halide 14 in the
+// differential tier: L names Func, Expr, RDom and repeat_edge, as kd::K and
+// kd::H of tests/differential/diff.h do), reading `in` through repeat_edge.
+template<typename L, typename ImageParam, typename Var>
+std::vector<typename L::Func> build_stages(const PipelineSpec &p, const ImageParam &in, const Var &x, const Var &y) {
+    using Func = typename L::Func;
+    using Expr = typename L::Expr;
+    Func clamped = L::repeat_edge(in);
+    std::vector<Func> stages;
+    for (size_t k = 0; k < p.stages.size(); k++) {
+        const StageSpec &st = p.stages[k];
+        Func f("f" + std::to_string(k));
+        typename L::RDom r(0, 3, "r" + std::to_string(k));
+        auto value = [&](Expr rx) {
+            Expr v;
+            for (const Tap &t : st.taps) {
+                Expr xx = x + t.dx + rx, yy = y + t.dy;
+                Expr read = t.src < 0 ? Expr(clamped(xx, yy)) : Expr(stages[t.src](xx, yy));
+                Expr term = t.coef * read;
+                v = v.defined() ? v + term : term;
+            }
+            return post_op(st.post, v);
+        };
+        if (st.kind == 1) {
+            f(x, y) = 0;
+            f(x, y) += value(r);
+        } else {
+            f(x, y) = value(0);
+            if (st.kind == 2) f(x, y) = f(x, y) * 2 + 1;
+        }
+        stages.push_back(f);
+    }
+    return stages;
+}
+
 // The pipeline as Kiln Funcs (fresh each time, so each schedule starts clean).
 struct Built {
     kiln::ImageParam in{kiln::Int(32), 2, "in"};
@@ -65,7 +114,9 @@ struct Built {
 };
 void build(const PipelineSpec &p, Built &b);
 
-// Applies a random schedule; returns it as text, one Func per line.
+// Applies a random schedule; returns it as .sched text (ScheduleFile::parse
+// reads it), so that a failing case can be replayed and Halide given the same
+// schedule (tests/differential/test_fuzz_halide.cpp).
 std::string random_schedule(const PipelineSpec &p, Built &b, Rng &r);
 
 }  // namespace kiln_fuzz

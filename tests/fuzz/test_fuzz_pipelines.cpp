@@ -1,16 +1,21 @@
-// Random pipelines with random schedules, JIT-compiled and compared against
-// the algorithm evaluated directly (random_pipeline.h), and a sample also
-// against the trivial schedule (every Func compute_root, serial loops)
-// compiled the same way. A schedule the compiler rejects must be rejected
-// with a CompileError (counted); an InternalError, a kernel error or a
-// single differing value fails the case and prints the pipeline and the
-// schedule, with the seed to replay it (KILN_FUZZ_SEED); KILN_FUZZ_VERBOSE=1
-// prints each rejected schedule with its message.
+// Random pipelines with random schedules, compared against the algorithm
+// evaluated directly (random_pipeline.h). Most cases are lowered and run by
+// the interpreter of lowered IR (ir_interpreter.h: no C++ compiler, bounds
+// checked on every access); a sample is JIT-compiled as users run it, and
+// there the interpreter must agree with the kernel too. A sample also runs
+// the trivial schedule (every Func compute_root, serial loops). A schedule
+// the compiler rejects must be rejected with a CompileError (counted); an
+// InternalError, a kernel error, an out-of-bounds access or a single
+// differing value fails the case and prints the pipeline and the schedule,
+// with the seed to replay it (KILN_FUZZ_SEED); KILN_FUZZ_VERBOSE=1 prints
+// each rejected schedule with its message.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "fuzz.h"
+#include "ir_interpreter.h"
 #include "random_pipeline.h"
 
 using namespace kiln;
@@ -22,10 +27,38 @@ struct Tally {
     int compiled = 0, rejected = 0, trivial = 0;
 };
 
-// Runs the Built pipeline (scheduled) on `input`; fills `out`.
-void run(const PipelineSpec &p, Built &b, const Buffer<int32_t> &input, Buffer<int32_t> &out) {
+enum class Mode { Interpret, JIT };
+
+// Lowers the Built pipeline (scheduled) and interprets it on `input`; a
+// kernel error becomes a std::runtime_error, as realize() throws one.
+void interpret(Built &b, const Buffer<int32_t> &input, Buffer<int32_t> &out) {
+    Pipeline pipe(b.output());
+    std::vector<Argument> args = pipe.infer_arguments();
+    internal::LoweredFunc f =
+        internal::lower({b.output().contents()}, "interpreted", internal::lowered_args(args, 1), Target::host());
+    std::vector<void *> argv;
+    for (const Argument &a : args)
+        argv.push_back(a.name == b.in.name() ? (void *)input.raw_buffer() : (void *)out.raw_buffer());
+    std::string message;
+    int code = kiln_fuzz::interpret(f, argv.data(), &message);
+    if (code != 0) throw std::runtime_error("kernel error " + std::to_string(code) + ": " + message);
+}
+
+// Runs the Built pipeline (scheduled) on `input`; fills `out`. In JIT mode
+// the interpreter runs it as well and must give the same output.
+void run(Mode mode, Built &b, const Buffer<int32_t> &input, Buffer<int32_t> &out) {
+    if (mode == Mode::Interpret) return interpret(b, input, out);
     b.in.set(input);
     b.output().realize(out);
+    Buffer<int32_t> again(out.width(), out.height());
+    again.fill(0x5eed);
+    interpret(b, input, again);
+    for (int y = 0; y < out.height(); y++)
+        for (int x = 0; x < out.width(); x++)
+            if (again(x, y) != out(x, y))
+                throw std::runtime_error("the interpreter gives " + std::to_string(again(x, y)) + " at (" +
+                                         std::to_string(x) + ", " + std::to_string(y) + "), the kernel " +
+                                         std::to_string(out(x, y)));
 }
 
 // Random values in [-50, 50], in `input` and row-major in the result.
@@ -47,7 +80,7 @@ bool same(const PipelineSpec &p, const Buffer<int32_t> &out, const std::vector<i
     return true;
 }
 
-void fuzz_one(uint32_t seed, Tally &tally) {
+void fuzz_one(Mode mode, uint32_t seed, Tally &tally) {
     Rng r(seed);
     PipelineSpec p = random_pipeline(r);
     Buffer<int32_t> input(p.in_w, p.in_h);
@@ -62,7 +95,7 @@ void fuzz_one(uint32_t seed, Tally &tally) {
         Buffer<int32_t> out(p.out_w, p.out_h);
         out.fill(0x5eed);
         try {
-            run(p, b, input, out);
+            run(mode, b, input, out);
         } catch (const CompileError &e) {
             tally.rejected++;  // an illegal random schedule; try another
             if (std::getenv("KILN_FUZZ_VERBOSE")) std::fprintf(stderr, "rejected:\n%s%s\n", schedule.c_str(), e.what());
@@ -88,7 +121,7 @@ void fuzz_trivial(uint32_t seed, Tally &tally) {
     build(p, b);
     for (Func &f : b.stages) f.compute_root();
     Buffer<int32_t> out(p.out_w, p.out_h);
-    run(p, b, input, out);
+    run(Mode::JIT, b, input, out);
     std::string where;
     INFO("seed " << seed << "\n" << p.to_string() << "(every Func compute_root)");
     CHECK(same(p, out, reference(p, flat), where));
@@ -96,23 +129,32 @@ void fuzz_trivial(uint32_t seed, Tally &tally) {
     tally.trivial++;
 }
 
-// Every other seed from `first`, so that two cases share the work across cores.
-void fuzz_every_other(uint32_t first) {
+// Every other seed from `first`, so that two cases share the work across
+// cores: `n` cases run in `mode`.
+void fuzz_every_other(Mode mode, uint32_t first, int n) {
     Tally t;
-    int n = kiln_fuzz::iterations(6, 10);
-    for (int i = 0; i < n; i++) fuzz_one(first + 2 * i, t);
+    for (int i = 0; i < n; i++) fuzz_one(mode, first + 2 * i, t);
     CHECK(t.compiled > 0);
-    WARN("compiled " << t.compiled << " random schedules, " << t.rejected << " rejected with a CompileError");
+    WARN((mode == Mode::JIT ? "JIT-compiled " : "interpreted ")
+         << t.compiled << " random schedules, " << t.rejected << " rejected with a CompileError");
 }
 
 }  // namespace
 
-TEST_CASE("fuzz: random pipelines with random schedules (a)", "[fuzz][pipelines]") {
-    fuzz_every_other(kiln_fuzz::seed(1000));
+TEST_CASE("fuzz: random pipelines with random schedules, JIT-compiled (a)", "[fuzz][pipelines]") {
+    fuzz_every_other(Mode::JIT, kiln_fuzz::seed(1000), kiln_fuzz::iterations(6, 10));
 }
 
-TEST_CASE("fuzz: random pipelines with random schedules (b)", "[fuzz][pipelines]") {
-    fuzz_every_other(kiln_fuzz::seed(1000) + 1);
+TEST_CASE("fuzz: random pipelines with random schedules, JIT-compiled (b)", "[fuzz][pipelines]") {
+    fuzz_every_other(Mode::JIT, kiln_fuzz::seed(1000) + 1, kiln_fuzz::iterations(6, 10));
+}
+
+TEST_CASE("fuzz: random pipelines with random schedules, interpreted (a)", "[fuzz][pipelines]") {
+    fuzz_every_other(Mode::Interpret, kiln_fuzz::seed(20000), kiln_fuzz::iterations(150, 100));
+}
+
+TEST_CASE("fuzz: random pipelines with random schedules, interpreted (b)", "[fuzz][pipelines]") {
+    fuzz_every_other(Mode::Interpret, kiln_fuzz::seed(20000) + 1, kiln_fuzz::iterations(150, 100));
 }
 
 TEST_CASE("fuzz: random pipelines with the trivial schedule", "[fuzz][pipelines]") {
