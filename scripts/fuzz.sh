@@ -18,10 +18,12 @@ seconds=${KILN_FUZZ_SECONDS:-60}
 command -v clang++ >/dev/null || sudo apt-get install -y clang libclang-rt-dev
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+CC=clang CXX=clang++ cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="$san -fsanitize=fuzzer-no-link" -DKILN_BUILD_TESTS=OFF
 cmake --build "$build" -j2 --target kiln
-clang++ -std=c++17 -g -O1 $san -fsanitize=fuzzer -Idsl/include -I"$build" \
+halide_include=$(sed -n 's/^KILN_HALIDE_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
+clang++ -std=c++17 -g -O1 $san -fsanitize=fuzzer -Idsl/include -I"$build" -I"$halide_include" \
     tests/fuzz/libfuzzer/sched_parser_fuzzer.cpp "$build/dsl/libkiln.a" -fopenmp -ldl \
     -o "$build/sched_parser_fuzzer"
 mkdir -p "$build/corpus"
