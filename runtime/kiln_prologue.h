@@ -143,11 +143,13 @@ inline T kiln_div(T a, T b) {
         if constexpr (std::is_signed<E>::value) {
             // Where a < 0, divide a + 1 (truncating), then step one away
             // from zero: -1 for b > 0, +1 for b < 0. a + 1 never overflows
-            // and min / -1 cannot occur.
+            // and min / -1 cannot occur; the step wraps for min / -1 (as
+            // the scalar path does), so it is taken in unsigned lanes.
+            typedef std::make_unsigned_t<E> U __attribute__((vector_size(sizeof(T))));
             const T a_neg = (T)(a < zero);  // -1 where a < 0
             const T b_neg = (T)(b < zero);
             T q = (a - a_neg) / safe_b;
-            q += a_neg & (-1 - 2 * b_neg);
+            q = (T)((U)q + (U)(a_neg & (-1 - 2 * b_neg)));
             return q & ~b_is_zero;
         } else {
             return (a / safe_b) & ~b_is_zero;
@@ -173,8 +175,11 @@ inline T kiln_mod(T a, T b) {
             return (T)(a % b);
         }
     } else {
+        // a - q * b is in range, but q * b need not be (-128 % 3 in int8:
+        // q * b = -129): unsigned lanes wrap where signed ones overflow.
+        typedef std::make_unsigned_t<E> U __attribute__((vector_size(sizeof(T))));
         const T zero = {};
-        return (a - kiln_div(a, b) * b) & ~(T)(b == zero);
+        return (T)((U)a - (U)kiln_div(a, b) * (U)b) & ~(T)(b == zero);
     }
 }
 

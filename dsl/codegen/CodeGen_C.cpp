@@ -354,8 +354,14 @@ void CodeGen_C::visit(const Cast *op) {
 void CodeGen_C::visit(const Variable *op) { result = names.get(op->name); }
 
 // (a op b) of type t; narrow scalar integers are cast back, as C promotes
-// them to int.
+// them to int. Narrow signed vectors wrap (IR.h) but vector lanes are not
+// promoted, so they are added, subtracted and multiplied as unsigned lanes.
 std::string CodeGen_C::arith(Type t, const std::string &a, const char *op, const std::string &b) {
+    bool wraps = std::strcmp(op, "+") == 0 || std::strcmp(op, "-") == 0 || std::strcmp(op, "*") == 0;
+    if (wraps && t.is_vector() && t.is_int() && t.bits < 32) {
+        std::string u = "(" + vector_type(TypeCode::UInt, t.bits, t.lanes) + ")";
+        return "(" + c_type(t) + ")(" + u + paren(a) + " " + op + " " + u + paren(b) + ")";
+    }
     std::string s = "(" + a + " " + op + " " + b + ")";
     if (t.is_scalar() && !t.is_float() && t.bits < 32) s = "(" + scalar_c_type(t) + ")" + s;
     return s;
