@@ -4,6 +4,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
+#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -45,7 +46,7 @@ void inline_functions(Environment &env, const std::vector<std::string> &outputs)
         FunctionContents &f = *kv.second;
         bool out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
         if (is_inlined(f, out) && f.schedule.store_level_set && !f.is_image_wrapper) {
-            user_error << "Func " << f.name << " is scheduled store_at(" << f.schedule.store_level.to_string()
+            user_error << schedule_origin(f, "store") << "Func " << f.name << " is scheduled store_at(" << f.schedule.store_level.to_string()
                        << ") but is inlined; a Func with store_root() or store_at() must also be given "
                           "compute_root() or compute_at()";
         }

@@ -7,6 +7,7 @@
 #include "InlineFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
+#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -304,7 +305,7 @@ int store_site(const FunctionContents &f, const std::vector<Site> &sites, int ci
                 levels += ", store_at(" + fv.first + ", " + fv.second + ")";
             }
             user_assert(si >= 0 && si <= ci)
-                << "Func " << f.name << " is scheduled store_at(" << sl.func() << ", " << sl.var()
+                << schedule_origin(f, "store") << "Func " << f.name << " is scheduled store_at(" << sl.func() << ", " << sl.var()
                 << ") and compute_at(" << (cl.is_root() ? "root" : cl.func() + ", " + cl.var())
                 << "): the storage must be at or outside the compute level, in a loop that encloses "
                    "every use. Legal store levels: "
@@ -314,7 +315,8 @@ int store_site(const FunctionContents &f, const std::vector<Site> &sites, int ci
     for (int k = si + 1; k <= ci; k++) {
         if (sites[k].type != ForType::Parallel) continue;
         auto fv = split_loop_name(sites[k].loop, env);
-        user_error << "Func " << f.name << " is stored at " << (si < 0 ? std::string("root") : sl.to_string())
+        std::string at = schedule_origin(f, "store");
+        user_error << (at.empty() ? schedule_origin(f, "compute") : at) << "Func " << f.name << " is stored at " << (si < 0 ? std::string("root") : sl.to_string())
                    << " but computed inside the parallel loop over " << fv.second << " of " << fv.first
                    << ": the threads would share one buffer and overwrite each other's values. Store it "
                       "inside the parallel loop (e.g. store_at("
@@ -332,7 +334,7 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         const FunctionContents &f = *env.at(o);
         const LoopLevel &cl = f.schedule.compute_level;
         user_assert(cl.is_inlined() || cl.is_root())
-            << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
+            << schedule_origin(f, "compute") << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
             << "); outputs are always computed at the root — remove the compute_at";
         if (fusion_parent(f).empty()) outs.push_back(build_group_produce(env, o, true));
     }
@@ -355,7 +357,7 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
             ci = (int)legal.common.size() - 1;  // a reduction left unscheduled: innermost
         } else if (!cl.is_root()) {
             user_assert(env.count(cl.func()))
-                << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var() << "), but "
+                << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var() << "), but "
                 << cl.func() << " is not part of this pipeline. Legal sites: "
                 << describe_sites(legal.common, env) << ", or compute_inline()";
             ci = find_site(legal.common, cl, env);
@@ -364,12 +366,12 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
                 std::string users;
                 for (const auto &u : legal.users) users += (users.empty() ? "" : ", ") + u;
                 if (!uses)
-                    user_error << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
+                    user_error << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
                                << "), but " << cl.func() << " does not use " << f.name << " (it is used by "
                                << users << "). Legal sites: " << describe_sites(legal.common, env)
                                << ", or compute_inline()";
-                user_error << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
-                           << "), but there is no loop over " << cl.var() << " in " << cl.func()
+                user_error << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at("
+                           << cl.func() << ", " << cl.var() << "), but there is no loop over " << cl.var() << " in " << cl.func()
                            << " that encloses every use of " << f.name << " (a vectorized loop, or a loop "
                            << "of only some of its uses, is not a legal site). Legal sites: "
                            << describe_sites(legal.common, env) << ", or compute_inline()";

@@ -14,6 +14,7 @@
 // still create, so those names are checked after every directive is applied.
 #include <algorithm>
 
+#include "ScheduleOrigin.h"
 #include "ScheduleSyntax.h"
 #include "ir/Error.h"
 #include "ir/Function.h"
@@ -303,6 +304,11 @@ private:
             int line = bad ? bad->line : d.line, col = bad ? bad->col : d.col;
             error_at(file, line, col, e.what() + hint);
         }
+        // Lowering checks the compute and store levels; its errors point here.
+        std::string at = file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col);
+        if (n == "compute_root" || n == "compute_at" || n == "compute_inline")
+            record_schedule_origin(f.contents(), "compute", at);
+        if (n == "store_root" || n == "store_at") record_schedule_origin(f.contents(), "store", at);
     }
 };
 

@@ -84,3 +84,55 @@ TEST_CASE("error: a schedule file with an integer too large", "[error][sched]") 
     std::string path = sched_file("big.sched", "blur_y: vectorize(x, 4294967296)\n");
     REQUIRE_COMPILE_ERROR(ScheduleFile::load(path), Contains(path + ":1:22: integer 4294967296 is too large"));
 }
+
+// Errors that lowering finds in levels a schedule file set point at the
+// directive responsible (schedule/ScheduleOrigin.h).
+namespace {
+
+// in -> a -> b -> c.
+struct Chain {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func a{"a"}, b{"b"}, c{"c"};
+    Chain() {
+        a(x, y) = in(x, y) * 2;
+        b(x, y) = a(x, y) + a(x + 1, y);
+        c(x, y) = b(x, y) + 1;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("error: a schedule file's compute_at that lowering rejects points at the directive", "[error][sched]") {
+    Chain p;
+    std::string path = sched_file("late_site.sched", "b: compute_root()\na: compute_at(c, y)\n");
+    ScheduleFile::load(path).apply(Pipeline(p.c));
+    REQUIRE_COMPILE_ERROR(Pipeline(p.c).lowered_stmt(),
+                          Contains(path + ":2:4: Func a is scheduled compute_at(c, y), but c does not use a"));
+}
+
+TEST_CASE("error: a schedule file's store_root outside a parallel loop points at the directive", "[error][sched]") {
+    Blur blur;
+    std::string path = sched_file("late_parallel.sched", "blur_y: parallel(y)\nblur_x: store_root() compute_at(blur_y, x)\n");
+    ScheduleFile::load(path).apply(Pipeline(blur.blur_y));
+    REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
+                          Contains(path + ":2:9: Func blur_x is stored at root but computed inside the parallel loop "
+                                          "over y of blur_y"));
+}
+
+TEST_CASE("error: a schedule file's store_root of an inlined Func points at the directive", "[error][sched]") {
+    Blur blur;
+    std::string path = sched_file("late_inline.sched", "blur_y: vectorize(x, 4)\nblur_x: store_root()\n");
+    ScheduleFile::load(path).apply(Pipeline(blur.blur_y));
+    REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
+                          Contains(path + ":2:9: Func blur_x is scheduled store_at(root) but is inlined"));
+}
+
+TEST_CASE("error: a level changed from C++ after the schedule file has no file position", "[error][sched]") {
+    Chain p;
+    std::string path = sched_file("late_cxx.sched", "b: compute_root()\na: compute_root()\n");
+    ScheduleFile::load(path).apply(Pipeline(p.c));
+    p.a.compute_at(p.c, p.y);  // the file's compute_root() no longer holds
+    REQUIRE_COMPILE_ERROR(Pipeline(p.c).lowered_stmt(),
+                          Catch::StartsWith("Func a is scheduled compute_at(c, y), but c does not use a"));
+}
