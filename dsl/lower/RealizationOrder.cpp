@@ -7,6 +7,7 @@
 #include "ComputeWith.h"
 #include "WrapCalls.h"
 #include "ir/IRVisitor.h"
+#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -44,7 +45,11 @@ protected:
 
 Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
     Environment env = find_user_functions(outputs);
-    for (auto &kv : env) kv.second = std::make_shared<FunctionContents>(*kv.second);
+    for (auto &kv : env) {
+        auto copy = std::make_shared<FunctionContents>(*kv.second);
+        copy_schedule_origins(kv.second, copy);  // errors about levels keep their .sched position
+        kv.second = copy;
+    }
     wrap_calls(env);
     return env;
 }

@@ -33,6 +33,17 @@ void record_schedule_origin(const std::shared_ptr<FunctionContents> &f, const st
     table[{f.get(), kind}] = {f, position, level_of(*f, kind)};
 }
 
+void copy_schedule_origins(const std::shared_ptr<FunctionContents> &from, const std::shared_ptr<FunctionContents> &to) {
+    std::lock_guard<std::mutex> lock(table_mutex);
+    for (const char *kind : {"compute", "store"}) {
+        auto it = table.find({from.get(), kind});
+        if (it == table.end() || it->second.func.lock() != from) continue;
+        Record r = it->second;
+        r.func = to;
+        table[{to.get(), kind}] = r;
+    }
+}
+
 std::string schedule_origin(const FunctionContents &f, const std::string &kind) {
     std::lock_guard<std::mutex> lock(table_mutex);
     auto it = table.find({&f, kind});

@@ -21,6 +21,10 @@ namespace internal {
 void record_schedule_origin(const std::shared_ptr<FunctionContents> &f, const std::string &kind,
                             const std::string &position);
 
+// Lowering works on copies of the Funcs (find_environment): a copy keeps the
+// records of its original.
+void copy_schedule_origins(const std::shared_ptr<FunctionContents> &from, const std::shared_ptr<FunctionContents> &to);
+
 // "file:line:col: " if a schedule file set f's `kind` level to what it is
 // now, else "".
 std::string schedule_origin(const FunctionContents &f, const std::string &kind);
