@@ -17,7 +17,6 @@
 #ifndef KILN_PROLOGUE_H
 #define KILN_PROLOGUE_H
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -112,6 +111,27 @@ inline void kiln_scatter(T *p, I index, V v) {
     for (int i = 0; i < (N ? N : kiln_lanes<V>); i++) p[index[i]] = (T)v[i];
 }
 
+// ---- The C library's math on scalars ----
+//
+// kiln_libm_NAME(float) and (double) are the C library's NAMEf and NAME,
+// through GCC's builtins (the very functions std::NAME calls): including
+// <cmath> would cost every JIT compilation a tenth of a second of parsing.
+#define KILN_LIBM(name)                                                                            \
+    inline float kiln_libm_##name(float v) { return __builtin_##name##f(v); }                      \
+    inline double kiln_libm_##name(double v) { return __builtin_##name(v); }
+KILN_LIBM(sqrt)
+KILN_LIBM(sin)
+KILN_LIBM(cos)
+KILN_LIBM(floor)
+KILN_LIBM(ceil)
+KILN_LIBM(nearbyint)
+KILN_LIBM(exp)
+KILN_LIBM(log)
+KILN_LIBM(tanh)
+#undef KILN_LIBM
+inline float kiln_libm_pow(float a, float b) { return __builtin_powf(a, b); }
+inline double kiln_libm_pow(double a, double b) { return __builtin_pow(a, b); }
+
 // ---- Arithmetic with the IR's semantics ----
 
 template<typename T>
@@ -163,7 +183,7 @@ template<typename T>
 inline T kiln_mod(T a, T b) {
     using E = kiln_elem_t<T>;
     if constexpr (std::is_floating_point<E>::value) {
-        return a - b * kiln_lanewise(a / b, [](E v) { return std::floor(v); });
+        return a - b * kiln_lanewise(a / b, [](E v) { return kiln_libm_floor(v); });
     } else if constexpr (kiln_lanes<T> == 1) {
         if (b == 0) return 0;
         if constexpr (std::is_signed<E>::value) {
@@ -183,17 +203,17 @@ inline T kiln_mod(T a, T b) {
     }
 }
 
-// ---- Other math on float vectors, lane by lane (scalars call std:: directly) ----
+// ---- Other math on float vectors, lane by lane (scalars call kiln_libm_ directly) ----
 
-template<typename V> inline V kiln_sqrt(V x) { return kiln_lanewise(x, [](auto v) { return std::sqrt(v); }); }
-template<typename V> inline V kiln_sin(V x) { return kiln_lanewise(x, [](auto v) { return std::sin(v); }); }
-template<typename V> inline V kiln_cos(V x) { return kiln_lanewise(x, [](auto v) { return std::cos(v); }); }
-template<typename V> inline V kiln_floor(V x) { return kiln_lanewise(x, [](auto v) { return std::floor(v); }); }
-template<typename V> inline V kiln_ceil(V x) { return kiln_lanewise(x, [](auto v) { return std::ceil(v); }); }
+template<typename V> inline V kiln_sqrt(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_sqrt(v); }); }
+template<typename V> inline V kiln_sin(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_sin(v); }); }
+template<typename V> inline V kiln_cos(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_cos(v); }); }
+template<typename V> inline V kiln_floor(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_floor(v); }); }
+template<typename V> inline V kiln_ceil(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_ceil(v); }); }
 // Ties to even (the default rounding mode), as Halide's round().
-template<typename V> inline V kiln_round(V x) { return kiln_lanewise(x, [](auto v) { return std::nearbyint(v); }); }
+template<typename V> inline V kiln_round(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_nearbyint(v); }); }
 template<typename V> inline V kiln_pow(V x, V y) {
-    return kiln_lanewise(x, y, [](auto a, auto b) { return std::pow(a, b); });
+    return kiln_lanewise(x, y, [](auto a, auto b) { return kiln_libm_pow(a, b); });
 }
 
 // ---- exp, expm1, log and tanh of float32, vectorized ----
@@ -336,9 +356,9 @@ template<typename F, typename I> inline F kiln_tanh_f32(F x) {
             return kiln_lanewise(x, [](auto v) { return libm(v); });                               \
         }                                                                                          \
     }
-KILN_F32_MATH(exp, std::exp)
-KILN_F32_MATH(log, std::log)
-KILN_F32_MATH(tanh, std::tanh)
+KILN_F32_MATH(exp, kiln_libm_exp)
+KILN_F32_MATH(log, kiln_libm_log)
+KILN_F32_MATH(tanh, kiln_libm_tanh)
 #undef KILN_F32_MATH
 
 // ---- Storage of intermediates ----
@@ -364,106 +384,8 @@ struct kiln_heap {
     kiln_heap &operator=(const kiln_heap &) = delete;
 };
 
-// ---- Argument checks ----
-
-// "float32", "uint8", "bool" (uint1), "int32x4" into buf.
-inline const char *kiln_type_name(halide_type_t t, char *buf, size_t size) {
-    static const char *const codes[] = {"int", "uint", "float", "handle", "bfloat"};
-    const char *code = t.code < 5 ? codes[t.code] : "unknown";
-    if (t.code == halide_type_uint && t.bits == 1) std::snprintf(buf, size, "bool");
-    else std::snprintf(buf, size, "%s%d", code, (int)t.bits);
-    if (t.lanes > 1) {
-        size_t n = std::strlen(buf);
-        std::snprintf(buf + n, size - n, "x%d", (int)t.lanes);
-    }
-    return buf;
-}
-
-// Checks a buffer argument on entry to `kernel`: non-null, host memory, the
-// declared element type and dimensionality, dense dimension 0, and no
-// negative extent. Reports and returns the error code, or 0.
-inline int kiln_check_buffer(const halide_buffer_t *b, const char *kernel, const char *name,
-                             halide_type_code_t code, int bits, int dimensions) {
-    if (!b) {
-        kiln_error("%s: buffer argument '%s' is null", kernel, name);
-        return kiln_error_buffer_is_null;
-    }
-    if (!b->host) {
-        kiln_error("%s: buffer argument '%s' has no host memory (host is null)", kernel, name);
-        return kiln_error_host_is_null;
-    }
-    if (b->type.code != code || b->type.bits != bits || b->type.lanes != 1) {
-        char want[32], got[32];
-        halide_type_t w;
-        w.code = code;
-        w.bits = (uint8_t)bits;
-        w.lanes = 1;
-        kiln_error("%s: buffer argument '%s' has the wrong element type: expected %s, got %s", kernel, name,
-                   kiln_type_name(w, want, sizeof(want)), kiln_type_name(b->type, got, sizeof(got)));
-        return kiln_error_bad_type;
-    }
-    if (b->dimensions != dimensions) {
-        kiln_error("%s: buffer argument '%s' has %d dimensions, expected %d", kernel, name, (int)b->dimensions,
-                   dimensions);
-        return kiln_error_bad_dimensions;
-    }
-    if (dimensions > 0 && b->dim[0].stride != 1) {
-        kiln_error("%s: buffer argument '%s' has stride %d in dimension 0, expected 1 (dimension 0 must be dense)",
-                   kernel, name, (int)b->dim[0].stride);
-        return kiln_error_bad_stride;
-    }
-    // Kernels index with 32-bit integers: every coordinate and every element
-    // offset must fit in int32.
-    long long span = 0;
-    for (int d = 0; d < dimensions; d++) {
-        const halide_dimension_t &dim = b->dim[d];
-        if (dim.extent < 0) {
-            kiln_error("%s: buffer argument '%s' has negative extent %d in dimension %d", kernel, name,
-                       (int)dim.extent, d);
-            return kiln_error_bad_extent;
-        }
-        if ((long long)dim.min + dim.extent - 1 > INT32_MAX) {
-            kiln_error("%s: buffer argument '%s' covers [%d, %lld] in dimension %d, past the largest coordinate %d",
-                       kernel, name, (int)dim.min, (long long)dim.min + dim.extent - 1, d, INT32_MAX);
-            return kiln_error_bad_extent;
-        }
-        span += (long long)(dim.extent > 0 ? dim.extent - 1 : 0) * (dim.stride < 0 ? -(long long)dim.stride : dim.stride);
-    }
-    if (span > INT32_MAX) {
-        kiln_error("%s: buffer argument '%s' spans %lld elements, more than the %d a kernel can index", kernel, name,
-                   span + 1, INT32_MAX);
-        return kiln_error_bad_extent;
-    }
-    return 0;
-}
-
-// The bytes [*lo, *hi) that b's elements occupy; false if b is empty.
-inline bool kiln_buffer_span(const halide_buffer_t *b, const char **lo, const char **hi) {
-    long long first = 0, last = 0;
-    for (int d = 0; d < b->dimensions; d++) {
-        if (b->dim[d].extent <= 0) return false;
-        long long reach = (long long)(b->dim[d].extent - 1) * b->dim[d].stride;
-        (reach < 0 ? first : last) += reach;
-    }
-    long long bytes = (b->type.bits + 7) / 8 * (long long)b->type.lanes;
-    *lo = (const char *)b->host + first * bytes;
-    *hi = (const char *)b->host + (last + 1) * bytes;
-    return true;
-}
-
-// Checks that output `out` shares no memory with input `in` (both already
-// checked by kiln_check_buffer). Reports and returns the error code, or 0.
-inline int kiln_check_no_overlap(const halide_buffer_t *in, const halide_buffer_t *out, const char *kernel,
-                                 const char *in_name, const char *out_name) {
-    const char *a0, *a1, *b0, *b1;
-    if (!kiln_buffer_span(in, &a0, &a1) || !kiln_buffer_span(out, &b0, &b1)) return 0;
-    if (a1 <= b0 || b1 <= a0) return 0;
-    long long shared = (long long)((a1 < b1 ? a1 : b1) - (a0 > b0 ? a0 : b0));
-    kiln_error("%s: output '%s' overlaps input '%s' (%lld bytes shared); the kernel may overwrite values it has "
-               "yet to read, so give the output its own memory",
-               kernel, out_name, in_name, shared);
-    return kiln_error_buffers_overlap;
-}
+// The argument checks (kiln_check_buffer, kiln_check_no_overlap) are the
+// runtime's (kiln_runtime.cpp), compiled once rather than in every kernel.
 
 }  // namespace
 

@@ -39,6 +39,18 @@ kiln_error_handler_t kiln_set_error_handler(kiln_error_handler_t handler);
 /* Report an error through the current handler (printf-style, one line). */
 void kiln_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The checks every kernel makes of its buffer arguments on entry (with the
+ * kernel's and the argument's names for the message). kiln_check_buffer: non-null,
+ * host memory, element type (a halide_type_code_t and bits), dimensionality,
+ * a dense dimension 0, extents that int32 indexing can reach.
+ * kiln_check_no_overlap: output `out` shares no memory with input `in`.
+ * Each reports and returns a kiln_error_code, or 0. */
+struct halide_buffer_t;
+int kiln_check_buffer(const struct halide_buffer_t *b, const char *kernel, const char *name, int type_code, int bits,
+                      int dimensions);
+int kiln_check_no_overlap(const struct halide_buffer_t *in, const struct halide_buffer_t *out, const char *kernel,
+                          const char *in_name, const char *out_name);
+
 /* Threads used by parallel loops: $KILN_NUM_THREADS, else the core count. */
 int kiln_num_threads(void);
 

@@ -61,6 +61,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
     std::printf("roofline: triad %.1f GB/s, FMA peak %.0f GFLOP/s (%s)\n", roof.bandwidth_gbps, roof.peak_gflops,
                 roof.fma_isa.c_str());
     warm_up_halide();
+    warm_up_kiln();
 
     std::vector<CaseResult> results;
     nlohmann::json cases = nlohmann::json::array();

@@ -34,5 +34,9 @@ void check_against(Entry &entry, const std::vector<FBuf *> &outs, const std::vec
 // Halide's runtime set-up (about half a second, once per process) is paid
 // here, not by the first case's compile time.
 void warm_up_halide();
+// Likewise Kiln's: the JIT cache directory's precompiled prologue and runtime
+// object (dsl/driver/JITShared.h) are built here, once, as Halide builds its
+// runtime once per process.
+void warm_up_kiln();
 
 }  // namespace kiln_bench

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <sys/resource.h>
+
 namespace kiln_bench {
 
 using nlohmann::json;
@@ -22,19 +24,30 @@ double Timing::median() const {
     return v[v.size() / 2];
 }
 
+double cpu_ms(int who) {
+    rusage u;
+    getrusage(who, &u);
+    return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-3;
+}
+
 Timing time_runs(int runs, const std::function<void()> &f) {
     using clock = std::chrono::steady_clock;
     auto ms = [](clock::time_point t0) {
         return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     };
     Timing t;
+    const double cpu0 = cpu_ms(RUSAGE_THREAD) + cpu_ms(RUSAGE_CHILDREN);
     auto t0 = clock::now();
     f();
     t.first_ms = ms(t0);
+    t.first_cpu_ms = cpu_ms(RUSAGE_THREAD) + cpu_ms(RUSAGE_CHILDREN) - cpu0;
     for (int i = 0; i < runs; i++) {
+        const double c0 = cpu_ms(RUSAGE_THREAD);
         t0 = clock::now();
         f();
         t.runs_ms.push_back(ms(t0));
+        const double c = cpu_ms(RUSAGE_THREAD) - c0;
+        if (i == 0 || c < t.best_run_cpu_ms) t.best_run_cpu_ms = c;
     }
     return t;
 }
@@ -87,6 +100,7 @@ json to_json(const CaseResult &c, const Roofline &roof) {
         j[compute_bound(c, roof) ? "gflop_per_s" : "gb_per_s"] = rate(c, roof, e.timing.best());
         if (!e.note.empty()) j["note"] = e.note;
         if (e.compile_ms >= 0) j["compile_ms"] = e.compile_ms;
+        if (e.compile_cpu_ms >= 0) j["compile_cpu_ms"] = e.compile_cpu_ms;
         entries.push_back(j);
     }
     return {{"case", c.name},       {"kiln_schedule", c.schedule},       {"bytes", c.bytes},
@@ -95,19 +109,20 @@ json to_json(const CaseResult &c, const Roofline &roof) {
 }
 
 void print_table(const std::vector<CaseResult> &cases, const Roofline &roof) {
-    std::printf("\n%-26s %-22s %9s %9s %10s %6s %7s %9s %10s\n", "case", "system", "best ms", "median", "rate",
-                "%roof", "x kiln", "rel err", "compile ms");
+    std::printf("\n%-26s %-22s %9s %9s %10s %6s %7s %9s %14s\n", "case", "system", "best ms", "median", "rate",
+                "%roof", "x kiln", "rel err", "compile ms cpu");
     for (const CaseResult &c : cases) {
         const bool cb = compute_bound(c, roof);
         const double kiln_ms = c.entries[0].timing.best();
         for (size_t i = 0; i < c.entries.size(); i++) {
             const Entry &e = c.entries[i];
-            char rate_text[32], compile_text[32];
+            char rate_text[32], compile_text[48];
             std::snprintf(rate_text, sizeof rate_text, "%.1f %s", rate(c, roof, e.timing.best()),
                           cb ? "GF/s" : "GB/s");
-            if (e.compile_ms >= 0) std::snprintf(compile_text, sizeof compile_text, "%.0f", e.compile_ms);
+            if (e.compile_ms >= 0)
+                std::snprintf(compile_text, sizeof compile_text, "%.0f %4.0f", e.compile_ms, e.compile_cpu_ms);
             else std::snprintf(compile_text, sizeof compile_text, "-");
-            std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %10s%s\n", i == 0 ? c.name.c_str() : "",
+            std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %14s%s\n", i == 0 ? c.name.c_str() : "",
                         e.system.c_str(), e.timing.best(), e.timing.median(), rate_text,
                         100.0 * roofline_ms(c, roof) / e.timing.best(), e.timing.best() / kiln_ms, e.max_rel_err,
                         compile_text, e.same_work ? "" : "  (other work)");

@@ -12,12 +12,18 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include "probes.h"
 
 namespace kiln_bench {
 
 struct Timing {
     double first_ms = 0;  // the first call: JIT compilation (if any) + one run
+    // CPU time of the first call (this thread and the processes it waited
+    // for: the JIT's compiler) and of this thread in the fastest run, which
+    // a loaded machine disturbs far less than wall-clock time.
+    double first_cpu_ms = 0, best_run_cpu_ms = 0;
     std::vector<double> runs_ms;
     double best() const;
     double median() const;
@@ -25,6 +31,9 @@ struct Timing {
 
 // f() once (the warm-up; its time is first_ms), then `runs` timed calls.
 Timing time_runs(int runs, const std::function<void()> &f);
+// CPU milliseconds so far of RUSAGE_THREAD, RUSAGE_SELF or RUSAGE_CHILDREN
+// (the waited-for child processes).
+double cpu_ms(int who);
 
 // One system's measurement of a case.
 struct Entry {
@@ -32,6 +41,7 @@ struct Entry {
     std::string note;         // what exactly was run, if not the same work
     Timing timing;
     double compile_ms = -1;   // JIT compile time (cache disabled), if measured
+    double compile_cpu_ms = -1;  // its CPU time (the compiler processes' included)
     double max_rel_err = 0;   // against Kiln's output
     bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
 };

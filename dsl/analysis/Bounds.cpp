@@ -303,27 +303,32 @@ protected:
     Scope scope;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
-    void merge(const std::vector<Expr> &args, const std::string &what) {
+    // `what` describes the access, for an unbounded one (printed only then).
+    template<typename What>
+    void merge(const std::vector<Expr> &args, const What &what) {
         if (!found) box.assign(args.size(), Interval::nothing());
         found = true;
         if (box.size() != args.size()) return;  // arity errors are reported by validation
         for (size_t i = 0; i < args.size(); i++) {
             Interval iv = bounds_of_expr_in_scope(args[i], scope);
             if (!iv.bounded() && first_unbounded.empty())
-                first_unbounded = what + " (argument " + std::to_string(i) + ": " + to_string(args[i]) + ")";
+                first_unbounded = what() + " (argument " + std::to_string(i) + ": " + to_string(args[i]) + ")";
             box[i] = interval_union(box[i], iv);
         }
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (reads && op->name == name && op->call_type != Call::PureExtern) merge(op->args, to_string(Expr(op)));
+        if (reads && op->name == name && op->call_type != Call::PureExtern)
+            merge(op->args, [&] { return to_string(Expr(op)); });
     }
     void visit(const Provide *op) override {
         IRVisitor::visit(op);
         if (writes && op->name == name) {
-            std::string s = op->name + "(";
-            for (size_t i = 0; i < op->args.size(); i++) s += (i ? ", " : "") + to_string(op->args[i]);
-            merge(op->args, s + ")");
+            merge(op->args, [&] {
+                std::string s = op->name + "(";
+                for (size_t i = 0; i < op->args.size(); i++) s += (i ? ", " : "") + to_string(op->args[i]);
+                return s + ")";
+            });
         }
     }
     void visit(const LetStmt *op) override {

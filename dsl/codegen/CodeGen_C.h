@@ -32,8 +32,14 @@ namespace internal {
 
 std::string codegen_cpp(const LoweredFunc &f, const Target &t);
 
-// The text of runtime/kiln_runtime.cpp, which a JIT module compiles in.
-const char *runtime_source_text();
+// The text of runtime/kiln_runtime.cpp, which a JIT module compiles in, and
+// of runtime/kiln_runtime.h.
+const std::string &runtime_source_text();
+const char *runtime_header_text();
+
+// The prologue every emitted kernel starts with (kiln_runtime.h, then
+// kiln_prologue.h), verbatim: the JIT precompiles it once per cache directory.
+const std::string &prologue_source_text();
 
 }  // namespace internal
 }  // namespace kiln

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <map>
 #include <mutex>
 
+#include "JITShared.h"
 #include "codegen/CodeGen_C.h"
 #include "ir/Error.h"
 #include "kiln/Generator.h"
@@ -28,21 +28,6 @@ namespace kiln {
 namespace internal {
 
 namespace {
-
-uint64_t fnv1a_64(const std::string &s) {
-    uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-std::string shell_quote(const std::string &s) {
-    std::string r = "'";
-    for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return r + "'";
-}
 
 std::string env(const char *name) {
     const char *v = std::getenv(name);
@@ -79,21 +64,10 @@ std::string temp_dir() {
 
 bool file_exists(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
 
-// Runs cmd; returns its exit status and appends its output (stdout+stderr).
-int run_command(const std::string &cmd, std::string &output) {
-    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) output.append(buf, n);
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // Compiles `text` into `so`, through temporary names renamed into place so
 // that concurrent processes never see a partial file.
 void build(const std::string &text, const std::string &cxx, const std::string &flags, const std::string &link_flags,
-           const std::string &dir,
-           const std::string &key, const std::string &fn_name) {
+           const std::string &dir, const std::string &key, const std::string &fn_name) {
     static std::atomic<int> counter{0};
     std::string tmp = dir + "/" + key + ".tmp" + std::to_string(getpid()) + "_" + std::to_string(counter++);
     {
@@ -134,9 +108,11 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
                                               const Target &t) {
     std::string cxx = env("CXX").empty() ? "c++" : env("CXX");
     // The same flags as an AOT kernel (kernel_compiler_flags), as a shared object.
-    std::string flags = "-std=c++17 -fPIC -shared -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) + " " +
-                        kernel_compiler_flags(t);
-    std::string text = source + "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n" + runtime_source_text();
+    const std::string compile_flags =
+        "-std=c++17 -fPIC -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) + " " + kernel_compiler_flags(t);
+    const std::string flags = compile_flags + " -shared";
+    const std::string runtime_text = "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n";
+    std::string text = source + runtime_text + runtime_source_text();
     char key[17];
     std::snprintf(key, sizeof(key), "%016llx",
                   (unsigned long long)fnv1a_64(cxx + "\n" + flags + "\n" + t.to_string() + "\n" + link_stamp(t) + text));
@@ -153,7 +129,21 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     std::string so = dir + "/" + key + ".so";
     void *handle = cached && file_exists(so) ? dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW) : nullptr;
     if (!handle) {
-        build(text, cxx, flags, kernel_link_flags(t), dir, key, fn_name);
+        // In a cache directory, the prologue and the runtime are compiled
+        // once for all modules (JITShared.h); the key above still covers
+        // their text.
+        JITShared shared;
+        const std::string &prologue = prologue_source_text();
+        const size_t at = cached ? source.find(prologue) : std::string::npos;
+        if (at != std::string::npos) shared = jit_shared_parts(dir, cxx, compile_flags);
+        std::string module_text = text, module_flags = flags, link = kernel_link_flags(t);
+        if (!shared.prologue_header.empty() && !shared.runtime_object.empty()) {
+            module_text = source.substr(0, at) + "// (the prologue: -include " + shared.prologue_header + ")\n" +
+                          source.substr(at + prologue.size());
+            module_flags += " -include " + shell_quote(shared.prologue_header);
+            link = shell_quote(shared.runtime_object) + (link.empty() ? "" : " " + link);
+        }
+        build(module_text, cxx, module_flags, link, dir, key, fn_name);
         handle = dlopen(so.c_str(), RTLD_LOCAL | RTLD_NOW);
     }
     if (!cached) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <vector>
 
 #include "IRPrinter.h"
@@ -33,33 +34,50 @@ int64_t floor_mod(int64_t a, int64_t b) {
 // Signed integer types where the no-overflow assumption holds.
 bool is_index_type(Type t) { return t.is_int() && t.bits >= 32; }
 
+// The printed text of an atom, remembered per node (the cache holds the
+// node, so its address is not reused while cached): bounds inference
+// simplifies the same subexpressions again and again, and printing them
+// dominated lowering.
+const std::string &atom_key(const Expr &atom) {
+    thread_local std::unordered_map<const void *, std::pair<Expr, std::string>> cache;
+    auto it = cache.find(atom.get());
+    if (it != cache.end()) return it->second.second;
+    if (cache.size() >= 16384) cache.clear();
+    return cache.emplace(atom.get(), std::make_pair(atom, to_string(atom))).first->second.second;
+}
+
 // A sum of terms coeff*atom plus a constant, for canonicalizing int sums.
+// Atoms are compared and ordered by their printed text (atom_key).
 struct Linear {
-    std::vector<std::pair<Expr, int64_t>> terms;  // sorted by printed atom after normalize()
+    struct Term {
+        Expr first;        // the atom
+        int64_t second;    // its coefficient
+        std::string key;   // to_string(first)
+    };
+    std::vector<Term> terms;  // sorted by key after normalize()
     int64_t constant = 0;
 
-    void add_term(const Expr &atom, int64_t c) {
-        std::string k = to_string(atom);
+    void add_term(const Expr &atom, int64_t c, std::string key = std::string()) {
+        if (key.empty()) key = atom_key(atom);
         for (auto &t : terms) {
-            if (to_string(t.first) == k) {
+            if (t.key == key) {
                 t.second += c;
                 return;
             }
         }
-        terms.emplace_back(atom, c);
+        terms.push_back({atom, c, std::move(key)});
     }
     void scale(int64_t c) {
         for (auto &t : terms) t.second *= c;
         constant *= c;
     }
     void add(const Linear &o, int64_t sign) {
-        for (const auto &t : o.terms) add_term(t.first, t.second * sign);
+        for (const auto &t : o.terms) add_term(t.first, t.second * sign, t.key);
         constant += o.constant * sign;
     }
     void normalize() {
         terms.erase(std::remove_if(terms.begin(), terms.end(), [](auto &t) { return t.second == 0; }), terms.end());
-        std::stable_sort(terms.begin(), terms.end(),
-                         [](auto &a, auto &b) { return to_string(a.first) < to_string(b.first); });
+        std::stable_sort(terms.begin(), terms.end(), [](auto &a, auto &b) { return a.key < b.key; });
     }
 };
 
@@ -128,7 +146,7 @@ public:
                 inner.scale(t.second);
                 r.add(inner, 1);
             } else {
-                r.add_term(t.first, t.second);
+                r.add_term(t.first, t.second, t.key);
             }
         }
         return r;
@@ -464,8 +482,8 @@ protected:
                 Linear l = linearize(a);
                 Linear q, rest;
                 for (auto &term : l.terms) {
-                    if (term.second % *c == 0) q.add_term(term.first, term.second / *c);
-                    else rest.add_term(term.first, term.second);
+                    if (term.second % *c == 0) q.add_term(term.first, term.second / *c, term.key);
+                    else rest.add_term(term.first, term.second, term.key);
                 }
                 q.constant = floor_div(l.constant, *c);
                 rest.constant = floor_mod(l.constant, *c);
@@ -501,7 +519,7 @@ protected:
             if (is_index_type(t) && t.is_scalar() && c && *c > 0) {
                 Linear l = linearize(a), rest;
                 for (auto &term : l.terms)
-                    if (term.second % *c != 0) rest.add_term(term.first, term.second);
+                    if (term.second % *c != 0) rest.add_term(term.first, term.second, term.key);
                 rest.constant = floor_mod(l.constant, *c);
                 Expr rest_e = delinearize(rest, t);
                 int64_t lo, hi;
