@@ -132,6 +132,14 @@ KILN_LIBM(tanh)
 inline float kiln_libm_pow(float a, float b) { return __builtin_powf(a, b); }
 inline double kiln_libm_pow(double a, double b) { return __builtin_pow(a, b); }
 
+// <cmath>'s float constants, which emitted NPU kernels name.
+#ifndef INFINITY
+#define INFINITY (__builtin_inff())
+#endif
+#ifndef NAN
+#define NAN (__builtin_nanf(""))
+#endif
+
 // ---- Arithmetic with the IR's semantics ----
 
 template<typename T>
