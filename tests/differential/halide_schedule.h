@@ -83,6 +83,15 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
                 fail(d, "unknown tail strategy " + a[i]);
                 return TailStrategy::Auto;
             };
+            auto align = [&](size_t i) {
+                using Halide::LoopAlignStrategy;
+                if (i >= a.size() || a[i] == "Auto") return LoopAlignStrategy::Auto;
+                if (a[i] == "AlignStart") return LoopAlignStrategy::AlignStart;
+                if (a[i] == "AlignEnd") return LoopAlignStrategy::AlignEnd;
+                if (a[i] == "NoAlign") return LoopAlignStrategy::NoAlign;
+                fail(d, "unknown loop alignment " + a[i]);
+                return LoopAlignStrategy::Auto;
+            };
             const std::string &n = d.name;
             if (n == "split") {
                 st.split(loop(0), made(1, 0), made(2, 0), num(3), tail(4));
@@ -115,11 +124,7 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
             } else if (n == "store_at") {
                 f.store_at(func(a[0], d), Halide::Var(a[1]));
             } else if (n == "compute_with") {
-                Halide::LoopAlignStrategy align = Halide::LoopAlignStrategy::Auto;
-                if (a.size() > 2 && a[2] == "AlignStart") align = Halide::LoopAlignStrategy::AlignStart;
-                if (a.size() > 2 && a[2] == "AlignEnd") align = Halide::LoopAlignStrategy::AlignEnd;
-                if (a.size() > 2 && a[2] == "NoAlign") align = Halide::LoopAlignStrategy::NoAlign;
-                st.compute_with(func(a[0], d), Halide::Var(a[1]), align);
+                st.compute_with(func(a[0], d), Halide::Var(a[1]), align(2));
             } else if (n == "rfactor") {
                 std::vector<std::pair<Halide::RVar, Halide::Var>> preserved;
                 for (size_t i = 0; i + 1 < a.size(); i += 2) preserved.push_back({loop(i).rvar, Halide::Var(a[i + 1])});
