@@ -87,10 +87,10 @@ std::vector<std::string> schedule_files(const Options &o) {
     fs::path dir = fs::path(KILN_LAB_SCHEDULE_DIR) / o.generator;
     if (!fs::is_directory(dir))
         usage_error("no schedule directory " + dir.string() + "; give schedule files with --schedule");
+    const bool npu = kiln::Target(o.target).has(kiln::Target::NPU);
     std::vector<std::string> files;
     for (const auto &e : fs::directory_iterator(dir))
-        if (e.path().extension() == ".sched" &&
-            (e.path().stem().string().rfind("npu", 0) == 0) == kiln::Target(o.target).has(kiln::Target::NPU))
+        if (e.path().extension() == ".sched" && (e.path().stem().string().rfind("npu", 0) == 0) == npu)
             files.push_back(e.path().string());
     std::sort(files.begin(), files.end(), [](const std::string &a, const std::string &b) {
         bool ua = fs::path(a).stem() == "unfused", ub = fs::path(b).stem() == "unfused";
