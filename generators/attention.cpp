@@ -56,6 +56,9 @@ public:
     GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
                                         {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
     GeneratorParam<int> key_block{"key_block", 32, 1, 4096};  // B, keys per block (algorithm=online)
+    // d and seq fixed at compile time when > 0 (the NPU's TMATMUL has a constant shape); 0: the buffers'.
+    GeneratorParam<int> dim{"dim", 0, 0, 1 << 16};
+    GeneratorParam<int> seq{"seq", 0, 0, 1 << 20};
     Input<Buffer<float, 2>> Q{"Q"};  // (d, seq)
     Input<Buffer<float, 2>> K{"K"};
     Input<Buffer<float, 2>> V{"V"};
@@ -63,7 +66,7 @@ public:
 
     void generate() {
         Var c("c"), i("i"), j("j"), r("r");
-        Expr d = Q.dim(0).extent(), keys = K.dim(1).extent();
+        Expr d = dim > 0 ? Expr((int)dim) : Q.dim(0).extent(), keys = seq > 0 ? Expr((int)seq) : K.dim(1).extent();
         RDom rd(0, d, "rd"), rk(0, keys, "rk");
         Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
             weighted("weighted");

@@ -396,7 +396,24 @@ private:
     struct Window {
         Expr x0, y0;
         Shape shape = Shape::Full;
+        Expr lo[2], hi[2];  // a clamped coordinate's bounds (x, y): a TLOAD with replicated edges
+        bool clamped() const { return lo[0].defined() || lo[1].defined(); }
     };
+
+    // clamp(e, lo, hi) as the boundary conditions write it: max(min(e, hi), lo) or min(max(e, lo), hi).
+    static bool match_clamp(const Expr &e, Expr &v, Expr &lo, Expr &hi) {
+        if (const Max *mx = e.as<Max>())
+            if (const Min *mn = mx->a.as<Min>()) {
+                v = mn->a, hi = mn->b, lo = mx->b;
+                return true;
+            }
+        if (const Min *mn = e.as<Min>())
+            if (const Max *mx = mn->a.as<Max>()) {
+                v = mx->a, lo = mx->b, hi = mn->b;
+                return true;
+            }
+        return false;
+    }
     Window window(const std::string &name, const std::vector<Expr> &args, const Nest &n) {
         Window w;
         w.shape = shape_of(name, args.size());
@@ -411,12 +428,20 @@ private:
                            << (along_x ? "x" : "y") << ", but its tile is 1-D along " << (along_x ? "y" : "x")
                            << "; a 1-D Func's tile reads only 1-D Funcs of the same orientation";
             Expr e = expand(substitute(n.lets, args[d]));
+            Expr v, lo, hi;  // a clamped coordinate (repeat_edge) whose bounds do not move with the tile
+            if (args.size() == 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&
+                !expr_uses_var(hi, l->name) && !(other && (expr_uses_var(lo, other->name) || expr_uses_var(hi, other->name)))) {
+                e = v;
+                w.lo[along_x ? 0 : 1] = lo;
+                w.hi[along_x ? 0 : 1] = hi;
+            }
             Expr off = simplify(e - Variable::make(Int(32), l->name));
             user_assert(!expr_uses_var(off, l->name) && !(other && expr_uses_var(off, other->name)))
                 << "NPU target: Func " << current << " reads " << name << "(" << args[0]
                 << (args.size() == 2 ? ", " : "") << (args.size() == 2 ? args[1] : Expr())
                 << "); a tile instruction reads a window that moves with the tile, so each coordinate must be the "
-                   "tile's own coordinate plus a constant offset (no scaling, transposing or clamping)";
+                   "tile's own coordinate plus a constant offset, or that clamped to fixed bounds (no scaling or "
+                   "transposing)";
             (along_x ? w.x0 : w.y0) = simplify(substitute(l->name, l->min, e));
         }
         return w;
@@ -436,16 +461,26 @@ private:
         return simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * b.cols);
     }
 
-    std::string tile_code(int b, int rows, int cols) const {
+    // The tile of buffer b from its row `row0` on (a stencil's row offset: rows stay 32-byte aligned).
+    std::string tile_code(int b, int rows, int cols, int row0 = 0) const {
         const NpuBuffer &buf = k.buffers[b];
         std::string addr = "kiln_addr(" + std::to_string(b) + ")";
+        if (row0) addr += " + " + std::to_string(row0 * buf.cols * buf.elem_bytes());
         return "kiln_tile(core, " + (buf.memory == "UB" ? "" : "Mem::" + buf.memory + ", ") + addr + ", " +
-               std::to_string(buf.rows) + ", " + std::to_string(buf.cols) + ", " + std::to_string(rows) + ", " +
+               std::to_string(buf.rows - row0) + ", " + std::to_string(buf.cols) + ", " + std::to_string(rows) + ", " +
                std::to_string(cols) + ", \"" + buf.name + "\"" + (buf.dtype == "F32" ? "" : ", DType::" + buf.dtype) + ")";
     }
 
     std::string gm_code(const std::string &name, const Window &w) const {
         std::string n = c_name(name);
+        if (w.clamped()) {  // replicated edges, in window coordinates (an unclamped side: the whole window)
+            auto side = [&](int d, const Expr &b, const char *none) {
+                return b.defined() ? "(int64_t)(" + scalar(b) + " - " + scalar(d ? w.y0 : w.x0) + ")"
+                                   : std::string(none) + "GmRef::kNoClamp";
+            };
+            return gm_code(name, Window{w.x0, w.y0, w.shape}) + ".edge(" + side(1, w.lo[1], "-") + ", " +
+                   side(1, w.hi[1], "") + ", " + side(0, w.lo[0], "-") + ", " + side(0, w.hi[0], "") + ")";
+        }
         if (w.shape == Shape::Column)  // one value per row: consecutive elements down the tile
             return n + "_gm.at((int64_t)(" + scalar(w.y0) + " - " + c_name(name + ".min.0") + "), 1)";
         if (w.shape == Shape::Row)
@@ -533,12 +568,26 @@ private:
         if (ub != ub_buffer.end()) {
             Expr off = ub_offset(c->name, w);
             const int64_t *o = const_int(off);
-            user_assert(o && *o == 0)
+            const NpuBuffer &buf = k.buffers[ub->second];
+            // A window whole rows down a 2-D buffer (a stencil's y offset) is an aligned tile at that row.
+            int row0 = o && w.shape == Shape::Full && buf.memory == "UB" && *o > 0 && *o % buf.cols == 0 &&
+                               *o / buf.cols + R <= buf.rows
+                           ? (int)(*o / buf.cols)
+                           : 0;
+            user_assert(o && (*o == 0 || row0 > 0) && !w.clamped())
                 << "NPU target: Func " << current << " reads " << c->name << " at an offset of " << off
-                << " elements from the start of its UB buffer; tile instructions read whole aligned tiles, so "
-                   "compute "
-                << c->name << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
-            if (k.buffers[ub->second].memory == "L0C") return from_l0c(ub->second, dst, R, C, out);
+                << " elements from the start of its UB buffer; tile instructions read whole aligned tiles (a row "
+                   "offset inside the buffer is aligned, a column offset is not), so compute "
+                << c->name << " over exactly the columns of the tile that reads it (same tile sizes, compute_at the "
+                   "same loop)";
+            if (buf.memory == "L0C") return from_l0c(ub->second, dst, R, C, out);
+            if (row0) {
+                Operand src = tile_operand(ub->second, R, C, false);
+                src.code = tile_code(ub->second, R, C, row0);
+                if (dst < 0) return src;
+                instr(out, NpuPipe::V, "core.TCOPY(" + tile_code(dst, R, C) + ", " + src.code + ");", {ub->second}, {dst});
+                return tile_operand(dst, R, C, false);
+            }
             return expand_to(ub->second, w.shape, dst, R, C, out);
         }
         bool gm = c->call_type == Call::Image || gm_funcs.count(c->name);
@@ -549,6 +598,8 @@ private:
         // in the loop nests that read them).
         std::ostringstream key;
         key << c->name << "|" << (int)w.shape << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << r << "x" << cc;
+        for (int d = 0; d < 2; d++)
+            if (w.lo[d].defined()) key << "|" << expand(w.lo[d]) << ".." << expand(w.hi[d]);
         int t;
         auto hit = loaded.find(key.str());
         bool invariant = c->call_type == Call::Image && !loop_vars.empty();
@@ -559,7 +610,8 @@ private:
             t = hhit->second;
         } else if (invariant) {  // loaded once, before the outermost loop
             t = add_buffer(c->name + ".in", current, r, cc, false);
-            Window we{expand(w.x0), expand(w.y0), w.shape};
+            Window we = w;
+            we.x0 = expand(w.x0), we.y0 = expand(w.y0);
             instr(hoisted, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, r, cc) + ", " + gm_code(c->name, we) + ");", {}, {t});
             hoisted_buffers.insert(t);
             hoisted_loaded[key.str()] = t;
@@ -779,24 +831,58 @@ private:
     // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
     // not move with any loop.
     int stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out) {
+        std::string base = current + (l0 == "L0A" ? ".a" : ".b");
+        auto ub = ub_buffer.find(c->name);
+        if (ub != ub_buffer.end() && k.buffers[ub->second].memory == "UB") {
+            // A Func the vector unit computed (attention's P): UB -> L1 (TMOV, MTE3) -> L0A/L0B (TMOV, MTE1).
+            Window w = window(c->name, c->args, n);
+            const NpuBuffer &buf = k.buffers[ub->second];
+            const int64_t *o = const_int(ub_offset(c->name, w));
+            user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
+                << "NPU target: Func " << current << " multiplies " << c->name << ", which is in UB as "
+                << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
+                << "compute " << c->name << " at the loop of " << current << "'s tiles over exactly its "
+                << n.R << " x " << n.C << " window";
+            int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, "L1");
+            int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0);
+            instr(out, NpuPipe::MTE3, "core.TMOV(" + tile_code(l1, n.R, n.C) + ", " + tile_code(ub->second, n.R, n.C) + ");",
+                  {ub->second}, {l1});
+            instr(out, NpuPipe::MTE1, "core.TMOV(" + tile_code(t, n.R, n.C) + ", " + tile_code(l1, n.R, n.C) + ");", {l1}, {t});
+            return t;
+        }
         user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
             << "NPU target: Func " << current << " multiplies " << c->name << ", which is not in GM here; the NPU "
-            << "loads matrix operands from GM (inputs or compute_root Funcs) through L1 into " << l0;
-        Window w = window(c->name, c->args, n);
+            << "loads matrix operands from GM (inputs or compute_root Funcs) or takes them from UB, through L1 into "
+            << l0;
+        // A window read transposed (B(x, k) written K(k, x), as in Q Kᵀ): loaded as the N x K window it is in
+        // GM and transposed by the move into L0 (TMOV_T).
+        bool transposed = false;
+        if (c->args.size() == 2 && n.fx && n.fy) {
+            Expr a0 = expand(substitute(n.lets, c->args[0])), a1 = expand(substitute(n.lets, c->args[1]));
+            transposed = expr_uses_var(a0, n.fy->name) && expr_uses_var(a1, n.fx->name);
+        }
+        const Nest nt{n.fx, n.fy, n.C, n.R, n.lets};
+        const Nest &gm_nest = transposed ? nt : n;
+        Window w = window(c->name, c->args, gm_nest);
         bool invariant = !loop_vars.empty();
         for (const std::string &v : loop_vars)
             invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
         std::ostringstream key;
-        key << c->name << "|" << l0 << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C;
+        key << c->name << "|" << l0 << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C
+            << (transposed ? "|T" : "");
         if (invariant && hoisted_loaded.count(key.str())) return hoisted_loaded[key.str()];
         std::vector<NpuItem> &dst = invariant ? hoisted : out;
-        std::string base = current + (l0 == "L0A" ? ".a" : ".b");
-        int l1 = add_buffer(base + "1", current, n.R, n.C, !invariant && current_double, "L1");
+        const int gr = gm_nest.R, gc = gm_nest.C;
+        int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, "L1");
         int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0);
-        Window we{expand(w.x0), expand(w.y0), Shape::Full};
-        instr(dst, NpuPipe::MTE2, "core.TLOAD(" + tile_code(l1, n.R, n.C) + ", " + gm_code(c->name, invariant ? we : w) + ");",
+        Window we = w;
+        we.x0 = expand(w.x0), we.y0 = expand(w.y0);
+        instr(dst, NpuPipe::MTE2, "core.TLOAD(" + tile_code(l1, gr, gc) + ", " + gm_code(c->name, invariant ? we : w) + ");",
               {}, {l1});
-        instr(dst, NpuPipe::MTE1, "core.TMOV(" + tile_code(t, n.R, n.C) + ", " + tile_code(l1, n.R, n.C) + ");", {l1}, {t});
+        instr(dst, NpuPipe::MTE1,
+              std::string("core.") + (transposed ? "TMOV_T(" : "TMOV(") + tile_code(t, n.R, n.C) + ", " +
+                  tile_code(l1, gr, gc) + ");",
+              {l1}, {t});
         if (invariant) hoisted_loaded[key.str()] = t;
         return t;
     }
@@ -844,9 +930,10 @@ private:
         if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
         const Call *a = mul->a.as<Call>(), *b = mul->b.as<Call>();
         if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
-        if (loop_of(a->args[0]) != fk) std::swap(a, b);  // A(k, y), B(x, k)
-        if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy || loop_of(b->args[0]) != fx ||
-            loop_of(b->args[1]) != fk)
+        if (loop_of(a->args[1]) != fy) std::swap(a, b);  // A(k, y), B(x, k) or transposed B(k, x)
+        if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy ||
+            !((loop_of(b->args[0]) == fx && loop_of(b->args[1]) == fk) ||
+              (loop_of(b->args[0]) == fk && loop_of(b->args[1]) == fx)))
             shape_error();
         const int64_t *M = const_int(simplify(fy->extent)), *N = const_int(simplify(fx->extent)),
                       *K = const_int(simplify(fk->extent));

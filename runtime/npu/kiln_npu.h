@@ -75,6 +75,8 @@ public:
     void TLOAD(const Tile &dst, const GmRef &src);
     void TSTORE(const GmRef &dst, const Tile &src, bool relu = false);
     void TMOV(const Tile &dst, const Tile &src, bool relu = false);
+    // TMOV L1 -> L0A/L0B transposing: dst[i][j] = src[j][i] (a matrix operand read as its transpose, K^T).
+    void TMOV_T(const Tile &dst, const Tile &src);
     // Vector, on UB
     void TADD(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TADD, d, a, b); }
     void TSUB(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TSUB, d, a, b); }

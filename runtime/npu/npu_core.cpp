@@ -39,12 +39,18 @@ void Core::emit(Instr in) {
         if (g.type != t.type && !(converts && g.type == DType::F16))
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
                            "' holds " + dtype_name(g.type) + " but the tile is " + dtype_name(t.type));
-        int64_t last = in.gm.offset + (int64_t)(t.valid_rows ? t.valid_rows - 1 : 0) * in.gm.row_stride +
-                       (int64_t)t.valid_cols - 1;
-        if (t.valid_rows && t.valid_cols && (in.gm.offset < 0 || last >= (int64_t)g.elems))
+        if (in.gm.clamped() && (in.op != Op::TLOAD || in.gm.row_lo > in.gm.row_hi || in.gm.col_lo > in.gm.col_hi))
+            throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) +
+                           ": replicated edges are a TLOAD feature and need row_lo <= row_hi and col_lo <= col_hi");
+        const GmRef &w = in.gm;
+        int64_t r0 = w.row(0), c0 = w.col(0);
+        int64_t first = w.offset + r0 * w.row_stride + c0;
+        int64_t last = w.offset + w.row(t.valid_rows ? t.valid_rows - 1 : 0) * w.row_stride +
+                       w.col(t.valid_cols ? (int64_t)t.valid_cols - 1 : 0);
+        if (t.valid_rows && t.valid_cols && (first < 0 || last >= (int64_t)g.elems))
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
                            "' has " + std::to_string(g.elems) + " elements but the access spans elements [" +
-                           std::to_string(in.gm.offset) + ", " + std::to_string(last) + "]");
+                           std::to_string(first) + ", " + std::to_string(last) + "]");
     }
     program_.push_back(in);
 }
@@ -88,6 +94,12 @@ void Core::TSTORE(const GmRef &dst, const Tile &src, bool relu) {
 void Core::TMOV(const Tile &dst, const Tile &src, bool relu) {
     Instr in = make(Op::TMOV, dma_pipe(Op::TMOV, src.mem, dst.mem), dst, src);
     in.relu = relu;
+    emit(in);
+}
+
+void Core::TMOV_T(const Tile &dst, const Tile &src) {
+    Instr in = make(Op::TMOV, dma_pipe(Op::TMOV, src.mem, dst.mem), dst, src);
+    in.transpose = true;
     emit(in);
 }
 

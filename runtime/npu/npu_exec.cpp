@@ -74,12 +74,28 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
     const uint32_t R = in.dst.valid_rows, C = in.dst.valid_cols;
     switch (in.op) {
     case Op::TLOAD:
+        if (in.gm.clamped()) {  // replicated edges: every element from its clamped row and column
+            View d = tile_view(in.dst, mems), g = gm_view(in.gm, in.dst.type, buffers);
+            const size_t es = dtype_size(in.dst.type);
+            for (uint32_t r = 0; r < R; r++)
+                for (uint32_t c = 0; c < C; c++)
+                    std::memcpy(d.ptr(r, c), g.base + (in.gm.row(r) * (int64_t)g.row_stride + in.gm.col(c)) * (int64_t)es, es);
+            return;
+        }
         copy(tile_view(in.dst, mems), gm_view(in.gm, in.dst.type, buffers), R, C, false);
         return;
     case Op::TSTORE:
         copy(gm_view(in.gm, in.a.type, buffers), tile_view(in.a, mems), in.a.valid_rows, in.a.valid_cols, in.relu);
         return;
-    case Op::TMOV: copy(tile_view(in.dst, mems), tile_view(in.a, mems), R, C, in.relu); return;
+    case Op::TMOV:
+        if (in.transpose) {  // dst[i][j] = src[j][i]
+            View d = tile_view(in.dst, mems), s = tile_view(in.a, mems);
+            const size_t es = dtype_size(in.dst.type);
+            for (uint32_t r = 0; r < R; r++)
+                for (uint32_t c = 0; c < C; c++) std::memcpy(d.ptr(r, c), s.ptr(c, r), es);
+            return;
+        }
+        copy(tile_view(in.dst, mems), tile_view(in.a, mems), R, C, in.relu); return;
     case Op::SET_FLAG:
     case Op::WAIT_FLAG:
     case Op::PIPE_BARRIER: return;

@@ -101,7 +101,10 @@ std::string tile_text(const TileRef &t) {
 
 std::string gm_text(const GmRef &g) {
     std::ostringstream s;
-    s << "GM#" << g.buffer << "[+" << g.offset << " stride " << g.row_stride << "]";
+    s << "GM#" << g.buffer << "[+" << g.offset << " stride " << g.row_stride;
+    if (g.clamped())
+        s << " edge rows " << g.row_lo << ".." << g.row_hi << " cols " << g.col_lo << ".." << g.col_hi;
+    s << "]";
     return s.str();
 }
 
@@ -193,7 +196,12 @@ struct Checker {
                     std::string("no ") + op_name(in.op) + " path from " + mem_name(src) + " to " + mem_name(dst) +
                         " (TLOAD: GM->UB/L1; TSTORE: UB->GM, L0C->GM; TMOV: L1->L0A/L0B, UB->L1, L0C->UB)");
             require(in.pipe == dma_pipe(in.op, src, dst), "issued on the wrong pipe");
-            if (in.op == Op::TMOV) {
+            if (in.transpose) {
+                require(in.op == Op::TMOV && a.mem == Mem::L1 && (d.mem == Mem::L0A || d.mem == Mem::L0B),
+                        "a transposing TMOV moves L1 -> L0A/L0B (the MTE1 layout change)");
+                require(d.valid_rows == a.valid_cols && d.valid_cols == a.valid_rows,
+                        "a transposing TMOV's destination valid region is the source's transposed");
+            } else if (in.op == Op::TMOV) {
                 require(d.valid_rows == a.valid_rows && d.valid_cols == a.valid_cols,
                         "destination and source valid regions differ");
                 if (a.mem != Mem::L0C) same_type(d, a, "destination and source");
@@ -327,6 +335,7 @@ std::string describe(const Instr &in) {
     }
     }
     if (in.relu) s << " relu";
+    if (in.transpose) s << " transpose";
     return s.str();
 }
 

@@ -101,12 +101,28 @@ struct TileRef {
 };
 
 // A 2-D strided window of a GM buffer: element (r, c) of the window is
-// element offset + r * row_stride + c of the buffer.
+// element offset + r * row_stride + c of the buffer. A TLOAD window may
+// replicate its edges: row r then reads window row clamp(r, row_lo, row_hi)
+// and column c window column clamp(c, col_lo, col_hi) (the DMA engine's
+// edge padding, which a stencil's repeat_edge boundary needs).
 struct GmRef {
+    static constexpr int64_t kNoClamp = int64_t(1) << 40;
     int buffer = -1;
     int64_t offset = 0;      // elements
     int64_t row_stride = 0;  // elements
     DType type = DType::F32; // the buffer's element type
+    int64_t row_lo = -kNoClamp, row_hi = kNoClamp, col_lo = -kNoClamp, col_hi = kNoClamp;
+
+    // This window with replicated edges: rows outside [row_lo, row_hi] and
+    // columns outside [col_lo, col_hi] (window coordinates) repeat the edge.
+    GmRef edge(int64_t rlo, int64_t rhi, int64_t clo, int64_t chi) const {
+        GmRef g = *this;
+        g.row_lo = rlo, g.row_hi = rhi, g.col_lo = clo, g.col_hi = chi;
+        return g;
+    }
+    bool clamped() const { return row_lo != -kNoClamp || row_hi != kNoClamp || col_lo != -kNoClamp || col_hi != kNoClamp; }
+    int64_t row(int64_t r) const { return r < row_lo ? row_lo : r > row_hi ? row_hi : r; }
+    int64_t col(int64_t c) const { return c < col_lo ? col_lo : c > col_hi ? col_hi : c; }
 };
 
 struct Instr {
@@ -117,6 +133,7 @@ struct Instr {
     float scalar = 0.0f;   // tile-scalar operand
     Cmp cmp = Cmp::EQ;
     bool relu = false;     // FIX-pipe transfers: ReLU on the way
+    bool transpose = false; // TMOV L1 -> L0A/L0B: dst[i][j] = src[j][i] (the MTE1 layout change)
     bool has_bias = false; // TMATMUL with bias c (1 x N, in L1)
     Pipe flag_src = Pipe::S, flag_dst = Pipe::S;  // SET_FLAG, WAIT_FLAG; PIPE_BARRIER uses flag_src
     int event = 0;

@@ -34,6 +34,11 @@ Region tile_region(const TileRef &t, uint32_t rows, uint32_t cols) {
 
 Region gm_region(const GmRef &g, uint32_t rows, uint32_t cols) {
     uint64_t es = dtype_size(g.type);
+    if (g.clamped() && rows && cols) {  // the rows and columns the clamped window touches
+        int64_t r0 = g.row(0), c0 = g.col(0);
+        return Region{kNumMems + g.buffer, (uint64_t)(g.offset + r0 * g.row_stride + c0) * es, (uint64_t)g.row_stride * es,
+                      (uint64_t)(g.col(cols - 1) - c0 + 1) * es, (uint32_t)(g.row(rows - 1) - r0 + 1)};
+    }
     return Region{kNumMems + g.buffer, (uint64_t)g.offset * es, (uint64_t)g.row_stride * es, cols * es, rows};
 }
 
@@ -98,6 +103,9 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
     case Op::TROWEXPAND: reads.push_back(tile_region(in.a, R, 1)); break;
     case Op::TCOLEXPAND: reads.push_back(tile_region(in.a, 1, C)); break;
     case Op::TDUP: break;
+    case Op::TMOV:
+        reads.push_back(tile_region(in.a, in.a.valid_rows, in.a.valid_cols));  // transposed: C x R
+        break;
     default:
         reads.push_back(tile_region(in.a, R, C));
         if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) reads.push_back(tile_region(in.b, R, C));

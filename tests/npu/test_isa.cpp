@@ -248,3 +248,55 @@ TEST_CASE("i32 tiles wrap and divide with Kiln's Euclidean rule", "[npu][isa]") 
     });
     for (int i = 0; i < 64; i++) CHECK(out[i] == ref_binary_i32(Op::TDIV, a[i], 3));
 }
+
+TEST_CASE("TLOAD with replicated edges reads every element from its clamped row and column", "[npu][isa][edge]") {
+    // A 6 x 10 image; the window starts one row above and one column left of it
+    // (a stencil's halo at the top-left corner) and replicates the edges.
+    constexpr int IW = 10, IH = 6;
+    std::vector<float> img = ramp(IW * IH), out(8 * 16, kSentinel);
+    Device dev;
+    GlobalTensor gi = dev.bind("img", DType::F32, img.data(), img.size()),
+                 go = dev.bind("out", DType::F32, out.data(), out.size());
+    SimOptions opt;
+    opt.races_are_errors = true;
+    // Window origin (-1, -1): offset -1 - IW; rows -1.. and columns -1.. clamp to 0..IH-1, 0..IW-1.
+    const int64_t off = -1 - IW;
+    SimReport r = dev.run(1, [&](Core &c) {
+        Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
+        t.set_valid(8, 12);
+        c.TLOAD(t, gi.at(off, IW).edge(1, IH, 1, IW));
+        flag(c, Pipe::MTE2, Pipe::MTE3);
+        c.TSTORE(go.at(0, 16), t);
+    }, opt);
+    auto clampi = [](int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; };
+    for (int r0 = 0; r0 < 8; r0++)
+        for (int c0 = 0; c0 < 16; c0++) {
+            float want = c0 < 12 ? img[clampi(r0 - 1, 0, IH - 1) * IW + clampi(c0 - 1, 0, IW - 1)] : kSentinel;
+            INFO("row " << r0 << " col " << c0);
+            CHECK(same_bits(out[r0 * 16 + c0], want));
+        }
+    CHECK(r.dma_bytes.at("GM->UB") == 8 * 64);  // the valid region, rows rounded up to 32 bytes
+
+    // Without the clamp the same window starts before the buffer: an error naming the span.
+    Device dev2;
+    GlobalTensor g2 = dev2.bind("img", DType::F32, img.data(), img.size());
+    try {
+        dev2.run(1, [&](Core &c) {
+            Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
+            c.TLOAD(t, g2.at(off, IW));
+        });
+        FAIL("no error");
+    } catch (const NpuError &e) {
+        CHECK(std::string(e.what()).find("GM buffer 'img' has 60 elements") != std::string::npos);
+    }
+    // Edges are a TLOAD feature.
+    try {
+        dev2.run(1, [&](Core &c) {
+            Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
+            c.TSTORE(g2.at(0, IW).edge(0, 1, 0, 1), t);
+        });
+        FAIL("no error");
+    } catch (const NpuError &e) {
+        CHECK(std::string(e.what()).find("replicated edges are a TLOAD feature") != std::string::npos);
+    }
+}
