@@ -15,6 +15,9 @@
 //    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
 //    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
 //    L1 panels): the matrix pipe's busy ratio.
+// 4. blur3x3 (schedules/blur3x3/npu.sched, 1024 x 128) and two-pass
+//    attention (schedules/attention/npu.sched, dim=64 seq=128, 1024 queries):
+//    GM bytes against the ideal, cycles against the roofline, busy ratios.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -175,6 +178,58 @@ json run_gemm_generated(const std::string &source_dir) {
     return f;
 }
 
+// blur3x3 (generators/blur3x3.cpp) under schedules/blur3x3/npu.sched on a
+// 1024 x 128 image, single- and double-buffered. The ideal reads the input
+// once; the schedule's model reads it three times (one TLOAD per x offset)
+// with 2 halo rows per tile of 32.
+json run_blur(const std::string &source_dir) {
+    Buffer<float> in(W, H), out(W, H);
+    in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.01f * x) + 0.02f * y; });
+    std::map<std::string, Buffer<float>> b = {{"input", in}, {"output", out}};
+    const double bytes = (double)W * H * 4, ideal = 2 * bytes, model = bytes * 3 * 34 / 32 + bytes;
+    std::string sched = read_file(source_dir + "/schedules/blur3x3/npu.sched");
+    json rows;
+    rows.push_back(figures("fused", run_generator("blur3x3", {}, single_buffered(sched), b, "blur_sb"), ideal, model));
+    rows.push_back(
+        figures("fused, double-buffered", run_generator("blur3x3", {}, sched, b, "blur_db"), ideal, model));
+    return rows;
+}
+
+// Two-pass attention (generators/attention.cpp, dim=64 seq=128; 1024 queries) under
+// schedules/attention/npu.sched: both products on the matrix unit, the
+// softmax on the vector unit, P moved UB -> L1 -> L0A.
+json run_attention(const std::string &source_dir) {
+    const int D = 64, S = 128, NQ = 1024;  // NQ queries against S keys
+    Buffer<float> q(D, NQ), k(D, S), v(D, S), out(D, NQ);
+    q.for_each_element([&](int f, int t) { q(f, t) = std::sin(0.31f * f + 0.17f * t); });
+    k.for_each_element([&](int f, int t) { k(f, t) = std::cos(0.23f * f - 0.11f * t); });
+    v.for_each_element([&](int f, int t) { v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f); });
+    std::map<std::string, Buffer<float>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
+    std::string sched = read_file(source_dir + "/schedules/attention/npu.sched");
+    json f;
+    for (int db = 0; db < 2; db++) {
+        json r = run_generator("attention", {"dim=64", "seq=128"}, db ? sched : single_buffered(sched), bufs,
+                               db ? "attention_db" : "attention_sb");
+        json &g = f[db ? "double_buffered" : "single_buffered"];
+        g["cycles"] = r["cycles"];
+        for (const char *pipe : {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"}) {
+            g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+            g["busy_cycles"][pipe] = r["pipes"][pipe]["busy_cycles"];
+        }
+        g["gm_read_bytes"] = r["gm_read_bytes"];
+        g["gm_write_bytes"] = r["gm_write_bytes"];
+        g["gm_ideal_bytes"] = 4.0 * (2 * D * NQ + 2 * D * S);  // Q, K, V read once, O written once
+        g["dma_bytes"] = r["dma_bytes"];
+        g["races"] = r["race_count"];
+        double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["pipes"]["M"]["busy_cycles"].get<double>(),
+                                 r["gm_read_bytes"].get<double>() / 64, r["gm_write_bytes"].get<double>() / 64});
+        g["roofline_cycles"] = bound;
+        g["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+    }
+    f["kernel"] = "attention d=64, 1024 queries x 128 keys, f32, code generator (schedules/attention/npu.sched)";
+    return f;
+}
+
 // C (M x N, f32) = relu(A (M x K, f16) x B (K x N, f16) + bias (N)) on one core:
 // B's panel stays in L1; A's panels of 128 rows are double-buffered in L1; k
 // slices of 64 move to L0A/L0B (double-buffered); each 128 x 128 block of C
@@ -269,7 +324,9 @@ int main(int argc, char **argv) {
     for (const char *name : {"softmax", "layernorm"}) all[name] = run_rows(name, KILN_SOURCE_DIR);
     all["gemm"] = run_gemm();
     all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
-    for (const char *pipeline : {"chain", "softmax", "layernorm"}) {
+    all["blur3x3"] = run_blur(KILN_SOURCE_DIR);
+    all["attention"] = run_attention(KILN_SOURCE_DIR);
+    for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3"}) {
         std::printf("%-32s %10s %10s %10s %10s %9s %9s %6s %6s %6s\n", pipeline, "GM read", "GM write", "ideal",
                     "model", "cycles", "roofline", "ratio", "V%", "MTE2%");
         for (const json &f : all[pipeline])
@@ -288,6 +345,17 @@ int main(int argc, char **argv) {
                     100 * gg[v]["busy_ratio"]["M"].get<double>(), 100 * gg[v]["busy_ratio"]["MTE2"].get<double>(),
                     100 * gg[v]["busy_ratio"]["MTE1"].get<double>(), 100 * gg[v]["busy_ratio"]["FIX"].get<double>(),
                     100 * gg[v]["busy_ratio"]["V"].get<double>());
+    const json &at = all["attention"];
+    for (const char *v : {"single_buffered", "double_buffered"})
+        std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
+                    "M %.1f%%, V %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, MTE3 %.1f%%, FIX %.1f%%\n",
+                    at["kernel"].get<std::string>().c_str(), v, at[v]["cycles"].get<double>(),
+                    at[v]["roofline_cycles"].get<double>(), at[v]["cycles_over_roofline"].get<double>(),
+                    at[v]["gm_read_bytes"].get<double>(), at[v]["gm_write_bytes"].get<double>(),
+                    at[v]["gm_ideal_bytes"].get<double>(), 100 * at[v]["busy_ratio"]["M"].get<double>(),
+                    100 * at[v]["busy_ratio"]["V"].get<double>(), 100 * at[v]["busy_ratio"]["MTE2"].get<double>(),
+                    100 * at[v]["busy_ratio"]["MTE1"].get<double>(), 100 * at[v]["busy_ratio"]["MTE3"].get<double>(),
+                    100 * at[v]["busy_ratio"]["FIX"].get<double>());
     const json &g = all["gemm"];
     std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
                 g["kernel"].get<std::string>().c_str(), g["cycles"].get<double>(),
