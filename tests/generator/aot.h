@@ -17,6 +17,7 @@
 #include "bias_gelu_unfused.h"
 #include "blur3x3_fused.h"
 #include "blur3x3_host_tiled.h"
+#include "blur3x3_npu.h"
 #include "blur3x3_unfused.h"
 #include "forward_ad_fused.h"
 #include "forward_ad_host_tiled.h"

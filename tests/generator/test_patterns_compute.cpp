@@ -5,6 +5,7 @@
 #include "aot.h"
 #include "attention_fused.h"
 #include "attention_host_tiled.h"
+#include "attention_npu.h"
 #include "attention_unfused.h"
 #include "conv_bn_folded_fused.h"
 #include "conv_bn_folded_host_tiled.h"
@@ -149,6 +150,19 @@ TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt
         }
     }
     CHECK(bad == 0);
+}
+
+TEST_CASE("generator: attention on the npu target (dim=64 seq=128) equals the host target", "[generator][npu]") {
+    const int d = 64, seq = 128, queries = 100;  // queries not a multiple of the NPU's 32-row tiles
+    Buffer<float> q(d, queries), k(d, seq), v(d, seq), host(d, queries), npu(d, queries);
+    fill_random(q, -1, 1, 1);
+    fill_random(k, -1, 1, 2);
+    fill_random(v, -1, 1, 3);
+    REQUIRE(attention_fused(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), host.raw_buffer()) == 0);
+    REQUIRE(attention_npu(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), npu.raw_buffer()) == 0);
+    int differ = 0;
+    host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+    CHECK(differ == 0);
 }
 
 TEST_CASE("generator: gemm (relu and gelu) on the npu target (depth=128) equals the host target", "[generator][npu]") {

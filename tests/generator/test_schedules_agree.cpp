@@ -147,6 +147,18 @@ TEST_CASE("generator: elementwise_chain on the npu target equals the host target
     }
 }
 
+TEST_CASE("generator: blur3x3 on the npu target equals the host target, edges included", "[generator][npu]") {
+    for (auto [w, h] : {std::pair{200, 77}, std::pair{64, 32}}) {  // tails shifted inwards; one tile, all edge
+        Buffer<float> in(w, h), host(w, h), npu(w, h);
+        fill_random(in, -4.0, 4.0);
+        REQUIRE(blur3x3_fused(in.raw_buffer(), host.raw_buffer()) == 0);
+        REQUIRE(blur3x3_npu(in.raw_buffer(), npu.raw_buffer()) == 0);
+        int differ = 0;
+        host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+        CHECK(differ == 0);
+    }
+}
+
 TEST_CASE("generator: layernorm and softmax on the npu target (width=1024) equal the host target", "[generator][npu]") {
     const int rows = 37;  // not a multiple of the NPU's 2-row tiles
     Buffer<float> in(1024, rows), gamma(1024), beta(1024), host(1024, rows), npu(1024, rows);

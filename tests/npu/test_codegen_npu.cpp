@@ -643,6 +643,64 @@ TEST_CASE("NPU legality errors of reductions and matrix updates", "[npu][codegen
     }
 }
 
+TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][codegen][error]") {
+    auto source = [](Func f) { return Pipeline(f).compile_to_cpp_source("bad", Target("npu")); };
+    {
+        ImageParam in(Int(32), 2, "in");
+        Var x("x"), y("y");
+        Func f("f");
+        f(x, y) = in(x, y) + 1;
+        f.bound(x, 0, 64).bound(y, 0, 8);
+        REQUIRE_COMPILE_ERROR(source(f), Contains("NPU target: Func f: (in(f.s0.x, f.s0.y) + 1) has type int32; the "
+                                                  "vector instructions Kiln selects work on float32"));
+    }
+    {
+        Chain c;
+        c.fused(64, 8, false);
+        c.stage1.store_in(MemoryType::GM);
+        REQUIRE_COMPILE_ERROR(source(c.output), Contains("NPU target: Func stage1 is stored in GM but computed inside "
+                                                         "a loop") &&
+                                                    Contains("compute_root() it, or store_in(UB)"));
+    }
+    {
+        Chain c;
+        c.output.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8).parallel(c.xo);
+        c.stage1.compute_at(c.output, c.xo);
+        REQUIRE_COMPILE_ERROR(source(c.output), Contains("NPU target: loop output.s0.x.xo is parallel; a loop across "
+                                                         "cores must be the outermost loop of the pipeline"));
+    }
+    {
+        Chain c;  // a Func of int32 values in UB
+        Func n("n"), out("out");
+        n(c.x, c.y) = cast<int>(c.input(c.x, c.y));
+        out(c.x, c.y) = cast<float>(n(c.x, c.y));
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        n.compute_at(out, c.xo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func n has type int32; the NPU code generator "
+                                                    "handles float32 Funcs (of one value) only"));
+    }
+    {
+        Blur b;  // output reads blur_x one column to the right: a column offset inside UB
+        Func out("out");
+        out(b.x, b.y) = b.blur_x(b.x, b.y) + b.blur_x(b.x + 1, b.y);
+        out.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 64, 8);
+        b.blur_x.compute_at(out, b.xo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads blur_x at an offset of 1 elements "
+                                                    "from the start of its UB buffer") &&
+                                               Contains("a row offset inside the buffer is aligned, a column offset "
+                                                        "is not"));
+    }
+    {
+        Chain c;  // a transposed read in a vector tile
+        Func out("out");
+        out(c.x, c.y) = c.input(c.y, c.x) * 2.0f;
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads input(") &&
+                                               Contains("each coordinate must be the tile's own coordinate plus a "
+                                                        "constant offset, or that clamped to fixed bounds"));
+    }
+}
+
 TEST_CASE("npu_tile names the loops of a stage's tile; its legality errors", "[npu][codegen][error][npu_tile]") {
     auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
     {
