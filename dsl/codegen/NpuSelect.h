@@ -1,0 +1,230 @@
+// The NPU instruction selector shared by NpuSelect*.cpp: the Selector that
+// walks the loop nest after bounds inference (see NpuSelect.cpp) and the
+// operand types its parts pass around. NpuSelect.cpp has the walk, the
+// Func storage, windows and loads; NpuSelectVector.cpp the vector operations
+// of a tile's value; NpuSelectReduce.cpp row and column reductions;
+// NpuSelectMatrix.cpp matrix updates onto TMATMUL. Internal to them: the
+// rest of the compiler calls npu_select_kernel (NpuKernel.h).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "NpuKernel.h"
+#include "ir/Error.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+namespace npu_select {
+
+inline std::string c_name(const std::string &ir) { return npu_c_name(ir); }
+const int64_t *const_int(const Expr &e);
+// Scalar C++ for an expression of loop variables, lets and Params.
+std::string scalar(const Expr &e);
+
+// A tile operand: a window of a buffer (UB), or a scalar.
+struct Operand {
+    int buffer = -1;     // -1: scalar
+    std::string code;    // the Tile expression, or the scalar
+    bool fresh = false;  // a temporary of this expression: the next instruction may overwrite it
+};
+
+// How a 1-D Func or image lies in a tile: one value per row (a column
+// R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
+// indexed by x). 2-D Funcs are Full.
+enum class Shape { Full, Column, Row };
+
+// The loops of one tile: y outer, x inner; a 1-D tile has one of them.
+struct Nest {
+    const For *fy = nullptr, *fx = nullptr;
+    int R = 1, C = 1;
+    std::map<std::string, Expr> lets;  // lets between and inside the loops, expanded
+};
+
+class Selector {
+public:
+    Selector(const Environment &env, const std::vector<std::string> &outputs, const Target &t,
+             std::map<std::string, Shape> shapes)
+        : env(env), outputs(outputs), target(t), shapes(std::move(shapes)) {}
+
+    NpuKernel k;
+
+    void stmt(const Stmt &s, std::vector<NpuItem> &out);
+
+private:
+    const Environment &env;
+    const std::vector<std::string> &outputs;
+    const Target &target;
+    const std::map<std::string, Shape> shapes;
+    std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
+    std::map<std::string, int> ub_buffer;            // Func -> its UB buffer
+    std::map<std::string, std::vector<Expr>> ub_mins;  // Func -> its realization's min per dimension
+    std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
+    std::map<std::string, int> expanded;               // (buffer, shape) -> its TROWEXPAND/TCOLEXPAND (this loop body)
+    std::vector<std::string> loop_vars;                // enclosing loops, outermost first
+    std::vector<NpuItem> hoisted;                      // loop-invariant loads, emitted before the outermost loop
+    std::set<int> hoisted_buffers;
+    std::map<std::string, int> hoisted_loaded;         // image window or expansion -> its hoisted tile
+    std::string current;                               // the Func whose tile is being selected
+    int temps = 0;
+    bool current_double = false;
+
+    Expr expand(Expr e) const {
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = substitute(it->first, it->second, e);
+        return simplify(e);
+    }
+
+    bool is_output(const std::string &f) const { return std::count(outputs.begin(), outputs.end(), f) > 0; }
+
+    const FunctionContents &func(const std::string &name) const {
+        auto it = env.find(name);
+        internal_assert(it != env.end()) << "NPU target: no Func " << name;
+        return *it->second;
+    }
+
+    Shape shape_of(const std::string &name, size_t dims) const {
+        if (dims == 2) return Shape::Full;
+        auto it = shapes.find(name);
+        return it == shapes.end() ? Shape::Column : it->second;
+    }
+
+    MemoryType memory_of(const std::string &name, bool at_root) const {
+        if (is_output(name)) return MemoryType::GM;
+        MemoryType m = func(name).schedule.memory_type;
+        if (m == MemoryType::Auto) return at_root ? MemoryType::GM : MemoryType::UB;
+        return m;
+    }
+
+    int add_buffer(const std::string &name, const std::string &owner, int rows, int cols, bool dbl,
+                   const std::string &memory = "UB", const std::string &dtype = "F32");
+
+    void realize(const Realize *r, std::vector<NpuItem> &out);
+
+    int loops = 0;
+    std::set<std::string> gm_funcs;
+
+    static const Stmt &skip_lets(const Stmt &s) {
+        const Stmt *b = &s;
+        while (const LetStmt *l = b->as<LetStmt>()) b = &l->body;
+        return *b;
+    }
+
+    void loop(const For *f, std::vector<NpuItem> &out);
+
+    // A window of Func/Image `name` at args: its coordinates at the tile's
+    // origin, and how it lies in the tile. Each coordinate must be the
+    // tile's own loop variable plus a constant.
+    struct Window {
+        Expr x0, y0;
+        Shape shape = Shape::Full;
+        Expr lo[2], hi[2];  // a clamped coordinate's bounds (x, y): a TLOAD with replicated edges
+        bool clamped() const { return lo[0].defined() || lo[1].defined(); }
+    };
+
+    // clamp(e, lo, hi) as the boundary conditions write it: max(min(e, hi), lo) or min(max(e, lo), hi).
+    static bool match_clamp(const Expr &e, Expr &v, Expr &lo, Expr &hi) {
+        if (const Max *mx = e.as<Max>())
+            if (const Min *mn = mx->a.as<Min>()) {
+                v = mn->a, hi = mn->b, lo = mx->b;
+                return true;
+            }
+        if (const Min *mn = e.as<Min>())
+            if (const Max *mx = mn->a.as<Max>()) {
+                v = mx->a, lo = mx->b, hi = mn->b;
+                return true;
+            }
+        return false;
+    }
+    Window window(const std::string &name, const std::vector<Expr> &args, const Nest &n);
+
+    // The tile of `shape` a window fills in an R x C tile.
+    static std::pair<int, int> window_shape(Shape s, int R, int C) {
+        return {s == Shape::Row ? 1 : R, s == Shape::Column ? 1 : C};
+    }
+
+    // Elements between the window's origin and the start of Func `name`'s UB buffer.
+    Expr ub_offset(const std::string &name, const Window &w);
+
+    // The tile of buffer b from its row `row0` on (a stencil's row offset: rows stay 32-byte aligned).
+    std::string tile_code(int b, int rows, int cols, int row0 = 0) const;
+
+    std::string gm_code(const std::string &name, const Window &w) const;
+
+    void instr(std::vector<NpuItem> &out, NpuPipe pipe, const std::string &code, std::vector<int> reads,
+               std::vector<int> writes);
+
+    // Temporaries of the current tile whose last reader has been selected, by shape: reused
+    // (only the vector pipe touches them, in order, so reuse needs no flag).
+    std::map<std::pair<int, int>, std::vector<int>> free_temps;
+
+    int temp(int rows, int cols);
+
+    // `o` has been read for the last time (unless it became `keep`, the result).
+    void release(const Operand &o, int keep);
+
+    // Where a result of R x C goes: `dst`, else a fresh operand of that shape (overwritten in place), else a new temporary.
+    int result(int dst, int R, int C, std::initializer_list<const Operand *> ops);
+
+    Operand tile_operand(int b, int R, int C, bool fresh) { return Operand{b, tile_code(b, R, C), fresh}; }
+
+    // A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
+    Operand expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out);
+
+    // A read of a Func or image inside the tile.
+    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out);
+
+    // Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
+    Operand select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out);
+
+    // A scalar operand spread over an R x C temporary (TDUP); tiles unchanged.
+    Operand as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out);
+
+    // select(a cmp b, t, f): TCMP into a u8 mask, then TSEL.
+    Operand select_select(const Select *sel, int dst, const Nest &n, std::vector<NpuItem> &out);
+
+    // The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
+    // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
+    // a column reduction (TCOLSUM / TCOLMAX into f's row).
+    void select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out);
+
+    std::set<int> zeroed;  // L0C buffers whose next TMATMUL starts from 0
+
+    // The L0C tile of buffer b in UB (TMOV on the fix pipe), once per loop body.
+    Operand from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out);
+
+    // An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
+    // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
+    // not move with any loop.
+    int stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out);
+
+    // C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
+    // loops (any order), C in L0C: one TMATMUL (from 0, after C's pure
+    // definition) or TMATMUL_ACC of the M x K window of A and the K x N
+    // window of B. The sum runs over k in order, as the host's loop does.
+    void select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out);
+
+    static std::string to_string_expr(const Expr &e) {
+        std::ostringstream s;
+        s << e;
+        return s.str();
+    }
+
+    // The legality of an explicit npu_tile(x, y) on the stage whose innermost
+    // loops are fy (rows) and fx (columns): they must be the loops it names,
+    // of constant extents, with rows of a multiple of 32 bytes.
+    void check_npu_tile(const std::string &f, const For *fy, const For *fx, const int64_t *ey, const int64_t *ex);
+
+    // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
+    void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out);
+};
+
+}  // namespace npu_select
+}  // namespace internal
+}  // namespace kiln

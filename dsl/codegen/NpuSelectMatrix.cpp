@@ -1,0 +1,170 @@
+// Matrix updates onto the matrix unit (pipe M): C(x, y) = C(x, y) +
+// A(k, y) * B(x, k) over three loops of constant extents, C in L0C, is one
+// TMATMUL (TMATMUL_ACC for a further update). A's M x K window and B's
+// K x N window are staged GM -> L1 (TLOAD, MTE2) -> L0A / L0B (TMOV, MTE1;
+// TMOV_T when B is read transposed), or UB -> L1 (TMOV, MTE3) when the
+// vector unit computed the operand; vector tiles read C through the fix
+// pipe (TMOV L0C -> UB).
+//
+//   for (y, 0, 32) for (x, 0, 128) for (k, 0, 128) matmul(x, y) += A(k, y) * B(x, k)
+//   ->
+//   TLOAD(matmul.a1 <- A window)  MTE2    TMOV(matmul.a0 <- matmul.a1)  MTE1
+//   TMATMUL(matmul <- matmul.a0, matmul.b0)                            M
+#include <cmath>
+#include <sstream>
+
+#include "NpuSelect.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+namespace npu_select {
+
+// The L0C tile of buffer b in UB (TMOV on the fix pipe), once per loop body.
+Operand Selector::from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out) {
+    std::string key = std::to_string(b) + "|fix";
+    auto hit = expanded.find(key);
+    if (dst < 0 && hit != expanded.end()) return tile_operand(hit->second, R, C, false);
+    int t = dst >= 0 ? dst : temp(R, C);
+    instr(out, NpuPipe::FIX, "core.TMOV(" + tile_code(t, R, C) + ", " + tile_code(b, R, C) + ");", {b}, {t});
+    if (dst < 0) expanded[key] = t;
+    return tile_operand(t, R, C, false);
+}
+
+// An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
+// moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
+// not move with any loop.
+int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out) {
+    std::string base = current + (l0 == "L0A" ? ".a" : ".b");
+    auto ub = ub_buffer.find(c->name);
+    if (ub != ub_buffer.end() && k.buffers[ub->second].memory == "UB") {
+        // A Func the vector unit computed (attention's P): UB -> L1 (TMOV, MTE3) -> L0A/L0B (TMOV, MTE1).
+        Window w = window(c->name, c->args, n);
+        const NpuBuffer &buf = k.buffers[ub->second];
+        const int64_t *o = const_int(ub_offset(c->name, w));
+        user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
+            << "NPU target: Func " << current << " multiplies " << c->name << ", which is in UB as "
+            << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
+            << "compute " << c->name << " at the loop of " << current << "'s tiles over exactly its "
+            << n.R << " x " << n.C << " window";
+        int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, "L1");
+        int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0);
+        instr(out, NpuPipe::MTE3, "core.TMOV(" + tile_code(l1, n.R, n.C) + ", " + tile_code(ub->second, n.R, n.C) + ");",
+              {ub->second}, {l1});
+        instr(out, NpuPipe::MTE1, "core.TMOV(" + tile_code(t, n.R, n.C) + ", " + tile_code(l1, n.R, n.C) + ");", {l1}, {t});
+        return t;
+    }
+    user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
+        << "NPU target: Func " << current << " multiplies " << c->name << ", which is not in GM here; the NPU "
+        << "loads matrix operands from GM (inputs or compute_root Funcs) or takes them from UB, through L1 into "
+        << l0;
+    // A window read transposed (B(x, k) written K(k, x), as in Q Kᵀ): loaded as the N x K window it is in
+    // GM and transposed by the move into L0 (TMOV_T).
+    bool transposed = false;
+    if (c->args.size() == 2 && n.fx && n.fy) {
+        Expr a0 = expand(substitute(n.lets, c->args[0])), a1 = expand(substitute(n.lets, c->args[1]));
+        transposed = expr_uses_var(a0, n.fy->name) && expr_uses_var(a1, n.fx->name);
+    }
+    const Nest nt{n.fx, n.fy, n.C, n.R, n.lets};
+    const Nest &gm_nest = transposed ? nt : n;
+    Window w = window(c->name, c->args, gm_nest);
+    bool invariant = !loop_vars.empty();
+    for (const std::string &v : loop_vars)
+        invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
+    std::ostringstream key;
+    key << c->name << "|" << l0 << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C
+        << (transposed ? "|T" : "");
+    if (invariant && hoisted_loaded.count(key.str())) return hoisted_loaded[key.str()];
+    std::vector<NpuItem> &dst = invariant ? hoisted : out;
+    const int gr = gm_nest.R, gc = gm_nest.C;
+    int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, "L1");
+    int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0);
+    Window we = w;
+    we.x0 = expand(w.x0), we.y0 = expand(w.y0);
+    instr(dst, NpuPipe::MTE2, "core.TLOAD(" + tile_code(l1, gr, gc) + ", " + gm_code(c->name, invariant ? we : w) + ");",
+          {}, {l1});
+    instr(dst, NpuPipe::MTE1,
+          std::string("core.") + (transposed ? "TMOV_T(" : "TMOV(") + tile_code(t, n.R, n.C) + ", " +
+              tile_code(l1, gr, gc) + ");",
+          {l1}, {t});
+    if (invariant) hoisted_loaded[key.str()] = t;
+    return t;
+}
+
+// C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
+// loops (any order), C in L0C: one TMATMUL (from 0, after C's pure
+// definition) or TMATMUL_ACC of the M x K window of A and the K x N
+// window of B. The sum runs over k in order, as the host's loop does.
+void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out) {
+    std::vector<std::pair<std::string, Expr>> chain;
+    for (const For *l : {l0, l1, l2}) {
+        const Stmt *b = &l->body;
+        while (const LetStmt *ls = b->as<LetStmt>()) chain.emplace_back(ls->name, ls->value), b = &ls->body;
+    }
+    std::map<std::string, Expr> inner;
+    for (auto &c : chain) inner[c.first] = substitute(inner, c.second);
+    const Provide *p = skip_lets(l2->body).as<Provide>();
+    current = p->name;
+    temps = 0;
+    free_temps.clear();
+    current_double = func(p->name).schedule.double_buffer;
+    auto shape_error = [&]() {
+        user_error << "NPU target: Func " << p->name << " is computed over a 3-D loop nest (" << l0->name << ", "
+                   << l1->name << ", " << l2->name << "); the NPU maps only matrix updates C(x, y) = C(x, y) + "
+                   << "A(k, y) * B(x, k) onto TMATMUL, with C stored in L0C (store_in(L0C)), not " << p->values[0];
+    };
+    auto ub = ub_buffer.find(p->name);
+    if (p->args.size() != 2 || ub == ub_buffer.end() || k.buffers[ub->second].memory != "L0C") shape_error();
+    const For *loops[3] = {l0, l1, l2};
+    auto loop_of = [&](const Expr &e) -> const For * {
+        Expr x = expand(substitute(inner, e));
+        const For *found = nullptr;
+        for (const For *l : loops)
+            if (expr_uses_var(x, l->name)) {
+                if (found) return nullptr;
+                found = l;
+            }
+        return found;
+    };
+    const For *fx = loop_of(p->args[0]), *fy = loop_of(p->args[1]), *fk = nullptr;
+    for (const For *l : loops) if (l != fx && l != fy) fk = l;
+    const Add *add = p->values[0].as<Add>();
+    const Mul *mul = add ? (add->b.as<Mul>() ? add->b.as<Mul>() : add->a.as<Mul>()) : nullptr;
+    const Call *self = add ? (add->b.as<Mul>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
+    if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
+    const Call *a = mul->a.as<Call>(), *b = mul->b.as<Call>();
+    if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
+    if (loop_of(a->args[1]) != fy) std::swap(a, b);  // A(k, y), B(x, k) or transposed B(k, x)
+    if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy ||
+        !((loop_of(b->args[0]) == fx && loop_of(b->args[1]) == fk) ||
+          (loop_of(b->args[0]) == fk && loop_of(b->args[1]) == fx)))
+        shape_error();
+    const int64_t *M = const_int(simplify(fy->extent)), *N = const_int(simplify(fx->extent)),
+                  *K = const_int(simplify(fk->extent));
+    user_assert(M && N && K) << "NPU target: Func " << p->name << ": the matrix update's loops " << fy->name << ", "
+                             << fx->name << " and " << fk->name << " have extents " << fy->extent << ", "
+                             << fx->extent << " and " << fk->extent
+                             << "; TMATMUL has a constant shape, so tile C by constants and give the reduction a "
+                                "constant extent";
+    for (const For *l : loops)
+        user_assert(l->for_type == ForType::Serial) << "NPU target: Func " << p->name << ": loop " << l->name
+                                                    << " forms a TMATMUL and must stay serial";
+    Nest na{fy, fk, (int)*M, (int)*K, inner}, nb{fk, fx, (int)*K, (int)*N, inner}, nc{fy, fx, (int)*M, (int)*N, inner};
+    Window w = window(p->name, p->args, nc);
+    const int64_t *o = const_int(ub_offset(p->name, w));
+    user_assert(o && *o == 0 && k.buffers[ub->second].rows == *M && k.buffers[ub->second].cols == (*N + 7) / 8 * 8)
+        << "NPU target: Func " << p->name << " is updated in " << *M << " x " << *N << " tiles of its L0C buffer of "
+        << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols
+        << "; a matrix update covers the whole accumulator: compute_at it at the loop of its consumer's tiles";
+    int ta = stage_operand(a, na, "L0A", out), tb = stage_operand(b, nb, "L0B", out);
+    bool first = zeroed.erase(ub->second) > 0;
+    instr(out, NpuPipe::M,
+          std::string("core.") + (first ? "TMATMUL(" : "TMATMUL_ACC(") + tile_code(ub->second, (int)*M, (int)*N) +
+              ", " + tile_code(ta, (int)*M, (int)*K) + ", " + tile_code(tb, (int)*K, (int)*N) + ");",
+          first ? std::vector<int>{ta, tb} : std::vector<int>{ta, tb, ub->second}, {ub->second});
+}
+
+}  // namespace npu_select
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,90 @@
+// Row and column reductions of a tile (pipe V): a 1-D Func updated over a
+// 2-D nest, f(y) = f(y) + e(r, y) or max(f(y), e(r, y)), becomes one TROWSUM
+// or TROWMAX of e's tile into f's column (TCOLSUM / TCOLMAX when f is
+// indexed by x). Bitwise agreement with the host needs the whole reduction
+// in one instruction, from 0 for a sum (else a CompileError, or fast_math).
+//
+//   for (y, 0, 2) for (r, 0, 1024) row_sum(y) = row_sum(y) + exps(r, y)
+//   ->
+//   TROWSUM(row_sum <- exps)                     V
+#include <cmath>
+#include <sstream>
+
+#include "NpuSelect.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+namespace npu_select {
+
+// The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
+// reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
+// a column reduction (TCOLSUM / TCOLMAX into f's row).
+void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out) {
+    const std::string &f = p->name;
+    Expr self, value;
+    bool sum = false;
+    auto is_self = [&](const Expr &e) {
+        const Call *c = e.as<Call>();
+        return c && c->name == f && c->args.size() == 1 && equal(c->args[0], p->args[0]);
+    };
+    if (const Add *a = p->values[0].as<Add>()) {
+        sum = true;
+        if (is_self(a->a)) value = a->b;
+        else if (is_self(a->b)) value = a->a;
+    } else if (const Max *m = p->values[0].as<Max>()) {
+        if (is_self(m->a)) value = m->b;
+        else if (is_self(m->b)) value = m->a;
+    }
+    user_assert(value.defined())
+        << "NPU target: Func " << f << " is 1-D and computed over a 2-D loop nest (" << n.fy->name << ", "
+        << n.fx->name << "), which the NPU maps onto a row reduction; its update must be " << f << "(y) = " << f
+        << "(y) + e or max(" << f << "(y), e) (TROWSUM, TROWMAX), not " << p->values[0];
+    auto ub = ub_buffer.find(f);
+    user_assert(ub != ub_buffer.end()) << "NPU target: Func " << f
+                                       << " is a reduction stored in GM; the NPU keeps reductions in UB, so "
+                                          "compute_at it inside the loop of its consumer's tiles";
+    Window w = window(f, p->args, n);
+    const int64_t *o = const_int(ub_offset(f, w));
+    user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffer at an offset; compute "
+                              << f << " at the loop of the tiles that read it, over the same rows";
+    bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
+    const For *rl = rows ? n.fx : n.fy;
+    // Bitwise agreement with the host: TROWSUM adds left to right from 0,
+    // so the whole reduction must be this one instruction, from 0.
+    const FunctionContents &fc = func(f);
+    bool whole = false;
+    if (!fc.updates.empty() && fc.updates[0].rdom)
+        for (const auto &rv : fc.updates[0].rdom->vars)
+            whole |= is_zero(simplify(expand(substitute(n.lets, rl->extent)) - expand(rv.extent)));
+    Expr init = fc.init.values.empty() ? Expr() : fc.init.values[0];
+    bool identity = init.defined() && (sum ? is_zero(init)
+                                           : init.as<FloatImm>() && std::isinf(init.as<FloatImm>()->value) &&
+                                                 init.as<FloatImm>()->value < 0);
+    user_assert(!sum || (whole && identity) || target.has(Target::FastMath))
+        << "NPU target: Func " << f << " sums over " << rl->name << " with TROWSUM, which adds a whole row left "
+        << "to right starting from 0; "
+        << (whole ? "its pure definition starts from " + to_string_expr(init)
+                  : std::string("the tile covers only part of the reduction domain (it is split)"))
+        << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
+           "one tile, or compile with target feature fast_math to allow the reassociation";
+    const char *op = rows ? (sum ? "TROWSUM" : "TROWMAX") : (sum ? "TCOLSUM" : "TCOLMAX");
+    Operand v = select(value, -1, n, out);
+    auto [r, c] = window_shape(w.shape, n.R, n.C);
+    if (whole && identity) {  // the instruction computes the Func's final value
+        instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(ub->second, r, c) + ", " + v.code + ");",
+              {v.buffer}, {ub->second});
+        release(v, -1);
+        return;
+    }
+    int t = temp(r, c);
+    instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(t, r, c) + ", " + v.code + ");", {v.buffer}, {t});
+    std::string d = tile_code(ub->second, r, c);
+    instr(out, NpuPipe::V, std::string("core.") + (sum ? "TADD(" : "TMAX(") + d + ", " + d + ", " + tile_code(t, r, c) + ");",
+          {ub->second, t}, {ub->second});
+}
+
+}  // namespace npu_select
+}  // namespace internal
+}  // namespace kiln
