@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 #include <vector>
 
+#include "ExprKey.h"
 #include "IRPrinter.h"
 #include "IRVisitor.h"
 #include "Substitute.h"
@@ -34,33 +34,21 @@ int64_t floor_mod(int64_t a, int64_t b) {
 // Signed integer types where the no-overflow assumption holds.
 bool is_index_type(Type t) { return t.is_int() && t.bits >= 32; }
 
-// The printed text of an atom, remembered per node (the cache holds the
-// node, so its address is not reused while cached): bounds inference
-// simplifies the same subexpressions again and again, and printing them
-// dominated lowering.
-const std::string &atom_key(const Expr &atom) {
-    thread_local std::unordered_map<const void *, std::pair<Expr, std::string>> cache;
-    auto it = cache.find(atom.get());
-    if (it != cache.end()) return it->second.second;
-    if (cache.size() >= 16384) cache.clear();
-    return cache.emplace(atom.get(), std::make_pair(atom, to_string(atom))).first->second.second;
-}
-
 // A sum of terms coeff*atom plus a constant, for canonicalizing int sums.
-// Atoms are compared and ordered by their printed text (atom_key).
+// Atoms are compared and ordered by their printed text (expr_key).
 struct Linear {
     struct Term {
         Expr first;        // the atom
         int64_t second;    // its coefficient
-        std::string key;   // to_string(first)
+        ExprKey key;       // to_string(first)
     };
     std::vector<Term> terms;  // sorted by key after normalize()
     int64_t constant = 0;
 
-    void add_term(const Expr &atom, int64_t c, std::string key = std::string()) {
-        if (key.empty()) key = atom_key(atom);
+    void add_term(const Expr &atom, int64_t c, ExprKey key = nullptr) {
+        if (!key) key = expr_key(atom);
         for (auto &t : terms) {
-            if (t.key == key) {
+            if (t.key == key || *t.key == *key) {
                 t.second += c;
                 return;
             }
@@ -77,7 +65,7 @@ struct Linear {
     }
     void normalize() {
         terms.erase(std::remove_if(terms.begin(), terms.end(), [](auto &t) { return t.second == 0; }), terms.end());
-        std::stable_sort(terms.begin(), terms.end(), [](auto &a, auto &b) { return a.key < b.key; });
+        std::stable_sort(terms.begin(), terms.end(), [](auto &a, auto &b) { return *a.key < *b.key; });
     }
 };
 

@@ -1,5 +1,6 @@
 #include "Substitute.h"
 
+#include "ExprKey.h"
 #include "IRPrinter.h"
 #include "IRVisitor.h"
 
@@ -91,7 +92,8 @@ bool equal(const Expr &a, const Expr &b) {
     if (a.same_as(b)) return true;
     if (!a.defined() || !b.defined()) return false;
     if (a.type() != b.type() || a->node_type != b->node_type) return false;
-    return to_string(a) == to_string(b);
+    ExprKey ka = expr_key(a), kb = expr_key(b);
+    return ka == kb || *ka == *kb;
 }
 
 }  // namespace internal
