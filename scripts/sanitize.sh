@@ -32,6 +32,10 @@ cmake -S . -B "$build" "${gen[@]}" "${cache[@]}" -DCMAKE_BUILD_TYPE=RelWithDebIn
       -DCMAKE_SHARED_LINKER_FLAGS="$flags"
 targets=()
 for t in "${tiers[@]}"; do targets+=(--target "kiln_test_$t"); done
+# The apps tier also runs the programs kiln-lab and the AOT image apps.
+for t in "${tiers[@]}"; do
+    [ "$t" = apps ] && targets+=(--target kiln-lab --target kiln-blur --target kiln-unsharp --target kiln-harris)
+done
 cmake --build "$build" -j2 "${targets[@]}"
 labels=$(IFS='|'; echo "${tiers[*]}")
 ctest --test-dir "$build" -L "^($labels)\$" --output-on-failure -j2
