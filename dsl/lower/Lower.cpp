@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
@@ -23,6 +24,7 @@
 #include "VectorizeLoops.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
+#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -50,6 +52,21 @@ private:
     }
     bool debug, timing;
 };
+
+// For each loop a schedule file made vectorized or unrolled, the
+// directive's "file:line:col: ", which those passes' errors start with.
+std::map<std::string, std::string> loop_origins(const Environment &env) {
+    std::map<std::string, std::string> origins;
+    for (const auto &kv : env) {
+        const FunctionContents &f = *kv.second;
+        for (int k = 0; k < f.num_stages(); k++)
+            for (const Dim &d : f.stage(k).schedule.dims) {
+                std::string at = loop_origin(f, k, d.var);
+                if (!at.empty()) origins[f.name + ".s" + std::to_string(k) + "." + d.var] = at;
+            }
+    }
+    return origins;
+}
 
 }  // namespace
 
@@ -120,8 +137,9 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = log.run("simplify", [&] { return simplify(s); });
     s = log.run("storage flattening", [&] { return storage_flattening(s, env); });
     s = log.run("simplify", [&] { return simplify(s); });
-    s = log.run("unroll loops", [&] { return unroll_loops(s); });
-    s = log.run("vectorize loops", [&] { return vectorize_loops(s); });
+    std::map<std::string, std::string> origins = loop_origins(env);
+    s = log.run("unroll loops", [&] { return unroll_loops(s, origins); });
+    s = log.run("vectorize loops", [&] { return vectorize_loops(s, origins); });
     s = log.run("partition loops", [&] { return partition_loops(s); });
     s = log.run("simplify", [&] { return simplify(s); });
 

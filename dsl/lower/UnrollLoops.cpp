@@ -9,7 +9,11 @@ namespace internal {
 namespace {
 
 class Unroll : public IRMutator {
+public:
+    explicit Unroll(const std::map<std::string, std::string> &o) : origins(o) {}
+
 protected:
+    const std::map<std::string, std::string> &origins;
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         if (op->for_type != ForType::Unrolled) {
@@ -17,7 +21,8 @@ protected:
             return For::make(op->name, op->min, op->extent, op->for_type, body);
         }
         const int64_t *n = as_const_int(op->extent);
-        user_assert(n) << "Loop " << op->name << " is scheduled unroll(), but its extent " << op->extent
+        auto origin = origins.find(op->name);
+        user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled unroll(), but its extent " << op->extent
                        << " is not a constant; use unroll(var, factor) to split off a constant-size loop, or "
                           "bound() the Func's size";
         user_assert(*n <= 1024) << "Loop " << op->name << " is scheduled unroll() with extent " << *n
@@ -30,7 +35,9 @@ protected:
 
 }  // namespace
 
-Stmt unroll_loops(const Stmt &s) { return Unroll().mutate(s); }
+Stmt unroll_loops(const Stmt &s, const std::map<std::string, std::string> &origins) {
+    return Unroll(origins).mutate(s);
+}
 
 }  // namespace internal
 }  // namespace kiln

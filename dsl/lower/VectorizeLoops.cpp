@@ -253,7 +253,11 @@ public:
 };
 
 class Vectorize : public IRMutator {
+public:
+    explicit Vectorize(const std::map<std::string, std::string> &o) : origins(o) {}
+
 protected:
+    const std::map<std::string, std::string> &origins;
     Stmt visit(const For *op) override {
         if (op->for_type == ForType::Vectorized) {
             HasVectorLoop inner;
@@ -269,7 +273,8 @@ protected:
             return For::make(op->name, op->min, op->extent, op->for_type, body);
         }
         const int64_t *n = as_const_int(op->extent);
-        user_assert(n) << "Loop " << op->name << " is scheduled vectorize(), but its extent " << op->extent
+        auto origin = origins.find(op->name);
+        user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled vectorize(), but its extent " << op->extent
                        << " is not a constant; use vectorize(var, factor) to split off a constant-size "
                           "loop, or bound() the Func's size";
         Stmt serial = For::make(op->name, op->min, op->extent, ForType::Serial, body);
@@ -299,7 +304,9 @@ protected:
 
 }  // namespace
 
-Stmt vectorize_loops(const Stmt &s) { return Vectorize().mutate(s); }
+Stmt vectorize_loops(const Stmt &s, const std::map<std::string, std::string> &origins) {
+    return Vectorize(origins).mutate(s);
+}
 
 }  // namespace internal
 }  // namespace kiln

@@ -15,13 +15,18 @@
 // the loop scalar. A load through a clamped ramp (boundary conditions) also
 // gets a dense fast path: select(lo <= b && b + 7 <= hi, dense load, gather).
 // Precondition: storage flattening and unrolling have run, simplified.
+// A vectorized loop of non-constant extent is a user error naming the loop,
+// prefixed with `origins[loop]` (the .sched directive's "file:line:col: ").
 #pragma once
+#include <map>
+#include <string>
+
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt vectorize_loops(const Stmt &s);
+Stmt vectorize_loops(const Stmt &s, const std::map<std::string, std::string> &origins = {});
 
 }  // namespace internal
 }  // namespace kiln

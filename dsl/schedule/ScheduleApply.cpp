@@ -13,6 +13,7 @@
 // compute_at/store_at name loops of another Func, which later stanzas may
 // still create, so those names are checked after every directive is applied.
 #include <algorithm>
+#include <map>
 
 #include "ScheduleOrigin.h"
 #include "ScheduleSyntax.h"
@@ -267,6 +268,12 @@ private:
                              "; name it e.g. " + f.name() + "_intm");
         }
 
+        auto loop_types = [&] {
+            std::map<std::string, ForType> t;
+            for (const auto &dim : f.contents()->stage(stage).schedule.dims) t[dim.var] = dim.for_type;
+            return t;
+        };
+        std::map<std::string, ForType> types_before = loop_types();
         Stage st(f.contents(), stage);
         try {
             if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
@@ -309,6 +316,12 @@ private:
         if (n == "compute_root" || n == "compute_at" || n == "compute_inline")
             record_schedule_origin(f.contents(), "compute", at);
         if (n == "store_root" || n == "store_at") record_schedule_origin(f.contents(), "store", at);
+        // ... and so do its errors about the loops this directive made vectorized, unrolled or parallel.
+        for (const auto &t : loop_types()) {
+            auto before = types_before.find(t.first);
+            if (t.second != ForType::Serial && (before == types_before.end() || before->second != t.second))
+                record_loop_origin(f.contents(), stage, t.first, at);
+        }
     }
 };
 

@@ -1,13 +1,17 @@
-// Where a schedule file set each Func's compute and store levels, so that
-// the errors lowering finds in those levels (an illegal compute_at site,
-// storage inside a parallel loop, store_root on an inlined Func) point at
-// the directive responsible, as the parser's and apply()'s errors do:
+// Where a schedule file set each Func's compute and store levels and the
+// type of each loop it made vectorized, unrolled or parallel, so that the
+// errors lowering finds later (an illegal compute_at site, storage inside a
+// parallel loop, store_root on an inlined Func, a vectorized or unrolled loop
+// of non-constant extent) point at the directive responsible, as the
+// parser's and apply()'s errors do:
 //
 //   late.sched:2:4: Func a is scheduled compute_at(c, y), but c does not use a ...
+//   late.sched:3:9: Loop c.s0.x is scheduled vectorize(), but its extent ...
 //
-// ScheduleFile::apply() records a position with the level it set; a later
-// change of that level (from C++, or another file) makes the record stale,
-// and schedule_origin() then gives "". Records follow the Func's lifetime.
+// ScheduleFile::apply() records a position with the level or loop type it
+// set; a later change of it (from C++, or another file) makes the record
+// stale, and schedule_origin() / loop_origin() then give "". Records follow
+// the Func's lifetime.
 #pragma once
 #include <memory>
 #include <string>
@@ -17,7 +21,8 @@
 namespace kiln {
 namespace internal {
 
-// `kind` is "compute" or "store"; `position` is "file:line:col".
+// `kind` is "compute" or "store", or "s<stage>.<loop>" for the type of a
+// loop (Dim::var) of a stage; `position` is "file:line:col".
 void record_schedule_origin(const std::shared_ptr<FunctionContents> &f, const std::string &kind,
                             const std::string &position);
 
@@ -28,6 +33,11 @@ void copy_schedule_origins(const std::shared_ptr<FunctionContents> &from, const 
 // "file:line:col: " if a schedule file set f's `kind` level to what it is
 // now, else "".
 std::string schedule_origin(const FunctionContents &f, const std::string &kind);
+
+// The same for the type of loop `dim` (Dim::var) of stage `stage`.
+void record_loop_origin(const std::shared_ptr<FunctionContents> &f, int stage, const std::string &dim,
+                        const std::string &position);
+std::string loop_origin(const FunctionContents &f, int stage, const std::string &dim);
 
 }  // namespace internal
 }  // namespace kiln

@@ -136,3 +136,28 @@ TEST_CASE("error: a level changed from C++ after the schedule file has no file p
     REQUIRE_COMPILE_ERROR(Pipeline(p.c).lowered_stmt(),
                           Catch::StartsWith("Func a is scheduled compute_at(c, y), but c does not use a"));
 }
+
+TEST_CASE("error: a schedule file's vectorize or unroll of a non-constant extent points at the directive",
+          "[error][sched]") {
+    Blur blur;
+    std::string path = sched_file("late_vectorize.sched", "blur_x: compute_root()\nblur_y: vectorize(x)\n");
+    ScheduleFile::load(path).apply(Pipeline(blur.blur_y));
+    REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
+                          Contains(path + ":2:9: Loop blur_y.s0.x is scheduled vectorize(), but its extent") &&
+                              Contains("is not a constant; use vectorize(var, factor)") && Contains("bound()"));
+    Blur unrolled;
+    path = sched_file("late_unroll.sched", "blur_x: compute_root() unroll(y)\n");
+    ScheduleFile::load(path).apply(Pipeline(unrolled.blur_y));
+    REQUIRE_COMPILE_ERROR(Pipeline(unrolled.blur_y).lowered_stmt(),
+                          Contains(path + ":1:24: Loop blur_x.s0.y is scheduled unroll(), but its extent") &&
+                              Contains("use unroll(var, factor)"));
+}
+
+TEST_CASE("error: a loop type changed from C++ after the schedule file has no file position", "[error][sched]") {
+    Blur blur;
+    std::string path = sched_file("late_cxx_vectorize.sched", "blur_y: vectorize(x)\n");
+    ScheduleFile::load(path).apply(Pipeline(blur.blur_y));
+    blur.blur_y.unroll(blur.x);  // the file's vectorize() no longer holds
+    REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
+                          Catch::StartsWith("Loop blur_y.s0.x is scheduled unroll(), but its extent"));
+}
