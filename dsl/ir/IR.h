@@ -16,7 +16,13 @@
 //    has fast_math, which allows both (Halide's default float mode).
 //  - Operands of a binary node have the same type; bools are UInt(1); the
 //    result of a comparison is Bool with the operands' lane count.
-//  - Select evaluates both sides (they must not have side effects).
+//  - Select's condition is Bool (select() rejects other types, as Halide
+//    does). A scalar condition, or a Broadcast of one, evaluates only the
+//    side it picks, like C's ?: (CodeGen_C and the IR interpreter of
+//    tests/fuzz do so; vectorize_loops relies on it to guard a dense load
+//    that is in bounds only when the condition holds). A vector condition
+//    evaluates both sides and picks per lane, so no side may have side
+//    effects, and bounds inference covers what either side reads.
 //  - Variables are scoped by Let/LetStmt/For; names are dotted paths
 //    ("blur.s0.x.xi") and unique within a lowered pipeline.
 //

@@ -201,7 +201,11 @@ Expr &operator/=(Expr &a, Expr b) { return a = a / b; }
 
 Expr select(Expr c, Expr t, Expr f) {
     check_defined(c, "select");
-    c = as_bool(c, "select");
+    // As in Halide: no implicit "!= 0", which would hide a condition that is
+    // a value by mistake (select(x % 2, ...) meant select(x % 2 == 1, ...)?).
+    user_assert(c.type().is_bool()) << "select: the condition " << to_string(c) << " has type "
+                                    << c.type().to_string() << ", but select() needs a boolean condition; "
+                                    << "compare it, e.g. select(" << to_string(c) << " != 0, ...)";
     match_types(t, f, "select");
     return Select::make(c, t, f);
 }

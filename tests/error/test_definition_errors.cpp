@@ -1,7 +1,8 @@
 // Misuse while writing the algorithm: calls with the wrong arity or a float
 // coordinate, Funcs used before they are defined, Vars missing from the
 // left-hand side, malformed pure and update definitions, RDoms with float
-// bounds, two Funcs with one name, literals that do not fit, unknown targets.
+// bounds, two Funcs with one name, literals that do not fit, a select whose
+// condition is not boolean, unknown targets.
 #include "expect_error.h"
 
 using namespace kiln;
@@ -125,6 +126,20 @@ TEST_CASE("error: integer literals that do not fit the other operand's type", "[
     REQUIRE_COMPILE_ERROR(in(x) + 300, Contains("Integer literal 300 does not fit in type uint8") &&
                                            Contains("cast one side explicitly"));
     REQUIRE_COMPILE_ERROR(in(x) * -1, Contains("Integer literal -1 used with an expression of unsigned type uint8"));
+}
+
+TEST_CASE("error: select with a condition that is not boolean", "[error][definition]") {
+    ImageParam in(UInt(8), 1, "in");
+    Var x("x");
+    // As in Halide: no implicit != 0, which would hide a value used as a condition by mistake.
+    REQUIRE_COMPILE_ERROR(select(x % 2, x, 0), Contains("select: the condition (x % 2) has type int32") &&
+                                                   Contains("select() needs a boolean condition") &&
+                                                   Contains("compare it, e.g. select((x % 2) != 0, ...)"));
+    REQUIRE_COMPILE_ERROR(select(in(x), 1.0f, 0.0f), Contains("has type uint8"));
+    REQUIRE_COMPILE_ERROR(select(cast<float>(x), 1, 0), Contains("has type float32"));
+    REQUIRE_COMPILE_ERROR(select(x, Tuple(x, x), Tuple(0, 0)), Contains("select: the condition x has type int32"));
+    REQUIRE_COMPILE_ERROR(select(x > 0, 1, x, 2, 3), Contains("select: the condition x has type int32"));
+    CHECK_NOTHROW(select(x % 2 != 0, x, 0));
 }
 
 TEST_CASE("error: an unknown target", "[error][definition]") {
