@@ -217,7 +217,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved, const st
         if (pred.defined() && kept->vars.empty()) v = select(pred, v, placeholders[op.x_names[i]]);
         values.push_back(v);
     }
-    if (!kept->vars.empty()) kept->predicate = pred;
+    if (!kept->vars.empty()) kept->predicate = without_rdom_owner(pred, kept.get());  // no cycle
     define(intm, lhs, values, kept);
 
     // f's update becomes the merge of the slices, over the factored loops.

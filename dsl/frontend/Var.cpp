@@ -5,6 +5,7 @@
 
 #include "ir/Function.h"
 #include "ir/IR.h"
+#include "ir/Substitute.h"
 #include "kiln/Func.h"
 #include "kiln/Param.h"
 #include "kiln/RDom.h"
@@ -93,7 +94,8 @@ RDom &RDom::where(Expr predicate) {
     bump_definition_epoch();
     user_assert(predicate.defined()) << "RDom " << name() << ".where(): the condition is undefined";
     Expr p = predicate.type().is_bool() ? predicate : (predicate != 0);
-    contents->predicate = contents->predicate.defined() ? (contents->predicate && p) : p;
+    p = contents->predicate.defined() ? (contents->predicate && p) : p;
+    contents->predicate = without_rdom_owner(p, contents.get());  // no cycle through its own RVars
     return *this;
 }
 const std::string &RDom::name() const {

@@ -60,6 +60,18 @@ protected:
     void visit(const Variable *op) override { result |= op->name == name; }
 };
 
+class DropRDomOwner : public IRMutator {
+public:
+    explicit DropRDomOwner(const ReductionDomainContents *d) : dom(d) {}
+
+protected:
+    const ReductionDomainContents *dom;
+    Expr visit(const Variable *op) override {
+        if (op->rdom.get() != dom) return Expr(op);
+        return Variable::make(op->type, op->name, op->param, nullptr);
+    }
+};
+
 }  // namespace
 
 Expr substitute(const std::map<std::string, Expr> &m, const Expr &e) {
@@ -94,6 +106,10 @@ bool equal(const Expr &a, const Expr &b) {
     if (a.type() != b.type() || a->node_type != b->node_type) return false;
     ExprKey ka = expr_key(a), kb = expr_key(b);
     return ka == kb || *ka == *kb;
+}
+
+Expr without_rdom_owner(const Expr &e, const ReductionDomainContents *dom) {
+    return e.defined() ? DropRDomOwner(dom).mutate(e) : e;
 }
 
 }  // namespace internal

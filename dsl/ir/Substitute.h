@@ -21,6 +21,12 @@ Stmt substitute(const std::map<std::string, Expr> &m, const Stmt &s);
 bool expr_uses_var(const Expr &e, const std::string &name);
 bool stmt_uses_var(const Stmt &s, const std::string &name);
 
+// e with the RVars of `dom` holding no owning pointer to it: for a
+// predicate stored in dom itself (RDom::where(), rfactor), which would
+// otherwise keep dom alive through its own RVars (a reference cycle, a
+// leak). Lowering finds the RVars of a predicate by name.
+Expr without_rdom_owner(const Expr &e, const ReductionDomainContents *dom);
+
 // Structural equality and a total order (for canonical sorting).
 bool equal(const Expr &a, const Expr &b);
 

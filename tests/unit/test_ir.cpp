@@ -4,6 +4,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include <kiln/kiln.h>
+
+#include <memory>
+
+#include "ir/Function.h"
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
 #include "ir/Substitute.h"
@@ -404,4 +409,34 @@ TEST_CASE("expr_uses_var, stmt_uses_var and equal", "[ir][substitute]") {
     CHECK_FALSE(equal(Expr(1), Expr((int64_t)1)));
     CHECK(equal(Expr(), Expr()));
     CHECK_FALSE(equal(x, Expr()));
+}
+
+// Found by the sanitizer run (LeakSanitizer): a where() predicate, or the
+// predicate rfactor() gives the intermediate's RDom, referred to that RDom's
+// own RVars through owning pointers, so the RDom (and all it held) was never
+// freed.
+TEST_CASE("RDom predicates keep no owning pointer to their own RDom", "[ir][regression]") {
+    std::weak_ptr<ReductionDomainContents> where_dom, rfactor_dom;
+    {
+        RDom r(0, 10, "r");
+        r.where(r.x < 5);
+        r.where(r.x != 2);
+        where_dom = r.get();
+        CHECK(to_string(r.get()->predicate) == "((r.x < 5) && (r.x != 2))");
+    }
+    CHECK(where_dom.expired());
+    {
+        ImageParam in(Float(32), 1, "in");
+        RDom r(0, in.width(), "r");
+        Func sum("sum");
+        Var u("u");
+        RVar ro("ro"), ri("ri");
+        sum() = 0.0f;
+        sum() += in(r);
+        sum.update(0).split(r, ro, ri, 8);  // the extent is not a multiple of 8: a guard on ro and ri
+        Func lanes = sum.update(0).rfactor(ri, u);
+        rfactor_dom = lanes.contents()->stage(1).rdom;
+        REQUIRE(rfactor_dom.lock()->predicate.defined());
+    }
+    CHECK(rfactor_dom.expired());
 }
