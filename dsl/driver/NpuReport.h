@@ -3,6 +3,8 @@
 // report's sizes (scalar inputs 0), so the report gains what the machine
 // would do: cycles, GM bytes per direction, DMA bytes per path, the
 // on-chip footprint (peak bytes) per memory and the busy ratio per pipe.
+// Zeros give the figures of any input: the simulator's costs depend on
+// shapes, addresses and flags, never on values (tests/npu checks this).
 //
 //   kiln-gen width=1024 -g softmax -s schedules/softmax/npu.sched -t npu -e report
 //     ->  softmax.report.txt ends with

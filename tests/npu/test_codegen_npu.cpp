@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/JIT.h"
+#include "driver/NpuReport.h"
 #include "ir/Function.h"
 #include "error/expect_error.h"
 
@@ -540,6 +541,38 @@ TEST_CASE("attention on the NPU: Q Kᵀ and P V on TMATMUL, the softmax in UB, o
     CHECK(r[1]["cycles"] < r[0]["cycles"]);
 }
 
+TEST_CASE("the fusion report's NPU figures from zero inputs equal those of the tests' inputs", "[npu][codegen][report]") {
+    // The simulator's costs, DMA bytes, footprints and race check depend on
+    // instruction shapes, addresses and flags, never on values, and the S
+    // pipe's loops on sizes only: zero-filled buffers give the same figures.
+    auto same = [](const json &zero, const json &run) {
+        for (const char *k : {"cycles", "gm_read_bytes", "gm_write_bytes", "dma_bytes", "peak_bytes"}) {
+            INFO(k);
+            CHECK(zero[k] == run[k]);
+        }
+        for (auto &kv : run["pipes"].items()) CHECK(zero["busy_ratio"][kv.key()] == kv.value()["busy_ratio"]);
+    };
+    Buffer<float, 2> in = make_input(), out(W, H);
+    {
+        Softmax s;
+        s.fused(2, true);
+        Pipeline p(s.output);
+        json z = json::parse(internal::npu_report_figures(p, "softmax_zero", p.infer_arguments(),
+                                                          {{"input", {W, H}}, {"output", {W, H}}}, Target("npu"), 0)
+                                 .json);
+        same(z, run_npu(p, in, out, "softmax_values"));
+    }
+    {
+        Blur b;
+        b.npu(64, 32, true);
+        Pipeline p(b.output);
+        json z = json::parse(internal::npu_report_figures(p, "blur_zero", p.infer_arguments(),
+                                                          {{"input", {W, H}}, {"output", {W, H}}}, Target("npu"), 0)
+                                 .json);
+        same(z, run_npu(p, in, out, "blur_values"));
+    }
+}
+
 TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
     auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
     {
@@ -698,6 +731,55 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads input(") &&
                                                Contains("each coordinate must be the tile's own coordinate plus a "
                                                         "constant offset, or that clamped to fixed bounds"));
+    }
+    {
+        Chain c;  // a 3-D Func inside the tile loop
+        Func f3("f3"), out("out");
+        Var z("z");
+        f3(c.x, c.y, z) = c.input(c.x, c.y) * cast<float>(z);
+        out(c.x, c.y) = f3(c.x, c.y, 0) + f3(c.x, c.y, 1);
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        f3.compute_at(out, c.xo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func f3 has 3 dimensions; tiles are 2-D, so NPU Funcs "
+                                                    "have one or two dimensions"));
+    }
+    {
+        Chain c;  // a Tuple-valued Func
+        Func t("t"), out("out");
+        t(c.x, c.y) = Tuple(c.input(c.x, c.y), c.input(c.x, c.y) * 2.0f);
+        out(c.x, c.y) = t(c.x, c.y)[0] + t(c.x, c.y)[1];
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        t.compute_at(out, c.xo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func t has type Tuple; the NPU code generator handles "
+                                                    "float32 Funcs (of one value) only"));
+    }
+    {
+        Chain c;  // stage1 computed in 8-row tiles into its 32-row buffer
+        c.fused(64, 32, false);
+        c.stage1.split(c.y, c.yo, c.yi, 8);
+        REQUIRE_COMPILE_ERROR(source(c.output), Contains("NPU target: Func stage1 is computed in 8 x 64 tiles into a UB "
+                                                         "buffer of 32 x 64; a Func in UB is computed as one tile "
+                                                         "covering its buffer"));
+    }
+    {
+        Gemm g;  // a loop of the matrix update made parallel
+        g.npu(32, false);
+        g.matmul.update().parallel(g.y);
+        REQUIRE_COMPILE_ERROR(source(g.output), Contains("NPU target: Func matmul: loop matmul.s1.y") &&
+                                                    Contains("forms a TMATMUL and must stay serial"));
+    }
+    {
+        Chain c;  // a machine file that does not load
+        c.fused(64, 8, false);
+        ::setenv("KILN_NPU_MACHINE", "/nonexistent/machine.json", 1);
+        std::string message;
+        try {
+            source(c.output);
+        } catch (const CompileError &e) {
+            message = e.what();
+        }
+        ::unsetenv("KILN_NPU_MACHINE");
+        CHECK_THAT(message, Contains("NPU target: KILN_NPU_MACHINE: "));
     }
 }
 
