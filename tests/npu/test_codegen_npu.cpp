@@ -769,6 +769,26 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                                     Contains("forms a TMATMUL and must stay serial"));
     }
     {
+        ImageParam in3(Float(32), 3, "in3");  // a 3-D image read inside a tile
+        Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+        Func out("out");
+        out(x, y) = in3(x, y, 0) * 2.0f;
+        out.tile(x, y, xo, yo, xi, yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads in3 with 3 coordinates; tiles are 2-D"));
+    }
+    {
+        Softmax s;  // the fusion report's NPU figures: a size missing, and sizes the schedule does not fit
+        s.fused(2, false);
+        Pipeline p(s.output);
+        REQUIRE_COMPILE_ERROR(internal::npu_report_figures(p, "sm", p.infer_arguments(), {{"output", {W, H}}},
+                                                           Target("npu"), 0),
+                              Contains("NPU report: no size for buffer input; give it with --estimate input=W[,H]"));
+        REQUIRE_COMPILE_ERROR(internal::npu_report_figures(p, "sm", p.infer_arguments(),
+                                                           {{"input", {64, 4}}, {"output", {64, 4}}}, Target("npu"), 0),
+                              Contains("NPU report: the kernel did not run on the simulator with the report's sizes") &&
+                                  Contains("give sizes the schedule fits with --estimate"));
+    }
+    {
         Chain c;  // a machine file that does not load
         c.fused(64, 8, false);
         ::setenv("KILN_NPU_MACHINE", "/nonexistent/machine.json", 1);
