@@ -629,7 +629,7 @@ void CodeGen_C::visit(const Allocate *op) {
     if (target.has(Target::Trace)) line() << "kiln_trace_realize(\"" << escape(op->name, false) << "\");\n";
     if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
-        line() << "alignas(32) " << type << " " << name << "[" << n << "];\n";
+        line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
     } else {
         std::string heap = names.fresh(name + "_heap");
         // The size is a product of int32 extents: multiply in 64 bits, so

@@ -295,7 +295,7 @@ TEST_CASE("codegen: allocations on the stack and on the heap", "[codegen]") {
     std::string src;
     auto m = jit({"alloc", {buffer("out", Int(32), 1, true)}, body}, &src);
     CHECK(src.find("kiln_heap tmp_heap(out_extent_0, sizeof(int32_t));") != std::string::npos);
-    CHECK(src.find("alignas(32) int32_t small[16];") != std::string::npos);
+    CHECK(src.find("alignas(64) int32_t small[16];") != std::string::npos);
     Halide::Runtime::Buffer<int32_t> out(5000);
     void *args[] = {out.raw_buffer()};
     REQUIRE(m->run(args) == 0);
