@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "codegen/VectorSlots.h"
 #include "ir/IRVisitor.h"
 
 // The runtime files, embedded at build time by cmake/KilnEmbed.cmake.
@@ -198,6 +199,7 @@ private:
     std::string result;                       // of the last expression visited
     std::set<std::tuple<TypeCode, int, int>> vector_types;  // (code, bits, lanes) used
     std::map<std::string, int> mask_bits_of;  // lane width of bool-vector variables
+    std::map<std::string, int> slot_lanes;    // stack arrays of vectors (VectorSlots.h): their lanes
     int wanted_mask_bits = 32;                // for bool vectors of no natural width
 
     using IRVisitor::visit;
@@ -456,6 +458,7 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
     std::string v = is_bool ? vector_type(TypeCode::UInt, 8, t.lanes) : c_type(t);
     std::string s;
     const Ramp *ramp = index.as<Ramp>();
+    if (slot_lanes.count(name)) return buf + "[" + std::to_string(*as_const_int(ramp->base) / t.lanes) + "]";
     if (const Broadcast *b = index.as<Broadcast>()) {
         std::string scalar = buf + "[" + unparen(print(b->value)) + "]";
         if (is_bool) return "kiln_broadcast<" + mask_type(8, t.lanes) + ">(" + scalar + " ? -1 : 0)";
@@ -608,7 +611,9 @@ void CodeGen_C::visit(const Store *op) {
                                           vector_type(TypeCode::UInt, 8, t.lanes) + ")"
                                     : unparen(print(op->value));
     const Ramp *ramp = op->index.as<Ramp>();
-    if (ramp && is_one(ramp->stride)) {
+    if (slot_lanes.count(op->name)) {
+        line() << buf << "[" << *as_const_int(ramp->base) / t.lanes << "] = " << value << ";\n";
+    } else if (ramp && is_one(ramp->stride)) {
         line() << "kiln_store" << count_args(t.lanes) << "(" << buf << " + " << print(ramp->base) << ", "
                << value << ");\n";
     } else {
@@ -627,7 +632,15 @@ void CodeGen_C::visit(const Realize *op) {
 void CodeGen_C::visit(const Allocate *op) {
     std::string name = names.get(op->name), type = scalar_c_type(op->type.element_of());
     if (target.has(Target::Trace)) line() << "kiln_trace_realize(\"" << escape(op->name, false) << "\");\n";
-    if (allocation_on_stack(op)) {
+    const int lanes = allocation_on_stack(op) ? vector_slot_lanes(op) : 0;
+    if (lanes) {
+        // Whole vectors at constant offsets only: an array of vectors, whose
+        // slots g++ keeps in registers (VectorSlots.h).
+        Type t = op->type.element_of();
+        line() << "alignas(64) " << vector_type(t.code, t.bits, lanes) << " " << name << "["
+               << *as_const_int(op->size) / lanes << "];\n";
+        slot_lanes[op->name] = lanes;
+    } else if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
         line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
     } else {
@@ -651,6 +664,7 @@ void CodeGen_C::visit(const Allocate *op) {
         line() << type << " *" << name << " = (" << type << " *)" << heap << ".ptr;\n";
     }
     include(op->body);
+    slot_lanes.erase(op->name);
 }
 
 void CodeGen_C::visit(const Block *op) {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "codegen/CodeGen_C.h"
+#include "codegen/VectorSlots.h"
 #include "driver/JIT.h"
 #include "ir/IR.h"
 #include "kiln_runtime.h"
@@ -300,6 +301,47 @@ TEST_CASE("codegen: allocations on the stack and on the heap", "[codegen]") {
     void *args[] = {out.raw_buffer()};
     REQUIRE(m->run(args) == 0);
     for (int k = 0; k < 5000; k++) CHECK(out(k) == k * k + k % 16);
+}
+
+TEST_CASE("codegen: a register block of whole vectors is an array of vectors", "[codegen]") {
+    // acc holds two 8-lane vectors, read and written only whole at constant
+    // offsets (the accumulators of an unrolled, vectorized update): emitted as
+    // `int32x8 acc[2]`, each slot a vector variable g++ keeps in a register
+    // (codegen/VectorSlots.h). part is also read by one scalar: it stays a
+    // scalar array with kiln_load/kiln_store.
+    auto slot = [](const std::string &buf, int base) { return Load::make(Int(32, 8), buf, ramp(Expr(base), 8)); };
+    Expr k = var("k");
+    Stmt init = Block::make(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(0), 8)),
+                            Store::make("acc", bcast(Expr(0), 8), ramp(Expr(8), 8)));
+    Stmt update = loop("k", 0, 4,
+                       Block::make(Store::make("acc", slot("acc", 0) + bcast(k, 8), ramp(Expr(0), 8)),
+                                   Store::make("acc", slot("acc", 8) + bcast(k * 2, 8), ramp(Expr(8), 8))));
+    Stmt part = Block::make(Store::make("part", slot("acc", 8), ramp(Expr(0), 8)),
+                            Store::make("out", slot("acc", 0) + bcast(Load::make(Int(32), "part", Expr(3)), 8),
+                                        ramp(Expr(0), 8)));
+    Stmt body = Allocate::make("acc", Int(32), Expr(16),
+                               Allocate::make("part", Int(32), Expr(8), Block::make(init, Block::make(update, part))));
+    std::string src;
+    auto m = jit({"slots", {buffer("out", Int(32), 1, true)}, body}, &src);
+    CHECK(src.find("alignas(64) int32x8 acc[2];") != std::string::npos);
+    CHECK(src.find("acc[1] = acc[1] + kiln_broadcast<int32x8>(k * 2);") != std::string::npos);
+    CHECK(src.find("alignas(64) int32_t part[8];") != std::string::npos);
+    CHECK(src.find("kiln_store(part + 0, acc[1]);") != std::string::npos);
+    Halide::Runtime::Buffer<int32_t> out(8);
+    void *args[] = {out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    for (int i = 0; i < 8; i++) CHECK(out(i) == 6 + 12);
+
+    // Not slots: an offset that is not constant, or not a multiple of the lanes, or two widths.
+    auto lanes_of = [](Stmt s) {
+        Stmt a = Allocate::make("acc", Int(32), Expr(16), std::move(s));
+        return vector_slot_lanes(a.as<Allocate>());
+    };
+    CHECK(lanes_of(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(8), 8))) == 8);
+    CHECK(lanes_of(Store::make("acc", bcast(Expr(0), 8), ramp(k, 8))) == 0);
+    CHECK(lanes_of(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(4), 8))) == 0);
+    CHECK(lanes_of(Block::make(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(0), 8)),
+                               Store::make("acc", bcast(Expr(0), 4), ramp(Expr(8), 4)))) == 0);
 }
 
 TEST_CASE("codegen: a failing assert returns its code with its message", "[codegen][error]") {
