@@ -15,20 +15,23 @@ using namespace Halide;
 
 int vector_size() { return get_host_target().natural_vector_size<float>(); }
 
-// schedules/gemm/host_tiled.sched
+// schedules/gemm/host_tiled.sched. B is read through Func(B), so that
+// B.in(matmul) can be scheduled as Kiln's wrapper of the input is.
 Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activation act) {
-    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
     RDom k(0, A.width(), "k");
-    Func matmul("matmul"), output("output");
+    Func b_in(B), matmul("matmul"), output("output");
     matmul(x, y) = 0.0f;
-    matmul(x, y) += A(k, y) * B(x, k);
+    matmul(x, y) += A(k, y) * b_in(x, k);
     Expr v = matmul(x, y) + bias(x);
     output(x, y) = act == Activation::Relu ? max(v, 0.0f)
                                            : 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
     const int n = vector_size();
-    output.tile(x, y, xi, yi, n * 2, 8).vectorize(xi, n).unroll(xi).unroll(yi).parallel(y);
-    matmul.compute_at(output, x).vectorize(x, n).unroll(x).unroll(y);
+    output.split(x, xo, xi, n * 2).split(y, yo, yi, n * 3 / 4).reorder(xi, yi, yo, xo);
+    output.vectorize(xi, n).unroll(xi).unroll(yi).parallel(xo);
+    matmul.compute_at(output, yo).vectorize(x, n).unroll(x).unroll(y);
     matmul.update(0).reorder(x, y, k).vectorize(x, n).unroll(x).unroll(y);
+    b_in.in(matmul).compute_at(output, xo);
     return Pipeline(output);
 }
 

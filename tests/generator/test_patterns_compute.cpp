@@ -58,7 +58,7 @@ Buffer<float> gemm_agree(const GemmKernel (&k)[3], Buffer<float> &a, Buffer<floa
 }  // namespace
 
 TEST_CASE("generator: gemm schedules agree and compute relu(A B + bias) and gelu(A B + bias)", "[generator][gemm]") {
-    const int n = 75, m = 21, k = 37;  // not multiples of the 2-vector x 8-row tile
+    const int n = 75, m = 21, k = 37;  // not multiples of the tiles (2 vectors x 8 or 12 rows)
     Buffer<float> a(k, m), b(n, k), bias(n);
     fill_random(a, -1, 1, 1);
     fill_random(b, -1, 1, 2);
