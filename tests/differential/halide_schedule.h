@@ -31,7 +31,9 @@ namespace kd {
 // Every directive of `file` applied to `funcs` (by Func name); `rvars` maps
 // the RDom names the file uses to Halide's RVars.
 // An rfactor directive adds its intermediate to the Funcs by the name the
-// file gives it, for the later stanzas.
+// file gives it, for the later stanzas. A wrapper stanza ("B.in(matmul):")
+// schedules funcs["B"].in(funcs["matmul"]); an input read through a wrapper
+// is given as a Func over its buffer (Halide::Func(buffer)).
 inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, Halide::Func> funcs,
                          const std::map<std::string, Halide::RVar> &rvars = {}) {
     using Halide::TailStrategy;
@@ -49,6 +51,11 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
         header.name = s.func;
         header.line = s.line;
         Halide::Func f = func(s.func, header);
+        if (s.wrapper) {  // "f.in(g, h):" / "f.in():", the same wrapper Kiln makes
+            std::vector<Halide::Func> of;
+            for (const std::string &g : s.wrapper_of) of.push_back(func(g, header));
+            f = of.empty() ? f.in() : of.size() == 1 ? f.in(of[0]) : f.in(of);
+        }
         Halide::Stage st = s.stage < 0 ? Halide::Stage(f) : f.update(s.stage);
         for (const kiln::ScheduleDirective &d : s.directives) {
             const std::vector<std::string> &a = d.args;
