@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "ExprKey.h"
@@ -555,9 +556,57 @@ protected:
             if (const auto *ib = b.as<Max>(); !is_min && ib && (equal(ib->a, a) || equal(ib->b, a))) return b;
             if (const auto *ia = a.as<Min>(); is_min && ia && (equal(ia->a, b) || equal(ia->b, b))) return a;
             if (const auto *ia = a.as<Max>(); !is_min && ia && (equal(ia->a, b) || equal(ia->b, b))) return a;
+            if (Expr pruned = prune_chain(a, b, k); pruned.defined()) return pruned;
             if (is_const(a) && !is_const(b)) std::swap(a, b);
         }
         return is_min ? Min::make(a, b) : Max::make(a, b);
+    }
+
+    // A chain of mins (or maxes) whose operands are ordered by a constant
+    // bound on their difference keeps only the operands that can win:
+    //
+    //   min(min(e, x - 1), x)      ->  min(e, x - 1)
+    //   min(min(x, e), x - 1)      ->  min(e, x - 1)
+    //
+    // Unions of the regions a stencil's taps read are such chains (harris:
+    // hundreds of taps of Ix per tile); without this they grew with every
+    // tap. Survivors keep their order. Chains longer than 16 are left alone
+    // (the pairwise test is quadratic).
+    Expr prune_chain(const Expr &a, const Expr &b, IRNodeType k) {
+        if (a->node_type != k && b->node_type != k) return Expr();
+        const bool is_min = k == IRNodeType::Min;
+        std::vector<Expr> ops;
+        std::function<void(const Expr &)> flatten = [&](const Expr &e) {
+            if (ops.size() > 16) return;
+            const auto *mn = is_min ? e.as<Min>() : nullptr;
+            const auto *mx = is_min ? nullptr : e.as<Max>();
+            if (mn) flatten(mn->a), flatten(mn->b);
+            else if (mx) flatten(mx->a), flatten(mx->b);
+            else ops.push_back(e);
+        };
+        flatten(a);
+        flatten(b);
+        if (ops.size() > 16) return Expr();
+        std::vector<bool> dead(ops.size(), false);
+        bool any = false;
+        for (size_t i = 0; i < ops.size(); i++) {
+            for (size_t j = i + 1; j < ops.size() && !dead[i]; j++) {
+                int64_t lo, hi;
+                if (dead[j] || !diff_bounds(ops[i], ops[j], lo, hi)) continue;
+                // ops[i] <= ops[j]: a min drops j, a max drops i; and conversely.
+                if (hi <= 0) dead[is_min ? j : i] = true;
+                else if (lo >= 0) dead[is_min ? i : j] = true;
+                else continue;
+                any = true;
+            }
+        }
+        if (!any) return Expr();
+        Expr r;
+        for (size_t i = 0; i < ops.size(); i++) {
+            if (dead[i]) continue;
+            r = !r.defined() ? ops[i] : is_min ? Min::make(r, ops[i]) : Max::make(r, ops[i]);
+        }
+        return r;
     }
     Expr visit(const Min *op) override { return visit_minmax(Expr(op), mutate(op->a), mutate(op->b), true); }
     Expr visit(const Max *op) override { return visit_minmax(Expr(op), mutate(op->a), mutate(op->b), false); }

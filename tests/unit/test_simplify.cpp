@@ -170,6 +170,16 @@ TEST_CASE("Simplify: min and max", "[simplify]") {
         CHECK(simp(max(max(x, y), y)) == "max(x, y)");
         CHECK(simp(min(min(y, x), x)) == "min(y, x)");
     }
+    SECTION("chains keep only the operands that can win") {
+        // The union of the regions stencil taps read (bounds inference).
+        CHECK(simp(min(min(z, y - 1), y)) == "min(z, (y - 1))");
+        CHECK(simp(min(min(y, z), y - 1)) == "min(z, (y - 1))");
+        CHECK(simp(max(max(y + 1, z), y)) == "max((y + 1), z)");
+        CHECK(simp(max(y - 1, max(z, y + 1))) == "max(z, (y + 1))");
+        CHECK(simp(min(min(min(z, y + 1), x), y - 1)) == "min(min(z, x), (y - 1))");
+        // No constant bound between the operands: unchanged.
+        CHECK(simp(min(min(z, y), x)) == "min(min(z, y), x)");
+    }
     SECTION("clamps with a common bound merge") {
         CHECK(simp(min(max(x, 0), max(y, 0))) == "max(min(x, y), 0)");
         CHECK(simp(max(max(x, 0), max(y, 0))) == "max(max(x, y), 0)");
