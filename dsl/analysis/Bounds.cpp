@@ -245,15 +245,20 @@ protected:
     void visit(const Or *op) override { bool_result(op->type); }
     void visit(const Not *op) override { bool_result(op->type); }
     void visit(const Select *op) override {
-        // abs(x) is select(x < 0, 0 - x, x): never negative.
+        // abs(x) is select(x < 0, 0 - x, x), or for a signed x
+        // select(x < 0, 0 - u, u) with u = cast<unsigned>(x): never negative.
         const auto *lt = op->condition.as<LT>();
         const auto *neg = op->true_value.as<Sub>();
-        if (lt && neg && is_zero(lt->b) && is_zero(neg->a) && equal(neg->b, lt->a) && equal(op->false_value, lt->a)) {
+        const auto *u = op->false_value.as<Cast>();
+        bool same = lt && (equal(op->false_value, lt->a) || (u && u->type.is_uint() && equal(u->value, lt->a)));
+        if (same && neg && is_zero(lt->b) && is_zero(neg->a) && equal(neg->b, op->false_value)) {
             Interval x = of(lt->a);
             if (x.bounded()) {
-                Expr z = make_zero(op->type);
-                result = Interval(smax(smax(x.min, simplify(Sub::make(z, x.max))), z),
-                                  smax(simplify(Sub::make(z, x.min)), x.max));
+                Expr z = make_zero(x.min.type());
+                Expr lo = smax(smax(x.min, simplify(Sub::make(z, x.max))), z);
+                Expr hi = smax(simplify(Sub::make(z, x.min)), x.max);
+                if (lo.type() != op->type) lo = simplify(Cast::make(op->type, lo)), hi = simplify(Cast::make(op->type, hi));
+                result = Interval(lo, hi);
                 return;
             }
         }

@@ -229,10 +229,14 @@ Expr abs(Expr a) {
     check_defined(a, "abs");
     Type t = a.type();
     if (t.is_uint()) return a;
-    Expr neg = Sub::make(make_zero(t), a);
-    Expr r = Select::make(LT::make(a, make_zero(t)), neg, a);
-    if (t.is_int()) r = Cast::make(UInt(t.bits, t.lanes), r);
-    return r;
+    if (t.is_int()) {
+        // Negated in the unsigned type, where it wraps: 0 - a in int32 would
+        // overflow (undefined, IR.h) for the most negative value, whose abs
+        // the unsigned result holds.
+        Expr u = Cast::make(UInt(t.bits, t.lanes), a);
+        return Select::make(LT::make(a, make_zero(t)), Sub::make(make_zero(u.type()), u), u);
+    }
+    return Select::make(LT::make(a, make_zero(t)), Sub::make(make_zero(t), a), a);
 }
 Expr cast(Type t, Expr a) {
     check_defined(a, "cast");

@@ -293,3 +293,14 @@ TEST_CASE("Bounds: constant ends past int32 give no bound, not a wrapped one", "
     t.push("x", Interval(-1000, -10));
     CHECK(str(bounds_of_expr_in_scope(Mul::make(var("x"), Expr(-2)), t)) == "[20, 2000]");
 }
+
+// Found by the sanitizer run (UBSan in a kernel of correctness "abs of a
+// signed int"): abs(int32) negated in int32, which overflows for INT32_MIN
+// although the uint32 result holds 2^31. It now negates in the unsigned
+// type; the bounds still see that abs is never negative.
+TEST_CASE("Bounds: abs of a signed value, negated in the unsigned type", "[bounds][regression]") {
+    CHECK(to_string(abs(y)) == "select((y < 0), ((uint32)0 - uint32(y)), uint32(y))");
+    CHECK(bounds(abs(y)) == "[(uint32)0, (uint32)5]");
+    CHECK(bounds(abs(n)) == "[uint32(max(max(a, (0 - b)), 0)), uint32(max((0 - a), b))]");
+    CHECK(bounds(cast<int>(abs(y - 7))) == "[2, 10]");
+}
