@@ -58,9 +58,11 @@ public:
             if (it == env.end()) throw std::runtime_error("unbound variable " + v->name);
             return it->second;
         }
-        if (const auto *op = e.as<Add>()) return check(eval(op->a) + eval(op->b));
-        if (const auto *op = e.as<Sub>()) return check(eval(op->a) - eval(op->b));
-        if (const auto *op = e.as<Mul>()) return check(eval(op->a) * eval(op->b));
+        // + - * of values that already left int32 may leave int64 too: flagged, never undefined.
+        int64_t r;
+        if (const auto *op = e.as<Add>()) return check(__builtin_add_overflow(eval(op->a), eval(op->b), &r), &r);
+        if (const auto *op = e.as<Sub>()) return check(__builtin_sub_overflow(eval(op->a), eval(op->b), &r), &r);
+        if (const auto *op = e.as<Mul>()) return check(__builtin_mul_overflow(eval(op->a), eval(op->b), &r), &r);
         if (const auto *op = e.as<Div>()) return euclid_div(eval(op->a), eval(op->b));
         if (const auto *op = e.as<Mod>()) return euclid_mod(eval(op->a), eval(op->b));
         if (const auto *op = e.as<Min>()) return std::min(eval(op->a), eval(op->b));
@@ -93,9 +95,10 @@ public:
     }
 
 private:
-    int64_t check(int64_t v) {
-        if (v > INT32_MAX || v < INT32_MIN) overflow = true;
-        return v;
+    // The result *v of an operation that reported whether it left int64.
+    int64_t check(bool left_int64, const int64_t *v) {
+        if (left_int64 || *v > INT32_MAX || *v < INT32_MIN) overflow = true;
+        return *v;
     }
 };
 

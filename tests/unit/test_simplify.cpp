@@ -423,3 +423,19 @@ TEST_CASE("Simplify: random int32 expressions keep their value", "[simplify][ran
 TEST_CASE("Simplify: random expressions with negative divisors keep their value", "[simplify][random][regression]") {
     CHECK(check_random_simplification(kiln_test::RandomExprs::AnyExpr, 777u, 2000) == 0);
 }
+
+// Found by the sanitizer run (UBSan in the fuzz tier): the 64-bit reference
+// interpreter multiplied values that had already left int32 until they left
+// int64, which is undefined; such points are now flagged (and skipped).
+TEST_CASE("reference interpreter: values past int64 are flagged, not undefined", "[simplify][regression]") {
+    kiln_test::Interpreter in;
+    in.env["x"] = 1073741845;
+    Expr x = var("x");
+    Expr e = x * x * x * 16;
+    in.eval(e);
+    CHECK(in.overflow);
+    kiln_test::Interpreter small;
+    small.env["x"] = 3;
+    CHECK(small.eval(e) == 432);
+    CHECK(!small.overflow);
+}
