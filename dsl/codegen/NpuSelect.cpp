@@ -185,8 +185,8 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         << "NPU target: Func " << r->name << " is stored in " << to_string(m)
         << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
            "L0A, L0B and L0C hold matrix operands)";
-    const int64_t *e0 = const_int(simplify(r->bounds[0].extent));
-    const int64_t *e1 = dims == 2 ? const_int(simplify(r->bounds[1].extent)) : e0;
+    Expr x0 = simplify(r->bounds[0].extent), x1 = dims == 2 ? simplify(r->bounds[1].extent) : x0;
+    const int64_t *e0 = const_int(x0), *e1 = const_int(x1);
     user_assert(e0 && e1) << "NPU target: Func " << r->name << " is stored in UB over a region of "
                           << r->bounds[0].extent << (dims == 2 ? " x " : "")
                           << (dims == 2 ? r->bounds[1].extent : Expr())
@@ -432,7 +432,8 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     temps = 0;
     free_temps.clear();
     current_double = func(p->name).schedule.double_buffer;
-    const int64_t *ey = fy ? const_int(simplify(fy->extent)) : nullptr, *ex = fx ? const_int(simplify(fx->extent)) : nullptr;
+    Expr ey_e = fy ? simplify(fy->extent) : Expr(), ex_e = fx ? simplify(fx->extent) : Expr();
+    const int64_t *ey = fy ? const_int(ey_e) : nullptr, *ex = fx ? const_int(ex_e) : nullptr;
     check_npu_tile(p->name, fy, fx, ey, ex);
     if (inner)
         user_assert(ey && ex) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
@@ -457,7 +458,8 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     auto ub = ub_buffer.find(p->name);
     if (ub != ub_buffer.end()) {
         const NpuBuffer &buf = k.buffers[ub->second];
-        const int64_t *o = const_int(ub_offset(p->name, w));
+        Expr offset = ub_offset(p->name, w);
+        const int64_t *o = const_int(offset);
         user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols

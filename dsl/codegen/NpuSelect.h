@@ -25,7 +25,10 @@ namespace internal {
 namespace npu_select {
 
 inline std::string c_name(const std::string &ir) { return npu_c_name(ir); }
+// A pointer into e's IntImm, so e must outlive it: binding a temporary (the
+// result of simplify()) left it dangling (found by AddressSanitizer).
 const int64_t *const_int(const Expr &e);
+const int64_t *const_int(Expr &&) = delete;
 // Scalar C++ for an expression of loop variables, lets and Params.
 std::string scalar(const Expr &e);
 

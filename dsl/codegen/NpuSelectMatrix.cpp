@@ -42,7 +42,8 @@ int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0,
         // A Func the vector unit computed (attention's P): UB -> L1 (TMOV, MTE3) -> L0A/L0B (TMOV, MTE1).
         Window w = window(c->name, c->args, n);
         const NpuBuffer &buf = k.buffers[ub->second];
-        const int64_t *o = const_int(ub_offset(c->name, w));
+        Expr offset = ub_offset(c->name, w);
+        const int64_t *o = const_int(offset);
         user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
             << "NPU target: Func " << current << " multiplies " << c->name << ", which is in UB as "
             << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
@@ -140,8 +141,8 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
         !((loop_of(b->args[0]) == fx && loop_of(b->args[1]) == fk) ||
           (loop_of(b->args[0]) == fk && loop_of(b->args[1]) == fx)))
         shape_error();
-    const int64_t *M = const_int(simplify(fy->extent)), *N = const_int(simplify(fx->extent)),
-                  *K = const_int(simplify(fk->extent));
+    Expr m = simplify(fy->extent), n_ = simplify(fx->extent), k_ = simplify(fk->extent);
+    const int64_t *M = const_int(m), *N = const_int(n_), *K = const_int(k_);
     user_assert(M && N && K) << "NPU target: Func " << p->name << ": the matrix update's loops " << fy->name << ", "
                              << fx->name << " and " << fk->name << " have extents " << fy->extent << ", "
                              << fx->extent << " and " << fk->extent
@@ -152,7 +153,8 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
                                                     << " forms a TMATMUL and must stay serial";
     Nest na{fy, fk, (int)*M, (int)*K, inner}, nb{fk, fx, (int)*K, (int)*N, inner}, nc{fy, fx, (int)*M, (int)*N, inner};
     Window w = window(p->name, p->args, nc);
-    const int64_t *o = const_int(ub_offset(p->name, w));
+    Expr offset = ub_offset(p->name, w);
+    const int64_t *o = const_int(offset);
     user_assert(o && *o == 0 && k.buffers[ub->second].rows == *M && k.buffers[ub->second].cols == (*N + 7) / 8 * 8)
         << "NPU target: Func " << p->name << " is updated in " << *M << " x " << *N << " tiles of its L0C buffer of "
         << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols

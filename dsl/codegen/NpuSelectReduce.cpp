@@ -46,7 +46,8 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
                                        << " is a reduction stored in GM; the NPU keeps reductions in UB, so "
                                           "compute_at it inside the loop of its consumer's tiles";
     Window w = window(f, p->args, n);
-    const int64_t *o = const_int(ub_offset(f, w));
+    Expr offset = ub_offset(f, w);
+    const int64_t *o = const_int(offset);
     user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffer at an offset; compute "
                               << f << " at the loop of the tiles that read it, over the same rows";
     bool rows = w.shape == Shape::Column;  // one result per row: reduce along x

@@ -12,6 +12,7 @@
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/NpuSelect.h"
 #include "driver/JIT.h"
 #include "driver/NpuReport.h"
 #include "ir/Function.h"
@@ -870,4 +871,25 @@ TEST_CASE("store_in and double_buffer in schedule files", "[npu][codegen][sched]
     Chain d;
     REQUIRE_COMPILE_ERROR(ScheduleFile::parse("stage1: store_in(UB2)", "t.sched").apply(Pipeline(d.output), Target("npu")),
                           Contains("t.sched:1:18") && Contains("the memories are GM, UB, L1, L0A, L0B and L0C"));
+}
+
+// Found by the sanitizer run (AddressSanitizer, heap-use-after-free in
+// kiln-gen for softplus_npu): const_int() returns a pointer into its Expr,
+// and callers passed it temporaries (simplify(), ub_offset()). Binding a
+// temporary no longer compiles.
+namespace {
+template<typename E, typename = void>
+struct const_int_takes : std::false_type {};
+template<typename E>
+struct const_int_takes<E, std::void_t<decltype(kiln::internal::npu_select::const_int(std::declval<E>()))>>
+    : std::true_type {};
+}  // namespace
+
+TEST_CASE("npu_select::const_int refuses a temporary Expr", "[npu][regression]") {
+    STATIC_REQUIRE(const_int_takes<const kiln::Expr &>::value);
+    STATIC_REQUIRE(!const_int_takes<kiln::Expr>::value);
+    kiln::Expr four(4);
+    const int64_t *v = kiln::internal::npu_select::const_int(four);
+    REQUIRE(v);
+    CHECK(*v == 4);
 }
