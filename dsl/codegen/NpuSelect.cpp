@@ -59,6 +59,15 @@ const int64_t *const_int(const Expr &e) {
     return i ? &i->value : nullptr;
 }
 
+namespace {
+// The let, loop or Func whose scalar code is being written, for the error
+// of an expression the S pipe cannot compute.
+thread_local const std::string *scalar_owner = nullptr;
+}  // namespace
+
+ScalarOwner::ScalarOwner(const std::string &name) : previous(scalar_owner) { scalar_owner = &name; }
+ScalarOwner::~ScalarOwner() { scalar_owner = previous; }
+
 std::string scalar(const Expr &e) {
     if (const IntImm *i = e.as<IntImm>()) return "(int32_t)" + std::to_string(i->value);
     if (const FloatImm *f = e.as<FloatImm>()) {
@@ -95,7 +104,12 @@ std::string scalar(const Expr &e) {
     if (const Call *c = e.as<Call>()) {
         if (c->call_type == Call::PureExtern && c->args.size() == 1) return "std::" + c->name + "(" + scalar(c->args[0]) + ")";
     }
-    user_error << "NPU target: the scalar expression " << e << " has no scalar code on the NPU's S pipe";
+    std::string owner = scalar_owner ? *scalar_owner : std::string("a loop bound");
+    user_error << "NPU target: Func " << owner.substr(0, owner.find('.')) << ": " << owner << " needs " << e
+               << ", which has no scalar code on the NPU's S pipe: loop bounds and regions are computed there "
+                  "from integer and float arithmetic, comparisons, select, casts and one-argument math functions "
+                  "of loop variables and scalar Params, never from values read from an image or a Func (a "
+                  "data-dependent bound); give the Func's loops and RDoms bounds that are constants or Params";
     return "";
 }
 
@@ -105,6 +119,7 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
         stmt(b->first, out);
         stmt(b->rest, out);
     } else if (const LetStmt *l = s.as<LetStmt>()) {
+        ScalarOwner owner(l->name);
         out.push_back(NpuItem::line("const " + std::string(l->value.type().is_float() ? "float " : "int32_t ") +
                                     c_name(l->name) + " = " + scalar(l->value) + ";"));
         lets.emplace_back(l->name, l->value);
@@ -123,8 +138,10 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
                    << "), from a GuardWithIf tail; use TailStrategy::ShiftInwards or RoundUp, or tile sizes that "
                       "divide the image";
     } else if (const Provide *p = s.as<Provide>()) {
-        user_error << "NPU target: Func " << p->name << " is computed outside a loop; every stage's innermost "
-                   << "loops become one tile, so the Func needs one or two dimensions";
+        user_error << "NPU target: Func " << p->name << " is computed outside a loop (a Func of no dimensions, or "
+                   << "an update of one point such as " << p->name << "(0, 0) = ...); every stage's innermost "
+                   << "two loops become one tile instruction, so define and update " << p->name
+                   << " over one or two dimensions (pure Vars or an RDom)";
     } else {
         internal_error << "NPU target: unexpected statement " << s;
     }
@@ -147,6 +164,7 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
+    ScalarOwner owner(r->name);
     user_assert(r->types.size() == 1 && r->types[0] == Float(32))
         << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
         << "; the NPU code generator handles float32 Funcs (of one value) only";
@@ -165,9 +183,12 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         user_assert(at_root) << "NPU target: Func " << r->name << " is stored in GM but computed inside a loop (at "
                              << f.schedule.compute_level.to_string()
                              << "); store_in(GM) is for compute_root Funcs: compute_root() it, or store_in(UB)";
-        user_assert(!k.multi_core) << "NPU target: Func " << r->name
-                                   << " is stored in GM between stages, but a loop runs across cores; cores do "
-                                      "not synchronize, so fuse it (compute_at) into the parallel loop";
+        // Not reachable from a schedule: root Funcs are realized before any output's loops, and an earlier
+        // root Func with a parallel loop is either in GM (rejected at that loop, gm_funcs) or in UB / L0C,
+        // where each stage is one tile covering its buffer with no pure loop around it (select_tile) and
+        // the frontend never parallelizes an RVar.
+        internal_assert(!k.multi_core) << "NPU target: Func " << r->name
+                                       << " is stored in GM after a loop across cores";
         user_assert(dims == 2) << "NPU target: Func " << r->name
                                << " is 1-D and stored in GM; the NPU code generator keeps 1-D Funcs (row "
                                   "statistics) in UB, so compute_at it inside the loop of its consumer's tiles";
@@ -236,6 +257,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
            "have no meaning there";
     NpuItem l;
     l.kind = NpuItem::Loop;
+    ScalarOwner owner(f->name);
     std::string v = c_name(f->name), lo = scalar(f->min), ext = scalar(f->extent);
     if (f->for_type == ForType::Parallel) {
         user_assert(loops == 0 && !k.multi_core && gm_funcs.empty())
@@ -276,8 +298,11 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
         bool along_x = args.size() == 2 ? d == 0 : w.shape == Shape::Row;
         const For *l = along_x ? n.fx : n.fy, *other = along_x ? n.fy : n.fx;
         user_assert(l) << "NPU target: Func " << current << " reads " << name << " along "
-                       << (along_x ? "x" : "y") << ", but its tile is 1-D along " << (along_x ? "y" : "x")
-                       << "; a 1-D Func's tile reads only 1-D Funcs of the same orientation";
+                       << (along_x ? "x" : "y") << " (" << name << " is a "
+                       << (along_x ? "row, one value per column" : "column, one value per row") << "), but "
+                       << current << "'s tile is 1-D along " << (along_x ? "y" : "x")
+                       << "; a 1-D Func's tile reads only 1-D Funcs of the same orientation, so read " << name
+                       << " in a 2-D tile or give this use its own Func computed along " << (along_x ? "y" : "x");
         Expr e = expand(substitute(n.lets, args[d]));
         Expr v, lo, hi;  // a clamped coordinate (repeat_edge) whose bounds do not move with the tile
         if (args.size() == 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&

@@ -32,6 +32,13 @@ const int64_t *const_int(Expr &&) = delete;
 // Scalar C++ for an expression of loop variables, lets and Params.
 std::string scalar(const Expr &e);
 
+// While alive, names the let, loop or Func whose bounds scalar() writes (for its error message).
+struct ScalarOwner {
+    explicit ScalarOwner(const std::string &name);
+    ~ScalarOwner();
+    const std::string *previous;
+};
+
 // A tile operand: a window of a buffer (UB), or a scalar.
 struct Operand {
     int buffer = -1;     // -1: scalar

@@ -47,7 +47,7 @@ int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0,
         user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
             << "NPU target: Func " << current << " multiplies " << c->name << ", which is in UB as "
             << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
-            << "compute " << c->name << " at the loop of " << current << "'s tiles over exactly its "
+            << "compute " << c->name << " at the loop of " << current << "'s tiles (compute_at), over exactly its "
             << n.R << " x " << n.C << " window";
         int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, "L1");
         int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0);
@@ -57,9 +57,12 @@ int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0,
         return t;
     }
     user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
-        << "NPU target: Func " << current << " multiplies " << c->name << ", which is not in GM here; the NPU "
-        << "loads matrix operands from GM (inputs or compute_root Funcs) or takes them from UB, through L1 into "
-        << l0;
+        << "NPU target: Func " << current << " multiplies " << c->name << ", which is "
+        << (ub != ub_buffer.end() ? "in " + k.buffers[ub->second].memory : std::string("not in GM here"))
+        << "; the NPU loads matrix operands from GM (inputs or compute_root Funcs) or takes them from UB, through "
+           "L1 into "
+        << l0 << ", so read " << c->name << " through a Func stored in UB (e.g. f(x, y) = " << c->name
+        << "(x, y), compute_at the same loop, store_in(UB)) or compute_root() it in GM";
     // A window read transposed (B(x, k) written K(k, x), as in Q Kᵀ): loaded as the N x K window it is in
     // GM and transposed by the move into L0 (TMOV_T).
     bool transposed = false;

@@ -48,7 +48,10 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     Window w = window(f, p->args, n);
     Expr offset = ub_offset(f, w);
     const int64_t *o = const_int(offset);
-    user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffer at an offset; compute "
+    user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffer at an offset of "
+                              << offset << " elements (its update's tile covers " << n.R << " x " << n.C
+                              << " of it, e.g. after a split of the update's loops); a reduction writes its whole "
+                              << "buffer in one instruction, so do not split the update's pure loops and compute_at "
                               << f << " at the loop of the tiles that read it, over the same rows";
     bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
     const For *rl = rows ? n.fx : n.fy;

@@ -76,8 +76,15 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         return expand_to(ub->second, w.shape, dst, R, C, out);
     }
     bool gm = c->call_type == Call::Image || gm_funcs.count(c->name);
-    user_assert(gm) << "NPU target: Func " << current << " reads Func " << c->name
-                    << ", which is neither in UB nor in GM here";
+    user_assert(!is_output(c->name))
+        << "NPU target: Func " << current << " reads " << c->name << ", the pipeline's output, while computing it; "
+        << "the NPU code generator reads inputs and compute_root Funcs from GM but never reads an output back, so "
+        << "compute the value in a Func of its own (compute_at in UB) and give the output one definition that "
+           "reads it";
+    // Not reachable from a schedule: every Func other than the outputs is realized before its readers run,
+    // into UB or L0C (ub_buffer) or GM (gm_funcs); realize() rejects the other memories.
+    internal_assert(gm) << "NPU target: Func " << current << " reads Func " << c->name
+                        << ", which is neither in UB nor in GM here";
     auto [r, cc] = window_shape(w.shape, R, C);
     // A window loaded earlier in this loop body is loaded once (inputs are never written, GM Funcs not
     // in the loop nests that read them).

@@ -21,8 +21,10 @@
 //              WAIT_FLAG(MTE3, V, 1); TEXP t <- in; SET_FLAG(V, MTE3, 0); WAIT_FLAG(V, MTE3, 0); TSTORE t;
 //              SET_FLAG(V, MTE2, 1); SET_FLAG(MTE3, V, 1) }
 //   WAIT_FLAG(V, MTE2, 1); WAIT_FLAG(MTE3, V, 1); PIPE_BARRIER(ALL)
+#include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "NpuKernel.h"
 #include "ir/Error.h"
@@ -51,6 +53,34 @@ std::vector<NpuItem> *find_body(std::vector<NpuItem> &items) {
     for (NpuItem &i : items)
         if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) return find_body(i.body);
     return nullptr;
+}
+
+// The loops holding the instructions of a nest at the first level with more
+// than one such loop, each with the Funcs its instructions write.
+std::string sibling_loops(const NpuItem &top, const std::vector<NpuBuffer> &buffers) {
+    const std::vector<NpuItem> *level = &top.body;
+    for (;;) {
+        std::vector<const NpuItem *> loops;
+        for (const NpuItem &i : *level)
+            if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) loops.push_back(&i);
+        if (loops.size() != 1) {
+            std::ostringstream s;
+            for (size_t j = 0; j < loops.size(); j++) {
+                std::set<std::string> owners;
+                std::function<void(const std::vector<NpuItem> &)> walk = [&](const std::vector<NpuItem> &items) {
+                    for (const NpuItem &i : items) {
+                        for (int b : i.writes) owners.insert(buffers[b].owner);
+                        walk(i.body);
+                    }
+                };
+                walk(loops[j]->body);
+                s << (j ? "; " : "") << "'" << loops[j]->text << "' writing";
+                for (const std::string &o : owners) s << " " << o;
+            }
+            return s.str();
+        }
+        level = &loops[0]->body;
+    }
 }
 
 struct Access {
@@ -190,8 +220,12 @@ void npu_insert_sync(NpuKernel &k) {
         } else {
             std::vector<NpuItem> *body = find_body(item.body);
             user_assert(body && count_instrs(*body) == count_instrs(item.body))
-                << "NPU target: the tile instructions of one loop nest sit at different loop levels (e.g. one Func "
-                   "computed at y and another at x); compute every Func of a nest at the same loop level";
+                << "NPU target: the tile instructions of one loop nest sit in sibling loops ("
+                << sibling_loops(item, k.buffers)
+                << ") with none in the loop around them; the sync inserter orders the instructions of one loop "
+                   "body, so a Func's tiles must sit in the loop body its consumer's tiles are in: do not split "
+                   "or reorder a stage's reduction (e.g. a matrix update's K) into a loop beside another stage's "
+                   "loops there, or compute_at the Func inside that stage's loop";
             s.run(*body, true);
             if (s.double_buffered)
                 body->insert(body->begin(), NpuItem::line("kiln_pp = kiln_iter++ & 1;"));

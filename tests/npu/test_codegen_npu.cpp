@@ -893,3 +893,118 @@ TEST_CASE("npu_select::const_int refuses a temporary Expr", "[npu][regression]")
     REQUIRE(v);
     CHECK(*v == 4);
 }
+
+TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands", "[npu][codegen][error]") {
+    auto source = [](Func f, const char *target = "npu") {
+        return Pipeline(f).compile_to_cpp_source("bad", Target(target));
+    };
+    {
+        ImageParam in(Float(32), 2, "in"), len(Int(32), 1, "len");  // a row sum over a length read from a buffer
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        RDom r(0, len(0), "r");
+        Func f("f"), out("out");
+        f(y) = 0.0f;
+        f(y) += in(clamp(r, 0, W - 1), y);
+        out(x, y) = in(x, y) * f(y);
+        out.bound(x, 0, W).split(y, yo, yi, 2);
+        f.compute_at(out, yo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func f: ") && Contains("needs len(0), which has no "
+                                                                                        "scalar code on the NPU's S pipe") &&
+                                               Contains("give the Func's loops and RDoms bounds that are constants "
+                                                        "or Params"));
+    }
+    {
+        Chain c;  // an update of one point
+        Func out("out");
+        out(c.x, c.y) = c.input(c.x, c.y) * 2.0f;
+        out(0, 0) = 0.0f;
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out is computed outside a loop (a Func of no "
+                                                    "dimensions, or an update of one point such as out(0, 0) = ...)") &&
+                                               Contains("so define and update out over one or two dimensions"));
+        Func scalar_out("scalar_out");  // a Func of no dimensions
+        scalar_out() = c.input(0, 0) * 2.0f;
+        REQUIRE_COMPILE_ERROR(source(scalar_out), Contains("NPU target: Func scalar_out is computed outside a loop"));
+    }
+    {
+        LayerNorm l;  // m (one value per row) reads g (one value per column) at a point
+        Func g("g"), m("m"), out("out");
+        g(l.x) = l.gamma(l.x) * 2.0f;
+        m(l.y) = l.sum(l.y) + g(0);
+        out(l.x, l.y) = l.input(l.x, l.y) * m(l.y) + g(l.x) + l.gamma(l.x);
+        out.bound(l.x, 0, W).split(l.y, l.yo, l.yi, 2);
+        for (Func *f : {&l.sum, &m, &g}) f->compute_at(out, l.yo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func m reads g along x (g is a row, one value per "
+                                                    "column), but m's tile is 1-D along y") &&
+                                               Contains("so read g in a 2-D tile or give this use its own Func "
+                                                        "computed along y"));
+    }
+    {
+        Chain c;  // an update of the output reads the output back
+        Func out("out");
+        out(c.x, c.y) = c.input(c.x, c.y) * 2.0f;
+        out(c.x, c.y) = out(c.x, c.y) * out(c.x, c.y);
+        out.bound(c.x, 0, W).bound(c.y, 0, H).tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        out.update().tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads out, the pipeline's output, while "
+                                                    "computing it") &&
+                                               Contains("compute the value in a Func of its own (compute_at in UB)"));
+    }
+    {
+        Softmax s;  // row_sum's update split into two tiles of 2 rows in its 4-row buffer
+        s.fused(4, false);
+        Var yo2("yo2"), yi2("yi2");
+        s.row_sum.update().split(s.y, yo2, yi2, 2);
+        REQUIRE_COMPILE_ERROR(source(s.output), Contains("NPU target: Func row_sum is reduced into its UB buffer at "
+                                                         "an offset of") &&
+                                                    Contains("e.g. after a split of the update's loops") &&
+                                                    Contains("do not split the update's pure loops and compute_at "
+                                                             "row_sum at the loop of the tiles that read it"));
+    }
+    {
+        Attention a;  // probs computed for two tiles of 16 rows, weighted per tile
+        a.npu(16, false);
+        a.output.bound(a.i, 0, Attention::S);
+        Var ibo("ibo"), ibi("ibi");
+        a.output.split(a.ib, ibo, ibi, 2);
+        for (Func *f : {&a.scores, &a.row_max, &a.probs, &a.row_sum}) f->compute_at(a.output, ibo);
+        a.weighted.compute_at(a.output, ibi);
+        REQUIRE_COMPILE_ERROR(source(a.output), Contains("NPU target: Func weighted multiplies probs, which is in UB "
+                                                         "as 32 x 128; the matrix unit takes a UB operand through L1 "
+                                                         "whole, so compute probs at the loop of weighted's tiles "
+                                                         "(compute_at), over exactly its 16 x 128 window"));
+    }
+    {
+        Gemm g;  // a product of a product: the first stays in L0C
+        Func m2("m2"), out("out");
+        m2(g.x, g.y) = 0.0f;
+        m2(g.x, g.y) += g.matmul(g.k, g.y) * g.B(g.x, g.k);
+        out(g.x, g.y) = m2(g.x, g.y);
+        out.bound(g.x, 0, Gemm::N).split(g.y, g.yo, g.yi, 32);
+        g.matmul.compute_at(out, g.yo).store_in(MemoryType::L0C);
+        m2.compute_at(out, g.yo).store_in(MemoryType::L0C);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func m2 multiplies matmul, which is in L0C; the NPU "
+                                                    "loads matrix operands from GM") &&
+                                               Contains("so read matmul through a Func stored in UB (e.g. f(x, y) = "
+                                                        "matmul(x, y), compute_at the same loop, store_in(UB)) or "
+                                                        "compute_root() it"));
+    }
+    {
+        Gemm g;  // matmul's K split into a loop beside the loop of out's update
+        RVar ko("ko"), ki("ki");
+        RDom pass(0, 2, "pass");
+        Var yo("yo"), yi("yi");
+        Func out("out");
+        out(g.x, g.y) = 0.0f;
+        out(g.x, g.y) = g.matmul(g.x, g.y) * 2.0f + cast<float>(pass);
+        out.bound(g.x, 0, Gemm::N).bound(g.y, 0, Gemm::M).split(g.y, yo, yi, 32);
+        out.update().split(g.y, yo, yi, 32).reorder(g.x, yi, pass, yo);
+        g.matmul.compute_at(out, yo).store_in(MemoryType::L0C);
+        g.matmul.update().split(g.k.x, ko, ki, 64).reorder(ki, g.x, g.y, ko);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: the tile instructions of one loop nest sit in sibling "
+                                                    "loops ('for (") &&
+                                               Contains("writing matmul") && Contains("writing out") &&
+                                               Contains("do not split or reorder a stage's reduction (e.g. a matrix "
+                                                        "update's K) into a loop beside another stage's loops"));
+    }
+}
