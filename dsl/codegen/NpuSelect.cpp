@@ -254,7 +254,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     user_assert(f->for_type == ForType::Serial || f->for_type == ForType::Parallel)
         << "NPU target: loop " << f->name << " is " << to_string(f->for_type)
         << "; on the NPU the innermost two loops of a stage become tile instructions, so vectorize and unroll "
-           "have no meaning there";
+           "have no meaning there; remove the unroll() or vectorize()";
     NpuItem l;
     l.kind = NpuItem::Loop;
     ScalarOwner owner(f->name);

@@ -1008,3 +1008,70 @@ TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands
                                                         "update's K) into a loop beside another stage's loops"));
     }
 }
+
+TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and partial accumulators",
+          "[npu][codegen][error]") {
+    auto source = [](Func f) { return Pipeline(f).compile_to_cpp_source("bad", Target("npu")); };
+    {
+        Chain c;  // an update's tiles guarded at the image's edge
+        Func out("out");
+        out(c.x, c.y) = c.input(c.x, c.y) * 2.0f;
+        out(c.x, c.y) = out(c.x, c.y) + 1.0f;
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        out.update().tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: the loop nest has a condition (") &&
+                                               Contains("from a GuardWithIf tail; use TailStrategy::ShiftInwards or "
+                                                        "RoundUp, or tile sizes that divide the image"));
+    }
+    {
+        ImageParam in(Float(32), 1, "in");  // a 1-D output over the whole, unsized image
+        Var x("x");
+        Func out("out");
+        out(x) = in(x) * 2.0f;
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out: the innermost loop out.s0.x has extent") &&
+                                               Contains("a tile has a constant shape, so split it by a constant, or "
+                                                        "bound() the Func"));
+    }
+    {
+        Gemm g;  // row sums of the product as the pipeline's output: a reduction in GM
+        RDom r(0, Gemm::N, "r");
+        Var yo("yo"), yi("yi");
+        Func rs("rs");
+        rs(g.y) = 0.0f;
+        rs(g.y) += g.matmul(r, g.y);
+        rs.bound(g.y, 0, Gemm::M);
+        rs.update().split(g.y, yo, yi, 32);
+        g.matmul.compute_at(rs, yo).store_in(MemoryType::L0C);
+        REQUIRE_COMPILE_ERROR(source(rs), Contains("NPU target: Func rs is a reduction stored in GM; the NPU keeps "
+                                                   "reductions in UB, so compute_at it inside the loop of its "
+                                                   "consumer's tiles"));
+    }
+    {
+        Attention a;  // weighted updated in two tiles of 8 rows of its 16-row accumulator
+        a.npu(16, false);
+        Var yo2("yo2"), yi2("yi2");
+        a.weighted.update().split(a.i, yo2, yi2, 8);
+        REQUIRE_COMPILE_ERROR(source(a.output), Contains("NPU target: Func weighted is updated in 8 x 64 tiles of its "
+                                                         "L0C buffer of 16 x 64; a matrix update covers the whole "
+                                                         "accumulator: compute_at it at the loop of its consumer's "
+                                                         "tiles"));
+    }
+    {
+        Chain c;  // an outer loop of the tiles unrolled
+        c.fused(64, 8, false);
+        c.output.bound(c.x, 0, W).bound(c.y, 0, H).unroll(c.yo);
+        REQUIRE_COMPILE_ERROR(source(c.output), Contains("NPU target: loop output.s0.y.yo is unrolled; on the NPU the "
+                                                         "innermost two loops of a stage become tile instructions, so "
+                                                         "vectorize and unroll have no meaning there; remove the "
+                                                         "unroll() or vectorize()"));
+    }
+    {
+        Chain c;  // a float modulo has no vector instruction
+        Func out("out");
+        out(c.x, c.y) = c.input(c.x, c.y) % 2.0f;
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out: (input(out.s0.x, out.s0.y) % 2.000000f) has "
+                                                    "no NPU vector instruction (the vector unit has +, -, *, /, min, "
+                                                    "max, exp, log, sqrt, tanh, abs on float32 tiles)"));
+    }
+}
