@@ -189,7 +189,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
         if (!a.is_buffer) continue;
         user_assert(a.type == Float(32) && (a.dimensions == 1 || a.dimensions == 2))
             << "NPU target: buffer argument " << a.name << " is a " << a.dimensions << "-D " << a.type.to_string()
-            << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers";
+            << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers, so convert it to "
+                   "float32 on the host or leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
           << codes[(int)a.type.code] << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
     }

@@ -452,7 +452,8 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     for (auto &c : chain) n.lets[c.first] = substitute(n.lets, c.second);
     const Provide *p = b->as<Provide>();
     user_assert(p->values.size() == 1) << "NPU target: Func " << p->name
-                                       << " returns a Tuple; the NPU code generator handles Funcs of one value only";
+                                       << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each "
+                                          "value its own Func";
     current = p->name;
     temps = 0;
     free_temps.clear();

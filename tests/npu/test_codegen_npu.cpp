@@ -1074,4 +1074,47 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
                                                     "no NPU vector instruction (the vector unit has +, -, *, /, min, "
                                                     "max, exp, log, sqrt, tanh, abs on float32 tiles)"));
     }
+    {
+        Chain c;  // a Tuple-valued output
+        Func out("out");
+        out(c.x, c.y) = Tuple(c.input(c.x, c.y), c.input(c.x, c.y) * 2.0f);
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out returns a Tuple; the NPU code generator "
+                                                    "handles Funcs of one value only, so give each value its own Func"));
+    }
+    {
+        Chain c;  // a loop of the tile made parallel
+        c.fused(64, 8, false);
+        c.output.parallel(c.yi);
+        REQUIRE_COMPILE_ERROR(source(c.output), Contains("NPU target: Func output: loop output.s0.y.yi forms its tile "
+                                                         "and must stay serial (no vectorize, unroll or parallel "
+                                                         "there)"));
+    }
+    {
+        ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");  // a matrix update over K given at run time
+        Param<int> kk("kk");
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        RDom k(0, kk, "k");
+        Func matmul("matmul"), out("out");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += A(k, y) * B(x, k);
+        out(x, y) = matmul(x, y) * 2.0f;
+        out.bound(x, 0, 128).split(y, yo, yi, 32);
+        matmul.compute_at(out, yo).store_in(MemoryType::L0C);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func matmul: the matrix update's loops matmul.s1.y, "
+                                                    "matmul.s1.x and matmul.s1.k.x have extents 32, 128 and kk; "
+                                                    "TMATMUL has a constant shape, so tile C by constants and give "
+                                                    "the reduction a constant extent"));
+    }
+    {
+        Chain c;  // an int32 buffer in the kernel's signature
+        c.fused(64, 8, false);
+        Pipeline p(c.output);
+        std::vector<Argument> args = p.infer_arguments();
+        args.insert(args.begin(), Argument{"extra", true, Int(32), 2});
+        REQUIRE_COMPILE_ERROR(p.compile_to_cpp_source("bad", args, Target("npu")),
+                              Contains("NPU target: buffer argument extra is a 2-D int32 buffer; the NPU code "
+                                       "generator handles 1-D and 2-D float32 buffers, so convert it to float32 on "
+                                       "the host or leave it out of the NPU kernel's arguments"));
+    }
 }
