@@ -86,18 +86,39 @@ inline V kiln_ramp(T base, T stride) {
 }
 
 // ---- Memory: dense (p[0..N-1]), gather and scatter ----
+//
+// A dense access of a whole vector of the buffer's own element type is a
+// typed (unaligned) vector access, not a memcpy: a memcpy may alias any
+// object, so after each such store g++ reloaded every loop invariant that
+// lives in memory (a parallel loop body's captured variables, the lanes of
+// an rfactor intermediate on the stack), and it kept a small stack array
+// that is loaded and stored whole in memory instead of in a register.
+// Partial vectors (N lanes of a wider type) and element types that differ
+// from the buffer's still go through memcpy.
 
 template<typename V, int N = kiln_lanes<V>, typename T>
 inline V kiln_load(const T *p) {
     static_assert(sizeof(T) == sizeof(kiln_elem_t<V>), "element size mismatch");
-    V v = {};
-    std::memcpy(&v, p, N * sizeof(T));
-    return v;
+    using E = kiln_elem_t<V>;
+    if constexpr (N == kiln_lanes<V> && kiln_lanes<V> > 1 && std::is_same<std::remove_cv_t<T>, E>::value) {
+        typedef E U __attribute__((vector_size(sizeof(V)), aligned(alignof(E))));
+        return *(const U *)p;
+    } else {
+        V v = {};
+        std::memcpy(&v, p, N * sizeof(T));
+        return v;
+    }
 }
 template<int N = 0, typename T, typename V>
 inline void kiln_store(T *p, V v) {
     static_assert(sizeof(T) == sizeof(kiln_elem_t<V>), "element size mismatch");
-    std::memcpy(p, &v, (N ? N : kiln_lanes<V>) * sizeof(T));
+    using E = kiln_elem_t<V>;
+    if constexpr ((N == 0 || N == kiln_lanes<V>) && kiln_lanes<V> > 1 && std::is_same<T, E>::value) {
+        typedef E U __attribute__((vector_size(sizeof(V)), aligned(alignof(E))));
+        *(U *)p = v;
+    } else {
+        std::memcpy(p, &v, (N ? N : kiln_lanes<V>) * sizeof(T));
+    }
 }
 template<typename V, int N = kiln_lanes<V>, typename T, typename I>
 inline V kiln_gather(const T *p, I index) {
@@ -371,6 +392,22 @@ KILN_F32_MATH(tanh, kiln_libm_tanh)
 
 // ---- Storage of intermediates ----
 
+// The block a thread's last kiln_heap freed, kept for the next one: an
+// intermediate computed per row (compute_at a row loop, with a width known
+// only at run time) is allocated once per row, and glibc's aligned_alloc
+// and free of the same block per row cost softmax ~8% of its time. Only
+// blocks of up to kiln_heap_cache_max bytes are kept, one per thread.
+struct kiln_heap_cache {
+    void *ptr = nullptr;
+    size_t size = 0;
+    ~kiln_heap_cache() { std::free(ptr); }
+};
+inline kiln_heap_cache &kiln_thread_heap_cache() {
+    static thread_local kiln_heap_cache cache;
+    return cache;
+}
+constexpr size_t kiln_heap_cache_max = 1 << 20;
+
 // A 64-byte-aligned heap block of `count` elements of `elem_size` bytes
 // (a cache line, and one AVX-512 vector: dense vector loads from the start of
 // a row never straddle two lines), freed when it goes out of scope (also on
@@ -379,6 +416,7 @@ KILN_F32_MATH(tanh, kiln_libm_tanh)
 struct kiln_heap {
     void *ptr = nullptr;
     long long count = 0, bytes = 0;
+    size_t size = 0;  // of the block ptr points to
     kiln_heap(long long n, size_t elem_size) : count(n < 0 ? 0 : n) {
         if ((unsigned long long)count > (1ull << 62) / elem_size) {
             bytes = 1ll << 62;
@@ -386,9 +424,26 @@ struct kiln_heap {
         }
         bytes = count * (long long)elem_size;
         if (count > INT32_MAX) return;
-        ptr = std::aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64 + 64));
+        const size_t want = (size_t)((bytes + 63) / 64 * 64 + 64);
+        kiln_heap_cache &c = kiln_thread_heap_cache();
+        if (c.ptr && c.size >= want) {
+            ptr = c.ptr, size = c.size;
+            c.ptr = nullptr, c.size = 0;
+            return;
+        }
+        ptr = std::aligned_alloc(64, want);
+        size = want;
     }
-    ~kiln_heap() { std::free(ptr); }
+    ~kiln_heap() {
+        if (!ptr) return;
+        kiln_heap_cache &c = kiln_thread_heap_cache();
+        if (size <= kiln_heap_cache_max && size > c.size) {
+            std::free(c.ptr);
+            c.ptr = ptr, c.size = size;
+        } else {
+            std::free(ptr);
+        }
+    }
     kiln_heap(const kiln_heap &) = delete;
     kiln_heap &operator=(const kiln_heap &) = delete;
 };

@@ -32,6 +32,7 @@ const std::vector<SuiteCase> &suite() {
         {"subtract_mean", bench_subtract_mean}, {"layernorm", bench_layernorm}, {"softmax", bench_softmax},
         {"gemm_relu_512", bench_gemm_512}, {"gemm_relu_1024", bench_gemm_1024}, {"gemm_relu_2048", bench_gemm_2048},
         {"gemm_gelu_1024", bench_gemm_gelu}, {"conv_bn_relu", bench_conv_bn_relu},
+        {"attention_1024", bench_attention_1024}, {"attention_2048", bench_attention_2048},
     };
     return cases;
 }

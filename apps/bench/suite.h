@@ -46,4 +46,8 @@ CaseResult bench_gemm_2048(const SuiteOptions &o);
 CaseResult bench_gemm_gelu(const SuiteOptions &o);
 CaseResult bench_conv_bn_relu(const SuiteOptions &o);
 
+// Attention (suite_attention.cpp).
+CaseResult bench_attention_1024(const SuiteOptions &o);
+CaseResult bench_attention_2048(const SuiteOptions &o);
+
 }  // namespace kiln_bench

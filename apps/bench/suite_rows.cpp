@@ -25,6 +25,18 @@ void schedule_rows(Func output, int rows_per_task) {
     output.split(y, yo, yi, rows_per_task).parallel(yo).vectorize(x, 8);
 }
 
+// The row reductions of layernorm and softmax host_tiled.sched:
+//   f.update(0): split(r, ro, ri, 16) rfactor(ri, u, f_lanes)
+//   f_lanes: compute_at(output, yi) vectorize(u)
+//   f_lanes.update(0): reorder(u, ro) vectorize(u)
+void rfactor_rows(Func f, RDom r, Func output, Var yi) {
+    RVar ro("ro"), ri("ri");
+    Var u("u");
+    Func lanes = f.update(0).split(r.x, ro, ri, 16).rfactor(ri, u);
+    lanes.compute_at(output, yi).vectorize(u);
+    lanes.update(0).reorder(u, ro).vectorize(u);
+}
+
 Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> beta, float eps) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     RDom r(0, in.width(), "r");
@@ -40,6 +52,8 @@ Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> b
     output(x, y) = (in(x, y) - mean(y)) * inv_std(y) * gamma(x) + beta(x);
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
     for (Func f : {sum, mean, sum_sq, inv_std}) f.compute_at(output, yi);
+    rfactor_rows(sum, r, output, yi);
+    rfactor_rows(sum_sq, r, output, yi);
     return Pipeline(output);
 }
 
@@ -57,6 +71,8 @@ Pipeline halide_softmax(Buffer<float> in) {
     row_max.compute_at(output, yi);
     exps.compute_at(output, yi).vectorize(x, 8);
     row_sum.compute_at(output, yi);
+    rfactor_rows(row_max, r, output, yi);
+    rfactor_rows(row_sum, r, output, yi);
     return Pipeline(output);
 }
 

@@ -14,12 +14,17 @@ namespace {
 
 Expr var(const std::string &n) { return Variable::make(Int(32), n); }
 
-// Conditions of scalar Selects in a loop body (lets substituted), by node.
+// Conditions of scalar Selects and IfThenElses in a loop body (lets
+// substituted), by node.
 class FindConditions : public IRVisitor {
 public:
     explicit FindConditions(const std::string &v) : loop(v) {}
     std::vector<Expr> conditions;  // substituted
     std::vector<const Select *> selects;
+    std::vector<Expr> if_conditions;  // substituted
+    std::vector<const IfThenElse *> ifs;
+    std::vector<Expr> min_max_conditions;                // substituted
+    std::vector<std::pair<Expr, Expr>> min_max;  // the node, the operand it is in the steady state
 
 protected:
     std::string loop;
@@ -36,15 +41,49 @@ protected:
         IRVisitor::visit(op);
         inner.pop_back();
     }
+    // The condition with the body's lets substituted, if it is scalar and
+    // depends on the loop but on no loop inside it; else undefined.
+    Expr loop_condition(const Expr &condition) {
+        if (!condition.type().is_scalar()) return Expr();
+        Expr c = simplify(substitute(lets, condition));
+        if (!expr_uses_var(c, loop)) return Expr();
+        for (const auto &i : inner)
+            if (expr_uses_var(c, i)) return Expr();
+        return c;
+    }
     void visit(const Select *op) override {
         IRVisitor::visit(op);
-        if (!op->condition.type().is_scalar() || !op->true_value.as<Load>()) return;
-        Expr c = simplify(substitute(lets, op->condition));
-        if (!expr_uses_var(c, loop)) return;
-        for (const auto &i : inner)
-            if (expr_uses_var(c, i)) return;
+        if (!op->true_value.as<Load>()) return;
+        Expr c = loop_condition(op->condition);
+        if (!c.defined()) return;
         conditions.push_back(c);
         selects.push_back(op);
+    }
+    // min(a, b) or max(a, b) of int32 scalars with the loop in exactly one
+    // operand: in the steady state it is that operand (a clamp of the index,
+    // or the last vector of a ShiftInwards split, min(x.xo * 8, extent - 8)).
+    template<typename T>
+    void visit_min_max(const T *op, bool is_min) {
+        IRVisitor::visit(op);
+        if (op->type != Int(32)) return;
+        Expr a = simplify(substitute(lets, op->a)), b = simplify(substitute(lets, op->b));
+        const bool in_a = expr_uses_var(a, loop), in_b = expr_uses_var(b, loop);
+        if (in_a == in_b) return;
+        for (const auto &i : inner)
+            if (expr_uses_var(a, i) || expr_uses_var(b, i)) return;
+        Expr v = in_a ? a : b, other = in_a ? b : a;
+        min_max_conditions.push_back(is_min ? v <= other : v >= other);
+        min_max.push_back({Expr(op), in_a ? op->a : op->b});
+    }
+    void visit(const Min *op) override { visit_min_max(op, true); }
+    void visit(const Max *op) override { visit_min_max(op, false); }
+    void visit(const IfThenElse *op) override {
+        IRVisitor::visit(op);
+        if (!op->else_case.defined()) return;  // a plain guard: a steady state saves little
+        Expr c = loop_condition(op->condition);
+        if (!c.defined()) return;
+        if_conditions.push_back(c);
+        ifs.push_back(op);
     }
 };
 
@@ -119,15 +158,34 @@ bool bound_from(const Expr &c, const std::string &v, std::vector<Expr> &lower, s
     return sufficient_bounds(simplify(diff), v, 0, lower, upper, invariant);
 }
 
+// The steady state's body: the chosen Selects, IfThenElses, mins and maxes
+// replaced by their true value, then case and steady operand.
 class ReplaceSelects : public IRMutator {
 public:
-    explicit ReplaceSelects(const std::vector<const Select *> &s) : targets(s) {}
+    ReplaceSelects(const std::vector<const Select *> &s, const std::vector<const IfThenElse *> &i,
+                   const std::vector<std::pair<Expr, Expr>> &m)
+        : targets(s), ifs(i), min_max(m) {}
 
 protected:
     const std::vector<const Select *> &targets;
+    const std::vector<const IfThenElse *> &ifs;
+    const std::vector<std::pair<Expr, Expr>> &min_max;
+    template<typename T>
+    Expr visit_min_max(const T *op) {
+        for (const auto &m : min_max)
+            if (m.first.get() == op) return mutate(m.second);
+        return IRMutator::visit(op);
+    }
+    Expr visit(const Min *op) override { return visit_min_max(op); }
+    Expr visit(const Max *op) override { return visit_min_max(op); }
     Expr visit(const Select *op) override {
         for (const auto *t : targets)
             if (t == op) return mutate(op->true_value);
+        return IRMutator::visit(op);
+    }
+    Stmt visit(const IfThenElse *op) override {
+        for (const auto *t : ifs)
+            if (t == op) return mutate(op->then_case);
         return IRMutator::visit(op);
     }
 };
@@ -140,23 +198,45 @@ protected:
         if (op->for_type != ForType::Serial) return same;
         FindConditions fc(op->name);
         fc.include(body);
-        if (fc.selects.empty()) return same;
         std::vector<Expr> lower, upper, invariant;
         for (const auto &c : fc.conditions)
             if (!bound_from(c, op->name, lower, upper, invariant)) return same;
+        // An IfThenElse whose condition gives no bounds (e.g. x == 0) stays
+        // in the steady state; the others are decided there.
+        std::vector<const IfThenElse *> ifs;
+        for (size_t i = 0; i < fc.ifs.size(); i++) {
+            std::vector<Expr> l, u, inv;
+            if (!bound_from(fc.if_conditions[i], op->name, l, u, inv)) continue;
+            lower.insert(lower.end(), l.begin(), l.end());
+            upper.insert(upper.end(), u.begin(), u.end());
+            invariant.insert(invariant.end(), inv.begin(), inv.end());
+            ifs.push_back(fc.ifs[i]);
+        }
+        std::vector<std::pair<Expr, Expr>> min_max;
+        for (size_t i = 0; i < fc.min_max.size(); i++) {
+            std::vector<Expr> l, u, inv;
+            if (!bound_from(fc.min_max_conditions[i], op->name, l, u, inv)) continue;
+            lower.insert(lower.end(), l.begin(), l.end());
+            upper.insert(upper.end(), u.begin(), u.end());
+            invariant.insert(invariant.end(), inv.begin(), inv.end());
+            min_max.push_back(fc.min_max[i]);
+        }
+        if (fc.selects.empty() && ifs.empty() && min_max.empty()) return same;
         std::string n = op->name;
         Expr first = op->min, end = op->min + op->extent;  // [first, end)
         Expr lo = first, hi = end - 1;
         for (const auto &l : lower) lo = max(lo, l);
         for (const auto &u : upper) hi = min(hi, u);
         Expr smin = var(n + ".steady_min"), smax = var(n + ".steady_max");
-        Stmt fast = ReplaceSelects(fc.selects).mutate(body);
+        Stmt fast = ReplaceSelects(fc.selects, ifs, min_max).mutate(body);
         Stmt s = Block::make({For::make(n, first, smin - first, ForType::Serial, body),
                               For::make(n, smin, smax - smin + 1, ForType::Serial, fast),
                               For::make(n, smax + 1, end - (smax + 1), ForType::Serial, body)});
         // steady_min in [first, end]; steady_max in [steady_min - 1, end - 1].
         s = LetStmt::make(n + ".steady_max", simplify(max(min(hi, end - 1), smin - 1)), s);
-        Expr steady_min = min(max(lo, first), end);
+        // Without lower bounds the steady state starts at the first
+        // iteration (an empty loop leaves it empty: steady_max < first).
+        Expr steady_min = lower.empty() ? first : min(max(lo, first), end);
         if (!invariant.empty()) {
             Expr all = invariant[0];
             for (size_t i = 1; i < invariant.size(); i++) all = all && invariant[i];

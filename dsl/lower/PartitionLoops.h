@@ -9,9 +9,23 @@
 //         for (x, x.steady_min, x.steady_max - x.steady_min + 1) { f[x] = dense(x) }
 //         for (x, x.steady_max + 1, ...) { ...select... }
 //
-// Only scalar-conditioned Selects whose condition is a conjunction of
-// comparisons affine in the loop variable (after substituting the body's
-// lets) are used; the partitioned loop must be serial. Runs after
+// IfThenElses are partitioned the same way: the guard that vectorize_loops
+// puts around a vectorized loop with a guarded tail (all lanes in range ->
+// one vector, else the scalar loop over the lanes), as an rfactor split or
+// GuardWithIf makes, is decided outside the steady state:
+//
+//   for (ro, 0, (n + 7) / 8) { if (ro*8 + 7 < n) { acc[ramp(0, 1, 8)] += in[ramp(ro*8, 1, 8)] }
+//                              else { for (u, 0, 8) { if (ro*8 + u < n) { acc[u] += in[ro*8 + u] } } } }
+//     ->  for (ro, ro.steady_min, ...) { acc[ramp(0, 1, 8)] += in[ramp(ro*8, 1, 8)] }  + the tail loops
+//
+// so the steady state holds no scalar access to a small accumulator, which
+// the C++ compiler then keeps in a register.
+//
+// Only scalar-conditioned Selects, and IfThenElses with an else case, whose
+// condition is a conjunction of comparisons affine in the loop variable
+// (after substituting the body's lets) are used (an IfThenElse with another
+// condition, or a guard without an else, stays as it is); the partitioned
+// loop must be serial. Runs after
 // vectorize_loops, before the final simplification.
 #pragma once
 #include "ir/IR.h"

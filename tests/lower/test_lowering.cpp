@@ -675,3 +675,44 @@ TEST_CASE("partition_loops: clamped vector loads get a steady state without sele
     CHECK(body.find("select") == std::string::npos);
     CHECK(body.find("pin[ramp(") != std::string::npos);
 }
+
+TEST_CASE("partition_loops: a ShiftInwards vector loop's steady state indexes without min", "[lower][partition]") {
+    ImageParam in(Float(32), 1, "sin");
+    Var x("x");
+    Func f("sf");
+    f(x) = in(x) * 2.0f;
+    f.vectorize(x, 8);
+    std::string s = f.lowered_stmt(no_asserts);
+    // min(sf.s0.x.x * 8, extent - 8) is x.x * 8 up to the last whole vector.
+    CHECK(s.find("let sf.s0.x.x.steady_max = ") != std::string::npos);
+    size_t steady = s.find("for (sf.s0.x.x, 0, sf.s0.x.x.steady_max + 1)");
+    REQUIRE(steady != std::string::npos);
+    std::string body = s.substr(steady, s.find("}", steady) - steady);
+    CHECK(body.find("min(") == std::string::npos);
+    CHECK(body.find("sin[ramp(") != std::string::npos);
+}
+
+TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a guard in the steady state",
+          "[lower][partition]") {
+    ImageParam in(Float(32), 1, "rin");
+    RDom r(0, in.dim(0).extent(), "r");
+    RVar ro("ro"), ri("ri");
+    Var u("u");
+    Func total("total");
+    total() = 0.0f;
+    total() += in(r);
+    Func lanes = total.update(0).split(r, ro, ri, 8).rfactor(ri, u);
+    lanes.compute_root().vectorize(u);
+    lanes.update(0).reorder(u, ro).vectorize(u);
+    std::string s = total.lowered_stmt(no_asserts);
+    // The guard of the split's last, partial vector (all lanes in range: one
+    // vector add; else lane by lane) is decided outside the steady state.
+    size_t steady = s.find("let " + lanes.name() + ".s1.ro.steady_max = ");
+    REQUIRE(steady != std::string::npos);
+    std::string rest = s.substr(steady);
+    size_t loop = rest.find("for (" + lanes.name() + ".s1.ro, 0, ");
+    REQUIRE(loop != std::string::npos);
+    std::string body = rest.substr(loop, rest.find("}", loop) - loop);
+    CHECK(body.find("if (") == std::string::npos);
+    CHECK(body.find("rin[ramp(") != std::string::npos);
+}

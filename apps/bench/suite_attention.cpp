@@ -1,0 +1,76 @@
+// The attention cases of apps/bench: O = softmax(Q Kᵀ / √d) V for one head,
+// d = 64, seq 1024 and 2048 (generators/attention.cpp, Q, K, V and O as
+// (d, seq)). Kiln runs schedules/attention/host_tiled.sched; Halide 14 runs
+// the same algorithm under the same schedule, with natural_vector_size taken
+// from Halide's host target as Kiln takes it from its own. There is no
+// library anchor: oneDNN 2.6 has no fused attention primitive.
+#include <cmath>
+#include <limits>
+
+#include "case_util.h"
+#include "suite.h"
+
+namespace kiln_bench {
+
+namespace {
+
+using namespace Halide;
+
+// schedules/attention/host_tiled.sched
+Pipeline halide_attention(Buffer<float> Q, Buffer<float> K, Buffer<float> V) {
+    Var c("c"), i("i"), j("j"), r("r"), ib("ib"), ii("ii");
+    const int d = Q.dim(0).extent(), keys = K.dim(1).extent();
+    RDom rd(0, d, "rd"), rk(0, keys, "rk");
+    Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
+        weighted("weighted"), output("output");
+    key_t(j, r) = K(r, j);
+    scores(j, i) = 0.0f;
+    scores(j, i) += Q(rd, i) * key_t(j, rd);
+    row_max(i) = std::numeric_limits<float>::lowest();
+    row_max(i) = max(row_max(i), scores(rk, i));
+    Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
+    probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
+    row_sum(i) = 0.0f;
+    row_sum(i) += probs(rk, i);
+    weighted(c, i) = 0.0f;
+    weighted(c, i) += probs(rk, i) * V(c, rk);
+    output(c, i) = weighted(c, i) / row_sum(i);
+
+    const int n = get_host_target().natural_vector_size<float>();
+    key_t.compute_root();
+    output.split(i, ib, ii, 8).vectorize(c, n).parallel(ib);
+    scores.compute_at(output, ib).vectorize(j, n);
+    scores.update(0).reorder(j, rd, i).vectorize(j, n, TailStrategy::GuardWithIf);
+    row_max.compute_at(output, ib);
+    probs.compute_at(output, ib).vectorize(j, n);
+    row_sum.compute_at(output, ib);
+    weighted.compute_at(output, ib).vectorize(c, n);
+    weighted.update(0).reorder(c, rk, i).vectorize(c, n, TailStrategy::GuardWithIf);
+    return Pipeline(output);
+}
+
+CaseResult attention_case(const SuiteOptions &o, int seq) {
+    const int d = 64;
+    FBuf Q = random_buffer({d, seq}, -1, 1, 51), K = random_buffer({d, seq}, -1, 1, 52),
+         V = random_buffer({d, seq}, -1, 1, 53), out(d, seq);
+    KilnRunner k("attention", {}, "host_tiled");
+    k.bind("Q", Q), k.bind("K", K), k.bind("V", V);
+    CaseResult c;
+    c.name = "attention seq " + std::to_string(seq) + " d " + std::to_string(d);
+    c.schedule = k.schedule_path();
+    c.bytes = 4.0 * 4.0 * d * seq;                 // Q, K, V read once, O written once
+    c.flops = 4.0 * (double)seq * seq * d;         // Q Kᵀ and P V, a multiply-add each
+    c.tolerance = 1e-4;  // sums of seq terms in different orders, exp polynomials
+    c.entries.push_back(run_kiln(k, {&out}, o.runs));
+    FBuf h_out = zeros_like(out);
+    c.entries.push_back(run_halide(halide_attention(halide_view(Q), halide_view(K), halide_view(V)), {&h_out}, o.runs));
+    check_against(c.entries.back(), {&h_out}, {&out});
+    return c;
+}
+
+}  // namespace
+
+CaseResult bench_attention_1024(const SuiteOptions &o) { return attention_case(o, o.quick ? 128 : 1024); }
+CaseResult bench_attention_2048(const SuiteOptions &o) { return attention_case(o, o.quick ? 256 : 2048); }
+
+}  // namespace kiln_bench
