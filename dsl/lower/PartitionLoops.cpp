@@ -62,10 +62,12 @@ protected:
     // min(a, b) or max(a, b) of int32 scalars with the loop in exactly one
     // operand: in the steady state it is that operand (a clamp of the index,
     // or the last vector of a ShiftInwards split, min(x.xo * 8, extent - 8)).
+    // Only outside inner loops: inside one it is loop-invariant, which the
+    // C++ compiler hoists, and a steady state would copy the whole nest.
     template<typename T>
     void visit_min_max(const T *op, bool is_min) {
         IRVisitor::visit(op);
-        if (op->type != Int(32)) return;
+        if (op->type != Int(32) || !inner.empty()) return;
         Expr a = simplify(substitute(lets, op->a)), b = simplify(substitute(lets, op->b));
         const bool in_a = expr_uses_var(a, loop), in_b = expr_uses_var(b, loop);
         if (in_a == in_b) return;

@@ -21,6 +21,12 @@
 // so the steady state holds no scalar access to a small accumulator, which
 // the C++ compiler then keeps in a register.
 //
+// An int32 min/max with the loop variable in one operand, in the loop's own
+// body (not inside an inner loop), is that operand in the steady state:
+//
+//   for (x.x, 0, n) { out[ramp(min(x.x * 8, w - 8), 1, 8)] = ... }
+//     ->  for (x.x, 0, x.x.steady_max + 1) { out[ramp(x.x * 8, 1, 8)] = ... }  + the last vector
+//
 // Only scalar-conditioned Selects, and IfThenElses with an else case, whose
 // condition is a conjunction of comparisons affine in the loop variable
 // (after substituting the body's lets) are used (an IfThenElse with another

@@ -396,14 +396,19 @@ TEST_CASE("Func::unroll: the inner loop of the split is copied", "[lower][unroll
     Blur b;
     b.out.unroll(b.x, 2);
     std::string s = b.out.lowered_stmt(no_asserts);
-    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, out.s0.x.x.loop_extent) {\n"
+    // partition_loops gives the x.x loop a steady state (whole pairs, no min)
+    // and a last pair (ShiftInwards: min).
+    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
+                           "   let out.s0.x = (out.min.0 + (out.s0.x.x * 2))\n"
+                           "   out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
+    CHECK_THAT(s, Contains("  for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
                            "   let out.s0.x = (min((out.s0.x.x * 2), (out.s0.x.loop_extent - 2)) + out.min.0)\n"
                            "   out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
     CHECK_THAT(s, Contains("   let out.s0.x = ((min((out.s0.x.x * 2), (out.s0.x.loop_extent - 2)) + out.min.0) + 1)\n"));
     CHECK_THAT(s, !Contains("unrolled"));
-    CHECK(count(s, "out[(") == 2);
+    CHECK(count(s, "out[(") == 4);  // two copies in each of the two loops
     // Each copy has its own (sibling, not nested) let of the split variable.
-    CHECK(count(s, "   let out.s0.x = ") == 2);
+    CHECK(count(s, "   let out.s0.x = ") == 4);
 }
 
 TEST_CASE("vectorize_loops: the loop variable becomes a ramp", "[lower][vectorize]") {
@@ -485,7 +490,10 @@ TEST_CASE("Func::vectorize: dense ramp loads and stores, broadcast constants", "
     b.blur_x.compute_root();
     b.out.vectorize(b.x, 8);
     std::string s = b.out.lowered_stmt(no_asserts);
-    CHECK_THAT(s, Contains("   for (out.s0.x.x, 0, out.s0.x.x.loop_extent) {\n"
+    // The last vector (ShiftInwards: min) after a steady state without min.
+    CHECK_THAT(s, Contains("   for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
+                           "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
+    CHECK_THAT(s, Contains("   for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
                            "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + min((out.s0.x.x * 8), "
                            "(out.s0.x.loop_extent - 8))), 1, 8)] = "));
     CHECK_THAT(s, Contains("blur_x[ramp((((((out.s0.y - blur_x.min.1) * blur_x.extent.0) + min((out.s0.x.x * 8), "
@@ -501,7 +509,10 @@ TEST_CASE("Func::vectorize with GuardWithIf: vector body under an if, scalar tai
     Blur b;
     b.out.vectorize(b.x, 8, TailStrategy::GuardWithIf);
     std::string s = b.out.lowered_stmt(no_asserts);
-    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, out.s0.x.x.loop_extent) {\n"
+    // partition_loops: whole vectors without the if, then the guarded rest.
+    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
+                           "   out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
+    CHECK_THAT(s, Contains("  for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
                            "   if ((((out.min.0 + (out.s0.x.x * 8)) <= out.s0.x.loop_max) && "
                            "(((out.min.0 + (out.s0.x.x * 8)) + 7) <= out.s0.x.loop_max))) {\n"
                            "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
@@ -510,7 +521,7 @@ TEST_CASE("Func::vectorize with GuardWithIf: vector body under an if, scalar tai
                            "     let out.s0.x = ((out.min.0 + (out.s0.x.x * 8)) + out.s0.x.x_vec)\n"
                            "     if ((out.s0.x <= out.s0.x.loop_max)) {\n"
                            "      out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
-    CHECK(count(s, "input[ramp(") == 9);
+    CHECK(count(s, "input[ramp(") == 18);  // 9 in the steady state, 9 in the guarded rest
 }
 
 // ---- Loop shapes in the lowered statement ----
@@ -685,7 +696,7 @@ TEST_CASE("partition_loops: a ShiftInwards vector loop's steady state indexes wi
     std::string s = f.lowered_stmt(no_asserts);
     // min(sf.s0.x.x * 8, extent - 8) is x.x * 8 up to the last whole vector.
     CHECK(s.find("let sf.s0.x.x.steady_max = ") != std::string::npos);
-    size_t steady = s.find("for (sf.s0.x.x, 0, sf.s0.x.x.steady_max + 1)");
+    size_t steady = s.find("for (sf.s0.x.x, 0, (sf.s0.x.x.steady_max + 1))");
     REQUIRE(steady != std::string::npos);
     std::string body = s.substr(steady, s.find("}", steady) - steady);
     CHECK(body.find("min(") == std::string::npos);
