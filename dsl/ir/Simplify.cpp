@@ -176,20 +176,18 @@ public:
         bool wraps = !is_index_type(e.type()) && (e.as<Add>() || e.as<Sub>() || e.as<Mul>());
         if (wraps) {
         } else if (const auto *a = e.as<Add>()) {
-            if (!both(a->a, a->b)) return false;
-            lo = al + bl;
-            hi = ah + bh;
-            return true;
+            // A bound past int64 is no constant bound.
+            return both(a->a, a->b) && !__builtin_add_overflow(al, bl, &lo) && !__builtin_add_overflow(ah, bh, &hi);
         }
         if (const auto *s = e.as<Sub>(); s && !wraps) {
-            if (!both(s->a, s->b)) return false;
-            lo = al - bh;
-            hi = ah - bl;
-            return true;
+            return both(s->a, s->b) && !__builtin_sub_overflow(al, bh, &lo) && !__builtin_sub_overflow(ah, bl, &hi);
         }
         if (const auto *m = e.as<Mul>(); m && !wraps) {
             if (!both(m->a, m->b)) return false;
-            int64_t p[4] = {al * bl, al * bh, ah * bl, ah * bh};
+            int64_t p[4];
+            if (__builtin_mul_overflow(al, bl, &p[0]) || __builtin_mul_overflow(al, bh, &p[1]) ||
+                __builtin_mul_overflow(ah, bl, &p[2]) || __builtin_mul_overflow(ah, bh, &p[3]))
+                return false;
             lo = *std::min_element(p, p + 4);
             hi = *std::max_element(p, p + 4);
             return true;
@@ -202,7 +200,7 @@ public:
         }
         if (const auto *m = e.as<Mod>()) {
             const int64_t *c = as_const_int(m->b);
-            if (!c || *c == 0) return false;
+            if (!c || *c == 0 || *c == INT64_MIN) return false;
             lo = 0;
             hi = std::llabs(*c) - 1;
             if (const_bounds(m->a, al, ah, depth + 1) && al >= 0 && ah < std::llabs(*c)) lo = al, hi = ah;

@@ -254,6 +254,18 @@ TEST_CASE("Simplify: comparisons decided by bounds", "[simplify]") {
     CHECK_FALSE(can_prove(x > y));
 }
 
+TEST_CASE("Simplify: constant bounds past int64 decide nothing", "[simplify][regression]") {
+    // Found by UBSan in the fuzz tier: interval ends were added and
+    // multiplied in int64 without a check, which is undefined behaviour and
+    // in practice wraps into bounds that decide comparisons wrongly.
+    const int64_t big = (int64_t)1 << 40;
+    std::map<std::string, std::pair<int64_t, int64_t>> r{{"x", {big, big}}, {"y", {big, big}}, {"z", {big, big}}};
+    CHECK(simp(x * y * z > 0, r) == "(((x * y) * z) > 0)");
+    std::map<std::string, std::pair<int64_t, int64_t>> e{{"x", {INT64_MAX - 1, INT64_MAX}}, {"y", {1, 2}}};
+    CHECK(simp(x + y > 0, e) == "((x + y) > 0)");
+    CHECK(simp(0 - x - y < 0, e) == "(((0 - x) - y) < 0)");
+}
+
 TEST_CASE("Simplify: select, and, or, not", "[simplify]") {
     Expr c = x < y;
     CHECK(simp(select(Expr(true), x, y)) == "x");
