@@ -203,6 +203,7 @@ private:
     // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
     // a column reduction (TCOLSUM / TCOLMAX into f's row).
     void select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out);
+    void check_one_rvar(const std::string &f, const std::string &loops, const char *op);
 
     std::set<int> zeroed;  // L0C buffers whose next TMATMUL starts from 0
 

@@ -18,6 +18,31 @@ namespace kiln {
 namespace internal {
 namespace npu_select {
 
+// One reduction instruction (TROWSUM, TROWMAX, the column forms, TMATMUL)
+// covers the RDom's one variable of extent above 1. An RDom
+// with two such variables would put the instruction in a loop over the
+// other one, where it overwrites the accumulator on each iteration (the
+// host accumulates across it): refuse it. `loops` names the instruction's.
+void Selector::check_one_rvar(const std::string &f, const std::string &loops, const char *op) {
+    const FunctionContents &fc = func(f);
+    if (fc.updates.empty() || !fc.updates[0].rdom) return;
+    const ReductionDomainContents &rd = *fc.updates[0].rdom;
+    int wide = 0;
+    std::ostringstream vars;
+    for (const auto &rv : rd.vars) {
+        Expr extent = simplify(rv.extent);
+        const int64_t *e = const_int(extent);
+        wide += !(e && *e == 1);
+        vars << (vars.tellp() ? ", " : "") << rv.name << " of extent " << rv.extent;
+    }
+    user_assert(wide <= 1) << "NPU target: Func " << f << " reduces over the " << rd.vars.size() << "-D RDom "
+                           << rd.name << " (" << vars.str() << ") with " << op << ", which covers only its loops "
+                           << loops << " in one instruction and does not accumulate across the RDom's other variables, so "
+                              "the NPU would not compute the host's result; reduce over a 1-D RDom (e.g. one Func "
+                              "per value of the other variable, combined by a pure Func), or compute "
+                           << f << " on the host";
+}
+
 // The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
 // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
 // a column reduction (TCOLSUM / TCOLMAX into f's row).
@@ -25,6 +50,10 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     const std::string &f = p->name;
     Expr self, value;
     bool sum = false;
+    {
+        const char *op = p->values[0].as<Max>() ? "TROWMAX / TCOLMAX" : "TROWSUM / TCOLSUM";
+        check_one_rvar(f, n.fy->name + " and " + n.fx->name, op);
+    }
     auto is_self = [&](const Expr &e) {
         const Call *c = e.as<Call>();
         return c && c->name == f && c->args.size() == 1 && equal(c->args[0], p->args[0]);

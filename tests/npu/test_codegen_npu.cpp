@@ -990,7 +990,7 @@ TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands
                                                         "compute_root() it"));
     }
     {
-        Gemm g;  // matmul's K split into a loop beside the loop of out's update
+        Gemm g;  // matmul's K split into a loop (beside the loop of out's update)
         RVar ko("ko"), ki("ki");
         RDom pass(0, 2, "pass");
         Var yo("yo"), yi("yi");
@@ -1001,11 +1001,11 @@ TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands
         out.update().split(g.y, yo, yi, 32).reorder(g.x, yi, pass, yo);
         g.matmul.compute_at(out, yo).store_in(MemoryType::L0C);
         g.matmul.update().split(g.k.x, ko, ki, 64).reorder(ki, g.x, g.y, ko);
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: the tile instructions of one loop nest sit in sibling "
-                                                    "loops ('for (") &&
-                                               Contains("writing matmul") && Contains("writing out") &&
-                                               Contains("do not split or reorder a stage's reduction (e.g. a matrix "
-                                                        "update's K) into a loop beside another stage's loops"));
+        // Refused before the sync inserter's sibling-loop check: a split K
+        // would restart the TMATMUL from 0 in each iteration of ko.
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func matmul: the matrix update's reduction loop "
+                                                    "matmul.s1.k.x.ki has extent 64 but its RDom variable k.x has "
+                                                    "extent 128 (the reduction is split)"));
     }
 }
 
@@ -1117,4 +1117,119 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
                                        "generator handles 1-D and 2-D float32 buffers, so convert it to float32 on "
                                        "the host or leave it out of the NPU kernel's arguments"));
     }
+}
+
+namespace {
+
+// A row reduction over a 2-D RDom: s(y) = 0 (or -inf); s(y) op= e(r.x, r.y, y),
+// one RVar of the row's extent W and one of extent 2, consumed by
+// out(x, y) = input(x, y) * s(y) in tiles of 2 whole rows. `order` is the
+// update's loop order, innermost first ("" keeps the default).
+struct Reduce2D {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
+    Func s{"s"}, out{"out"};
+    RDom r;
+    Reduce2D(bool sum, bool row_first, const std::string &order, int extra_extent = 2)
+        : r(row_first ? RDom(0, W, 0, extra_extent, "r") : RDom(0, extra_extent, 0, W, "r")) {
+        RVar row = row_first ? r.x : r.y, extra = row_first ? r.y : r.x;
+        Expr e = input(row, y) * cast<float>(extra + 1);
+        if (sum) {
+            s(y) = 0.0f;
+            s(y) += e;
+        } else {
+            s(y) = type_min(Float(32));
+            s(y) = max(s(y), e);
+        }
+        out(x, y) = input(x, y) * s(y);
+        out.bound(x, 0, W).split(y, yo, yi, 2);
+        s.compute_at(out, yo);
+        if (order == "y_middle") s.update().reorder(r.x, y, r.y);
+        if (order == "y_inner") s.update().reorder(y, r.x, r.y);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("reductions over a 2-D RDom: the NPU output equals the host's or the compile is refused, never a "
+          "wrong result",
+          "[npu][codegen][reduce][rdom2d]") {
+    Buffer<float, 2> in = make_input();
+    for (bool sum : {true, false})
+        for (bool row_first : {true, false})
+            for (std::string order : {"", "y_middle", "y_inner"}) {
+                Reduce2D p(sum, row_first, order);
+                INFO((sum ? "sum" : "max") << (row_first ? " r.x of extent W" : " r.y of extent W") << " order "
+                                           << order);
+                Buffer<float, 2> host(W, H), npu(W, H);
+                p.input.set(in);
+                p.out.realize(host);
+                bool refused = false;
+                try {
+                    Pipeline(p.out).compile_to_cpp_source("r2d", Target("npu"));
+                } catch (const CompileError &e) {
+                    refused = true;
+                    // y innermost makes s a row of the tile, which is refused first.
+                    if (order != "y_inner")
+                        CHECK_THAT(e.what(), Contains("NPU target: Func s reduces over the 2-D RDom r (") &&
+                                                 Contains("does not accumulate across the RDom's other variables"));
+                    // The row RVar inside y inside the other RVar: before the check, a
+                    // TROWSUM / TROWMAX that overwrote s on each iteration of r.y.
+                    if (row_first && order == "y_middle")
+                        CHECK_THAT(e.what(), Contains(std::string("NPU target: Func s reduces over the 2-D RDom r "
+                                                                  "(r.x of extent 1024, r.y of extent 2) with ") +
+                                                      (sum ? "TROWSUM / TCOLSUM" : "TROWMAX / TCOLMAX") +
+                                                      ", which covers only its loops s.s1.y and s.s1.r.x in one "
+                                                      "instruction and does not accumulate across the RDom's other "
+                                                      "variables, so the NPU would not compute the host's result; "
+                                                      "reduce over a 1-D RDom (e.g. one Func per value of the other "
+                                                      "variable, combined by a pure Func), or compute s on the host"));
+                }
+                if (refused) continue;
+                json rep = run_npu(Pipeline(p.out), in, npu, "r2d");
+                check_same(host, npu);
+                CHECK(rep["race_count"] == 0);
+            }
+    for (bool sum : {true, false}) {  // an RVar of extent 1 is no second reduction: TROWSUM / TROWMAX as usual
+        Reduce2D p(sum, true, "", 1);
+        Buffer<float, 2> host(W, H), npu(W, H);
+        p.input.set(in);
+        p.out.realize(host);
+        json rep = run_npu(Pipeline(p.out), in, npu, "r2d_unit");
+        check_same(host, npu);
+        CHECK(rep["race_count"] == 0);
+        CHECK(rep["instructions_by_op"][sum ? "TROWSUM" : "TROWMAX"] == H / 2);
+    }
+}
+
+TEST_CASE("a matrix update over a 2-D RDom is refused, not accumulated wrongly", "[npu][codegen][matmul][rdom2d]") {
+    Gemm g;
+    RDom k2(0, Gemm::K / 2, 0, 2, "k2");
+    Func mm("mm"), out("out");
+    Expr kk = k2.x + k2.y * (Gemm::K / 2);
+    mm(g.x, g.y) = 0.0f;
+    mm(g.x, g.y) += g.A(kk, g.y) * g.B(g.x, kk);
+    out(g.x, g.y) = mm(g.x, g.y) * 2.0f;
+    out.bound(g.x, 0, Gemm::N).split(g.y, g.yo, g.yi, 32);
+    mm.compute_at(out, g.yo).store_in(MemoryType::L0C);
+    mm.update().reorder(k2.x, g.x, g.y, k2.y);
+    REQUIRE_COMPILE_ERROR(Pipeline(out).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func mm reduces over the 2-D RDom k2 (k2.x of extent 64, k2.y of "
+                                   "extent 2) with TMATMUL, which covers only its loops mm.s1.y, mm.s1.x and "
+                                   "mm.s1.k2.x in one instruction and does not accumulate across the RDom's other "
+                                   "variables"));
+}
+
+TEST_CASE("a matrix update whose reduction is split is refused, not restarted from 0 per part",
+          "[npu][codegen][matmul][rdom2d]") {
+    Gemm g;
+    g.npu(32, false);
+    RVar ko("ko"), ki("ki");
+    g.matmul.update().split(g.k, ko, ki, 64).reorder(ki, g.x, g.y, ko);
+    REQUIRE_COMPILE_ERROR(Pipeline(g.output).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func matmul: the matrix update's reduction loop matmul.s1.k.x.ki has "
+                                   "extent 64 but its RDom variable k.x has extent 128 (the reduction is split); one "
+                                   "TMATMUL covers the whole reduction from 0 and does not accumulate across a loop "
+                                   "around it, so the NPU would not compute the host's result; do not split the "
+                                   "matrix update's RVar (tile only C's loops)"));
 }
