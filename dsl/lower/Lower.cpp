@@ -13,6 +13,7 @@
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
 #include "ComputeWith.h"
+#include "HoistLoads.h"
 #include "InlineFunctions.h"
 #include "PartitionLoops.h"
 #include "RealizationOrder.h"
@@ -142,6 +143,8 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = log.run("vectorize loops", [&] { return vectorize_loops(s, origins); });
     s = log.run("partition loops", [&] { return partition_loops(s); });
     s = log.run("simplify", [&] { return simplify(s); });
+    // After the last simplify, which would substitute the hoisted loads back.
+    s = log.run("hoist invariant loads", [&] { return hoist_invariant_loads(s); });
 
     LoweredFunc f;
     f.name = name;

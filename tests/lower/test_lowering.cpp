@@ -727,3 +727,39 @@ TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a
     CHECK(body.find("if (") == std::string::npos);
     CHECK(body.find("rin[ramp(") != std::string::npos);
 }
+
+TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loop is read once before it",
+          "[lower][hoist]") {
+    ImageParam a(Float(32), 2, "ha"), b(Float(32), 2, "hb");
+    Var x("x"), y("y");
+    RDom r(0, a.dim(0).extent(), "r");
+    Func acc("hacc"), out("hout");
+    acc(x, y) = 0.0f;
+    acc(x, y) += a(r, y) * b(x, r);
+    out(x, y) = acc(x, y);
+    acc.compute_root();
+    acc.update(0).reorder(x, r, y).vectorize(x, 8, TailStrategy::GuardWithIf);
+    std::string s = out.lowered_stmt(no_asserts);
+    // a(r, y) does not depend on x: one load per r, broadcast in the loop.
+    size_t let = s.find("let ha.hoisted.");
+    REQUIRE(let != std::string::npos);
+    size_t loop = s.find("for (hacc.s1.x.x, ", let);
+    REQUIRE(loop != std::string::npos);
+    std::string body = s.substr(loop, s.find("}", loop) - loop);
+    CHECK(body.find("x8(ha.hoisted.") != std::string::npos);
+    CHECK(body.find("ha[") == std::string::npos);
+    // Only when the loop runs: the extent is not a constant here.
+    CHECK(s.substr(0, let).rfind("if ((0 < ") != std::string::npos);
+}
+
+TEST_CASE("hoist_invariant_loads: loops storing into an input or output keep their loads", "[lower][hoist]") {
+    ImageParam a(Float(32), 2, "ka"), b(Float(32), 2, "kb");
+    Var x("x"), y("y");
+    RDom r(0, a.dim(0).extent(), "r");
+    Func out("kout");
+    out(x, y) = 0.0f;
+    out(x, y) += a(r, y) * b(x, r);
+    out.update(0).reorder(x, r, y).vectorize(x, 8, TailStrategy::GuardWithIf);
+    // The output may overlap an input: nothing is hoisted.
+    CHECK(out.lowered_stmt(no_asserts).find(".hoisted.") == std::string::npos);
+}
