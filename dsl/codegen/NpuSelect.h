@@ -204,6 +204,12 @@ private:
     // a column reduction (TCOLSUM / TCOLMAX into f's row).
     void select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out);
     void check_one_rvar(const std::string &f, const std::string &loops, const char *op);
+    // The reduction's loop `loop` (of extent `extent`) must cover its
+    // RVar's whole extent: one instruction does not accumulate across a
+    // loop over the rest of a split RVar. `what` names the update, `fix`
+    // says which loops may be tiled instead.
+    void check_whole_rvar(const std::string &f, const For *loop, const Expr &extent, const std::string &what,
+                          const char *op, const char *fix);
 
     std::set<int> zeroed;  // L0C buffers whose next TMATMUL starts from 0
 

@@ -157,18 +157,7 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     check_one_rvar(p->name, fy->name + ", " + fx->name + " and " + fk->name, "TMATMUL");
     // The TMATMUL from 0 runs once per execution of the nest: a loop over
     // the rest of a split reduction around it would restart C each time.
-    const FunctionContents &fc = func(p->name);
-    if (!fc.updates.empty() && fc.updates[0].rdom)
-        for (const auto &rv : fc.updates[0].rdom->vars) {
-            Expr whole = simplify(rv.extent);
-            const int64_t *e = const_int(whole);
-            user_assert((e && *e == 1) || (e && *e == *K))
-                << "NPU target: Func " << p->name << ": the matrix update's reduction loop " << fk->name
-                << " has extent " << *K << " but its RDom variable " << rv.name << " has extent " << rv.extent
-                << " (the reduction is split); one TMATMUL covers the whole reduction from 0 and does not "
-                   "accumulate across a loop around it, so the NPU would not compute the host's result; do not "
-                   "split the matrix update's RVar (tile only C's loops)";
-        }
+    check_whole_rvar(p->name, fk, Expr((int)*K), "matrix update", "TMATMUL", "tile only C's loops");
     Nest na{fy, fk, (int)*M, (int)*K, inner}, nb{fk, fx, (int)*K, (int)*N, inner}, nc{fy, fx, (int)*M, (int)*N, inner};
     Window w = window(p->name, p->args, nc);
     Expr offset = ub_offset(p->name, w);

@@ -43,6 +43,27 @@ void Selector::check_one_rvar(const std::string &f, const std::string &loops, co
                            << f << " on the host";
 }
 
+// A loop over the outer part of a split RVar around the instruction would
+// restart it (TMATMUL from 0) or overwrite its partial result on each
+// iteration, with no flags between those iterations' loads and it.
+void Selector::check_whole_rvar(const std::string &f, const For *loop, const Expr &extent, const std::string &what,
+                                const char *op, const char *fix) {
+    const FunctionContents &fc = func(f);
+    if (fc.updates.empty() || !fc.updates[0].rdom) return;
+    for (const auto &rv : fc.updates[0].rdom->vars) {
+        Expr whole = simplify(rv.extent);
+        const int64_t *one = const_int(whole);
+        if (one && *one == 1) continue;
+        user_assert(is_zero(simplify(expand(extent) - expand(whole))))
+            << "NPU target: Func " << f << ": the " << what << "'s reduction loop " << loop->name << " has extent "
+            << simplify(extent) << " but its RDom variable " << rv.name << " has extent " << rv.extent
+            << " (the reduction is split); one " << op << " covers the whole reduction "
+            << (std::string(op) == "TMATMUL" ? "from 0 " : "") << "and does not accumulate across a loop around it, "
+            << "so the NPU would not compute the host's result; do not split the " << what << "'s RVar (" << fix
+            << ")";
+    }
+}
+
 // The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
 // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
 // a column reduction (TCOLSUM / TCOLMAX into f's row).
@@ -83,29 +104,26 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
                               << "buffer in one instruction, so do not split the update's pure loops and compute_at "
                               << f << " at the loop of the tiles that read it, over the same rows";
     bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
+    const char *op = rows ? (sum ? "TROWSUM" : "TROWMAX") : (sum ? "TCOLSUM" : "TCOLMAX");
     const For *rl = rows ? n.fx : n.fy;
     // Bitwise agreement with the host: TROWSUM adds left to right from 0,
     // so the whole reduction must be this one instruction, from 0.
+    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", op,
+                     "tile only the loops of the Funcs that read it");
     const FunctionContents &fc = func(f);
-    bool whole = false;
-    if (!fc.updates.empty() && fc.updates[0].rdom)
-        for (const auto &rv : fc.updates[0].rdom->vars)
-            whole |= is_zero(simplify(expand(substitute(n.lets, rl->extent)) - expand(rv.extent)));
     Expr init = fc.init.values.empty() ? Expr() : fc.init.values[0];
     bool identity = init.defined() && (sum ? is_zero(init)
                                            : init.as<FloatImm>() && std::isinf(init.as<FloatImm>()->value) &&
                                                  init.as<FloatImm>()->value < 0);
-    user_assert(!sum || (whole && identity) || target.has(Target::FastMath))
+    user_assert(!sum || identity || target.has(Target::FastMath))
         << "NPU target: Func " << f << " sums over " << rl->name << " with TROWSUM, which adds a whole row left "
         << "to right starting from 0; "
-        << (whole ? "its pure definition starts from " + to_string_expr(init)
-                  : std::string("the tile covers only part of the reduction domain (it is split)"))
+        << "its pure definition starts from " << to_string_expr(init)
         << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
            "one tile, or compile with target feature fast_math to allow the reassociation";
-    const char *op = rows ? (sum ? "TROWSUM" : "TROWMAX") : (sum ? "TCOLSUM" : "TCOLMAX");
     Operand v = select(value, -1, n, out);
     auto [r, c] = window_shape(w.shape, n.R, n.C);
-    if (whole && identity) {  // the instruction computes the Func's final value
+    if (identity) {  // the instruction computes the Func's final value
         instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(ub->second, r, c) + ", " + v.code + ");",
               {v.buffer}, {ub->second});
         release(v, -1);

@@ -55,28 +55,38 @@ std::vector<NpuItem> *find_body(std::vector<NpuItem> &items) {
     return nullptr;
 }
 
-// The loops holding the instructions of a nest at the first level with more
-// than one such loop, each with the Funcs its instructions write.
+// The Funcs the instructions under `items` write, as " f g".
+std::string owners_of(const std::vector<NpuItem> &items, const std::vector<NpuBuffer> &buffers) {
+    std::set<std::string> owners;
+    std::function<void(const std::vector<NpuItem> &)> walk = [&](const std::vector<NpuItem> &items) {
+        for (const NpuItem &i : items) {
+            for (int b : i.writes) owners.insert(buffers[b].owner);
+            walk(i.body);
+        }
+    };
+    walk(items);
+    std::string s;
+    for (const std::string &o : owners) s += " " + o;
+    return s;
+}
+
+// The loops holding the instructions of a nest at the first level with
+// instructions directly or more than one such loop, each with the Funcs its
+// instructions write (and those of the instructions beside them).
 std::string sibling_loops(const NpuItem &top, const std::vector<NpuBuffer> &buffers) {
     const std::vector<NpuItem> *level = &top.body;
     for (;;) {
         std::vector<const NpuItem *> loops;
-        for (const NpuItem &i : *level)
+        std::vector<NpuItem> direct;
+        for (const NpuItem &i : *level) {
             if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) loops.push_back(&i);
-        if (loops.size() != 1) {
+            if (i.kind == NpuItem::Instr) direct.push_back(i);
+        }
+        if (loops.size() != 1 || !direct.empty()) {
             std::ostringstream s;
-            for (size_t j = 0; j < loops.size(); j++) {
-                std::set<std::string> owners;
-                std::function<void(const std::vector<NpuItem> &)> walk = [&](const std::vector<NpuItem> &items) {
-                    for (const NpuItem &i : items) {
-                        for (int b : i.writes) owners.insert(buffers[b].owner);
-                        walk(i.body);
-                    }
-                };
-                walk(loops[j]->body);
-                s << (j ? "; " : "") << "'" << loops[j]->text << "' writing";
-                for (const std::string &o : owners) s << " " << o;
-            }
+            for (size_t j = 0; j < loops.size(); j++)
+                s << (j ? "; " : "") << "'" << loops[j]->text << "' writing" << owners_of(loops[j]->body, buffers);
+            if (!direct.empty()) s << "; instructions beside them writing" << owners_of(direct, buffers);
             return s.str();
         }
         level = &loops[0]->body;
@@ -219,13 +229,16 @@ void npu_insert_sync(NpuKernel &k) {
             for (NpuItem &x : run) out.push_back(std::move(x));
         } else {
             std::vector<NpuItem> *body = find_body(item.body);
-            user_assert(body && count_instrs(*body) == count_instrs(item.body))
+            // Syncer::run orders only the instructions directly in `body`.
+            int direct = 0;
+            for (const NpuItem &x : body ? *body : item.body) direct += x.kind == NpuItem::Instr;
+            user_assert(body && direct == count_instrs(item.body))
                 << "NPU target: the tile instructions of one loop nest sit in sibling loops ("
                 << sibling_loops(item, k.buffers)
-                << ") with none in the loop around them; the sync inserter orders the instructions of one loop "
+                << ") rather than all in one loop body; the sync inserter orders the instructions of one loop "
                    "body, so a Func's tiles must sit in the loop body its consumer's tiles are in: do not split "
-                   "or reorder a stage's reduction (e.g. a matrix update's K) into a loop beside another stage's "
-                   "loops there, or compute_at the Func inside that stage's loop";
+                   "or reorder a stage's reduction (e.g. a matrix update's K, or an update's RDom) into a loop "
+                   "beside another stage's tiles there, or compute_at the Func inside that stage's loop";
             s.run(*body, true);
             if (s.double_buffered)
                 body->insert(body->begin(), NpuItem::line("kiln_pp = kiln_iter++ & 1;"));

@@ -1233,3 +1233,47 @@ TEST_CASE("a matrix update whose reduction is split is refused, not restarted fr
                                    "around it, so the NPU would not compute the host's result; do not split the "
                                    "matrix update's RVar (tile only C's loops)"));
 }
+
+TEST_CASE("a row reduction whose RVar is split is refused, not overwritten per part", "[npu][codegen][reduce][rdom2d]") {
+    for (bool sum : {false, true}) {
+        Softmax s;
+        s.fused(2, false);
+        Func &f = sum ? s.row_sum : s.row_max;
+        RVar ro("ro"), ri("ri");
+        f.update().split(s.r.x, ro, ri, W / 2).reorder(ri, s.y, ro);
+        REQUIRE_COMPILE_ERROR(Pipeline(s.output).compile_to_cpp_source("bad", Target("npu")),
+                              Contains(std::string("NPU target: Func ") + f.name() + ": the row reduction's "
+                                       "reduction loop " + f.name() + ".s1.r.x.ri has extent 512 but its RDom "
+                                       "variable r.x has extent 1024 (the reduction is split); one " +
+                                       (sum ? "TROWSUM" : "TROWMAX") + " covers the whole reduction and does not "
+                                       "accumulate across a loop around it, so the NPU would not compute the host's "
+                                       "result; do not split the row reduction's RVar (tile only the loops of the "
+                                       "Funcs that read it)"));
+    }
+}
+
+TEST_CASE("tile instructions in a loop beside other tile instructions are refused, not left without flags",
+          "[npu][codegen][error][sync]") {
+    // out's update loops over pass inside yo, beside st's tiles: the sync
+    // inserter orders one loop body, so the TADDS / TSTORE in the pass loop
+    // got no flags before the check.
+    ImageParam input{Float(32), 2, "input"};
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    RDom pass(0, 2, "pass");
+    Func st("st"), out("out");
+    st(x, y) = exp(input(x, y));
+    out(x, y) = 0.0f;
+    out(x, y) = st(x, y) * 2.0f + cast<float>(pass);
+    out.bound(x, 0, W).bound(y, 0, H).split(y, yo, yi, 2);
+    out.update().split(y, yo, yi, 2).reorder(x, yi, pass, yo);
+    st.compute_at(out, yo);
+    REQUIRE_COMPILE_ERROR(Pipeline(out).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: the tile instructions of one loop nest sit in sibling loops ('for "
+                                   "(int32_t v_out_s1_pass_x = (int32_t)0; v_out_s1_pass_x < (int32_t)0 + (int32_t)2; "
+                                   "v_out_s1_pass_x++)' writing out; instructions beside them writing st) rather "
+                                   "than all in one loop body; the sync inserter orders the instructions of one loop "
+                                   "body, so a Func's tiles must sit in the loop body its consumer's tiles are in: do "
+                                   "not split or reorder a stage's reduction (e.g. a matrix update's K, or an "
+                                   "update's RDom) into a loop beside another stage's tiles there, or compute_at the "
+                                   "Func inside that stage's loop"));
+}
