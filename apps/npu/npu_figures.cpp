@@ -20,6 +20,7 @@
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <kiln/kiln.h>
@@ -154,6 +155,27 @@ json run_rows(const std::string &name, const std::string &source_dir) {
     return rows;
 }
 
+// Runs a generator single- and double-buffered under `sched` and records,
+// for each, its cycles, the busy ratio of each of `pipes`, GM bytes and
+// races; `extra` adds the kernel's own figures to each entry.
+json buffering_figures(const std::string &generator, const std::vector<std::string> &params, const std::string &sched,
+                       std::map<std::string, Buffer<float>> &bufs, const std::vector<const char *> &pipes,
+                       const std::function<void(const json &r, json &g)> &extra = nullptr) {
+    json f;
+    for (int db = 0; db < 2; db++) {
+        json r = run_generator(generator, params, db ? sched : single_buffered(sched), bufs,
+                               generator + (db ? "_db" : "_sb"));
+        json &g = f[db ? "double_buffered" : "single_buffered"];
+        g["cycles"] = r["cycles"];
+        for (const char *pipe : pipes) g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+        g["gm_read_bytes"] = r["gm_read_bytes"];
+        g["gm_write_bytes"] = r["gm_write_bytes"];
+        g["races"] = r["race_count"];
+        if (extra) extra(r, g);
+    }
+    return f;
+}
+
 // GEMM + bias + ReLU through the code generator: f32, 1024 x 128 x 128.
 json run_gemm_generated(const std::string &source_dir) {
     const int M = 1024, N = 128, K = 128;
@@ -163,17 +185,7 @@ json run_gemm_generated(const std::string &source_dir) {
     bias.fill(0.25f);
     std::map<std::string, Buffer<float>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
     std::string sched = read_file(source_dir + "/schedules/gemm/npu.sched");
-    json f;
-    for (int db = 0; db < 2; db++) {
-        json r = run_generator("gemm", {"depth=128", "activation=relu"}, db ? sched : single_buffered(sched), bufs,
-                               db ? "gemm_db" : "gemm_sb");
-        json &g = f[db ? "double_buffered" : "single_buffered"];
-        g["cycles"] = r["cycles"];
-        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V"}) g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
-        g["gm_read_bytes"] = r["gm_read_bytes"];
-        g["gm_write_bytes"] = r["gm_write_bytes"];
-        g["races"] = r["race_count"];
-    }
+    json f = buffering_figures("gemm", {"depth=128", "activation=relu"}, sched, bufs, {"M", "MTE2", "MTE1", "FIX", "V"});
     f["kernel"] = "GEMM 1024x128x128 f32 + bias + ReLU, code generator (schedules/gemm/npu.sched)";
     return f;
 }
@@ -206,26 +218,16 @@ json run_attention(const std::string &source_dir) {
     v.for_each_element([&](int f, int t) { v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f); });
     std::map<std::string, Buffer<float>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
     std::string sched = read_file(source_dir + "/schedules/attention/npu.sched");
-    json f;
-    for (int db = 0; db < 2; db++) {
-        json r = run_generator("attention", {"dim=64", "seq=128"}, db ? sched : single_buffered(sched), bufs,
-                               db ? "attention_db" : "attention_sb");
-        json &g = f[db ? "double_buffered" : "single_buffered"];
-        g["cycles"] = r["cycles"];
-        for (const char *pipe : {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"}) {
-            g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
-            g["busy_cycles"][pipe] = r["pipes"][pipe]["busy_cycles"];
-        }
-        g["gm_read_bytes"] = r["gm_read_bytes"];
-        g["gm_write_bytes"] = r["gm_write_bytes"];
+    const std::vector<const char *> pipes = {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"};
+    json f = buffering_figures("attention", {"dim=64", "seq=128"}, sched, bufs, pipes, [&](const json &r, json &g) {
+        for (const char *pipe : pipes) g["busy_cycles"][pipe] = r["pipes"][pipe]["busy_cycles"];
         g["gm_ideal_bytes"] = 4.0 * (2 * D * NQ + 2 * D * S);  // Q, K, V read once, O written once
         g["dma_bytes"] = r["dma_bytes"];
-        g["races"] = r["race_count"];
         double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["pipes"]["M"]["busy_cycles"].get<double>(),
                                  r["gm_read_bytes"].get<double>() / 64, r["gm_write_bytes"].get<double>() / 64});
         g["roofline_cycles"] = bound;
         g["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
-    }
+    });
     f["kernel"] = "attention d=64, 1024 queries x 128 keys, f32, code generator (schedules/attention/npu.sched)";
     return f;
 }
