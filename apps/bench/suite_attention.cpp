@@ -40,24 +40,22 @@ Pipeline halide_attention(Buffer<float> Q, Buffer<float> K, Buffer<float> V) {
     output(c, i) = weighted(c, i) / row_sum(i);
 
     const int n = get_host_target().natural_vector_size<float>();
+    Var co("co"), ci("ci"), jo("jo"), ji("ji"), u("u");
+    RVar rko("rko"), rki("rki");
     key_t.compute_root();
-    output.split(i, ib, ii, 8).vectorize(c, n).parallel(ib);
-    scores.compute_at(output, ib).vectorize(j, n);
-    RVar rdo("rdo"), rdi("rdi"), rko("rko"), rki("rki");
-    scores.update(0)
-        .split(rd, rdo, rdi, n / 2, TailStrategy::GuardWithIf)
-        .reorder(rdi, j, rdo, i)
-        .vectorize(j, n, TailStrategy::GuardWithIf)
-        .unroll(rdi);
+    output.split(i, ib, ii, 8).split(c, co, ci, n).reorder(ci, ii, co, ib).vectorize(ci).parallel(ib);
+    Func scores_in = scores.in();
+    scores_in.compute_at(output, ib).split(j, jo, ji, n).reorder(ji, i, jo).vectorize(ji).unroll(i);
+    scores.compute_at(scores_in, jo).vectorize(j, n).unroll(i);
+    scores.update(0).reorder(j, i, rd).vectorize(j, n).unroll(i);
     row_max.compute_at(output, ib);
-    Var u("u");
     Func row_max_lanes = row_max.update(0).split(rk, rko, rki, n).rfactor(rki, u);
     row_max_lanes.compute_at(row_max, i).vectorize(u);
     row_max_lanes.update(0).reorder(u, rko).vectorize(u);
     probs.compute_at(output, ib).vectorize(j, n);
     row_sum.compute_at(output, ib);
-    weighted.compute_at(output, ib).vectorize(c, n);
-    weighted.update(0).reorder(c, i, rk).vectorize(c, n, TailStrategy::GuardWithIf).unroll(i);
+    weighted.compute_at(output, co).vectorize(c, n).unroll(i);
+    weighted.update(0).reorder(c, i, rk).vectorize(c, n).unroll(i);
     return Pipeline(output);
 }
 

@@ -156,6 +156,12 @@ private:
         }
         funcs.emplace(w.name(), w);
         names.push_back(w.name());
+        // Later stanzas name the wrapper as docs/scheduling.md §7 spells it
+        // (f_in, f_in_g_h); the Func itself may carry a numbered name when
+        // the same pipeline was built before in this process.
+        std::string as_written = s.func + "_in";
+        for (const auto &c : s.wrapper_of) as_written += "_" + c;
+        if (as_written != w.name() && funcs.emplace(as_written, w).second) names.push_back(as_written);
         return w;
     }
 

@@ -31,7 +31,8 @@ namespace kd {
 // Every directive of `file` applied to `funcs` (by Func name); `rvars` maps
 // the RDom names the file uses to Halide's RVars.
 // An rfactor directive adds its intermediate to the Funcs by the name the
-// file gives it, for the later stanzas. A wrapper stanza ("B.in(matmul):")
+// file gives it, a wrapper stanza its wrapper (f_in, f_in_g), for the later
+// stanzas. A wrapper stanza ("B.in(matmul):")
 // schedules funcs["B"].in(funcs["matmul"]); an input read through a wrapper
 // is given as a Func over its buffer (Halide::Func(buffer)).
 inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, Halide::Func> funcs,
@@ -55,6 +56,9 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
             std::vector<Halide::Func> of;
             for (const std::string &g : s.wrapper_of) of.push_back(func(g, header));
             f = of.empty() ? f.in() : of.size() == 1 ? f.in(of[0]) : f.in(of);
+            std::string as_written = s.func + "_in";  // how later stanzas name it, as in Kiln
+            for (const std::string &g : s.wrapper_of) as_written += "_" + g;
+            funcs.emplace(as_written, f);
         }
         Halide::Stage st = s.stage < 0 ? Halide::Stage(f) : f.update(s.stage);
         for (const kiln::ScheduleDirective &d : s.directives) {

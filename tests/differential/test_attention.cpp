@@ -5,7 +5,8 @@
 // width and of the 8-row block; and the fusion report of each schedule.
 //
 // Tolerance: 1e-5 relative error to max(|O|, 1e-2). Every sum runs in the
-// same order in both libraries (reduction loops are moved, never split) and
+// same order in both libraries (reduction loops are moved, never split; only
+// host_tiled's row maximum is split by rfactor, which is exact) and
 // Halide runs with strict_float, so S, the row maxima and the products are
 // bit-exact; exp differs (Kiln calls the C library, Halide its own
 // polynomial) by a few ulps. O is a weighted average of values of V in
