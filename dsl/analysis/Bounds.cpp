@@ -338,13 +338,31 @@ protected:
     }
     void visit(const LetStmt *op) override {
         include(op->value);
-        scope.push(op->name, bounds_of_expr_in_scope(op->value, scope));
+        Expr value = substitute(let_values, op->value);
+        scope.push(op->name, let_interval(op->value, value));
         Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
-        let_values[op->name] = substitute(let_values, op->value);
+        let_values[op->name] = value;
         include(op->body);
         if (old.defined()) let_values[op->name] = old;
         else let_values.erase(op->name);
         scope.pop(op->name);
+    }
+    // A let's range, from the ranges of the names in its value; but a value
+    // made only of other lets may not vary at all where its lets do: the
+    // extent of a wrapper computed per panel of an outer loop xo,
+    //   let w.max = min(xo*32, n - 32) + 31;  let w.min = min(xo*32, n - 32)
+    //   let w.extent = w.max - w.min + 1
+    // is 32 for every xo, which the ranges of w.max and w.min widen to
+    // [64 - n, n] (and a split of w's loop, shifting its last vector inwards
+    // by that extent, then reads far below w.min). So a value
+    // naming no loop variable is also tried with the lets substituted: if it
+    // then depends on nothing ranged, it is a single point.
+    Interval let_interval(const Expr &raw, const Expr &substituted) {
+        Interval iv = bounds_of_expr_in_scope(raw, scope);
+        if (iv.bounded() && equal(iv.min, iv.max)) return iv;
+        if (depends_on_scope(raw, false)) return iv;
+        Expr v = simplify(substituted);
+        return depends_on_scope(v) ? iv : Interval::point(v);
     }
     // A loop's last iteration is bounded from the lets' values, not their
     // intervals: min and extent usually share terms that must cancel
@@ -395,16 +413,19 @@ protected:
         if (then_found) merge_box(then_box);
         if (else_found) merge_box(else_box);
     }
-    bool depends_on_scope(const Expr &c) const {
+    // Does c name a ranged variable (a loop's, an outer one's, or with
+    // `lets`, a let's of the statement)?
+    bool depends_on_scope(const Expr &c, bool lets = true) const {
         class Uses : public IRVisitor {
         public:
             const BoxCollector &self;
-            bool dep = false;
-            explicit Uses(const BoxCollector &s) : self(s) {}
+            bool lets, dep = false;
+            Uses(const BoxCollector &s, bool l) : self(s), lets(l) {}
             void visit(const Variable *v) override {
-                dep |= self.scope.find(v->name) != nullptr || self.let_values.count(v->name) > 0;
+                bool is_let = self.let_values.count(v->name) > 0;
+                dep |= is_let ? lets : self.scope.find(v->name) != nullptr;
             }
-        } uses(*this);
+        } uses(*this, lets);
         uses.include(c);
         return uses.dep;
     }

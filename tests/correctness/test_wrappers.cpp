@@ -96,3 +96,24 @@ TEST_CASE("wrappers: image.in(f) only for f's reads", "[wrappers]") {
     out.realize(o);
     kt::check(o, [&](int i) { return im(i) * 2.0f + im(i + 1); });
 }
+
+TEST_CASE("wrappers: a vectorized image wrapper per panel of a split loop needs only the panels' columns",
+          "[wrappers][regression]") {
+    // The GEMM's packing of B: in.in(out) computed per panel xo (shifted
+    // inwards at the edge), its columns in vectors. The kernel once asked
+    // for columns far left of the first panel and rejected an input that
+    // covers exactly what is read (kiln_error_input_too_small).
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func out("out");
+    out(x, y) = in(x, y) * 2.0f + in(x, y + 1);
+    out.split(x, xo, xi, 16).vectorize(xi, 8).parallel(xo);
+    in.in(out).compute_at(out, xo).vectorize(Var("_0"), 8);
+    for (int w : {16, 40, 64}) {
+        Buffer<float> im = kt::image<float>(w, 9, 3, -1, [](int px, int py) { return px * 0.5f + py; });
+        in.set(im);
+        Buffer<float> o = kt::output<float>(w, 8, 3, -1);
+        out.realize(o);
+        kt::check(o, [&](int px, int py) { return im(px, py) * 2.0f + im(px, py + 1); });
+    }
+}

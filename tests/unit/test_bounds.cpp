@@ -228,6 +228,26 @@ TEST_CASE("box_touched: an if guard narrows the box", "[bounds][box]") {
     }
 }
 
+TEST_CASE("box_touched: a let whose lets cancel is one value, not their ranges' difference", "[bounds][box][regression]") {
+    // A wrapper computed per panel xo of 32 columns (shifted inwards at the
+    // right edge n), its loop split by 16 with the last vector shifted in:
+    //   for (xo, 0, 4) { let w.min = min(xo*32, n - 32); let w.max = min(xo*32, n - 32) + 31
+    //     let w.ext = w.max - w.min + 1
+    //     for (u, 0, (w.ext + 15)/16) for (v, 0, 16) { let i = min(u*16, w.ext - 16) + v + w.min; g(i) = f(i) } }
+    // w.ext is 32 for every xo; ranged as [w.max.min - w.min.max + 1, ...]
+    // it reached n - 64 below w.min, and f's box with it (the GEMM's packed B
+    // read over [-464, 511] for n = 512).
+    Expr xo = var("xo"), u = var("u"), v = var("v"), n = var("n");
+    Expr wmin = var("w.min"), wmax = var("w.max"), wext = var("w.ext"), i = var("i");
+    Stmt body = LetStmt::make("i", min(u * 16, wext - 16) + v + wmin, Provide::make("g", call("f", {i}), {i}));
+    Stmt t = loop("u", 0, (wext + 15) / 16, loop("v", 0, 16, body));
+    t = LetStmt::make("w.ext", wmax - wmin + 1, t);
+    t = LetStmt::make("w.max", min(xo * 32, n - 32) + 31, t);
+    t = LetStmt::make("w.min", min(xo * 32, n - 32), t);
+    t = loop("xo", 0, 4, t);
+    CHECK(str(box_touched(t, "f", true, false)) == "[min((n - 32), 0), (min((n - 32), 96) + 31)]");
+}
+
 namespace {
 
 // Bounds of random expressions over x in [-4, 4], y in [0, 7], z in [1, 3]
