@@ -25,6 +25,7 @@ public:
     std::vector<const IfThenElse *> ifs;
     std::vector<Expr> min_max_conditions;                // substituted
     std::vector<std::pair<Expr, Expr>> min_max;  // the node, the operand it is in the steady state
+    bool has_inner_loop = false;
 
 protected:
     std::string loop;
@@ -37,6 +38,7 @@ protected:
         lets.erase(op->name);
     }
     void visit(const For *op) override {
+        has_inner_loop = true;
         inner.push_back(op->name);
         IRVisitor::visit(op);
         inner.pop_back();
@@ -214,8 +216,13 @@ protected:
             invariant.insert(invariant.end(), inv.begin(), inv.end());
             ifs.push_back(fc.ifs[i]);
         }
+        // A min/max alone partitions only a loop without inner loops: around
+        // a loop nest it feeds values computed once per iteration (the
+        // first column of a tile), and a steady state would copy the nest
+        // (every producer computed in the tile) for nothing but them.
         std::vector<std::pair<Expr, Expr>> min_max;
-        for (size_t i = 0; i < fc.min_max.size(); i++) {
+        const bool min_max_alone = fc.selects.empty() && ifs.empty();
+        for (size_t i = 0; i < fc.min_max.size() && !(min_max_alone && fc.has_inner_loop); i++) {
             std::vector<Expr> l, u, inv;
             if (!bound_from(fc.min_max_conditions[i], op->name, l, u, inv)) continue;
             lower.insert(lower.end(), l.begin(), l.end());

@@ -27,6 +27,11 @@
 //   for (x.x, 0, n) { out[ramp(min(x.x * 8, w - 8), 1, 8)] = ... }
 //     ->  for (x.x, 0, x.x.steady_max + 1) { out[ramp(x.x * 8, 1, 8)] = ... }  + the last vector
 //
+// but only in a loop without inner loops: around a loop nest (a tile loop
+// whose last tile is shifted inwards) the min/max gives values computed once
+// per iteration, and a steady state would copy the whole nest for them, which
+// doubled the C++ compiler's time on harris, unsharp and the GEMM.
+//
 // Only scalar-conditioned Selects, and IfThenElses with an else case, whose
 // condition is a conjunction of comparisons affine in the loop variable
 // (after substituting the body's lets) are used (an IfThenElse with another

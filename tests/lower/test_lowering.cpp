@@ -703,6 +703,26 @@ TEST_CASE("partition_loops: a ShiftInwards vector loop's steady state indexes wi
     CHECK(body.find("sin[ramp(") != std::string::npos);
 }
 
+TEST_CASE("partition_loops: a tile loop is not copied for the min of its shifted last tile", "[lower][partition]") {
+    // out: split(x, xo, xi, 16) (ShiftInwards), the producer f per tile: the
+    // xo loop's body holds min(xo * 16, extent - 16) (the tile's first
+    // column, computed once per tile) around f's loop and out's. Before,
+    // xo got a steady state without the min and a last tile with it: the
+    // whole nest, f's loop included, twice. Now only the innermost vector
+    // loops (f's and out's, no inner loop) are partitioned.
+    ImageParam in(Float(32), 1, "tin");
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("tf"), out("tout");
+    f(x) = in(x) * 2.0f;
+    out(x) = f(x) + f(x + 1);
+    out.split(x, xo, xi, 16).vectorize(xi, 8);
+    f.compute_at(out, xo).vectorize(x, 8);
+    std::string s = out.lowered_stmt(no_asserts);
+    CHECK(s.find("tout.s0.x.xo.steady") == std::string::npos);
+    CHECK(count(s, "produce tf {") == 1);
+    CHECK(count(s, "for (tout.s0.x.xo, ") == 1);
+}
+
 TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a guard in the steady state",
           "[lower][partition]") {
     ImageParam in(Float(32), 1, "rin");
