@@ -157,6 +157,12 @@ static const char *kiln_type_name(halide_type_t t, char *buf, size_t size) {
     return buf;
 }
 
+extern "C" int kiln_buffer_is_empty(const halide_buffer_t *b) {
+    for (int d = 0; d < b->dimensions; d++)
+        if (b->dim[d].extent == 0) return 1;
+    return 0;
+}
+
 // Checks a buffer argument on entry to `kernel`: non-null, host memory, the
 // declared element type and dimensionality, dense dimension 0, and no
 // negative extent. Reports and returns the error code, or 0.
@@ -166,7 +172,7 @@ extern "C" int kiln_check_buffer(const halide_buffer_t *b, const char *kernel, c
         kiln_error("%s: buffer argument '%s' is null", kernel, name);
         return kiln_error_buffer_is_null;
     }
-    if (!b->host) {
+    if (!b->host && !kiln_buffer_is_empty(b)) {  // an empty buffer needs no memory
         kiln_error("%s: buffer argument '%s' has no host memory (host is null)", kernel, name);
         return kiln_error_host_is_null;
     }

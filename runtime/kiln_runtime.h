@@ -44,10 +44,13 @@ void kiln_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * host memory, element type (a halide_type_code_t and bits), dimensionality,
  * a dense dimension 0, extents that int32 indexing can reach.
  * kiln_check_no_overlap: output `out` shares no memory with input `in`.
- * Each reports and returns a kiln_error_code, or 0. */
+ * Each reports and returns a kiln_error_code, or 0. An empty buffer (an
+ * extent of 0) may have no host memory; a kernel whose outputs are all
+ * empty returns 0 after the checks (kiln_buffer_is_empty: 1 if empty). */
 struct halide_buffer_t;
 int kiln_check_buffer(const struct halide_buffer_t *b, const char *kernel, const char *name, int type_code, int bits,
                       int dimensions);
+int kiln_buffer_is_empty(const struct halide_buffer_t *b);
 int kiln_check_no_overlap(const struct halide_buffer_t *in, const struct halide_buffer_t *out, const char *kernel,
                           const char *in_name, const char *out_name);
 

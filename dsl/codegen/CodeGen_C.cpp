@@ -743,6 +743,14 @@ void CodeGen_C::emit_signature_and_checks() {
                    << "\", " << quoted(func.args[j].name) << ", " << quoted(func.args[i].name) << ")) return err;\n";
         }
     }
+    // Empty outputs (an extent of 0): nothing to compute, nothing to read.
+    std::string all_empty;
+    for (size_t i = 0; i < func.args.size(); i++) {
+        if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
+        all_empty += (all_empty.empty() ? "" : " && ") + std::string("kiln_buffer_is_empty(") +
+                     params[i].substr(std::string("halide_buffer_t *").size()) + ")";
+    }
+    if (!all_empty.empty()) line() << "if (" << all_empty << ") return 0;  // empty outputs: nothing to compute\n";
 }
 
 void CodeGen_C::emit_argv_wrapper() {

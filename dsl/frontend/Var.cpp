@@ -93,8 +93,13 @@ RDom &RDom::where(Expr predicate) {
     user_assert(contents) << "where() on an undefined RDom";
     bump_definition_epoch();
     user_assert(predicate.defined()) << "RDom " << name() << ".where(): the condition is undefined";
-    Expr p = predicate.type().is_bool() ? predicate : (predicate != 0);
-    p = contents->predicate.defined() ? (contents->predicate && p) : p;
+    // As select(): no implicit "!= 0" that would hide a value used as a
+    // condition by mistake.
+    user_assert(predicate.type().is_bool())
+        << "RDom " << name() << ".where(): the condition " << to_string(predicate) << " has type "
+        << predicate.type().to_string() << ", but where() needs a boolean condition; compare it, e.g. " << name()
+        << ".where(" << to_string(predicate) << " != 0)";
+    Expr p = contents->predicate.defined() ? (contents->predicate && predicate) : predicate;
     contents->predicate = without_rdom_owner(p, contents.get());  // no cycle through its own RVars
     return *this;
 }

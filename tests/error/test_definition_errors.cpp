@@ -128,6 +128,21 @@ TEST_CASE("error: integer literals that do not fit the other operand's type", "[
     REQUIRE_COMPILE_ERROR(in(x) * -1, Contains("Integer literal -1 used with an expression of unsigned type uint8"));
 }
 
+TEST_CASE("error: RDom::where with a condition that is not boolean", "[error][definition]") {
+    // The same rule as select(): an integer is not read as "!= 0".
+    RDom r(0, 10, "r");
+    REQUIRE_COMPILE_ERROR(r.where(r.x % 2), Contains("RDom r.where(): the condition (r.x % 2) has type int32") &&
+                                                Contains("where() needs a boolean condition") &&
+                                                Contains("compare it, e.g. r.where((r.x % 2) != 0)"));
+    RDom s(0, 4, "s");
+    REQUIRE_COMPILE_ERROR(s.where(cast<float>(s.x)), Contains("has type float32"));
+    // A boolean condition is still taken, and conditions still accumulate.
+    RDom t(0, 10, "t");
+    t.where(t.x % 2 == 0);
+    t.where(t.x < 7);
+    REQUIRE(t.get()->predicate.defined());
+}
+
 TEST_CASE("error: select with a condition that is not boolean", "[error][definition]") {
     ImageParam in(UInt(8), 1, "in");
     Var x("x");

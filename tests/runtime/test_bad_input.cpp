@@ -74,6 +74,41 @@ TEST_CASE("runtime: an input with no host memory", "[runtime]") {
     b.rejected(kiln_error_host_is_null, {"buffer argument 'in' has no host memory (host is null)"});
 }
 
+TEST_CASE("runtime: an empty output computes nothing", "[runtime]") {
+    // As in Halide: realizing over an empty region is not an error. An empty
+    // buffer may have no host memory, and the kernel then reads no input.
+    for (int empty_dim : {0, 1}) {
+        Blur b;
+        halide_buffer_t empty = *b.output.raw_buffer();
+        halide_dimension_t dims[2] = {empty.dim[0], empty.dim[1]};
+        dims[empty_dim].extent = 0;
+        empty.dim = dims;
+        empty.host = nullptr;
+        b.set_out(&empty);
+        halide_buffer_t no_input = *b.input.raw_buffer();
+        no_input.host = nullptr;  // would be read if anything were computed
+        halide_dimension_t in_dims[2] = {no_input.dim[0], no_input.dim[1]};
+        in_dims[0].extent = 0;
+        no_input.dim = in_dims;
+        b.set_in(&no_input);
+        std::string message;
+        CHECK(b.k->run(message) == 0);
+        CHECK(message.empty());
+    }
+}
+
+TEST_CASE("runtime: an empty input is still too small for a non-empty output", "[runtime]") {
+    Blur b;
+    halide_buffer_t empty = *b.input.raw_buffer();
+    halide_dimension_t dims[2] = {empty.dim[0], empty.dim[1]};
+    dims[0].extent = 0;
+    empty.dim = dims;
+    empty.host = nullptr;
+    b.set_in(&empty);
+    b.rejected(kiln_error_input_too_small,
+               {"input 'in' is read over [0, 40] in dimension 0, but the buffer covers only [0, -1]"});
+}
+
 TEST_CASE("runtime: an input of the wrong element type", "[runtime]") {
     Blur b;
     Buffer<int32_t> ints(41, 20);

@@ -56,6 +56,7 @@ public:
     int dimensions() const;
     RVar operator[](int i) const;
     // Restrict the domain; may be called several times (conditions are and-ed).
+    // The condition must be boolean, as select()'s.
     RDom &where(Expr predicate);
     const std::string &name() const;
     operator Expr() const;  // 1-D domains only
