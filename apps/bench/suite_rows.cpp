@@ -67,9 +67,10 @@ Pipeline halide_softmax(Buffer<float> in) {
     row_sum(y) = 0.0f;
     row_sum(y) += exps(r, y);
     output(x, y) = exps(x, y) / row_sum(y);
-    output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+    const int n = get_host_target().natural_vector_size<float>();
+    output.split(y, yo, yi, 8).parallel(yo).vectorize(x, n);
     row_max.compute_at(output, yi);
-    exps.compute_at(output, yi).vectorize(x, 8);
+    exps.compute_at(output, yi).vectorize(x, n);
     row_sum.compute_at(output, yi);
     rfactor_rows(row_max, r, output, yi);
     rfactor_rows(row_sum, r, output, yi);
