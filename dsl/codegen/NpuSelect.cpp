@@ -516,12 +516,45 @@ namespace {
 using namespace npu_select;
 
 // Records, for every 1-D Func and image, whether tiles read or write it
-// along y (Column) or along x (Row).
+// along y (Column) or along x (Row). A 1-D Func read only inside another 1-D
+// Func's tile takes that Func's orientation (propagate(), after the visit):
+// in g(x) = h(x) * 2 with g read along x of a 2-D tile, h is a row too.
 class FindShapes : public IRVisitor {
 public:
     std::map<std::string, Shape> shape;
 
+    void propagate() {
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (const auto &[writer, reads] : reads_1d) {
+                auto w = shape.find(writer);
+                if (w == shape.end()) continue;
+                for (const std::string &r : reads)
+                    if (shape.emplace(r, w->second).second) changed = true;
+            }
+        }
+    }
+
 private:
+    std::map<std::string, std::set<std::string>> reads_1d;  // a 1-D tile's Func -> the 1-D Funcs it reads
+
+    void visit_1d_tile(const Provide *p, const std::string &var) {
+        struct Reads : IRVisitor {
+            std::string var;
+            std::set<std::string> names;
+            using IRVisitor::visit;
+            void visit(const Call *c) override {
+                if ((c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1 &&
+                    expr_uses_var(c->args[0], var))
+                    names.insert(c->name);
+                IRVisitor::visit(c);
+            }
+        } reads;
+        reads.var = var;
+        for (const Expr &v : p->values) reads.include(v);
+        reads_1d[p->name].insert(reads.names.begin(), reads.names.end());
+    }
+
     using IRVisitor::visit;
     const For *fy = nullptr, *fx = nullptr;
     std::map<std::string, Expr> lets;
@@ -553,6 +586,9 @@ private:
                 fy = fx = nullptr;
                 return;
             }
+        } else {
+            const Provide *p = b->as<Provide>();
+            if (p && p->args.size() == 1) visit_1d_tile(p, f->name);
         }
         IRVisitor::visit(f);
     }
@@ -568,6 +604,7 @@ NpuKernel npu_select_kernel(const Stmt &loop_nest, const Environment &env, const
                             const Target &t) {
     FindShapes shapes;
     shapes.include(loop_nest);
+    shapes.propagate();
     Selector s(env, outputs, t, shapes.shape);
     s.stmt(loop_nest, s.k.body);
     return s.k;

@@ -59,12 +59,18 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
                            *o / buf.cols + R <= buf.rows
                        ? (int)(*o / buf.cols)
                        : 0;
+        // Why a window is not a tile of the buffer, for the message below.
+        const char *why = !o ? "an offset that changes from one iteration to the next of a loop inside the one "
+                               "where it is computed (a tile instruction's UB operand sits at a fixed address)"
+                          : w.clamped() ? "a clamped window (an edge that repeats is loaded from GM only)"
+                          : *o < 0 || *o % buf.cols ? "a column offset (a window shifted by less than a row is "
+                                                      "not 32-byte aligned)"
+                                                    : "a row offset that runs past the end of the buffer";
         user_assert(o && (*o == 0 || row0 > 0) && !w.clamped())
             << "NPU target: Func " << current << " reads " << c->name << " at an offset of " << off
-            << " elements from the start of its UB buffer; tile instructions read whole aligned tiles (a row "
-               "offset inside the buffer is aligned, a column offset is not), so compute "
-            << c->name << " over exactly the columns of the tile that reads it (same tile sizes, compute_at the "
-               "same loop)";
+            << " elements from the start of its UB buffer: " << why
+            << "; tile instructions read whole aligned tiles at a constant place, so compute " << c->name
+            << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
         if (buf.memory == "L0C") return from_l0c(ub->second, dst, R, C, out);
         if (row0) {
             Operand src = tile_operand(ub->second, R, C, false);

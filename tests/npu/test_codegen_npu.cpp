@@ -327,6 +327,27 @@ TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loade
     CHECK(ru["race_count"] == 0);
 }
 
+TEST_CASE("a 1-D Func read only by another 1-D Func's tile takes that tile's orientation", "[npu][codegen]") {
+    // gamma is read only inside g's 1-D tile, and g only along x of out's
+    // tile: both are rows (one value per column), found through g.
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    Buffer<float, 1> gamma = make_row(0.5f, 1.0f);
+    LayerNorm l;
+    Func g("g"), h("h"), out("out");
+    h(l.x) = l.gamma(l.x) + 1.0f;  // a chain of two: h through g
+    g(l.x) = h(l.x) * 2.0f;
+    out(l.x, l.y) = l.input(l.x, l.y) * g(l.x);
+    out.bound(l.x, 0, W).split(l.y, l.yo, l.yi, 2);
+    g.compute_at(out, l.yo);
+    h.compute_at(out, l.yo);
+    l.input.set(in);
+    l.gamma.set(gamma);
+    out.realize(host);
+    json r = run_npu_args(Pipeline(out), {{"input", in}, {"gamma", gamma}, {"out", npu}}, "row_chain_1d");
+    check_same(host, npu);
+    CHECK(r["race_count"] == 0);
+}
+
 TEST_CASE("select and comparisons map onto TCMP and TSEL; the output equals the host output", "[npu][codegen][select]") {
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
     ImageParam input(Float(32), 2, "input");
@@ -721,8 +742,22 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         b.blur_x.compute_at(out, b.xo);
         REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads blur_x at an offset of 1 elements "
                                                     "from the start of its UB buffer") &&
-                                               Contains("a row offset inside the buffer is aligned, a column offset "
-                                                        "is not"));
+                                               Contains("UB buffer: a column offset (a window shifted by less "
+                                                        "than a row is not 32-byte aligned)") &&
+                                               Contains("compute blur_x over exactly the tile that reads it"));
+    }
+    {
+        Chain c;  // s is computed per 8-row tile, out in 4-row halves of it: a row offset that moves with a loop
+        Func s("s"), out("out");
+        Var a("a"), yi2("yi2");
+        s(c.x, c.y) = c.input(c.x, c.y) * 2.0f;
+        out(c.x, c.y) = s(c.x, c.y) + 1.0f;
+        out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8).split(c.yi, a, yi2, 4);
+        s.compute_at(out, c.xo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads s at an offset of") &&
+                                               Contains("an offset that changes from one iteration to the next of a "
+                                                        "loop inside the one where it is computed") &&
+                                               Contains("compute s over exactly the tile that reads it"));
     }
     {
         Chain c;  // a transposed read in a vector tile
