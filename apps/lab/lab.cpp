@@ -82,11 +82,20 @@ private:
 // for the target with unfused.sched first (the baseline of the speedups).
 // NPU schedules are the files named npu*.sched: they are taken for the npu
 // target and left out for the host (their tiles assume the NPU's sizes).
+// Schedules of another variant of the algorithm sit in a subdirectory named
+// after the GeneratorParam value that selects it: `-p algorithm=online`
+// takes schedules/softmax/online/*.sched instead.
 std::vector<std::string> schedule_files(const Options &o) {
     if (!o.schedules.empty()) return o.schedules;
     fs::path dir = fs::path(KILN_LAB_SCHEDULE_DIR) / o.generator;
     if (!fs::is_directory(dir))
         usage_error("no schedule directory " + dir.string() + "; give schedule files with --schedule");
+    for (const std::string &p : o.params) {
+        std::string value = p.substr(p.find('=') + 1);
+        if (!value.empty() && value.find('/') == std::string::npos && value != "." && value != ".." &&
+            fs::is_directory(dir / value))
+            dir /= value;
+    }
     const bool npu = kiln::Target(o.target).has(kiln::Target::NPU);
     std::vector<std::string> files;
     for (const auto &e : fs::directory_iterator(dir))

@@ -1,6 +1,6 @@
 // Attention with algorithm=online (generators/attention.cpp): the key-blocked
-// online softmax, under online_unfused.sched (everything at the root) and
-// flash.sched (per block of query rows, S and P only per key tile), against
+// online softmax, under online/unfused.sched (everything at the root) and
+// online/flash.sched (per block of query rows, S and P only per key tile), against
 // the same algorithm in Halide 14 with the same files applied, and against
 // the two-pass attention (unfused) in Kiln; and the fusion report of flash:
 // S and P never reach memory.
@@ -68,7 +68,7 @@ TEST_CASE("attention online: every schedule against Halide and against the two-p
           "[pattern][attention][online]") {
     kiln::ScheduleFile two_pass_file = kiln::ScheduleFile::load(kd::schedule_path("attention", "unfused"));
     kd::KilnGenerator two_pass({"attention"}, two_pass_file);
-    for (const std::string &schedule : {"online_unfused", "flash"}) {
+    for (const std::string &schedule : {"online/unfused", "online/flash"}) {
         kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("attention", schedule));
         kd::KilnGenerator g({"attention", {"algorithm=online"}}, file);
         // seq: one partial key block, several whole ones, several and a partial one.
@@ -104,7 +104,7 @@ TEST_CASE("attention online: the fusion report shows S and P never reaching memo
         kd::KilnGenerator g({"attention", {"algorithm=online"}}, kiln::ScheduleFile::load(kd::schedule_path("attention", s)));
         return g.pipeline().report(sizes, kiln::Target::host(), cache);
     };
-    kiln::PipelineReport unfused = report("online_unfused"), flash = report("flash");
+    kiln::PipelineReport unfused = report("online/unfused"), flash = report("online/flash");
     auto row = [](const kiln::PipelineReport &r, const std::string &name) {
         for (const auto &f : r.funcs)
             if (f.name == name) return f;

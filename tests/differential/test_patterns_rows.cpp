@@ -80,7 +80,7 @@ TEST_CASE("patterns: softmax, online algorithm, every schedule", "[patterns][row
     c.strict_float = false;
     c.lo = -10;
     c.hi = 10;
-    kd::check_pattern(c, {"online_unfused", "online_fused", "online_host_tiled"}, [](const kiln::ScheduleFile &file) {
+    kd::check_pattern(c, {"online/unfused", "online/fused", "online/host_tiled"}, [](const kiln::ScheduleFile &file) {
         kd::HalidePattern h;
         Halide::ImageParam input(Halide::Float(32), 2, "input");
         HV x("x"), y("y");
@@ -102,7 +102,7 @@ TEST_CASE("patterns: softmax, online algorithm, every schedule", "[patterns][row
 // grows; relative error at most 1e-5).
 TEST_CASE("patterns: softmax, online equals two-pass", "[patterns][rows][online]") {
     kd::PatternCase online{"softmax", {"algorithm=online"}}, two_pass{"softmax"};
-    kiln::ScheduleFile fused = kiln::ScheduleFile::load(kd::schedule_path("softmax", "online_fused"));
+    kiln::ScheduleFile fused = kiln::ScheduleFile::load(kd::schedule_path("softmax", "online/fused"));
     kiln::ScheduleFile unfused = kiln::ScheduleFile::load(kd::schedule_path("softmax", "unfused"));
     kd::KilnGenerator a(online, fused), b(two_pass, unfused);
     for (auto [w, hgt] : std::vector<std::pair<int, int>>{{37, 19}, {1000, 17}}) {
