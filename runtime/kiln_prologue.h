@@ -249,20 +249,29 @@ template<typename V> inline V kiln_pow(V x, V y) {
 //
 // The C library computes these one lane at a time; here they are written
 // once over GCC vectors (a scalar float is a vector of one lane), so the
-// vector body of a loop and its scalar tail give the same bits. Accuracy:
-// exp within 1 ulp, log within 2, tanh within 2.5 of the exact result
-// over the whole float range (tests/correctness/test_vector_math.cpp checks a
-// sweep of float32 bit patterns against double-precision libm); inf, nan, 0 and denormals behave as in libm.
-// float64 stays lane by lane on the C library.
+// vector body of a loop and its scalar tail give the same bits. Accuracy,
+// with and without fast_math: exp within 1 ulp, log within 2, tanh within
+// 2.5 of the exact result over the whole float range
+// (tests/correctness/test_vector_math.cpp sweeps float32 bit patterns at
+// 1, 4, 8 and 16 lanes against double-precision libm); inf, nan, 0 and
+// denormals behave as in libm. float64 stays lane by lane on the C library.
 //
 // exp(x):   x = n ln2 + r, |r| <= ln2/2 (ln2 split in two so n ln2 is exact),
-//           e^r - 1 by its Taylor series to r^8 (error < 2^-31 relative),
-//           then scaled by 2^n built in the exponent bits, in two halves
-//           so that results down to the denormals are exact.
-// log(x):   x = m 2^e with m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
-//           log(m) = 2 atanh(s) = 2 (s + s^3/3 + ... + s^11/11).
+//           n rounded by adding 1.5 * 2^23 (no int conversion), e^r by a
+//           degree-6 minimax polynomial (error < 2^-29 relative), then
+//           scaled by 2^n: one vscalefps with AVX-512, otherwise two
+//           multiplications by normal powers of two. The input is clamped to
+//           [-104, 89], where the scaling itself gives 0 and inf: no
+//           overflow, underflow or nan select.
+// log(x):   x = m 2^e with m in [sqrt(1/2), sqrt(2)), f = m - 1,
+//           log(m) = f - f^2/2 + f^3 h(f) with h a degree-6 minimax
+//           polynomial (no division); 0, negative, inf and nan in two selects.
 // tanh(x):  u = expm1(2|x|), tanh = sign(x) u / (u + 2); expm1 keeps small
 //           arguments accurate (no 1 - 2/(e^2x + 1) cancellation).
+//
+// fast_math lets g++ reassociate float arithmetic, which would fold
+// (x - n ln2_hi) - n ln2_lo into x - n (ln2_hi + ln2_lo) and (y + c) - c into
+// y; kiln_opaque hides a value from those rewrites (it emits no instruction).
 
 template<typename V> struct kiln_f32_vector {
     static constexpr int lanes = kiln_lanes<V>;
@@ -275,59 +284,107 @@ inline F kiln_f32_bits(I i) { return (F)i; }
 template<typename F, typename I>
 inline I kiln_i32_bits(F f) { return (I)f; }
 
-// e^r - 1 for |r| <= ln2/2.
-template<typename F> inline F kiln_expm1_reduced(F r) {
-    F p = r * (1.0f / 40320) + (1.0f / 5040);
-    p = p * r + (1.0f / 720);
-    p = p * r + (1.0f / 120);
-    p = p * r + (1.0f / 24);
-    p = p * r + (1.0f / 6);
-    p = p * r + 0.5f;
-    return r + (r * r) * p;
+// The asm is empty; its operand constraint keeps v in a vector register
+// (a vector wider than the registers is hidden half by half).
+#if defined(__x86_64__)
+#define KILN_OPAQUE(v) __asm__("" : "+v"(v))
+#elif defined(__aarch64__)
+#define KILN_OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define KILN_OPAQUE(v) __asm__("" : "+m"(v))
+#endif
+#if defined(__AVX512F__)
+constexpr size_t kiln_vector_register_bytes = 64;
+#elif defined(__AVX__)
+constexpr size_t kiln_vector_register_bytes = 32;
+#else
+constexpr size_t kiln_vector_register_bytes = 16;
+#endif
+template<size_t Bytes> struct kiln_f32_of_bytes {
+    typedef float F __attribute__((vector_size(Bytes)));
+};
+template<typename F> inline F kiln_opaque(F v) {
+    if constexpr (sizeof(F) == 4) {  // one lane: hide the float itself
+        float s = v[0];
+        KILN_OPAQUE(s);
+        v[0] = s;
+    } else if constexpr (sizeof(F) > kiln_vector_register_bytes) {
+        typename kiln_f32_of_bytes<sizeof(F) / 2>::F half[2];
+        static_assert(sizeof(half) == sizeof(F), "two halves");
+        std::memcpy(half, &v, sizeof(F));
+        half[0] = kiln_opaque(half[0]);
+        half[1] = kiln_opaque(half[1]);
+        std::memcpy(&v, half, sizeof(F));
+    } else {
+        KILN_OPAQUE(v);
+    }
+    return v;
 }
+#undef KILN_OPAQUE
 
-// n = round(x / ln2) (half away from zero) and r = x - n ln2, for |x| < 2^30.
-// The rounding goes through an integer conversion, which no float
-// reassociation (fast_math) can fold away.
-template<typename F, typename I> inline F kiln_exp_reduce(F x, F &r) {
-    F t = x * 1.44269504088896341f;
-    F n = __builtin_convertvector(__builtin_convertvector(t + (t < 0.0f ? F{} - 0.5f : F{} + 0.5f), I), F);
-    r = x - n * 0.693359375f;       // ln2 high part: 9 significant bits, so n * it is exact
-    r = r - n * -2.12194440e-4f;    // ln2 low part
+// Adding kiln_round_magic to |t| < 2^22 rounds it to an integer (ties to
+// even) and leaves n + 254 in the low bits of the sum.
+constexpr float kiln_round_magic = 12583166.0f;  // 1.5 * 2^23 + 254
+
+// n = round(x / ln2) and r = x - n ln2, for |x| < 2^21; y is the rounding sum.
+// c is what the rounding of r lost: r + c is x - n ln2 to about 2^-40.
+template<typename F> inline F kiln_exp_reduce(F x, F &r, F &y, F &c) {
+    y = x * 1.44269504088896341f + kiln_round_magic;
+    F n = kiln_opaque(y) - kiln_round_magic;
+    F r_hi = kiln_opaque(x - n * 0.693359375f);  // ln2 high part: 9 significant bits, so n * it is exact
+    r = kiln_opaque(r_hi - n * -2.12194440e-4f);  // ln2 low part
+    c = kiln_opaque((r_hi - r) - n * -2.12194440e-4f);
     return n;
 }
 
-// v * 2^n for integral n in [-252, 254]: two multiplications by normal
-// powers of two, so that a denormal result is rounded only once.
-template<typename F, typename I> inline F kiln_scale_by_exp2(F v, F n) {
-    I ni = __builtin_convertvector(n, I);
-    I half = ni >> 1;
-    F a = kiln_f32_bits<F>((I)((half + 127) << 23));
-    F b = kiln_f32_bits<F>((I)((ni - half + 127) << 23));
-    return (v * a) * b;
+// v * 2^n for integral n in [-150, 128], y as kiln_exp_reduce left it;
+// correctly rounded (so also for denormal and infinite results).
+template<typename F, typename I> inline F kiln_scale_by_exp2(F v, F n, F y) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(F) == 64) return __builtin_ia32_scalefps512_mask(v, n, v, (unsigned short)-1, 4);
+#endif
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+    if constexpr (sizeof(F) == 32) return __builtin_ia32_scalefps256_mask(v, n, v, (unsigned char)-1);
+    if constexpr (sizeof(F) == 16) return __builtin_ia32_scalefps128_mask(v, n, v, (unsigned char)-1);
+#endif
+    // 2^(n-k) 2^k, both normal: k = -64 below n = -115, else 1 (n = 128 at
+    // the top). v 2^(n-k) is exact, so the result is rounded once.
+    const I k_bits = n < -115.0f ? I{} + ((-64 + 127) << 23) : I{} + ((1 + 127) << 23);
+    // (y << 23) is (n + 254) << 23 modulo 2^32, so this is 2^(n-k).
+    const F scale = kiln_f32_bits<F>((I)((kiln_i32_bits<F, I>(y) << 23) - k_bits));
+    return kiln_opaque(v * scale) * kiln_f32_bits<F>(k_bits);
 }
 
 template<typename F, typename I> inline F kiln_exp_f32(F x) {
+    // Clamped (nan stays nan): e^89 overflows and e^-104 rounds to 0.
     F xc = x > 89.0f ? F{} + 89.0f : x;
     xc = xc < -104.0f ? F{} - 104.0f : xc;
-    F r;
-    F n = kiln_exp_reduce<F, I>(xc, r);
-    F e = kiln_scale_by_exp2<F, I>(kiln_expm1_reduced(r) + 1.0f, n);
-    e = x > 88.7228394f ? F{} + __builtin_inff() : e;
-    e = x < -103.972679f ? F{} : e;
-    return x != x ? x : e;  // nan stays nan
+    F r, y, c;
+    F n = kiln_exp_reduce(xc, r, y, c);
+    // e^(r+c) = 1 + r + (r^2 g(r) + c), g minimax on |r| <= ln2/2: the
+    // small terms first and the 1 last, so that only the last addition
+    // costs half an ulp.
+    F g = r * 1.363909180e-03f + 8.373751238e-03f;
+    g = g * r + 4.167274246e-02f;
+    g = g * r + 1.666646495e-01f;
+    g = g * r + 4.999996702e-01f;
+    return kiln_scale_by_exp2<F, I>(1.0f + kiln_opaque(r + kiln_opaque((r * r) * g + c)), n, y);
 }
 
+// e^x - 1 for x <= 88 (tanh's argument is at most 18.2): e^r - 1 by a
+// minimax polynomial, then 2^n (e^r - 1) + (2^n - 1), exact at n = 0.
 template<typename F, typename I> inline F kiln_expm1_f32(F x) {
-    F xc = x > 89.0f ? F{} + 89.0f : x;
-    xc = xc < -30.0f ? F{} - 30.0f : xc;  // expm1 is -1 to float precision below -17
-    F r;
-    F n = kiln_exp_reduce<F, I>(xc, r);
-    F p = kiln_expm1_reduced(r);
-    F s = kiln_scale_by_exp2<F, I>(F{} + 1.0f, n);
-    F e = n == 0.0f ? p : s * p + (s - 1.0f);
-    e = x > 88.7228394f ? F{} + __builtin_inff() : e;
-    return x != x ? x : e;
+    F xc = x < -30.0f ? F{} - 30.0f : x;  // expm1 is -1 to float precision below -17
+    F r, y, c;
+    kiln_exp_reduce(xc, r, y, c);  // c is below tanh's accuracy
+    F g = r * 1.984588127e-04f + 1.394066846e-03f;
+    g = g * r + 8.333389459e-03f;
+    g = g * r + 4.166636043e-02f;
+    g = g * r + 1.666666637e-01f;
+    g = g * r + 5.000000044e-01f;
+    F p = r + (r * r) * g;
+    F s = kiln_f32_bits<F>((I)((kiln_i32_bits<F, I>(y) - 127) << 23));  // 2^n, n in [-44, 127]
+    return s * p + kiln_opaque(s - 1.0f);
 }
 
 template<typename F, typename I> inline F kiln_log_f32(F x) {
@@ -338,34 +395,33 @@ template<typename F, typename I> inline F kiln_log_f32(F x) {
     // Exponent relative to [sqrt(1/2), sqrt(2)): offset the mantissa by
     // (1 - sqrt(1/2)) before taking the exponent field.
     I adj = bits + (0x3f800000 - 0x3f3504f3);
-    I e = (adj >> 23) - 127;
-    F m = kiln_f32_bits<F>((I)((adj & 0x007fffff) + 0x3f3504f3));
-    F ef = __builtin_convertvector(e, F) - (tiny ? F{} + 23.0f : F{});
-    F f = m - 1.0f;
-    F s = f / (m + 1.0f);
-    F s2 = s * s;
-    F p = s2 * (1.0f / 11) + (1.0f / 9);
-    p = p * s2 + (1.0f / 7);
-    p = p * s2 + (1.0f / 5);
-    p = p * s2 + (1.0f / 3);
-    F lm = 2.0f * s + (2.0f * s) * (s2 * p);
-    F result = ef * 0.693359375f + (lm + ef * -2.12194440e-4f);
-    result = x == 0.0f ? F{} - __builtin_inff() : result;
-    result = x < 0.0f ? F{} + __builtin_nanf("") : result;
-    result = x == __builtin_inff() ? x : result;
-    return x != x ? x : result;
+    F f = kiln_f32_bits<F>((I)((adj & 0x007fffff) + 0x3f3504f3)) - 1.0f;
+    F ef = __builtin_convertvector((I)(adj >> 23), F) - (tiny ? F{} + (127.0f + 23.0f) : F{} + 127.0f);
+    F h = f * 8.700437705e-02f + -1.426748722e-01f;  // (log(1+f) - f + f^2/2) / f^3, minimax
+    h = h * f + 1.491476742e-01f;
+    h = h * f + -1.657758464e-01f;
+    h = h * f + 1.996306384e-01f;
+    h = h * f + -2.500133704e-01f;
+    h = h * f + 3.333391074e-01f;
+    F lm = kiln_opaque(f + (f * f) * (f * h - 0.5f));
+    F result = ef * 0.693359375f + kiln_opaque(lm + ef * -2.12194440e-4f);
+    // +inf and nan give themselves; 0 gives -inf, the rest (negative, -inf, nan) nan.
+    result = x < __builtin_inff() ? result : x;
+    return x > 0.0f ? result : x == 0.0f ? F{} - __builtin_inff() : F{} + __builtin_nanf("");
 }
 
 template<typename F, typename I> inline F kiln_tanh_f32(F x) {
-    F ax = x < 0.0f ? -x : x;
+    const I sign = kiln_i32_bits<F, I>(x) & INT32_MIN;
+    F ax = kiln_f32_bits<F>(kiln_i32_bits<F, I>(x) ^ sign);
+    // From 9.02 on, tanh rounds to 1 in float, and so does the formula at 9.1.
     F u = kiln_expm1_f32<F, I>(2.0f * (ax > 9.1f ? F{} + 9.1f : ax));
     // Near 0, u / (u + 2) keeps the relative accuracy; away from it,
     // 1 - 2 / (u + 2) is within an ulp of 1 in absolute terms, so that
-    // 1 + tanh(x) for negative x (GELU) does not magnify the error.
-    F t = ax < 0.55f ? u / (u + 2.0f) : 1.0f - 2.0f / (u + 2.0f);
-    t = ax > 9.1f ? F{} + 1.0f : t;  // from 9.02 on, tanh rounds to 1 in float
-    t = x < 0.0f ? -t : t;
-    return x != x ? x : t;
+    // 1 + tanh(x) for negative x (GELU) does not magnify the error. One
+    // division for both.
+    I small = ax < 0.55f;
+    F t = (small ? u : F{} - 2.0f) / (u + 2.0f) + kiln_f32_bits<F>(~small & 0x3f800000);
+    return kiln_f32_bits<F>(kiln_i32_bits<F, I>(t) ^ sign);  // nan stays nan
 }
 
 // Dispatch: float32 scalars and vectors to the functions above, float64 to

@@ -1,8 +1,13 @@
 // float32 exp, log and tanh are Kiln's own (runtime/kiln_prologue.h), not
-// the C library's: checked here over a sweep of the whole float range
-// (every 4099th bit pattern, plus 0, denormals, inf and nan) against
-// double-precision libm, in ulps of the float result, and the vector body
-// of a loop is checked to give the same bits as its scalar tail.
+// the C library's: checked here against double-precision libm, in ulps of
+// the float result, over a sweep of float32 bit patterns (every 64th on the
+// host target, every 1021st on the narrower instruction sets) plus the edge
+// cases (0, denormals, the overflow and underflow thresholds, the largest
+// floats, inf, nan), at 1, 4, 8 and 16 lanes, with and without fast_math
+// (which lets g++ reassociate the arithmetic the functions rely on), and
+// on the host's instruction set and the AVX2 and SSE4.1 ones (without
+// AVX-512 the scaling by 2^n takes another path; without FMA every
+// multiply-add rounds twice). Every vector width must give the scalar's bits.
 #include "check.h"
 
 #include <cmath>
@@ -22,63 +27,175 @@ double ulps(float got, double ref) {
     return std::fabs((double)got - ref) / std::max(ulp, 1.4e-45);
 }
 
-Buffer<float> sweep() {
-    std::vector<float> v = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-40f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f,
-                            88.72f, 88.73f, -103.97f, -103.98f, 9.0f, -9.01f};
-    for (uint64_t b = 0; b < (1ull << 32); b += 4099) {
-        uint32_t bits = (uint32_t)b;
-        float x;
-        std::memcpy(&x, &bits, 4);
-        v.push_back(x);
-    }
-    while (v.size() % 8 != 5) v.push_back(0.5f);  // a scalar tail of 5 after the vectors
-    Buffer<float> b((int)v.size());
-    for (size_t i = 0; i < v.size(); i++) b((int)i) = v[i];
-    return b;
+float from_bits(uint32_t bits) {
+    float x;
+    std::memcpy(&x, &bits, 4);
+    return x;
 }
 
-struct Outputs {
-    Buffer<float> exp_, log_, tanh_;
+std::vector<float> edge_cases() {
+    std::vector<float> v = {0.0f, 1.0f, 2.0f, 0.5f, 1e-30f, 0.55f, 0.5499999f, 9.0f, 9.01f, 9.1f, 9.2f, 1e30f,
+                            // exp: e^x overflows above 88.7228394 and rounds to 0 below -103.972679;
+                            // its results are denormal below -87.33654.
+                            88.72f, 88.7228394f, 88.7228470f, 88.73f, 88.376f, 88.38f, 89.0f, 90.0f, 87.33654f,
+                            87.34f, 103.97f, 103.972679f, 103.98f, 104.0f, 150.0f, 20.0f, 17.0f, 30.0f,
+                            // log: the reduction's boundary sqrt(2)/2 and its neighbours
+                            0.70710677f, 0.70710683f, 1.41421354f, 1.4142137f};
+    const uint32_t bits[] = {0x00000001, 0x00000002, 0x00400000, 0x007fffff, 0x00800000, 0x00800001,
+                             0x7f7fffff, 0x7f800000, 0x7fc00000, 0x3f7fffff, 0x3f800001};
+    for (uint32_t b : bits) v.push_back(from_bits(b));
+    const size_t n = v.size();
+    for (size_t i = 0; i < n; i++) v.push_back(-v[i]);
+    return v;
+}
+
+// The sweep: the edge cases, then every step-th bit pattern, then 0.25
+// until the count leaves a scalar tail of 5 after whole 16-lane vectors.
+struct Sweep {
+    std::vector<float> edges = edge_cases();
+    uint32_t step;
+    size_t size() const {
+        size_t n = edges.size() + (size_t)(((1ull << 32) + step - 1) / step);
+        return n + (21 - n % 16) % 16;
+    }
+    float operator[](size_t i) const {
+        if (i < edges.size()) return edges[i];
+        const uint64_t b = (uint64_t)(i - edges.size()) * step;
+        return b < (1ull << 32) ? from_bits((uint32_t)b) : 0.25f;
+    }
 };
 
-Outputs run(const Buffer<float> &input, int lanes) {
+const int widths[] = {1, 4, 8, 16};
+
+struct Worst {
+    double ulps[3] = {0, 0, 0};
+    float at[3] = {0, 0, 0};
+    long long mismatched = 0;  // vector lanes whose bits differ from the scalar's
+};
+
+// exp, log and tanh of `input` at each of `widths`, compiled for `target`.
+Worst measure(const Sweep &input, const Target &target) {
+    Worst w;
+    const int chunk = 1 << 20;
     ImageParam in(Float(32), 1, "in");
-    in.set(input);
     Var x("x");
-    Func e("e"), l("l"), t("t");
-    e(x) = exp(in(x));
-    l(x) = log(in(x));
-    t(x) = tanh(in(x));
-    for (Func *f : {&e, &l, &t})
-        if (lanes > 1) f->vectorize(x, lanes, TailStrategy::GuardWithIf);
-    const int n = input.width();
-    Outputs o{Buffer<float>(n), Buffer<float>(n), Buffer<float>(n)};
-    Pipeline({e, l, t}).realize_raw({o.exp_.raw_buffer(), o.log_.raw_buffer(), o.tanh_.raw_buffer()});
-    return o;
+    std::vector<Func> outs;
+    for (int lanes : widths) {
+        Func e("exp_" + std::to_string(lanes)), l("log_" + std::to_string(lanes)), t("tanh_" + std::to_string(lanes));
+        e(x) = exp(in(x));
+        l(x) = log(in(x));
+        t(x) = tanh(in(x));
+        for (Func *f : {&e, &l, &t}) {
+            if (lanes > 1) f->vectorize(x, lanes, TailStrategy::GuardWithIf);
+            outs.push_back(*f);
+        }
+    }
+    Pipeline p(outs);
+    for (size_t start = 0; start < input.size(); start += chunk) {
+        const int n = (int)std::min(input.size() - start, (size_t)chunk);
+        Buffer<float> b(n);
+        for (int i = 0; i < n; i++) b(i) = input[start + i];
+        in.set(b);
+        std::vector<Buffer<float>> results;
+        std::vector<halide_buffer_t *> raw;
+        for (size_t k = 0; k < outs.size(); k++) results.emplace_back(n);
+        for (Buffer<float> &r : results) raw.push_back(r.raw_buffer());
+        p.realize_raw(raw, target);
+        for (int i = 0; i < n; i++) {
+            const double xd = b(i);
+            const double ref[3] = {std::exp(xd), std::log(xd), std::tanh(xd)};
+            for (int f = 0; f < 3; f++) {
+                const float scalar = results[f](i);
+                const double u = ulps(scalar, ref[f]);
+                if (!(u <= w.ulps[f])) w.ulps[f] = u, w.at[f] = b(i);
+                for (size_t k = 1; k < sizeof(widths) / sizeof(widths[0]); k++) {
+                    const float v = results[3 * k + f](i);
+                    if (std::memcmp(&v, &scalar, 4) != 0 && !(std::isnan(v) && std::isnan(scalar))) w.mismatched++;
+                }
+            }
+        }
+    }
+    return w;
+}
+
+void check(const Worst &w, const Target &target) {
+    INFO("target " << target.to_string() << ": worst ulps exp " << w.ulps[0] << " at " << w.at[0] << ", log "
+                   << w.ulps[1] << " at " << w.at[1] << ", tanh " << w.ulps[2] << " at " << w.at[2]
+                   << "; vector lanes differing from the scalar: " << w.mismatched);
+    CHECK(w.ulps[0] <= 1.0);
+    CHECK(w.ulps[1] <= 2.0);
+    CHECK(w.ulps[2] <= 2.5);
+    CHECK(w.mismatched == 0);
+}
+
+std::vector<Target> narrower_targets() {
+    std::vector<Target> r;
+#if defined(__x86_64__)
+    const Target host = Target::host();
+    if (host.has(Target::AVX512) && host.has(Target::AVX2)) r.push_back(Target("x86-64-linux-sse41-avx-avx2-fma"));
+    if (host.has(Target::SSE41)) r.push_back(Target("x86-64-linux-sse41"));
+#endif
+    return r;
 }
 
 }  // namespace
 
-TEST_CASE("math: float32 exp, log, tanh within 2.5 ulp over the float range; vector and scalar agree bitwise",
+TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, host target",
           "[math]") {
-    Buffer<float> in = sweep();
-    Outputs vec = run(in, 8), scalar = run(in, 1);
-    double worst[3] = {0, 0, 0};
-    int mismatched = 0;
-    for (int i = 0; i < in.width(); i++) {
-        const double x = in(i);
-        const float got[3] = {vec.exp_(i), vec.log_(i), vec.tanh_(i)};
-        const float tail[3] = {scalar.exp_(i), scalar.log_(i), scalar.tanh_(i)};
-        const double ref[3] = {std::exp(x), std::log(x), std::tanh(x)};
-        for (int k = 0; k < 3; k++) {
-            worst[k] = std::max(worst[k], ulps(got[k], ref[k]));
-            if (std::memcmp(&got[k], &tail[k], 4) != 0) mismatched++;
+    const Sweep in{edge_cases(), 64};
+    for (const Target &t : {Target::host(), Target::host().with(Target::FastMath)}) check(measure(in, t), t);
+}
+
+TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, narrower instruction sets",
+          "[math]") {
+    const Sweep in{edge_cases(), 1021};
+    for (const Target &base : narrower_targets())
+        for (const Target &t : {base, base.with(Target::FastMath)}) check(measure(in, t), t);
+}
+
+TEST_CASE("math: exp, log and tanh of the IEEE special values", "[math]") {
+    const float inf = INFINITY, nan = NAN;
+    const std::vector<float> in = {0.0f, -0.0f, 1.0f, inf, -inf, nan, -1.0f, 89.0f, -104.0f, 1e-45f, -1e-45f};
+    for (const Target &t : {Target::host(), Target::host().with(Target::FastMath)}) {
+        for (int lanes : widths) {
+            ImageParam p(Float(32), 1, "in");
+            Buffer<float> b((int)in.size());
+            for (size_t i = 0; i < in.size(); i++) b((int)i) = in[i];
+            p.set(b);
+            Var x("x");
+            Func e("e"), l("l"), th("th");
+            e(x) = exp(p(x));
+            l(x) = log(p(x));
+            th(x) = tanh(p(x));
+            for (Func *f : {&e, &l, &th})
+                if (lanes > 1) f->vectorize(x, lanes, TailStrategy::GuardWithIf);
+            Buffer<float> eo(b.width()), lo(b.width()), to(b.width());
+            Pipeline({e, l, th}).realize_raw({eo.raw_buffer(), lo.raw_buffer(), to.raw_buffer()}, t);
+            INFO("target " << t.to_string() << ", " << lanes << " lanes");
+            // 0, -0, 1, inf, -inf, nan, -1, 89, -104, smallest denormal and its negative
+            CHECK(eo(0) == 1.0f);
+            CHECK(eo(1) == 1.0f);
+            CHECK(eo(3) == inf);
+            CHECK(eo(4) == 0.0f);
+            CHECK(std::isnan(eo(5)));
+            CHECK(eo(7) == inf);
+            CHECK(eo(8) == 0.0f);
+            CHECK(eo(9) == 1.0f);
+            CHECK(lo(0) == -inf);
+            CHECK(lo(1) == -inf);
+            CHECK(lo(2) == 0.0f);
+            CHECK(lo(3) == inf);
+            CHECK(std::isnan(lo(4)));
+            CHECK(std::isnan(lo(5)));
+            CHECK(std::isnan(lo(6)));
+            CHECK(ulps(lo(9), std::log((double)in[9])) <= 2.0);
+            CHECK(std::isnan(lo(10)));
+            CHECK(to(0) == 0.0f);
+            CHECK(to(3) == 1.0f);
+            CHECK(to(4) == -1.0f);
+            CHECK(std::isnan(to(5)));
+            CHECK(to(9) == 1e-45f);
+            CHECK(to(10) == -1e-45f);
         }
     }
-    INFO("points " << in.width() << ", worst ulps: exp " << worst[0] << ", log " << worst[1] << ", tanh "
-                   << worst[2]);
-    CHECK(worst[0] <= 1.0);
-    CHECK(worst[1] <= 2.0);
-    CHECK(worst[2] <= 2.5);
-    CHECK(mismatched == 0);
 }
