@@ -263,7 +263,8 @@ template<typename V> inline V kiln_pow(V x, V y) {
 //           multiplications by normal powers of two. The input is clamped to
 //           [-104, 89], where the scaling itself gives 0 and inf: no
 //           overflow, underflow or nan select.
-// log(x):   x = m 2^e with m in [sqrt(1/2), sqrt(2)), f = m - 1,
+// log(x):   x = m 2^e with m in [0.75, 1.5) (vgetmantps/vgetexpps with
+//           AVX-512, otherwise from the bits), f = m - 1,
 //           log(m) = f - f^2/2 + f^3 h(f) with h a degree-6 minimax
 //           polynomial (no division); 0, negative, inf and nan in two selects.
 // tanh(x):  u = expm1(2|x|), tanh = sign(x) u / (u + 2); expm1 keeps small
@@ -322,6 +323,18 @@ template<typename F> inline F kiln_opaque(F v) {
 }
 #undef KILN_OPAQUE
 
+// Whether F is a vector the AVX-512 instructions take as a whole: 64
+// bytes, or 16 and 32 with AVX512VL (Kiln's avx512 target has it).
+template<typename F>
+constexpr bool kiln_avx512_vector =
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+    sizeof(F) == 64 || sizeof(F) == 32 || sizeof(F) == 16;
+#elif defined(__AVX512F__)
+    sizeof(F) == 64;
+#else
+    false;
+#endif
+
 // Adding kiln_round_magic to |t| < 2^22 rounds it to an integer (ties to
 // even) and leaves n + 254 in the low bits of the sum.
 constexpr float kiln_round_magic = 12583166.0f;  // 1.5 * 2^23 + 254
@@ -341,11 +354,11 @@ template<typename F> inline F kiln_exp_reduce(F x, F &r, F &y, F &c) {
 // correctly rounded (so also for denormal and infinite results).
 template<typename F, typename I> inline F kiln_scale_by_exp2(F v, F n, F y) {
 #if defined(__AVX512F__)
-    if constexpr (sizeof(F) == 64) return __builtin_ia32_scalefps512_mask(v, n, v, (unsigned short)-1, 4);
-#endif
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-    if constexpr (sizeof(F) == 32) return __builtin_ia32_scalefps256_mask(v, n, v, (unsigned char)-1);
-    if constexpr (sizeof(F) == 16) return __builtin_ia32_scalefps128_mask(v, n, v, (unsigned char)-1);
+    if constexpr (kiln_avx512_vector<F>) {
+        if constexpr (sizeof(F) == 64) return __builtin_ia32_scalefps512_mask(v, n, v, (unsigned short)-1, 4);
+        if constexpr (sizeof(F) == 32) return __builtin_ia32_scalefps256_mask(v, n, v, (unsigned char)-1);
+        if constexpr (sizeof(F) == 16) return __builtin_ia32_scalefps128_mask(v, n, v, (unsigned char)-1);
+    }
 #endif
     // 2^(n-k) 2^k, both normal: k = -64 below n = -115, else 1 (n = 128 at
     // the top). v 2^(n-k) is exact, so the result is rounded once.
@@ -387,22 +400,44 @@ template<typename F, typename I> inline F kiln_expm1_f32(F x) {
     return s * p + kiln_opaque(s - 1.0f);
 }
 
-template<typename F, typename I> inline F kiln_log_f32(F x) {
-    // Denormals: scale by 2^23 first.
+// x = (1 + f) 2^e with 1 + f in [0.75, 1.5), for positive finite x
+// (denormals too): vgetmantps and vgetexpps with AVX-512, otherwise from
+// the bits (a denormal scaled by 2^23 first). Both give the same f and e.
+template<typename F, typename I> inline F kiln_log_split(F x, F &e) {
+#if defined(__AVX512F__)
+    if constexpr (kiln_avx512_vector<F>) {
+        F m, ex;  // m in [0.75, 1.5) (interval 3, sign of x); ex = floor(log2 x)
+        if constexpr (sizeof(F) == 64) {
+            m = __builtin_ia32_getmantps512_mask(x, 3, x, (unsigned short)-1, 4);
+            ex = __builtin_ia32_getexpps512_mask(x, x, (unsigned short)-1, 4);
+        } else if constexpr (sizeof(F) == 32) {
+            m = __builtin_ia32_getmantps256_mask(x, 3, x, (unsigned char)-1);
+            ex = __builtin_ia32_getexpps256_mask(x, x, (unsigned char)-1);
+        } else {
+            m = __builtin_ia32_getmantps128_mask(x, 3, x, (unsigned char)-1);
+            ex = __builtin_ia32_getexpps128_mask(x, x, (unsigned char)-1);
+        }
+        e = m < 1.0f ? ex + 1.0f : ex;
+        return m - 1.0f;
+    }
+#endif
     I tiny = x < 1.17549435e-38f;
-    F xs = tiny ? x * 8388608.0f : x;
-    I bits = kiln_i32_bits<F, I>(xs);
-    // Exponent relative to [sqrt(1/2), sqrt(2)): offset the mantissa by
-    // (1 - sqrt(1/2)) before taking the exponent field.
-    I adj = bits + (0x3f800000 - 0x3f3504f3);
-    F f = kiln_f32_bits<F>((I)((adj & 0x007fffff) + 0x3f3504f3)) - 1.0f;
-    F ef = __builtin_convertvector((I)(adj >> 23), F) - (tiny ? F{} + (127.0f + 23.0f) : F{} + 127.0f);
-    F h = f * 8.700437705e-02f + -1.426748722e-01f;  // (log(1+f) - f + f^2/2) / f^3, minimax
-    h = h * f + 1.491476742e-01f;
-    h = h * f + -1.657758464e-01f;
-    h = h * f + 1.996306384e-01f;
-    h = h * f + -2.500133704e-01f;
-    h = h * f + 3.333391074e-01f;
+    I bits = kiln_i32_bits<F, I>(tiny ? x * 8388608.0f : x);
+    // Offset the mantissa by 1 - 0.75 before taking the exponent field.
+    I adj = bits + (0x3f800000 - 0x3f400000);
+    e = __builtin_convertvector((I)(adj >> 23), F) - (tiny ? F{} + (127.0f + 23.0f) : F{} + 127.0f);
+    return kiln_f32_bits<F>((I)((adj & 0x007fffff) + 0x3f400000)) - 1.0f;
+}
+
+template<typename F, typename I> inline F kiln_log_f32(F x) {
+    F ef;
+    F f = kiln_log_split<F, I>(x, ef);
+    F h = f * 5.559725415e-02f + -1.211413719e-01f;  // (log(1+f) - f + f^2/2) / f^3, minimax
+    h = h * f + 1.490444136e-01f;
+    h = h * f + -1.678881754e-01f;
+    h = h * f + 1.998231969e-01f;
+    h = h * f + -2.499636064e-01f;
+    h = h * f + 3.333347070e-01f;
     F lm = kiln_opaque(f + (f * f) * (f * h - 0.5f));
     F result = ef * 0.693359375f + kiln_opaque(lm + ef * -2.12194440e-4f);
     // +inf and nan give themselves; 0 gives -inf, the rest (negative, -inf, nan) nan.
