@@ -43,7 +43,7 @@ Pipeline halide_attention(Buffer<float> Q, Buffer<float> K, Buffer<float> V) {
     Var co("co"), ci("ci"), jo("jo"), ji("ji"), u("u");
     RVar rko("rko"), rki("rki");
     key_t.compute_root();
-    output.split(i, ib, ii, 8).split(c, co, ci, n).reorder(ci, ii, co, ib).vectorize(ci).parallel(ib);
+    output.split(i, ib, ii, 8).split(c, co, ci, n).reorder(ci, ii, co, ib).vectorize(ci).unroll(ii).parallel(ib);
     Func scores_in = scores.in();
     scores_in.compute_at(output, ib).split(j, jo, ji, n).reorder(ji, i, jo).vectorize(ji).unroll(i);
     scores.compute_at(scores_in, jo).vectorize(j, n).unroll(i);
