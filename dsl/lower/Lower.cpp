@@ -13,6 +13,7 @@
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
 #include "ComputeWith.h"
+#include "DecideSpecializations.h"
 #include "HoistLoads.h"
 #include "InlineFunctions.h"
 #include "PartitionLoops.h"
@@ -105,9 +106,9 @@ Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outpu
     inline_functions(env, out_names);
     check_compute_with(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
-    Stmt s = schedule_functions(out_names, order, env);
+    Stmt s = decide_specializations(schedule_functions(out_names, order, env));
     PipelineRegions regions;
-    s = bounds_inference(s, out_names, order, env, regions);
+    s = decide_specializations(bounds_inference(s, out_names, order, env, regions));
     s = sliding_window(s, env);
     s = storage_folding(s, env);
     return simplify(s);
@@ -125,12 +126,16 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     std::vector<std::string> order = realization_order(out_names, env);
 
     Stmt s = log.run("schedule functions", [&] { return schedule_functions(out_names, order, env); });
+    // Before bounds inference, so that a specialization's dead copy of a
+    // producer neither widens the regions nor reaches unroll_loops.
+    s = log.run("decide specializations", [&] { return decide_specializations(s); });
     PipelineRegions regions;
     s = log.run("bounds inference", [&] { return bounds_inference(s, out_names, order, env, regions); });
     if (!target.has(Target::NoAsserts)) {
         // Added now, while the lets that define the output regions exist.
         s = log.run("entry checks", [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
     }
+    s = log.run("decide specializations", [&] { return decide_specializations(s); });  // the regions' selects
     s = log.run("sliding window", [&] { return sliding_window(s, env); });
     // Folding reads the region lets that sliding_window left in place; the
     // simplifier would substitute the trivial ones away.

@@ -4,6 +4,8 @@
 //
 //   blur_y: split(x, xo, xi, 8)      ->  funcs.at("blur_y").split(Var("xo") ...)   (through Stage(f, 0))
 //   hist.update(0): parallel(y)      ->  funcs.at("hist").update(0).parallel(Var("y"))
+//   out.specialize(in.width >= 16): vectorize(x, 16)
+//                                    ->  funcs.at("out").specialize(in.width() >= 16).vectorize(Var("x"), 16)
 //
 // Names resolve against the stage: a name that is a dimension of the
 // stage's RDom (`r.x`, or `r` for a 1-D RDom) or a loop split from one is an
@@ -19,6 +21,7 @@
 #include "ScheduleSyntax.h"
 #include "ir/Error.h"
 #include "ir/Function.h"
+#include "ir/Substitute.h"
 #include "lower/RealizationOrder.h"
 #include "kiln/ScheduleFile.h"
 
@@ -34,10 +37,16 @@ std::string last_component(const std::string &n) {
     return p == std::string::npos ? n : n.substr(p + 1);
 }
 
+// The schedule of stage `stage`, or of its specialization `spec` (>= 0).
+const StageSchedule &schedule_of(const Func &f, int stage, int spec) {
+    const Definition &d = f.contents()->stage(stage);
+    return spec < 0 ? d.schedule : d.specializations[spec].schedule;
+}
+
 // Loops of stage `stage` (0: pure definition), outermost first.
-std::vector<std::string> loops_of(const Func &f, int stage) {
+std::vector<std::string> loops_of(const Func &f, int stage, int spec = -1) {
     std::vector<std::string> r;
-    const auto &dims = f.contents()->stage(stage).schedule.dims;
+    const auto &dims = schedule_of(f, stage, spec).dims;
     for (auto it = dims.rbegin(); it != dims.rend(); ++it) r.push_back(it->user_name);
     return r;
 }
@@ -52,8 +61,8 @@ std::vector<std::string> all_loops_of(const Func &f) {
 }
 
 // Was `name` a loop of the stage that a split or fuse has replaced?
-bool replaced_loop(const Func &f, int stage, const std::string &name) {
-    for (const auto &sp : f.contents()->stage(stage).schedule.splits) {
+bool replaced_loop(const Func &f, int stage, int spec, const std::string &name) {
+    for (const auto &sp : schedule_of(f, stage, spec).splits) {
         std::vector<std::string> gone = {sp.old_var};
         if (sp.kind == Split::FuseVars) gone = {sp.inner, sp.outer};
         for (const auto &g : gone)
@@ -112,7 +121,7 @@ public:
         std::vector<std::shared_ptr<FunctionContents>> outs;
         for (const auto &o : p.outputs()) outs.push_back(o.contents());
         for (const auto &kv : find_parameters(find_user_functions(outs)))
-            if (kv.second->is_buffer) images[kv.first] = kv.second;
+            (kv.second->is_buffer ? images : scalars)[kv.first] = kv.second;
     }
 
     void stanza(const ScheduleStanza &s) {
@@ -126,7 +135,9 @@ public:
                           : n > 1  ? "; use update(0) to update(" + std::to_string(n - 1) + ")"
                                    : ""));
         }
+        spec = s.condition.empty() ? -1 : specialization(f, s);
         for (const auto &d : s.directives) directive(f, s.stage + 1, d);
+        spec = -1;
     }
 
     void check_pending_levels() const {
@@ -165,9 +176,72 @@ private:
         return w;
     }
 
+    // The specialization of "f.specialize(COND):" (made now, or found if an
+    // equal condition made it before): its index in the stage's list.
+    int specialization(const Func &f, const ScheduleStanza &s) {
+        Expr c = condition(f, s);
+        const int stage = s.stage + 1;
+        try {
+            Stage(f.contents(), stage).specialize(c);
+        } catch (const CompileError &e) {
+            error_at(file, s.line, s.col, e.what());
+        }
+        const auto &list = f.contents()->stage(stage).specializations;
+        for (size_t i = 0; i < list.size(); i++)
+            if (equal(list[i].condition, c)) return (int)i;
+        internal_error << "ScheduleFile::apply: the specialization of " << f.name() << " for " << s.condition
+                       << " was not made";
+        return -1;
+    }
+
+    // The condition text (see ScheduleParser.cpp) as an Expr: comparisons of
+    // integers (natural_vector_size of the Func's type), an input's
+    // width/height/channels and scalar Params, joined by &&.
+    Expr condition(const Func &f, const ScheduleStanza &s) {
+        std::vector<Token> toks = lex(s.condition, file, s.line, s.col);
+        Type ft = f.types()[0];
+        for (const Type &t : f.types()) ft = t.bits > ft.bits ? t : ft;
+        Expr all;
+        for (size_t pos = 0;;) {
+            Expr a = operand(parse_arg(toks, pos, file, "specialize"), ft, s);
+            const std::string op = toks[pos++].text;
+            Expr b = operand(parse_arg(toks, pos, file, "specialize"), ft, s);
+            Expr c = op == ">=" ? a >= b : op == ">" ? a > b : op == "<=" ? a <= b : op == "<" ? a < b
+                   : op == "==" ? a == b : a != b;
+            all = all.defined() ? all && c : c;
+            if (toks[pos].text != "&&") return all;
+            pos++;
+        }
+    }
+
+    Expr operand(const Arg &a, Type ft, const ScheduleStanza &s) {
+        if (!a.is_name()) return Expr(evaluate(a, target, ft, file));
+        const size_t dot = a.name.rfind('.');
+        auto img = images.find(a.name.substr(0, dot));
+        if (dot != std::string::npos && img != images.end()) {
+            const std::string field = a.name.substr(dot + 1);
+            const int d = field == "width" ? 0 : field == "height" ? 1 : field == "channels" ? 2 : -1;
+            if (d >= 0 && d < img->second->dimensions) return ImageParam(img->second).dim(d).extent();
+        }
+        auto p = scalars.find(a.name);
+        if (p != scalars.end()) return param_variable(p->second, p->second->name, p->second->type);
+        std::vector<std::string> known;
+        for (const auto &kv : images)
+            for (int d = 0; d < std::min(kv.second->dimensions, 3); d++)
+                known.push_back(kv.first + (d == 0 ? ".width" : d == 1 ? ".height" : ".channels"));
+        for (const auto &kv : scalars) known.push_back(kv.first);
+        std::string near = nearest(a.name, known);
+        error_at(file, s.line, s.col,
+                 s.func + ".specialize(" + s.condition + "): '" + a.name +
+                     "' is neither an input's width, height or channels nor a scalar Param" +
+                     (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                     " A specialization is chosen once per run, from: " + (known.empty() ? "(nothing)" : join(known)));
+    }
+
     const std::string &file;
     const Target &target;
-    std::map<std::string, std::shared_ptr<ParameterContents>> images;
+    int spec = -1;  // the specialization the current stanza schedules
+    std::map<std::string, std::shared_ptr<ParameterContents>> images, scalars;
     std::map<std::string, Func> funcs;
     std::vector<std::string> names;
     std::vector<PendingLevel> pending;
@@ -182,7 +256,7 @@ private:
     }
 
     // The Var or RVar that `a` names in stage `stage` of f.
-    static VarOrRVar loop(const Func &f, int stage, const Arg &a) {
+    VarOrRVar loop(const Func &f, int stage, const Arg &a) const {
         const Definition &def = f.contents()->stage(stage);
         std::string n = a.name;
         bool rvar = false;
@@ -190,7 +264,7 @@ private:
             if (n == def.rdom->name && def.rdom->vars.size() == 1) n = def.rdom->vars[0].name;
             for (const auto &v : def.rdom->vars) rvar |= v.name == n;
         }
-        for (const auto &d : def.schedule.dims) rvar |= d.user_name == n && d.is_rvar;
+        for (const auto &d : schedule_of(f, stage, spec).dims) rvar |= d.user_name == n && d.is_rvar;
         return VarOrRVar(n, rvar);
     }
 
@@ -198,12 +272,12 @@ private:
     // stage, with a "did you mean" when it looks like a typo.
     const Arg *unknown_loop(const Func &f, int stage, const std::vector<Arg> &a, std::vector<size_t> which,
                             std::string *hint) const {
-        std::vector<std::string> loops = loops_of(f, stage);
+        std::vector<std::string> loops = loops_of(f, stage, spec);
         for (size_t i : which) {
             if (i >= a.size()) continue;
             std::string n = loop(f, stage, a[i]).name();
             if (std::find(loops.begin(), loops.end(), n) != loops.end()) continue;
-            std::string near = replaced_loop(f, stage, n) ? "" : nearest(n, loops);
+            std::string near = replaced_loop(f, stage, spec, n) ? "" : nearest(n, loops);
             if (!near.empty()) *hint = "; did you mean '" + near + "'?";
             return &a[i];
         }
@@ -276,11 +350,11 @@ private:
 
         auto loop_types = [&] {
             std::map<std::string, ForType> t;
-            for (const auto &dim : f.contents()->stage(stage).schedule.dims) t[dim.var] = dim.for_type;
+            for (const auto &dim : schedule_of(f, stage, spec).dims) t[dim.var] = dim.for_type;
             return t;
         };
         std::map<std::string, ForType> types_before = loop_types();
-        Stage st(f.contents(), stage);
+        Stage st(f.contents(), stage, spec);
         try {
             if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
             else if (n == "fuse") st.fuse(var(0), var(1), var(2));

@@ -6,7 +6,9 @@
 //
 //   file      := stanza*
 //   stanza    := header directive*             (a header starts a line)
-//   header    := NAME ':' | NAME '.' 'update' '(' INT ')' ':'
+//   header    := NAME ['.' 'update' '(' INT ')'] ['.' 'specialize' '(' cond ')'] ':'
+//   cond      := arg CMP arg ('&&' arg CMP arg)*    CMP: >= > <= < == !=   (arg: ScheduleSyntax.h;
+//                a name is an input's width/height/channels or a scalar Param)
 //   directive := IDENT '(' [arg (',' arg)*] ')'  (may continue on later lines)
 //
 //   "blur_y: split(x, xo, xi, 8)\n"  ->  {func "blur_y", stage -1, [split(x, xo, xi, 8) at 1:9]}
@@ -105,7 +107,8 @@ public:
         while (peek().kind != Token::End) {
             ScheduleStanza s = header();
             auto same = std::find_if(stanzas.begin(), stanzas.end(), [&](const ScheduleStanza &o) {
-                return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of;
+                return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of &&
+                       o.condition == s.condition;
             });
             ScheduleStanza &into = same == stanzas.end() ? (stanzas.push_back(s), stanzas.back()) : *same;
             while (peek().kind != Token::End && !at_header()) into.directives.push_back(directive(s));
@@ -159,6 +162,12 @@ private:
                 s.stage = std::stoi(n.text);
                 pos++;
                 expect(")", "after '" + s.func + ".update(" + n.text + "'");
+                if (is(peek(), ".") && peek(1).text == "specialize") continue;
+                break;
+            }
+            if (part == "specialize" && is(peek(), "(")) {
+                pos++;
+                s.condition = condition(s.func);
                 break;
             }
             if (part == "in" && is(peek(), "(")) {  // FUNC.in(consumer, ...): its wrapper
@@ -179,10 +188,35 @@ private:
         }
         std::string name = s.stage < 0 ? s.func : s.func + ".update(" + std::to_string(s.stage) + ")";
         if (s.wrapper) name = s.func + ".in(" + join(s.wrapper_of) + ")";
+        if (!s.condition.empty()) name += ".specialize(" + s.condition + ")";
         expect(":", "after the stanza name '" + name + "'");
         if (!starts_line)
             error_at(file, s.line, s.col, "a stanza header must start a line; put '" + name + ":' on a new line");
         return s;
+    }
+
+    // The condition of "FUNC.specialize(...)", after its '(' and through its
+    // ')': comparisons joined by &&, as canonical text.
+    std::string condition(const std::string &func) {
+        static const char *const cmps[] = {">=", ">", "<=", "<", "==", "!="};
+        std::string text;
+        for (int i = 1;; i++) {
+            std::string what = "comparison " + std::to_string(i) + " of " + func + ".specialize(...)";
+            Arg lhs = parse_arg(toks, pos, file, what);
+            const Token &op = peek();
+            bool cmp = false;
+            for (const char *c : cmps) cmp |= is(op, c);
+            if (!cmp) fail_found("a comparison (>=, >, <=, <, ==, !=) in " + what);
+            pos++;
+            Arg rhs = parse_arg(toks, pos, file, what);
+            text += (text.empty() ? "" : " && ") + lhs.text + " " + op.text + " " + rhs.text;
+            if (is(peek(), "&&")) {
+                pos++;
+                continue;
+            }
+            expect(")", "or '&&' after " + what);
+            return text;
+        }
     }
 
     ScheduleDirective directive(const ScheduleStanza &s) {
@@ -233,6 +267,10 @@ private:
     }
 
     void check(const DirectiveInfo &info, const ScheduleDirective &d, const ScheduleStanza &s) const {
+        if (info.whole_func && !s.condition.empty())
+            error_at(file, d.line, d.col,
+                     d.name + " schedules the whole Func " + s.func + ", not one specialization of it; move it to "
+                     "the '" + s.func + ":' stanza");
         if (info.whole_func && s.stage >= 0)
             error_at(file, d.line, d.col,
                      d.name + " schedules the whole Func " + s.func + ", not one update stage; move it to the '" +

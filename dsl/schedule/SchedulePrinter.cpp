@@ -22,7 +22,7 @@ bool operator==(const ScheduleDirective &a, const ScheduleDirective &b) {
 
 bool operator==(const ScheduleStanza &a, const ScheduleStanza &b) {
     return a.func == b.func && a.stage == b.stage && a.wrapper == b.wrapper && a.wrapper_of == b.wrapper_of &&
-           a.directives == b.directives;
+           a.condition == b.condition && a.directives == b.directives;
 }
 
 std::string ScheduleFile::to_string() const {
@@ -31,6 +31,7 @@ std::string ScheduleFile::to_string() const {
         out += s.func;
         if (s.wrapper) out += ".in(" + internal::sched::join(s.wrapper_of) + ")";
         if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";
+        if (!s.condition.empty()) out += ".specialize(" + s.condition + ")";
         out += ":";
         for (const auto &d : s.directives) {
             out += " " + d.name + "(";

@@ -241,6 +241,13 @@ std::vector<Token> lex(const std::string &s, const std::string &file, int line, 
             while (i + n < s.size() && std::isdigit((unsigned char)s[i + n])) n++;
         } else if (std::string("(),:.+-*/").find(c) != std::string::npos) {
             t.kind = Token::Punct;
+        } else if (i + 1 < s.size() && (s.compare(i, 2, ">=") == 0 || s.compare(i, 2, "<=") == 0 ||
+                                        s.compare(i, 2, "==") == 0 || s.compare(i, 2, "!=") == 0 ||
+                                        s.compare(i, 2, "&&") == 0)) {
+            t.kind = Token::Punct;  // the comparisons of specialize(...)
+            n = 2;
+        } else if (c == '<' || c == '>') {
+            t.kind = Token::Punct;
         } else {
             std::string shown = std::isprint((unsigned char)c) ? std::string("'") + c + "'"
                                                                : "byte " + std::to_string((unsigned char)c);

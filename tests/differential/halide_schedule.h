@@ -34,9 +34,13 @@ namespace kd {
 // file gives it, a wrapper stanza its wrapper (f_in, f_in_g), for the later
 // stanzas. A wrapper stanza ("B.in(matmul):")
 // schedules funcs["B"].in(funcs["matmul"]); an input read through a wrapper
-// is given as a Func over its buffer (Halide::Func(buffer)).
+// is given as a Func over its buffer (Halide::Func(buffer)). A
+// specialization stanza ("output.specialize(B.width >= 32):") schedules
+// f.specialize(cond), the names of its condition taken from `values`
+// ({"B.width", Expr(B.width())}, ...).
 inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, Halide::Func> funcs,
-                         const std::map<std::string, Halide::RVar> &rvars = {}) {
+                         const std::map<std::string, Halide::RVar> &rvars = {},
+                         const std::map<std::string, Halide::Expr> &values = {}) {
     using Halide::TailStrategy;
     auto fail = [&](const kiln::ScheduleDirective &d, const std::string &why) {
         throw std::runtime_error(file.filename() + ":" + std::to_string(d.line) + ": " + d.name + ": " + why);
@@ -61,6 +65,28 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
             funcs.emplace(as_written, f);
         }
         Halide::Stage st = s.stage < 0 ? Halide::Stage(f) : f.update(s.stage);
+        if (!s.condition.empty()) {  // comparisons joined by && (ScheduleParser.cpp)
+            namespace ks = kiln::internal::sched;
+            std::vector<ks::Token> toks = ks::lex(s.condition, file.filename(), s.line, s.col);
+            auto operand = [&](const ks::Arg &a) -> Halide::Expr {
+                if (!a.is_name()) return ks::evaluate(a, kiln::Target::host(), kiln::Float(32), file.filename());
+                auto v = values.find(a.name);
+                if (v == values.end()) fail(header, "the test gives no value for '" + a.name + "'");
+                return v->second;
+            };
+            Halide::Expr all;
+            for (size_t pos = 0;;) {
+                Halide::Expr l = operand(ks::parse_arg(toks, pos, file.filename(), "specialize"));
+                const std::string op = toks[pos++].text;
+                Halide::Expr r = operand(ks::parse_arg(toks, pos, file.filename(), "specialize"));
+                Halide::Expr c = op == ">=" ? l >= r : op == ">" ? l > r : op == "<=" ? l <= r : op == "<" ? l < r
+                               : op == "==" ? l == r : l != r;
+                all = all.defined() ? all && c : c;
+                if (toks[pos].text != "&&") break;
+                pos++;
+            }
+            st = s.stage < 0 ? f.specialize(all) : f.update(s.stage).specialize(all);
+        }
         for (const kiln::ScheduleDirective &d : s.directives) {
             const std::vector<std::string> &a = d.args;
             auto loop = [&](size_t i) -> Halide::VarOrRVar {

@@ -1,9 +1,9 @@
 // GEMM + bias + activation (generators/gemm.cpp) under its three shipped
 // schedule files against the same algorithm in Halide 14 with the same
 // files applied (halide_apply), on sizes that are and are not multiples of
-// the register tiles (2 vectors x 8 rows, x 12 rows in host_tiled; M at
-// least 12: host_tiled's output tiles are shifted inwards, not guarded); and
-// the fusion report of each schedule.
+// the register tiles (2 vectors x 8 rows, x 12 rows in host_tiled), and
+// smaller than one tile (host_tiled's fallback specialization); and the
+// fusion report of each schedule.
 //
 // Tolerance. The product sums k = 0, 1, ..., K-1 in order from 0 in every
 // schedule of both libraries (the k loop is moved, never split), and Halide
@@ -33,7 +33,8 @@ Halide::Func halide_gemm(const kiln::Buffer<float> &a, const kiln::Buffer<float>
     Expr v = bias_add(x, y);
     if (is_relu(act)) output(x, y) = max(v, 0.0f);
     else output(x, y) = 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-    kd::halide_apply(file, {{"matmul", matmul}, {"bias_add", bias_add}, {"output", output}, {"B", b_in}}, {{"k", k}});
+    kd::halide_apply(file, {{"matmul", matmul}, {"bias_add", bias_add}, {"output", output}, {"B", b_in}}, {{"k", k}},
+                     {{"B.width", B.dim(0).extent()}, {"A.height", A.dim(1).extent()}});
     return output;
 }
 
@@ -41,7 +42,7 @@ void check_gemm(const std::string &act, const std::string &schedule) {
     kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("gemm", schedule));
     kd::KilnGenerator g({"gemm", {"activation=" + act}}, file);
     // (N, M, K): multiples of the tiles and not.
-    for (auto [n, m, k] : {std::tuple{64, 24, 32}, {45, 19, 13}, {100, 13, 70}}) {
+    for (auto [n, m, k] : {std::tuple{64, 24, 32}, {45, 19, 13}, {100, 13, 70}, {5, 12, 1}, {31, 5, 33}, {33, 1, 5}}) {
         INFO("gemm activation=" << act << " under " << schedule << ".sched, N=" << n << " M=" << m << " K=" << k);
         kiln::Buffer<float> a = kd::random_buffer({k, m}, -1, 1, 1), b = kd::random_buffer({n, k}, -1, 1, 2),
                             bias = kd::random_buffer({n}, -1, 1, 3);

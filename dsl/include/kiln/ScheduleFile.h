@@ -7,6 +7,7 @@
 //   hist.update(0): parallel(y)
 //   input.in(blur_x): compute_at(blur_y, x)         # a wrapper (Func::in, ImageParam::in)
 //   z2: compute_with(z1, y)
+//   out.specialize(in.width >= 16): vectorize(x, 16)  # run-time dispatch (Stage::specialize)
 //
 // Every directive is the Func/Stage method of the same name with the same
 // arguments; the grammar is in docs/schedule-language.md. Errors are
@@ -42,6 +43,11 @@ struct ScheduleStanza {
     // "f.in():" the global wrapper f.in(). f may be an ImageParam.
     bool wrapper = false;
     std::vector<std::string> wrapper_of;
+    // "f.specialize(COND):" (or "f.update(N).specialize(COND):") schedules
+    // the specialization of the stage for COND, kept as canonical text
+    // ("B.width >= natural_vector_size*2 && A.height >= 12"); "" for the
+    // stage's own schedule.
+    std::string condition;
     std::vector<ScheduleDirective> directives;
     int line = 0, col = 0;  // of the first header of this Func/stage
 };
