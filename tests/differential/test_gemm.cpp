@@ -42,7 +42,10 @@ void check_gemm(const std::string &act, const std::string &schedule) {
     kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("gemm", schedule));
     kd::KilnGenerator g({"gemm", {"activation=" + act}}, file);
     // (N, M, K): multiples of the tiles and not.
+    // Below one register tile only host_tiled (its fallback specialization):
+    // unfused and fused shift whole vectors (and fused its 8-row tiles) inwards.
     for (auto [n, m, k] : {std::tuple{64, 24, 32}, {45, 19, 13}, {100, 13, 70}, {5, 12, 1}, {31, 5, 33}, {33, 1, 5}}) {
+        if ((n < 32 || m < 12) && schedule != "host_tiled") continue;
         INFO("gemm activation=" << act << " under " << schedule << ".sched, N=" << n << " M=" << m << " K=" << k);
         kiln::Buffer<float> a = kd::random_buffer({k, m}, -1, 1, 1), b = kd::random_buffer({n, k}, -1, 1, 2),
                             bias = kd::random_buffer({n}, -1, 1, 3);
