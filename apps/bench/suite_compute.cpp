@@ -27,7 +27,7 @@ Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activ
     output(x, y) = act == Activation::Relu ? max(v, 0.0f)
                                            : 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
     const int n = vector_size();
-    Expr tiled = B.width() >= n * 2 && A.height() >= n * 3 / 4;  // the specialization, then the fallback
+    Expr tiled = Expr(B.width()) >= n * 2 && Expr(A.height()) >= n * 3 / 4;  // the specialization, then the fallback
     output.specialize(tiled).split(x, xo, xi, n * 2).split(y, yo, yi, n * 3 / 4).reorder(xi, yi, yo, xo);
     output.specialize(tiled).vectorize(xi, n).unroll(xi).unroll(yi).parallel(xo);
     output.split(x, xo, xi, n * 2, TailStrategy::GuardWithIf).split(y, yo, yi, n * 3 / 4, TailStrategy::GuardWithIf);
