@@ -266,7 +266,8 @@ template<typename V> inline V kiln_pow(V x, V y) {
 // log(x):   x = m 2^e with m in [0.75, 1.5) (vgetmantps/vgetexpps with
 //           AVX-512, otherwise from the bits), f = m - 1,
 //           log(m) = f - f^2/2 + f^3 h(f) with h a degree-6 minimax
-//           polynomial (no division); 0, negative, inf and nan in two selects.
+//           polynomial (no division); 0, negative, inf and nan in one
+//           vfixupimmps with AVX-512, two selects otherwise.
 // tanh(x):  u = expm1(2|x|), tanh = sign(x) u / (u + 2); expm1 keeps small
 //           arguments accurate (no 1 - 2/(e^2x + 1) cancellation).
 //
@@ -441,6 +442,18 @@ template<typename F, typename I> inline F kiln_log_f32(F x) {
     F lm = kiln_opaque(f + (f * f) * (f * h - 0.5f));
     F result = ef * 0.693359375f + kiln_opaque(lm + ef * -2.12194440e-4f);
     // +inf and nan give themselves; 0 gives -inf, the rest (negative, -inf, nan) nan.
+#if defined(__AVX512F__)
+    if constexpr (kiln_avx512_vector<F>) {
+        // vfixupimmps: per class of x, a 4-bit answer (0 keeps result, 1 is x,
+        // 2 x quieted, 3 nan, 4 -inf, 5 +inf); from the high nibble down:
+        // positive, negative, +inf, -inf, one, zero, signalling nan, nan.
+        const I table = I{} + 0x03530421;
+        if constexpr (sizeof(F) == 64)
+            return __builtin_ia32_fixupimmps512_mask(result, x, table, 0, (unsigned short)-1, 4);
+        if constexpr (sizeof(F) == 32) return __builtin_ia32_fixupimmps256_mask(result, x, table, 0, (unsigned char)-1);
+        if constexpr (sizeof(F) == 16) return __builtin_ia32_fixupimmps128_mask(result, x, table, 0, (unsigned char)-1);
+    }
+#endif
     result = x < __builtin_inff() ? result : x;
     return x > 0.0f ? result : x == 0.0f ? F{} - __builtin_inff() : F{} + __builtin_nanf("");
 }
