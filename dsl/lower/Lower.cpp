@@ -12,6 +12,7 @@
 
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
+#include "CSE.h"
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
 #include "HoistLoads.h"
@@ -150,6 +151,9 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = log.run("simplify", [&] { return simplify(s); });
     // After the last simplify, which would substitute the hoisted loads back.
     s = log.run("hoist invariant loads", [&] { return hoist_invariant_loads(s); });
+    // The NPU's instruction selection matches whole store values.
+    if (!target.has(Target::NPU))
+        s = log.run("common subexpressions", [&] { return eliminate_common_subexpressions(s); });
 
     LoweredFunc f;
     f.name = name;

@@ -222,9 +222,11 @@ TEST_CASE("bounds_inference: an update with an RDom widens the pure stage", "[lo
     // The pure stage initializes what the update touches as well as the output.
     CHECK_THAT(s, Contains("let hist.s0.x.min = min(hist.min.0, 0)\n"
                            "let hist.s0.x.max = max(hist.s1.x.max, 255)\n"));
+    // The bin's index, read and written, is computed once (a let of
+    // eliminate_common_subexpressions).
     CHECK_THAT(s, Contains(" for (hist.s1.r.x, 0, input.extent.0) {\n"
-                           "  hist[(max(min(input[(hist.s1.r.x - input.min.0)], 255), 0) - hist.min.0)] = "
-                           "(hist[(max(min(input[(hist.s1.r.x - input.min.0)], 255), 0) - hist.min.0)] + 1)\n"));
+                           "  let cse.0 = (max(min(input[(hist.s1.r.x - input.min.0)], 255), 0) - hist.min.0)\n"
+                           "  hist[cse.0] = (hist[cse.0] + 1)\n"));
 }
 
 // ---- Sliding window, storage folding, storage flattening ----
@@ -399,11 +401,9 @@ TEST_CASE("Func::unroll: the inner loop of the split is copied", "[lower][unroll
     // partition_loops gives the x.x loop a steady state (whole pairs, no min)
     // and a last pair (ShiftInwards: min).
     CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
-                           "   let out.s0.x = (out.min.0 + (out.s0.x.x * 2))\n"
-                           "   out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
+                           "   let out.s0.x = (out.min.0 + (out.s0.x.x * 2))\n"));
     CHECK_THAT(s, Contains("  for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
-                           "   let out.s0.x = (min((out.s0.x.x * 2), (out.s0.x.loop_extent - 2)) + out.min.0)\n"
-                           "   out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
+                           "   let out.s0.x = (min((out.s0.x.x * 2), (out.s0.x.loop_extent - 2)) + out.min.0)\n"));
     CHECK_THAT(s, Contains("   let out.s0.x = ((min((out.s0.x.x * 2), (out.s0.x.loop_extent - 2)) + out.min.0) + 1)\n"));
     CHECK_THAT(s, !Contains("unrolled"));
     CHECK(count(s, "out[(") == 4);  // two copies in each of the two loops
@@ -491,13 +491,14 @@ TEST_CASE("Func::vectorize: dense ramp loads and stores, broadcast constants", "
     b.out.vectorize(b.x, 8);
     std::string s = b.out.lowered_stmt(no_asserts);
     // The last vector (ShiftInwards: min) after a steady state without min.
-    CHECK_THAT(s, Contains("   for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
-                           "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
+    // (The lets between a loop and its store name what the taps share.)
+    CHECK_THAT(s, Contains("   for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"));
+    CHECK_THAT(s, Contains("    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
     CHECK_THAT(s, Contains("   for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
-                           "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + min((out.s0.x.x * 8), "
-                           "(out.s0.x.loop_extent - 8))), 1, 8)] = "));
-    CHECK_THAT(s, Contains("blur_x[ramp((((((out.s0.y - blur_x.min.1) * blur_x.extent.0) + min((out.s0.x.x * 8), "
-                           "(out.s0.x.loop_extent - 8))) + out.min.0) - blur_x.min.0), 1, 8)]"));
+                           "    let cse.1 = min((out.s0.x.x * 8), (out.s0.x.loop_extent - 8))\n"
+                           "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + cse.1), 1, 8)] = "));
+    CHECK_THAT(s, Contains("blur_x[ramp((((((out.s0.y - blur_x.min.1) * blur_x.extent.0) + cse.1) + out.min.0) - "
+                           "blur_x.min.0), 1, 8)]"));
     CHECK_THAT(s, Contains(" * x8(0.333333f))\n"));
     CHECK_THAT(s, !Contains("vectorized"));
     CHECK_THAT(s, !Contains("out.s0.x.x_vec"));
@@ -510,17 +511,17 @@ TEST_CASE("Func::vectorize with GuardWithIf: vector body under an if, scalar tai
     b.out.vectorize(b.x, 8, TailStrategy::GuardWithIf);
     std::string s = b.out.lowered_stmt(no_asserts);
     // partition_loops: whole vectors without the if, then the guarded rest.
-    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
-                           "   out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
+    CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"));
+    CHECK_THAT(s, Contains("   out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
     CHECK_THAT(s, Contains("  for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
                            "   if ((((out.min.0 + (out.s0.x.x * 8)) <= out.s0.x.loop_max) && "
-                           "(((out.min.0 + (out.s0.x.x * 8)) + 7) <= out.s0.x.loop_max))) {\n"
-                           "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
+                           "(((out.min.0 + (out.s0.x.x * 8)) + 7) <= out.s0.x.loop_max))) {\n"));
+    CHECK_THAT(s, Contains("    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
     CHECK_THAT(s, Contains("   } else {\n"
                            "    for (out.s0.x.x_vec, 0, 8) {\n"
                            "     let out.s0.x = ((out.min.0 + (out.s0.x.x * 8)) + out.s0.x.x_vec)\n"
-                           "     if ((out.s0.x <= out.s0.x.loop_max)) {\n"
-                           "      out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
+                           "     if ((out.s0.x <= out.s0.x.loop_max)) {\n"));
+    CHECK_THAT(s, Contains("      out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));
     CHECK(count(s, "input[ramp(") == 18);  // 9 in the steady state, 9 in the guarded rest
 }
 
@@ -537,22 +538,19 @@ TEST_CASE("split tail strategies in the lowered statement", "[lower][split]") {
         CHECK_THAT(s, Contains(" let out.s0.x.loop_max = ((out.min.0 + out.s0.x.loop_extent) - 1)\n"));
         CHECK_THAT(s, Contains(" let out.s0.x.xo.loop_extent = ((out.s0.x.loop_extent + 3) / 4)\n"));
         CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((out.min.0 + out.s0.x.xi) + (out.s0.x.xo * 4))\n"
-                                       "    if ((out.s0.x <= out.s0.x.loop_max)) {\n"
-                                       "     out[("));
+                                       "    if ((out.s0.x <= out.s0.x.loop_max)) {\n"));
     }
     SECTION("ShiftInwards (the default for pure definitions)") {
         b.out.split(b.x, xo, xi, 4);
         std::string s = b.out.lowered_stmt(no_asserts);
         CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((min((out.s0.x.xo * 4), (out.s0.x.loop_extent - 4)) + "
-                                       "out.min.0) + out.s0.x.xi)\n"
-                                       "    out[("));
+                                       "out.min.0) + out.s0.x.xi)\n"));
         CHECK_THAT(s, !Contains("if ("));
     }
     SECTION("RoundUp") {
         b.out.split(b.x, xo, xi, 4, TailStrategy::RoundUp);
         std::string s = b.out.lowered_stmt(no_asserts);
-        CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((out.min.0 + out.s0.x.xi) + (out.s0.x.xo * 4))\n"
-                                       "    out[("));
+        CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((out.min.0 + out.s0.x.xi) + (out.s0.x.xo * 4))\n"));
         CHECK_THAT(s, !Contains("if ("));
         CHECK_THAT(s, !Contains("min((out.s0.x.xo"));
     }
@@ -567,16 +565,14 @@ TEST_CASE("fuse, reorder, tile and parallel in the lowered statement", "[lower][
         CHECK_THAT(s, Contains(" let out.s0.t.loop_extent = (out.s0.x.loop_extent * out.s0.y.loop_extent)\n"
                                " for (out.s0.t, 0, out.s0.t.loop_extent) {\n"
                                "  let out.s0.y = ((out.s0.t / out.s0.x.loop_extent) + out.min.1)\n"
-                               "  let out.s0.x = ((out.s0.t % out.s0.x.loop_extent) + out.min.0)\n"
-                               "  out[("));
+                               "  let out.s0.x = ((out.s0.t % out.s0.x.loop_extent) + out.min.0)\n"));
         CHECK(count(s, "for (") == 1);
     }
     SECTION("reorder: x outside y") {
         b.out.reorder(b.y, b.x);
         std::string s = b.out.lowered_stmt(no_asserts);
         CHECK_THAT(s, Contains(" for (out.s0.x, out.min.0, out.s0.x.loop_extent) {\n"
-                               "  for (out.s0.y, out.min.1, out.s0.y.loop_extent) {\n"
-                               "   out[("));
+                               "  for (out.s0.y, out.min.1, out.s0.y.loop_extent) {\n"));
     }
     SECTION("tile: yo, xo, yi, xi from outermost") {
         Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
@@ -746,6 +742,30 @@ TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a
     std::string body = rest.substr(loop, rest.find("}", loop) - loop);
     CHECK(body.find("if (") == std::string::npos);
     CHECK(body.find("rin[ramp(") != std::string::npos);
+}
+
+TEST_CASE("eliminate_common_subexpressions: a load read twice by a store is named once", "[lower][cse]") {
+    ImageParam in(Float(32), 1, "cin");
+    Var x("x");
+    Func f("cf");
+    f(x) = in(x) * in(x) + in(x + 1) * in(x + 1);
+    f.vectorize(x, 8);
+    std::string s = f.lowered_stmt(no_asserts);
+    // Per store (the steady state and the last vector), the loads' shared
+    // index and each of the two loads are lets before the store:
+    //   let cse.0 = ((cf.min.0 + (cf.s0.x.x * 8)) - cin.min.0)
+    //   let cse.1 = cin[ramp(cse.0, 1, 8)]
+    //   let cse.2 = cin[ramp((cse.0 + 1), 1, 8)]
+    //   cf[ramp((cf.s0.x.x * 8), 1, 8)] = ((cse.1 * cse.1) + (cse.2 * cse.2))
+    // and in the last vector also its shifted start, min((cf.s0.x.x * 8), ...).
+    CHECK(count(s, "cf[ramp(") == 2);
+    CHECK(count(s, "cin[ramp(") == 4);
+    CHECK(count(s, "let cse.") == 7);
+    CHECK(s.find("(cse.1 * cse.1) + (cse.2 * cse.2)") != std::string::npos);
+    // Evaluated on one path only: a Select's branches are left as they are.
+    Func g("cg");
+    g(x) = select(x > 3, in(x) * in(x), 0.0f);
+    CHECK(g.lowered_stmt(no_asserts).find("let cse.") == std::string::npos);
 }
 
 TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loop is read once before it",

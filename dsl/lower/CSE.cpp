@@ -1,0 +1,125 @@
+#include "CSE.h"
+
+#include <map>
+
+#include "ir/ExprKey.h"
+#include "ir/IRVisitor.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// Whether e may be named by a let (CSE.h says what is not).
+bool nameable(const Expr &e) {
+    if (e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>() ||
+        e.as<Ramp>() || e.as<Broadcast>() || e.as<Let>())
+        return false;
+    if (const Call *c = e.as<Call>(); c && c->call_type != Call::PureExtern) return false;
+    const Type t = e.type();
+    if (!t.is_scalar() && !t.is_float()) return false;
+    // A scalar operation of leaves (x * 8, a + 1) costs the C++ compiler
+    // less than a name costs the reader.
+    class HasInner : public IRVisitor {
+    public:
+        int depth = 0;
+        bool inner = false;
+        void include(const Expr &e) override {
+            if (inner) return;
+            if (depth++ == 1) inner = !(e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>());
+            else IRVisitor::include(e);
+            depth--;
+        }
+    } h;
+    h.include(e);
+    return !t.is_scalar() || e.as<Load>() || h.inner;
+}
+
+// How many distinct parents use each nameable subexpression (by its text):
+// a repeated subexpression's operands are counted at its first use only, as
+// naming it names them once too.
+class CountUses : public IRVisitor {
+public:
+    std::map<std::string, int> uses;
+    bool any_repeated = false;
+    using IRVisitor::include;
+    void include(const Expr &e) override {
+        if (!e.defined()) return;
+        if (nameable(e)) {
+            int &n = uses[*expr_key(e)];
+            if (n++ > 0) {
+                any_repeated = true;
+                return;
+            }
+        }
+        IRVisitor::include(e);
+    }
+
+protected:
+    // Evaluated on one path only, or naming what a Let binds: not entered.
+    void visit(const Select *op) override { include(op->condition); }
+    void visit(const And *op) override {
+        if (op->type.is_vector()) IRVisitor::visit(op);
+    }
+    void visit(const Or *op) override {
+        if (op->type.is_vector()) IRVisitor::visit(op);
+    }
+    void visit(const Let *) override {}
+};
+
+// Replaces each subexpression used twice or more by a variable, collecting
+// the lets in the order they must be defined (operands first).
+class NameShared : public IRMutator {
+public:
+    NameShared(const std::map<std::string, int> &u, int &c) : uses(u), counter(c) {}
+    std::vector<std::pair<std::string, Expr>> lets;
+    using IRMutator::mutate;
+    Expr mutate(const Expr &e) override {
+        if (!e.defined() || !nameable(e)) return IRMutator::mutate(e);
+        const std::string &key = *expr_key(e);
+        auto u = uses.find(key);
+        if (u == uses.end() || u->second < 2) return IRMutator::mutate(e);
+        auto it = named.find(key);
+        if (it != named.end()) return it->second;
+        Expr value = IRMutator::mutate(e);
+        std::string name = "cse." + std::to_string(counter++);
+        lets.push_back({name, value});
+        Expr v = Variable::make(e.type(), name);
+        named[key] = v;
+        return v;
+    }
+
+protected:
+    const std::map<std::string, int> &uses;
+    int &counter;
+    std::map<std::string, Expr> named;
+    Expr visit(const Select *op) override {
+        Expr c = mutate(op->condition);
+        return c.same_as(op->condition) ? Expr(op) : Select::make(c, op->true_value, op->false_value);
+    }
+    Expr visit(const And *op) override { return op->type.is_vector() ? IRMutator::visit(op) : Expr(op); }
+    Expr visit(const Or *op) override { return op->type.is_vector() ? IRMutator::visit(op) : Expr(op); }
+    Expr visit(const Let *op) override { return Expr(op); }
+};
+
+class EliminateCSE : public IRMutator {
+    int counter = 0;
+    Stmt visit(const Store *op) override {
+        CountUses count;
+        count.include(op->value);
+        count.include(op->index);
+        if (!count.any_repeated) return Stmt(op);
+        NameShared name(count.uses, counter);
+        Expr value = name.mutate(op->value), index = name.mutate(op->index);
+        Stmt s = Store::make(op->name, value, index);
+        for (auto it = name.lets.rbegin(); it != name.lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+        return s;
+    }
+};
+
+}  // namespace
+
+Stmt eliminate_common_subexpressions(const Stmt &s) { return EliminateCSE().mutate(s); }
+
+}  // namespace internal
+}  // namespace kiln
