@@ -16,7 +16,7 @@
 #   target_link_libraries(my_app PRIVATE <name>)
 #
 # The kernel is compiled with the flags kiln-gen writes for the target
-# (<function>.flags: -O3 -pthread -ffp-contract=off ... -march=...).
+# (<function>.flags: -O3 -fopenmp -ffp-contract=off ... -march=...).
 #
 #   kiln_add_generator(<name> SOURCES <generator.cpp>... [LINK_LIBRARIES <lib>...])
 #
@@ -41,17 +41,16 @@ set_property(GLOBAL PROPERTY KILN_LAB_COMMON_DIR ${KILN_LAB_COMMON_DIR})
 set_property(GLOBAL PROPERTY KILN_RUNTIME_SOURCE_DIR ${KILN_RUNTIME_SOURCE_DIR})
 set_property(GLOBAL PROPERTY KILN_GEN_MAIN_SOURCE ${KILN_GEN_MAIN_SOURCE})
 
-# kiln_aot_runtime: the Kiln runtime (error handler, thread pool), compiled
+# kiln_aot_runtime: the Kiln runtime (error handler, thread count), compiled
 # once and linked by every library kiln_add_library() makes.
 function(_kiln_add_runtime)
   if(TARGET kiln_aot_runtime)
     return()
   endif()
   get_property(dir GLOBAL PROPERTY KILN_RUNTIME_SOURCE_DIR)
-  add_library(kiln_aot_runtime STATIC ${dir}/kiln_runtime.cpp ${dir}/kiln_thread_pool.cpp)
+  add_library(kiln_aot_runtime STATIC ${dir}/kiln_runtime.cpp)
   target_include_directories(kiln_aot_runtime PUBLIC ${dir} ${KILN_HALIDE_INCLUDE_DIR})
-  find_package(Threads REQUIRED)
-  target_link_libraries(kiln_aot_runtime PUBLIC Threads::Threads)
+  target_link_libraries(kiln_aot_runtime PUBLIC OpenMP::OpenMP_CXX)
   set_target_properties(kiln_aot_runtime PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 endfunction()
 

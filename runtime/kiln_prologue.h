@@ -494,16 +494,6 @@ KILN_F32_MATH(log, kiln_libm_log)
 KILN_F32_MATH(tanh, kiln_libm_tanh)
 #undef KILN_F32_MATH
 
-// ---- Parallel loops ----
-
-// body(i) for every i in [lo, lo + extent) on the runtime's thread pool
-// (kiln_parallel_for); body returns 0 or an error code, and so does this.
-template<typename F>
-inline int kiln_parallel(const char *name, int32_t lo, int32_t extent, F &&body) {
-    using B = std::remove_reference_t<F>;
-    return kiln_parallel_for(name, lo, extent, [](void *c, int i) -> int { return (*(B *)c)(i); }, (void *)&body);
-}
-
 // ---- Storage of intermediates ----
 
 // The block a thread's last kiln_heap freed, kept for the next one: an

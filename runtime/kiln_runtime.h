@@ -57,19 +57,6 @@ int kiln_check_no_overlap(const struct halide_buffer_t *in, const struct halide_
 /* Threads used by parallel loops: $KILN_NUM_THREADS, else the core count. */
 int kiln_num_threads(void);
 
-/* Parallel loops (runtime/kiln_thread_pool.cpp): task(closure, i) for every
- * i in [lo, lo + extent), on up to kiln_num_threads() threads of the
- * runtime's pool, the caller included; returns the first nonzero result of a
- * task (the remaining iterations are then skipped), or 0. A loop started
- * inside a task, or while another thread's loop holds the pool, runs
- * serially on the calling thread. `name` is the loop's, for diagnostics. */
-typedef int (*kiln_task_t)(void *closure, int index);
-int kiln_parallel_for(const char *name, int lo, int extent, kiln_task_t task, void *closure);
-/* Where a kernel's parallel loops go: the JIT points every module's copy of
- * the runtime at the process's kiln_parallel_for, so kernels share one pool. */
-typedef int (*kiln_parallel_for_t)(const char *name, int lo, int extent, kiln_task_t task, void *closure);
-void kiln_set_parallel_runner(kiln_parallel_for_t runner);
-
 /* Tracing (target feature "trace"): a kernel compiled with it reports every
  * store of `lanes` values into a Func (or output) and every allocation of a
  * Func's storage. The counts accumulate per name until kiln_trace_reset();

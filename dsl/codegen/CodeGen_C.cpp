@@ -18,13 +18,12 @@
 extern const char kiln_embedded_kiln_runtime_h[];
 extern const char kiln_embedded_kiln_prologue_h[];
 extern const char kiln_embedded_kiln_runtime_cpp[];
-extern const char kiln_embedded_kiln_thread_pool_cpp[];
 
 namespace kiln {
 namespace internal {
 
 const std::string &runtime_source_text() {
-    static const std::string text = std::string(kiln_embedded_kiln_runtime_cpp) + "\n" + kiln_embedded_kiln_thread_pool_cpp;
+    static const std::string text = kiln_embedded_kiln_runtime_cpp;
     return text;
 }
 
@@ -159,6 +158,23 @@ bool allocation_on_stack(const Allocate *op) {
     const int64_t *n = as_const_int(op->size);
     return n && *n * op->type.bytes() <= 64 * 1024;  // thread stacks are MiBs
 }
+
+// Whether emitting s produces a `return` (a failed assert or a failed heap
+// allocation): such bodies of parallel loops are wrapped in a lambda.
+class MayReturn : public IRVisitor {
+public:
+    explicit MayReturn(bool asserts) : asserts(asserts) {}
+    bool result = false;
+
+private:
+    bool asserts;
+    using IRVisitor::visit;
+    void visit(const AssertStmt *) override { result |= asserts; }
+    void visit(const Allocate *op) override {
+        result |= !allocation_on_stack(op);
+        IRVisitor::visit(op);
+    }
+};
 
 // Whether s declares C names into the enclosing block (so a Block wraps it in
 // braces to keep the IR's scoping).
@@ -547,18 +563,38 @@ void CodeGen_C::visit(const For *op) {
         line() << "}\n";
         return;
     }
-    // The body is a lambda run on the runtime's thread pool (kiln_parallel,
-    // runtime/kiln_thread_pool.cpp), one call per iteration; a failing
-    // iteration's code is returned after the loop.
-    std::string error = names.fresh(var + "_error");
-    line() << "// parallel loop " << op->name << ": one task of the thread pool per iteration\n";
-    line() << "const int " << error << " = kiln_parallel(\"" << escape(op->name, false) << "\", " << min << ", "
-           << unparen(extent) << ", [&](int32_t " << var << ") -> int {\n";
+    // A parallel body that may return runs in a lambda; the error code of a
+    // failing iteration is returned after the loop.
+    MayReturn may_return(!target.has(Target::NoAsserts));
+    may_return.include(op->body);
+    std::string error, code;
+    if (may_return.result) {
+        error = names.fresh(var + "_error");
+        code = names.fresh("err");
+        line() << "int " << error << " = 0;\n";
+    }
+    line() << "#pragma omp parallel for num_threads(kiln_num_threads())\n";
+    line() << "for (int32_t " << var << " = " << min << "; " << var << " < " << end << "; ++" << var << ") {\n";
+    if (!may_return.result) {
+        print_body(op->body);
+        line() << "}\n";
+        return;
+    }
+    indent++;
+    line() << "const int " << code << " = [&]() -> int {\n";
     print_body(op->body);
     indent++;
     line() << "return 0;\n";
     indent--;
-    line() << "});\n";
+    line() << "}();\n";
+    line() << "if (" << code << " != 0) {\n";
+    indent++;
+    line() << "#pragma omp atomic write\n";
+    line() << error << " = " << code << ";\n";
+    indent--;
+    line() << "}\n";
+    indent--;
+    line() << "}\n";
     line() << "if (" << error << " != 0) return " << error << ";\n";
 }
 

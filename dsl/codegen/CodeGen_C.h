@@ -16,15 +16,11 @@
 //     blur[ramp(((blur.s0.x.xo * 8) + (blur.s0.y * blur.stride.1)), 1, 8)] =
 //         (in[ramp(((blur.s0.x.xo * 8) + (blur.s0.y * blur.stride.1)), 1, 8)] * x8(2.000000f))
 // becomes
-//   // parallel loop blur.s0.y: one task of the thread pool per iteration
-//   const int blur_s0_y_error = kiln_parallel("blur.s0.y", 0, h, [&](int32_t blur_s0_y) -> int {
+//   #pragma omp parallel for num_threads(kiln_num_threads())
+//   for (int32_t blur_s0_y = 0; blur_s0_y < h; ++blur_s0_y) {
 //       for (int32_t blur_s0_x_xo = 0, blur_s0_x_xo_end = w >> 3; blur_s0_x_xo < blur_s0_x_xo_end; ++blur_s0_x_xo) {
 //           kiln_store(blur + ((blur_s0_x_xo * 8) + (blur_s0_y * blur_stride_1)),
 //                      kiln_load<float32x8>(in + ((blur_s0_x_xo * 8) + ...)) * kiln_broadcast<float32x8>(2.0f));
-//       }
-//       return 0;
-//   });
-//   if (blur_s0_y_error != 0) return blur_s0_y_error;
 #pragma once
 #include <string>
 
@@ -36,8 +32,8 @@ namespace internal {
 
 std::string codegen_cpp(const LoweredFunc &f, const Target &t);
 
-// The text of runtime/kiln_runtime.cpp and kiln_thread_pool.cpp, which a JIT
-// module compiles in, and of runtime/kiln_runtime.h.
+// The text of runtime/kiln_runtime.cpp, which a JIT module compiles in, and
+// of runtime/kiln_runtime.h.
 const std::string &runtime_source_text();
 const char *runtime_header_text();
 

@@ -104,7 +104,7 @@ std::string kernel_compiler_flags(const Target &t) {
     // reductions vectorize); NaN and infinity keep their meaning either way.
     // -Wno-psabi for GCC's notes on vector arguments of the inline helpers.
     // Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
-    std::string flags = "-O3 -pthread -Wno-psabi ";
+    std::string flags = "-O3 -fopenmp -Wno-psabi ";
     flags += t.has(Target::FastMath) ? "-ffp-contract=fast -fassociative-math -fno-signed-zeros -fno-trapping-math"
                                      : "-ffp-contract=off";
     std::string isa = t.compiler_flags();

@@ -130,7 +130,7 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     const std::string compile_flags =
         "-std=c++17 -fPIC -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) + " " + kernel_compiler_flags(t);
     const std::string flags = compile_flags + " -shared" + linker_flag();
-    const std::string runtime_text = "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp, kiln_thread_pool.cpp) ----\n";
+    const std::string runtime_text = "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n";
     std::string text = source + runtime_text + runtime_source_text();
     char key[17];
     std::snprintf(key, sizeof(key), "%016llx",
@@ -185,11 +185,6 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     using SetSink = void (*)(kiln_trace_sink_t);
     auto set_sink = (SetSink)dlsym(handle, "kiln_set_trace_sink");
     if (set_sink && set_sink != &kiln_set_trace_sink) set_sink(&kiln_trace_event);
-    // Its parallel loops run on this process's thread pool (its own copy of
-    // the pool never starts a thread, so unloading it leaves none behind).
-    using SetRunner = void (*)(kiln_parallel_for_t);
-    auto set_runner = (SetRunner)dlsym(handle, "kiln_set_parallel_runner");
-    if (set_runner && set_runner != &kiln_set_parallel_runner) set_runner(&kiln_parallel_for);
     loaded[key] = m;
     return m;
 }

@@ -214,11 +214,9 @@ struct CppIndex {
         if (kernel_start == lines.size()) kernel_start = 0;
         for (size_t i = kernel_start; i < lines.size(); i++) {
             const std::string &l = lines[i];
-            // A serial loop's `for`, or a parallel loop's lambda on the thread pool.
-            size_t p = l.find("for (int32_t "), skip = 13;
-            if (p == std::string::npos) p = l.find("[&](int32_t "), skip = 12;
+            size_t p = l.find("for (int32_t ");
             if (p != std::string::npos) {
-                size_t b = p + skip, e = l.find_first_of(" =)", b);
+                size_t b = p + 13, e = l.find_first_of(" =", b);
                 loops[l.substr(b, e - b)].push_back((int)i + 1);
             }
             p = l.find("// produce ");

@@ -57,8 +57,7 @@ std::vector<std::string> lines_of(const std::string &text) {
     return r;
 }
 
-// Each loop's header carries data-cpp="N", and line N of the C++ is its `for`
-// (or, for a parallel loop, its lambda).
+// Each loop's header carries data-cpp="N", and line N of the C++ is its `for`.
 void check_loops_linked(const std::string &html, const std::string &stmt, const std::string &cpp) {
     std::vector<std::string> cpp_lines = lines_of(cpp);
     std::vector<std::string> loops = loop_names(stmt);
@@ -72,9 +71,7 @@ void check_loops_linked(const std::string &html, const std::string &stmt, const 
         int n = std::stoi(m[1]);
         REQUIRE(n <= (int)cpp_lines.size());
         std::string mangled = std::regex_replace(loop, std::regex(R"([^A-Za-z0-9_])"), "_");
-        // A serial loop's `for`, or a parallel loop's lambda (kiln_parallel).
-        CHECK((cpp_lines[n - 1].find("for (int32_t " + mangled + " = ") != std::string::npos ||
-               cpp_lines[n - 1].find("[&](int32_t " + mangled + ") -> int {") != std::string::npos));
+        CHECK(cpp_lines[n - 1].find("for (int32_t " + mangled + " = ") != std::string::npos);
         CHECK(html.find("id=\"cpp-" + std::to_string(n) + "\" data-n=\"n") != std::string::npos);
     }
 }
