@@ -53,12 +53,17 @@ TEST_CASE("wrappers: a per-consumer wrapper computed per row of its consumer", "
 TEST_CASE("wrappers: a global wrapper and a custom one side by side", "[wrappers]") {
     TwoUsers p;
     p.f.compute_root();
-    p.f.in().compute_at(p.out, p.y);       // h's calls
-    p.f.in(p.g).compute_at(p.out, p.y);    // g's calls
+    Func global = p.f.in(), custom = p.f.in(p.g);
+    global.compute_at(p.out, p.y);  // h's calls
+    custom.compute_at(p.out, p.y);  // g's calls
     p.out.tile(p.x, p.y, p.xi, p.yi, 16, 8);
     std::string s = p.out.lowered_stmt();
-    CHECK(s.find("produce f_in {") != std::string::npos);
-    CHECK(s.find("produce f_in_g {") != std::string::npos);
+    // Names are unique in the process: f_in, or f_in_1 after an earlier
+    // test's pipeline when the cases run in one process.
+    CHECK(global.name().rfind("f_in", 0) == 0);
+    CHECK(custom.name().rfind("f_in_g", 0) == 0);
+    CHECK(s.find("produce " + global.name() + " {") != std::string::npos);
+    CHECK(s.find("produce " + custom.name() + " {") != std::string::npos);
     p.run();
 }
 
