@@ -20,8 +20,9 @@ Pipeline halide_blur3x3(Buffer<float> in) {
     Func blur_x("blur_x"), output("output");
     blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
     output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
-    output.tile(x, y, xi, yi, 256, 32).vectorize(xi, 8).parallel(y);
-    blur_x.compute_at(output, x).vectorize(x, 8);
+    const int n = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
+    output.tile(x, y, xi, yi, 256, 32).vectorize(xi, n).parallel(y);
+    blur_x.compute_at(output, x).vectorize(x, n);
     return Pipeline(output);
 }
 

@@ -281,7 +281,7 @@ TEST_CASE("generator api: compile_generator applies the schedule and writes each
                    Contains("#include <HalideRuntime.h>") && Contains("kiln_error_input_too_small = -6"));
     CHECK_THAT(read("generator_api_out/api_blur.stmt"), Contains("parallel for (output.s0.y.y"));
     CHECK_THAT(read("generator_api_out/api_blur.sched"),
-               Contains("output: tile(x, y, xi, yi, 256, 32) vectorize(xi, 8) parallel(y)"));
+               Contains("output: tile(x, y, xi, yi, 256, 32) vectorize(xi, natural_vector_size) parallel(y)"));
     CHECK(read("generator_api_out/api_blur.flags") == kernel_compiler_flags(Target::host()) + "\n");
 
     o.emit = {"h", "pdf"};

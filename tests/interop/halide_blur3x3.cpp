@@ -22,13 +22,14 @@ public:
     }
 
     // host_tiled.sched:
-    //   output: tile(x, y, xi, yi, 256, 32) vectorize(xi, 8) parallel(y)
-    //   blur_x: compute_at(output, x) vectorize(x, 8)
+    //   output: tile(x, y, xi, yi, 256, 32) vectorize(xi, natural_vector_size) parallel(y)
+    //   blur_x: compute_at(output, x) vectorize(x, natural_vector_size)
     // (the four-variable tile keeps x and y as the names of the tile loops;
     // both compilers default to ShiftInwards for the splits of an output).
     void schedule() {
-        output.tile(x, y, xi, yi, 256, 32).vectorize(xi, 8).parallel(y);
-        blur_x.compute_at(output, x).vectorize(x, 8);
+        const int n = natural_vector_size<float>();
+        output.tile(x, y, xi, yi, 256, 32).vectorize(xi, n).parallel(y);
+        blur_x.compute_at(output, x).vectorize(x, n);
     }
 
 private:
