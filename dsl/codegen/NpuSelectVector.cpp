@@ -62,10 +62,14 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         // Why a window is not a tile of the buffer, for the message below.
         const char *why = !o ? "an offset that changes from one iteration to the next of a loop inside the one "
                                "where it is computed (a tile instruction's UB operand sits at a fixed address)"
-                          : w.clamped() ? "a clamped window (an edge that repeats is loaded from GM only)"
-                          : *o < 0 || *o % buf.cols ? "a column offset (a window shifted by less than a row is "
-                                                      "not 32-byte aligned)"
-                                                    : "a row offset that runs past the end of the buffer";
+                          : w.clamped()               ? "a clamped window (an edge that repeats is loaded from GM only)"
+                          : w.shape != Shape::Full    ? "an offset along a 1-D buffer (a row or column of values is "
+                                                        "read whole, from its start)"
+                          : *o % buf.cols != 0        ? "a column offset (a window shifted by less than a row is not "
+                                                        "32-byte aligned)"
+                          : buf.memory != "UB"        ? "a row offset into a buffer outside UB"
+                          : *o < 0                    ? "a row offset before the start of the buffer"
+                                                      : "a row offset that runs past the end of the buffer";
         user_assert(o && (*o == 0 || row0 > 0) && !w.clamped())
             << "NPU target: Func " << current << " reads " << c->name << " at an offset of " << off
             << " elements from the start of its UB buffer: " << why

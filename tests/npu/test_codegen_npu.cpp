@@ -760,6 +760,16 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                                Contains("compute s over exactly the tile that reads it"));
     }
     {
+        LayerNorm l;  // a row statistic read one row further down: an offset along a 1-D (column) buffer
+        Func out("out");
+        out(l.x, l.y) = l.input(l.x, l.y) * l.sum(l.y) + l.sum(l.y + 1);
+        out.bound(l.x, 0, W).split(l.y, l.yo, l.yi, 2);
+        l.sum.compute_at(out, l.yo);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads sum at an offset of 1 elements") &&
+                                               Contains("an offset along a 1-D buffer (a row or column of values "
+                                                        "is read whole, from its start)"));
+    }
+    {
         Chain c;  // a transposed read in a vector tile
         Func out("out");
         out(c.x, c.y) = c.input(c.y, c.x) * 2.0f;
