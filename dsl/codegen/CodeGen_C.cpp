@@ -715,11 +715,13 @@ void CodeGen_C::emit_signature_and_checks() {
     for (size_t i = 0; i < params.size(); i++) out << (i ? ", " : "") << params[i];
     out << ") {\n";
     indent = 1;
+    // The C name of buffer argument i's halide_buffer_t pointer.
+    auto buf_name = [&](size_t i) { return params[i].substr(std::string("halide_buffer_t *").size()); };
     static const char *const codes[] = {"halide_type_int", "halide_type_uint", "halide_type_float"};
     for (size_t i = 0; i < func.args.size(); i++) {
         const LoweredArgument &a = func.args[i];
         if (!a.is_buffer) continue;
-        std::string buf = params[i].substr(std::string("halide_buffer_t *").size());
+        std::string buf = buf_name(i);
         std::string host = names.get(a.name), type = scalar_c_type(a.type.element_of());
         std::string ptr = (a.is_output ? "" : "const ") + type + " *";
         line() << "if (int err = kiln_check_buffer(" << buf << ", \"" << func.name << "\", " << quoted(a.name)
@@ -738,8 +740,7 @@ void CodeGen_C::emit_signature_and_checks() {
         if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
         for (size_t j = 0; j < func.args.size(); j++) {
             if (!func.args[j].is_buffer || func.args[j].is_output) continue;
-            auto buf = [&](size_t k) { return params[k].substr(std::string("halide_buffer_t *").size()); };
-            line() << "if (int err = kiln_check_no_overlap(" << buf(j) << ", " << buf(i) << ", \"" << func.name
+            line() << "if (int err = kiln_check_no_overlap(" << buf_name(j) << ", " << buf_name(i) << ", \"" << func.name
                    << "\", " << quoted(func.args[j].name) << ", " << quoted(func.args[i].name) << ")) return err;\n";
         }
     }
@@ -747,8 +748,7 @@ void CodeGen_C::emit_signature_and_checks() {
     std::string all_empty;
     for (size_t i = 0; i < func.args.size(); i++) {
         if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
-        all_empty += (all_empty.empty() ? "" : " && ") + std::string("kiln_buffer_is_empty(") +
-                     params[i].substr(std::string("halide_buffer_t *").size()) + ")";
+        all_empty += (all_empty.empty() ? "" : " && ") + std::string("kiln_buffer_is_empty(") + buf_name(i) + ")";
     }
     if (!all_empty.empty()) line() << "if (" << all_empty << ") return 0;  // empty outputs: nothing to compute\n";
 }
