@@ -1,6 +1,7 @@
 // kiln-gen: compile a registered generator with a schedule file for a target.
 //
 //   kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o out -f blur3x3_tiled -e h,cpp
+//   kiln-gen -g softmax -o out -e h,cpp,report width=1024   GeneratorParams (name=value) anywhere
 //   kiln-gen --list                      every generator linked in, with its params, inputs and outputs
 //   kiln-gen --print-cxx-flags -t host   the flags an emitted kernel is compiled with
 //
@@ -8,6 +9,7 @@
 // KILN_REGISTER_GENERATOR (for kiln-gen itself: generators/*.cpp).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -16,9 +18,9 @@
 
 namespace {
 
-std::string join(const std::vector<std::string> &v) {
+std::string join(const std::vector<std::string> &v, const std::string &sep = ", ") {
     std::string s;
-    for (const std::string &x : v) s += (s.empty() ? "" : ", ") + x;
+    for (const std::string &x : v) s += (s.empty() ? "" : sep) + x;
     return s;
 }
 
@@ -32,6 +34,15 @@ struct Command {
 
 int run(const CLI::App &app, Command &c) {
     using namespace kiln;
+    // "-e h cpp": the second word is read as a GeneratorParam; say what was meant.
+    const auto &kinds = generator_emit_kinds();
+    for (const std::string &p : c.params) {
+        if (std::find(kinds.begin(), kinds.end(), p) == kinds.end()) continue;
+        std::vector<std::string> emit = c.compile.emit;
+        if (std::find(emit.begin(), emit.end(), p) == emit.end()) emit.push_back(p);
+        throw CompileError("\"" + p + "\" is not a GeneratorParam setting (name=value); -e takes one "
+                           "comma-separated word: -e " + join(emit, ","));
+    }
     c.compile.target = Target(c.target);
     for (const std::string &e : c.estimates) {
         // name=W[,H[,C]]
@@ -84,19 +95,27 @@ int main(int argc, char **argv) {
     c.compile.output_dir.clear();  // -o has no default: it is required to compile
     app.add_option("-g,--generator", c.generator, "The generator to compile (see --list)");
     app.add_option("-s,--schedule", c.compile.schedule_file, "The schedule file to apply (default: every Func inlined)");
-    app.add_option("-t,--target", c.target, "host, or x86-64-linux[-feature...]; features: sse41, avx, avx2, fma, "
-                                            "avx512, fast_math, no_asserts, trace")
+    app.add_option("-t,--target", c.target, "host, npu (the simulated tile-NPU, docs/npu.md) or "
+                                            "x86-64-linux, each followed by [-feature...]; features: sse41, avx, "
+                                            "avx2, fma, avx512, fast_math, no_asserts, trace, npu")
         ->capture_default_str();
     app.add_option("-o,--output-dir", c.compile.output_dir, "The directory to write into (created if missing)");
     app.add_option("-f,--function", c.compile.function_name,
                    "The name of the generated function (default: the generator's)");
+    // Each occurrence of -e and --estimate takes exactly one word, so GeneratorParams may
+    // follow them, as in GenGen: kiln-gen ... -e h,cpp,report width=1024.
     app.add_option("-e,--emit", c.compile.emit, "What to write, comma-separated: " + join(kiln::generator_emit_kinds()))
         ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("KINDS")
         ->capture_default_str();
     app.add_flag("--list", c.list, "List the generators (or the one given by -g) with their params, inputs and outputs");
     app.add_flag("--print-cxx-flags", c.print_flags, "Print the compiler flags an emitted kernel for -t needs");
     app.add_option("--estimate", c.estimates,
-                   "A buffer size for -e report / stmt_html: name=W[,H[,C]] (outputs default to 1024 per dimension)");
+                   "A buffer size for -e report / stmt_html: name=W[,H[,C]] (outputs default to 1024 per dimension); "
+                   "one per --estimate")
+        ->allow_extra_args(false)
+        ->type_name("NAME=W,H");
     app.add_option("params", c.params, "GeneratorParam settings, name=value");
     app.footer("Example:\n  kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o build/out "
                "-f blur3x3_tiled\n\nGenerators linked in: " + join(kiln::GeneratorRegistry::list()));

@@ -2,13 +2,15 @@
 // generators, GeneratorParams, target features and emit kinds, bad values,
 // missing files, schedule files that do not fit the generator. Each exits
 // with status 1 and one "kiln-gen: error: ..." line saying what to fix —
-// never status 2, the internal-error status.
+// never status 2, the internal-error status. And the command lines that
+// used to be misread: GeneratorParams after -e or --estimate.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "expect_error.h"
 
@@ -19,9 +21,14 @@ struct Run {
     std::string output;  // stdout and stderr
 };
 
-// kiln-gen with these arguments (shell words), writing into a scratch directory.
+// The scratch directory kiln-gen runs in.
+std::filesystem::path scratch_dir() {
+    return std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid()));
+}
+
+// kiln-gen with these arguments (shell words), writing into the scratch directory.
 Run kiln_gen(const std::string &args) {
-    auto dir = std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid()));
+    auto dir = scratch_dir();
     std::filesystem::create_directories(dir);
     std::string cmd = std::string(KILN_GEN_PATH) + " " + args + " 2>&1";
     Run r{-1, ""};
@@ -35,7 +42,7 @@ Run kiln_gen(const std::string &args) {
 }
 
 std::string write_sched(const std::string &name, const std::string &text) {
-    auto path = std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid())) / name;
+    auto path = scratch_dir() / name;
     std::filesystem::create_directories(path.parent_path());
     std::ofstream(path) << text;
     return path.string();
@@ -50,7 +57,38 @@ std::string write_sched(const std::string &name, const std::string &text) {
         CHECK_THAT(r.output, Contains("kiln-gen: error: ") && m); \
     } while (0)
 
+// The text of a file kiln-gen wrote into the scratch directory ("" if missing).
+std::string read_output(const std::string &name) {
+    std::ifstream f(scratch_dir() / name);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
+
+TEST_CASE("kiln-gen: GeneratorParams after -e and --estimate are GeneratorParams", "[error][kiln-gen]") {
+    // As GenGen accepts: -e and --estimate take one word each, the rest are name=value settings.
+    std::filesystem::remove_all(scratch_dir() / "params_after");
+    Run r = kiln_gen("-g softmax -o params_after -e h,cpp,report width=1024");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(read_output("params_after/softmax.h"),
+               Contains("generator softmax, algorithm=two_pass, width=1024,"));
+    // width=1024 fixes the row length at compile time: the reductions run to a constant.
+    CHECK_THAT(read_output("params_after/softmax.cpp"), Contains("_end = 1024;"));
+    CHECK_THAT(read_output("params_after/softmax.report.txt"), Contains("output 1024x1024"));
+
+    r = kiln_gen("-g softmax -o params_after -f sm_online -e h,report --estimate output=512,64 algorithm=online");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(read_output("params_after/sm_online.h"), Contains("generator softmax, algorithm=online,"));
+    CHECK_THAT(read_output("params_after/sm_online.report.txt"), Contains("output 512x64"));
+}
+
+TEST_CASE("error: kiln-gen with -e given several words", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e h cpp",
+                           Contains("\"cpp\" is not a GeneratorParam setting (name=value); -e takes one "
+                                    "comma-separated word: -e h,cpp"));
+}
 
 TEST_CASE("error: kiln-gen with an unknown generator", "[error][kiln-gen]") {
     REQUIRE_KILN_GEN_ERROR("-g blur5x5 -o out", Contains("Unknown generator \"blur5x5\"") &&
