@@ -4,12 +4,16 @@
 // definition is an update, looping over the Vars on its left-hand side that
 // are bare Vars (pure) and over the dimensions of the RDom it uses,
 // innermost first: r.x, r.y, ..., then the pure Vars in argument order.
+#include <cstdlib>
+#include <new>
 #include <set>
+#include <sstream>
 
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "kiln/Func.h"
 #include "kiln/Pipeline.h"
+#include "kiln_runtime.h"
 
 namespace kiln {
 
@@ -416,6 +420,64 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
 
 // ---- Compilation entry points ----
 
+namespace {
+
+void *malloc_or_throw(size_t bytes) {
+    void *p = malloc(bytes);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+// The buffer realize(sizes) allocates for element i of f. A kernel indexes
+// at most INT32_MAX elements of a buffer, and malloc may fail; either way
+// realize() reports what the kernel reports for an intermediate it cannot
+// allocate (kiln_error_out_of_memory, Func and bytes named), rather than
+// handing the kernel a null buffer.
+//
+//   f.realize({100000, 100000})  ->  RuntimeError(-10, "Func f: out of memory allocating 10000000000 elements
+//                                    (40000000000 bytes) for the output of realize({100000, 100000}); ...")
+Buffer<> allocate_output(const FunctionContents &f, int i, const std::vector<int> &sizes) {
+    std::string call = "realize({";
+    for (size_t d = 0; d < sizes.size(); d++) call += (d ? ", " : "") + std::to_string(sizes[d]);
+    call += "})";
+    int64_t elements = 1, bytes = 0;
+    bool overflow = false;
+    for (size_t d = 0; d < sizes.size(); d++) {
+        user_assert(sizes[d] >= 0) << "Func " << f.name << ": " << call << " gives dimension " << d
+                                   << " the negative size " << sizes[d] << "; sizes are extents, 0 or more";
+        overflow |= __builtin_mul_overflow(elements, (int64_t)sizes[d], &elements);
+    }
+    Type t = f.types[i];
+    overflow |= __builtin_mul_overflow(elements, (int64_t)t.bytes(), &bytes);
+    halide_type_t ht((halide_type_code_t)(t.is_int() ? halide_type_int : t.is_uint() ? halide_type_uint : halide_type_float),
+                     t.bits);
+    Buffer<> b(ht, nullptr, sizes);
+    std::string why;
+    if (overflow || elements > INT32_MAX) {
+        why = "a kernel writes at most 2147483647 elements of a buffer";
+    } else if (elements > 0) {
+        try {
+            b.allocate(malloc_or_throw, free);
+            return b;
+        } catch (const std::bad_alloc &) {
+            why = "malloc failed";
+        }
+    } else {
+        return b;
+    }
+    std::string what = f.num_values() == 1 ? "the output" : "output " + f.buffer_name(i);
+    std::ostringstream m;
+    m << "Func " << f.name << ": out of memory allocating ";
+    if (overflow) m << "more than 2^63 bytes";
+    else m << elements << " " << t.to_string() << " elements (" << bytes << " bytes)";
+    m << " for " << what << " of " << call << "; " << why << ". Realize a smaller region, or realize into a Buffer "
+      << "you allocate (" << f.name << ".realize(buffer)), one region at a time if need be (Buffer::set_min "
+      << "places each region)";
+    throw RuntimeError(kiln_error_out_of_memory, m.str());
+}
+
+}  // namespace
+
 void Func::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t) {
     // Keep the compiled kernel (not the Pipeline, which would own this Func)
     // with the Func, so repeated realize() calls reuse it.
@@ -431,11 +493,7 @@ void Func::realize(Realization &out, const Target &t) {
 }
 Realization Func::realize(std::vector<int> sizes, const Target &t) {
     std::vector<Buffer<>> buffers;
-    for (const Type &ty : types()) {
-        halide_type_t ht((halide_type_code_t)(ty.is_int() ? halide_type_int : ty.is_uint() ? halide_type_uint : halide_type_float),
-                         ty.bits);
-        buffers.emplace_back(ht, sizes);
-    }
+    for (size_t i = 0; i < types().size(); i++) buffers.push_back(allocate_output(*func, (int)i, sizes));
     Realization r(std::move(buffers));
     realize(r, t);
     return r;

@@ -1,0 +1,57 @@
+// Misuse a Halide user hits in the first hour (issue 14): each was a crash, a
+// compiler error in the emitted C++, or a message that stopped short of the
+// fix. Every message names the Func (or RDom), what is wrong and what to do.
+#include <kiln_runtime.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "expect_error.h"
+
+using namespace kiln;
+
+TEST_CASE("error: realize(sizes) of an output a kernel cannot index", "[error][runtime][regression]") {
+    // Was a SIGSEGV: Halide's Buffer wrote its header through the null
+    // pointer malloc returned for 40 GB.
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = cast<float>(x + y);
+    REQUIRE_RUNTIME_ERROR(f.realize({100000, 100000}), kiln_error_out_of_memory,
+                          Contains("Func f: out of memory allocating 10000000000 float32 elements (40000000000 bytes) "
+                                   "for the output of realize({100000, 100000})") &&
+                              Contains("a kernel writes at most 2147483647 elements of a buffer") &&
+                              Contains("Realize a smaller region, or realize into a Buffer you allocate "
+                                       "(f.realize(buffer))"));
+    REQUIRE_COMPILE_ERROR(f.realize({4, -1}), Contains("Func f: realize({4, -1}) gives dimension 1 the negative size -1"));
+    Realization small = f.realize({3, 2});
+    CHECK(Buffer<float>(small[0])(2, 1) == 3.0f);
+}
+
+TEST_CASE("error: realize(sizes) whose allocation fails", "[error][runtime][regression]") {
+    // 900M int64 (7.2 GB) under a 2 GB address-space limit: malloc returns
+    // null. In a child process, so that the limit binds nothing else.
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        rlimit limit{2ull << 30, 2ull << 30};
+        setrlimit(RLIMIT_AS, &limit);
+        Var x("x"), y("y");
+        Func g("g");
+        g(x, y) = cast<int64_t>(x);
+        try {
+            g.realize({30000, 30000});
+        } catch (const RuntimeError &e) {
+            std::string m = e.what();
+            bool ok = e.code == kiln_error_out_of_memory &&
+                      m.find("Func g: out of memory allocating 900000000 int64 elements (7200000000 bytes) for the "
+                             "output of realize({30000, 30000}); malloc failed") != std::string::npos;
+            _exit(ok ? 0 : 1);
+        } catch (...) {
+        }
+        _exit(2);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
