@@ -71,8 +71,14 @@ std::string header_text(const GeneratorBase &g, const GeneratorCompileOptions &o
     s << ");\n\n"
       << "// The same, with args[i] pointing at argument i: the halide_buffer_t of a\n"
       << "// buffer, the value of a scalar.\n"
-      << "int " << fn << "_argv(void **args);\n\n"
-      << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif  // " << guard << "\n";
+      << "int " << fn << "_argv(void **args);\n\n";
+    if (o.target.has(Target::NPU)) {  // defined by the host stub (dsl/codegen/CodeGen_NPU.cpp)
+        s << "// The simulator's report of the last run of " << fn << "() (cycles, busy ratio\n"
+          << "// of each pipe, DMA bytes) as JSON; \"\" before the first successful run. The\n"
+          << "// text belongs to the library and stays valid until the next run.\n"
+          << "const char *" << fn << "_npu_report(void);\n\n";
+    }
+    s << "#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif  // " << guard << "\n";
     return s.str();
 }
 
@@ -81,6 +87,30 @@ void write_file(const std::string &path, const std::string &text) {
     f << text;
     f.close();
     user_assert(f.good()) << "kiln-gen: cannot write " << path;
+}
+
+// Where kiln_npu.h and the simulator library are. Kiln's build compiles the
+// build tree's paths in (KILN_NPU_INCLUDE_DIR, KILN_NPU_LIBRARY); a program
+// installed with Kiln (PREFIX/bin/kiln-gen after `cmake --install`, whatever
+// --prefix was) uses the installed copies under its own prefix instead, so
+// the flags it prints and writes do not depend on the build tree.
+struct NpuPaths {
+    std::string include_dir, library;
+};
+
+const NpuPaths &npu_paths() {
+    static const NpuPaths paths = [] {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::path prefix = fs::read_symlink("/proc/self/exe", ec).parent_path(), bindir = KILN_INSTALL_BINDIR;
+        for (auto part = bindir.begin(); part != bindir.end(); ++part) prefix = prefix.parent_path();  // PREFIX/bin
+        fs::path include_dir = prefix / KILN_INSTALL_INCLUDEDIR / "kiln" / "npu";
+        fs::path library = prefix / KILN_INSTALL_LIBDIR / KILN_NPU_LIBRARY_NAME;
+        if (!ec && fs::exists(include_dir / "kiln_npu.h", ec) && fs::exists(library, ec))
+            return NpuPaths{include_dir.string(), library.string()};
+        return NpuPaths{KILN_NPU_INCLUDE_DIR, KILN_NPU_LIBRARY};
+    }();
+    return paths;
 }
 
 bool is_identifier(const std::string &s) {
@@ -108,7 +138,7 @@ std::string kernel_compiler_flags(const Target &t) {
     flags += t.has(Target::FastMath) ? "-ffp-contract=fast -fassociative-math -fno-signed-zeros -fno-trapping-math"
                                      : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
-    if (t.has(Target::NPU)) flags += " -I" KILN_NPU_INCLUDE_DIR;  // kiln_npu.h
+    if (t.has(Target::NPU)) flags += " -I" + npu_paths().include_dir;  // kiln_npu.h
     if (!isa.empty()) flags += " " + isa;
     // Extra flags for every kernel, e.g. the sanitizers of scripts/sanitize.sh.
     const char *extra = std::getenv("KILN_KERNEL_FLAGS");
@@ -116,7 +146,7 @@ std::string kernel_compiler_flags(const Target &t) {
     return flags;
 }
 
-std::string kernel_link_flags(const Target &t) { return t.has(Target::NPU) ? KILN_NPU_LIBRARY : ""; }
+std::string kernel_link_flags(const Target &t) { return t.has(Target::NPU) ? npu_paths().library : ""; }
 
 void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     const auto &kinds = generator_emit_kinds();
