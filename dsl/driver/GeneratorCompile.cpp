@@ -120,6 +120,28 @@ bool is_identifier(const std::string &s) {
     return true;
 }
 
+// Each estimate names a buffer Input or an Output of g and gives one size per
+// dimension (a misspelt name would otherwise be ignored).
+void check_estimates(const GeneratorBase &g, const std::map<std::string, std::vector<int>> &estimates) {
+    std::map<std::string, int> dims;
+    for (const GeneratorInputBase *in : g.inputs())
+        if (in->argument().is_buffer) dims[in->name()] = in->argument().dimensions;
+    for (const GeneratorOutputBase *out : g.outputs()) dims[out->name()] = out->argument().dimensions;
+    for (const auto &[name, sizes] : estimates) {
+        auto it = dims.find(name);
+        if (it == dims.end()) {
+            std::string names;
+            for (const auto &d : dims) names += (names.empty() ? "" : ", ") + d.first;
+            user_error << "Estimate for '" << name << "': " << g.name() << " has no buffer Input or Output named '"
+                       << name << "'; its buffers are: " << names;
+        }
+        std::string example = name + "=1024";
+        for (int d = 1; d < it->second; d++) example += ",1024";
+        user_assert((int)sizes.size() == it->second) << "Estimate for '" << name << "': it has " << it->second
+                                                     << " dimension(s), so give as many sizes, e.g. " << example;
+    }
+}
+
 }  // namespace
 
 const std::vector<std::string> &generator_emit_kinds() {
@@ -156,6 +178,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         for (const std::string &k : kinds) valid += (valid.empty() ? "" : ", ") + k;
         user_error << "Unknown emit kind \"" << e << "\"; the kinds are: " << valid;
     }
+    check_estimates(g, o.estimates);
     std::string fn = o.function_name.empty() ? g.name() : o.function_name;
     user_assert(is_identifier(fn)) << "The function name \"" << fn
                                    << "\" is not a C identifier; use letters, digits and '_', not starting with a digit";

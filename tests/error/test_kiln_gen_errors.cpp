@@ -131,6 +131,12 @@ TEST_CASE("error: kiln-gen with a bad --estimate", "[error][kiln-gen]") {
                            Contains("--estimate output=0,64: \"0\" is not a positive size"));
     REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e report --estimate 4096",
                            Contains("--estimate 4096: expected name=W[,H[,C]]"));
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e report --estimate outptu=64,64",
+                           Contains("Estimate for 'outptu': blur3x3 has no buffer Input or Output named 'outptu'; "
+                                    "its buffers are: input, output"));
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e report --estimate output=4096",
+                           Contains("Estimate for 'output': it has 2 dimension(s), so give as many sizes, e.g. "
+                                    "output=1024,1024"));
 }
 
 TEST_CASE("error: kiln-gen with a missing schedule file", "[error][kiln-gen]") {
