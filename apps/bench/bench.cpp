@@ -59,6 +59,9 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
     const Roofline roof = measure_roofline(o.quick, o.runs, o.threads);
     std::printf("Kiln target %s (float mode of Halide's default: reassociation and FMA contraction allowed)\n",
                 KilnRunner::target().to_string().c_str());
+    std::printf("Halide target %s (kiln_halide::jit_target(): Halide's host detection without what CPUID says "
+                "this CPU lacks)\n",
+                kiln_halide::jit_target().to_string().c_str());
     std::printf("roofline: triad %.1f GB/s, FMA peak %.0f GFLOP/s (%s)\n", roof.bandwidth_gbps, roof.peak_gflops,
                 roof.fma_isa.c_str());
     warm_up_halide();
@@ -79,7 +82,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
                         {"quick", o.quick},
                         {"cores", std::thread::hardware_concurrency()},
                         {"kiln_target", KilnRunner::target().to_string()},
-                        {"halide_target", Halide::get_jit_target_from_environment().to_string()},
+                        {"halide_target", kiln_halide::jit_target().to_string()},
                         {"roofline",
                          {{"triad_gb_per_s", roof.bandwidth_gbps},
                           {"fma_peak_gflop_per_s", roof.peak_gflops},

@@ -43,10 +43,10 @@ Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs) 
     e.system = "halide";
     const double cpu0 = cpu_ms(RUSAGE_THREAD);
     auto t0 = std::chrono::steady_clock::now();
-    p.compile_jit(Halide::get_jit_target_from_environment());
+    p.compile_jit(kiln_halide::jit_target());
     e.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     e.compile_cpu_ms = cpu_ms(RUSAGE_THREAD) - cpu0;
-    e.timing = time_runs(runs, [&] { p.realize(r); });
+    e.timing = time_runs(runs, [&] { p.realize(r, kiln_halide::jit_target()); });
     return e;
 }
 
@@ -72,7 +72,7 @@ void warm_up_halide() {
     Halide::Func f("warm_up");
     Halide::Var x("x");
     f(x) = x;
-    Halide::Buffer<int> out = f.realize({8});
+    Halide::Buffer<int> out = f.realize({8}, kiln_halide::jit_target());
     (void)out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "halide_compat.h"
+#include "halide_target.h"
 #include "harness.h"
 #include "kiln_runner.h"
 
