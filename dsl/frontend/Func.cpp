@@ -4,6 +4,7 @@
 // definition is an update, looping over the Vars on its left-hand side that
 // are bare Vars (pure) and over the dimensions of the RDom it uses,
 // innermost first: r.x, r.y, ..., then the pure Vars in argument order.
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <set>
@@ -72,6 +73,16 @@ std::string type_list(const std::vector<Type> &v) {
     std::vector<std::string> names;
     for (const Type &t : v) names.push_back(t.to_string());
     return list(names);
+}
+
+// An RDom's where() condition is evaluated inside the update's loops, where
+// only the RDom's RVars, the update's pure Vars, Params and Funcs exist.
+std::string where_var_message(const ReductionDomainContents &r, const std::string &v, const std::string &update,
+                              const std::vector<std::string> &pure) {
+    return "RDom " + r.name + ": the where() condition " + to_string(r.predicate) + " uses Var " + v +
+           ", which is not a pure Var of " + update + " (" + (pure.empty() ? "it has none" : "its pure Vars: " + list(pure)) +
+           "), so " + v + " has no value where the condition is tested; write the condition with the RVars of " +
+           r.name + ", the pure Vars of " + update + ", Params and constants (e.g. a Param<int> in place of " + v + ")";
 }
 
 }  // namespace
@@ -276,6 +287,15 @@ Stage FuncRef::define(std::vector<Expr> values) {
                 << ") use Var " << (bound_vars.vars.empty() ? "" : bound_vars.vars[0])
                 << "; an RDom's min and extent may use constants, Params and other Funcs' values, not pure Vars "
                    "(use a where() condition on the RDom instead)";
+        }
+        if (d.rdom->predicate.defined()) {
+            CollectVars where_vars;
+            where_vars.include(d.rdom->predicate);
+            std::vector<std::string> known = pure;  // the predicate names its own RVars as plain Variables
+            for (const auto &rv : d.rdom->vars) known.push_back(rv.name);
+            for (const auto &v : where_vars.vars)
+                user_assert(std::find(known.begin(), known.end(), v) != known.end())
+                    << where_var_message(*d.rdom, v, what, pure);
         }
         for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, rv.name, ForType::Serial, true, false});
     }

@@ -19,6 +19,7 @@ public:
     std::vector<std::shared_ptr<FunctionContents>> funcs;
     std::vector<std::string> names;
     std::map<std::string, std::shared_ptr<ParameterContents>> params;
+    std::set<std::string> vars;  // free Variables: Vars, and RVars named without their RDom
 
 protected:
     void visit(const Call *op) override {
@@ -32,6 +33,7 @@ protected:
     }
     void visit(const Variable *op) override {
         if (op->param) params[op->param->name] = op->param;
+        else if (!op->rdom) vars.insert(op->name);
         if (op->rdom) {
             for (const auto &v : op->rdom->vars) {
                 include(v.min);
@@ -40,6 +42,28 @@ protected:
         }
     }
 };
+
+// Each update's where() condition uses only RVars and the update's pure
+// Vars. FuncRef::define checks this when the update is defined; a where()
+// added to the RDom afterwards is checked here.
+void check_where_vars(const FunctionContents &f) {
+    for (int s = 1; s < f.num_stages(); s++) {
+        const Definition &d = f.stage(s);
+        if (!d.rdom || !d.rdom->predicate.defined()) continue;
+        std::set<std::string> known;
+        for (const auto &a : d.args)
+            if (const auto *v = a.as<Variable>()) known.insert(v->name);
+        for (const auto &rv : d.rdom->vars) known.insert(rv.name);
+        FindCalls c;
+        c.include(d.rdom->predicate);
+        for (const auto &v : c.vars)
+            user_assert(known.count(v))
+                << "RDom " << d.rdom->name << ": the where() condition " << d.rdom->predicate << ", added after "
+                << f.stage_name(s) << " was defined, uses Var " << v << ", which " << f.stage_name(s)
+                << " does not loop over; call where() before defining the update, with a condition of the RVars of "
+                << d.rdom->name << ", the update's pure Vars, Params and constants";
+    }
+}
 
 }  // namespace
 
@@ -72,6 +96,7 @@ Environment find_user_functions(const std::vector<std::shared_ptr<FunctionConten
         }
         originals[f->name] = f.get();
         env[f->name] = f;
+        check_where_vars(*f);
         FindCalls c;
         for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
         for (auto &g : c.funcs) work.push_back(g);

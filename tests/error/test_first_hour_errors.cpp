@@ -55,3 +55,35 @@ TEST_CASE("error: realize(sizes) whose allocation fails", "[error][runtime][regr
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("error: RDom::where() with a Var the update does not loop over", "[error][definition][regression]") {
+    // Was an InternalError: the emitted C++ did not compile ('z' was not
+    // declared in this scope).
+    Var x("x"), z("z");
+    RDom r(0, 10, "r");
+    r.where(r.x < z);
+    Func f("f");
+    f(x) = 0;
+    REQUIRE_COMPILE_ERROR(f(x) += r.x, Contains("RDom r: the where() condition (r.x < z) uses Var z, which is not a "
+                                                "pure Var of f.update(0) (its pure Vars: x)") &&
+                                           Contains("write the condition with the RVars of r, the pure Vars of "
+                                                    "f.update(0), Params and constants"));
+    // The same Var in a where() added after the update: caught when lowering.
+    RDom s(0, 10, "s");
+    Func g("g");
+    g(x) = 0;
+    g(x) += s.x;
+    s.where(s.x < z);
+    Buffer<int> out(4);
+    REQUIRE_COMPILE_ERROR(g.realize(out), Contains("RDom s: the where() condition (s.x < z), added after g.update(0) "
+                                                   "was defined, uses Var z") &&
+                                              Contains("call where() before defining the update"));
+    // A pure Var of the update is fine: h(x) sums r.x < x.
+    RDom t(0, 10, "t");
+    t.where(t.x < x);
+    Func h("h");
+    h(x) = 0;
+    h(x) += t.x;
+    h.realize(out);
+    CHECK(out(3) == 0 + 1 + 2);
+}
