@@ -9,6 +9,7 @@
 // and no update split may (both would apply the update twice to some points).
 #include <algorithm>
 
+#include "analysis/Associativity.h"
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
@@ -25,10 +26,50 @@ std::string last_component(const std::string &n) {
     return p == std::string::npos ? n : n.substr(p + 1);
 }
 
-std::string dims_list(const StageSchedule &s) {
+std::string join(const std::vector<std::string> &v) {
     std::string r;
-    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) r += (r.empty() ? "" : ", ") + it->user_name;
+    for (const auto &n : v) r += (r.empty() ? "" : ", ") + n;
     return r;
+}
+
+// The stage's loops, outermost first.
+std::string dims_list(const StageSchedule &s) {
+    std::vector<std::string> names;
+    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it) names.push_back(it->user_name);
+    return join(names);
+}
+
+// For parallel() or vectorize() of RVar loop i of an associative update:
+// the rfactor() that makes the loop a pure Var of an intermediate, which
+// may then run at once. A loop that is not yet split is split first, so
+// that each slice reduces a run of the RVar (parallel: the outer part
+// becomes the slices, vectorize: the inner part the lanes). "" when rfactor
+// cannot help: the update is not associative, the loop fuses RVars, or a
+// non-commutative update (an argmax) would be sliced across other RVars.
+std::string rfactor_recipe(const FunctionContents &f, int stage, const StageSchedule &s, int i,
+                           const std::string &directive) {
+    const Definition &def = f.stage(stage);
+    AssociativeOp op = find_associative_op(f.name, def.args, def.values);
+    const Dim &d = s.dims[i];
+    bool from_rdom = false, from_split = false, outermost = true;
+    for (const auto &rv : def.rdom->vars) from_rdom |= rv.name == d.var;
+    for (const auto &sp : s.splits) from_split |= sp.kind == Split::SplitVar && (sp.outer == d.var || sp.inner == d.var);
+    for (size_t k = i + 1; k < s.dims.size(); k++) outermost &= !s.dims[k].is_rvar;
+    bool parallel = directive == "parallel";
+    if (!op.found || !(from_rdom || from_split) || (!op.commutative && !(parallel && outermost))) return "";
+    std::string update = f.name + ".update(" + std::to_string(stage - 1) + ")", rv = d.user_name, recipe;
+    if (from_rdom) {
+        std::string base;
+        for (char c : d.user_name)
+            if (c != '.') base += c;
+        recipe = "RVar " + base + "o(\"" + base + "o\"), " + base + "i(\"" + base + "i\"); ";
+        recipe += update + ".split(" + d.user_name + ", " + base + "o, " + base + "i, " + (parallel ? "256" : "8") + "); ";
+        rv = base + (parallel ? "o" : "i");
+    }
+    recipe += "Var u(\"u\"); Func intm = " + update + ".rfactor(" + rv + ", u); intm.compute_root().update(0)." +
+              directive + "(u);";
+    return ". Or, as " + update + " is an associative reduction (" + op.description +
+           "), rfactor() it into partial results computed at once, then combined: " + recipe;
 }
 
 }  // namespace
@@ -194,16 +235,20 @@ Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, 
 
 void Stage::check_can_run_at_once(const VarOrRVar &v, const char *directive) {
     int i = find_dim(v, directive);
-    const Dim &d = schedule().dims[i];
-    {
-        user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name()
-                                << "): " << v.name()
-                                << " is a reduction variable; running its iterations at once would race on "
-                                   "the values being accumulated. Parallelize or vectorize a pure Var instead";
-        user_assert(d.is_pure) << "In schedule of " << name() << ": " << directive << "(" << v.name()
-                               << "): the update reads " << func->name << " at other values of " << v.name()
-                               << ", so its iterations depend on each other and must run in order";
-    }
+    const StageSchedule &s = schedule();
+    const Dim &d = s.dims[i];
+    std::vector<std::string> pure;
+    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it)
+        if (!it->is_rvar && it->is_pure) pure.push_back(it->user_name);
+    std::string pure_text = pure.empty() ? " (" + name() + " has none)" : " (" + name() + " has " + join(pure) + ")";
+    user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name() << "): "
+                            << v.name()
+                            << " is a reduction variable; running its iterations at once would race on the values "
+                               "being accumulated. Parallelize or vectorize a pure Var instead"
+                            << pure_text << rfactor_recipe(*func, stage_index, s, i, directive);
+    user_assert(d.is_pure) << "In schedule of " << name() << ": " << directive << "(" << v.name()
+                           << "): the update reads " << func->name << " at other values of " << v.name()
+                           << ", so its iterations depend on each other and must run in order";
 }
 
 Stage &Stage::set_for_type(const VarOrRVar &v, ForType t, const char *directive) {

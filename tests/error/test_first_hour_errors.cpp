@@ -87,3 +87,37 @@ TEST_CASE("error: RDom::where() with a Var the update does not loop over", "[err
     h.realize(out);
     CHECK(out(3) == 0 + 1 + 2);
 }
+
+TEST_CASE("error: parallel() or vectorize() of an RVar suggests rfactor() when it applies", "[error][schedule][reduction]") {
+    Var x("x");
+    RDom r(0, 1000, "r");
+    Func f("f");
+    f(x) = 0;
+    f(x) += r.x * x;
+    REQUIRE_COMPILE_ERROR(
+        f.update(0).parallel(r.x),
+        Contains("In schedule of f.update(0): parallel(r.x): r.x is a reduction variable") &&
+            Contains("Parallelize or vectorize a pure Var instead (f.update(0) has x)") &&
+            Contains("as f.update(0) is an associative reduction (+), rfactor() it") &&
+            Contains("RVar rxo(\"rxo\"), rxi(\"rxi\"); f.update(0).split(r.x, rxo, rxi, 256); Var u(\"u\"); Func intm = "
+                     "f.update(0).rfactor(rxo, u); intm.compute_root().update(0).parallel(u);"));
+    REQUIRE_COMPILE_ERROR(f.update(0).vectorize(r.x),
+                          Contains("f.update(0).split(r.x, rxo, rxi, 8); Var u(\"u\"); Func intm = "
+                                   "f.update(0).rfactor(rxi, u); intm.compute_root().update(0).vectorize(u);"));
+    // The recipe works as written.
+    RVar rxo("rxo"), rxi("rxi");
+    Var u("u");
+    f.update(0).split(r.x, rxo, rxi, 256);
+    Func intm = f.update(0).rfactor(rxo, u);
+    intm.compute_root().update(0).parallel(u);
+    Buffer<int> out(4);
+    f.realize(out);
+    CHECK(out(3) == 3 * 999 * 1000 / 2);
+    // Not associative: no rfactor to offer.
+    Func g("g");
+    g(x) = 1;
+    g(x) = g(x) * 2 + r.x;
+    REQUIRE_COMPILE_ERROR(g.update(0).parallel(r.x),
+                          Contains("Parallelize or vectorize a pure Var instead (g.update(0) has x)") &&
+                              !Contains("rfactor"));
+}
