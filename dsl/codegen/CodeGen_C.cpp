@@ -519,26 +519,10 @@ void CodeGen_C::visit(const LetStmt *op) {
 
 void CodeGen_C::visit(const AssertStmt *op) {
     if (target.has(Target::NoAsserts)) return;
-    std::string format, args;
-    for (const Expr &part : op->message) {
-        if (const StringImm *s = part.as<StringImm>()) {
-            format += escape(s->value, true);
-            continue;
-        }
-        Type t = part.type();
-        internal_assert(t.is_scalar()) << "vector in an assert message";
-        const char *spec = t.is_float() ? "%g" : t.bits == 64 ? (t.is_uint() ? "%llu" : "%lld") : t.is_uint() && !t.is_bool() ? "%u" : "%d";
-        const char *cast = t.is_float() ? "(double)" : t.bits == 64 ? (t.is_uint() ? "(unsigned long long)" : "(long long)") : t.is_uint() && !t.is_bool() ? "(unsigned)" : "(int)";
-        format += spec;
-        args += std::string(", ") + cast + paren(print(part));
-    }
-    if (op->message.empty()) format = escape(func.name + ": check failed", true);
-    // Every message names the kernel (the entry checks already start with it).
-    std::string prefix = escape(func.name + ": ", true);
-    if (format.compare(0, prefix.size(), prefix) != 0) format = prefix + format;
+    std::string call = assert_error_call(func.name, op->message, [&](const Expr &e) { return paren(print(e)); });
     line() << "if (!" << paren(print(op->condition)) << ") {\n";
     indent++;
-    line() << "kiln_error(\"" << format << "\"" << args << ");\n";
+    line() << call << "\n";
     line() << "return " << op->error_code << ";\n";
     indent--;
     line() << "}\n";
@@ -793,6 +777,28 @@ std::string CodeGen_C::emit() {
 }
 
 }  // namespace
+
+std::string assert_error_call(const std::string &kernel, const std::vector<Expr> &message,
+                              const std::function<std::string(const Expr &)> &print) {
+    std::string format, args;
+    for (const Expr &part : message) {
+        if (const StringImm *s = part.as<StringImm>()) {
+            format += escape(s->value, true);
+            continue;
+        }
+        Type t = part.type();
+        internal_assert(t.is_scalar()) << "vector in an assert message";
+        const char *spec = t.is_float() ? "%g" : t.bits == 64 ? (t.is_uint() ? "%llu" : "%lld") : t.is_uint() && !t.is_bool() ? "%u" : "%d";
+        const char *cast = t.is_float() ? "(double)" : t.bits == 64 ? (t.is_uint() ? "(unsigned long long)" : "(long long)") : t.is_uint() && !t.is_bool() ? "(unsigned)" : "(int)";
+        format += spec;
+        args += std::string(", ") + cast + print(part);
+    }
+    if (message.empty()) format = escape(kernel + ": check failed", true);
+    // Every message names the kernel (the entry checks already start with it).
+    std::string prefix = escape(kernel + ": ", true);
+    if (format.compare(0, prefix.size(), prefix) != 0) format = prefix + format;
+    return "kiln_error(\"" + format + "\"" + args + ");";
+}
 
 std::string codegen_cpp(const LoweredFunc &f, const Target &t) { return CodeGen_C(f, t).emit(); }
 

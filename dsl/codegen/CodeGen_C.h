@@ -22,7 +22,9 @@
 //           kiln_store(blur + ((blur_s0_x_xo * 8) + (blur_s0_y * blur_stride_1)),
 //                      kiln_load<float32x8>(in + ((blur_s0_x_xo * 8) + ...)) * kiln_broadcast<float32x8>(2.0f));
 #pragma once
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "kiln/Target.h"
 #include "lower/Lower.h"
@@ -31,6 +33,12 @@ namespace kiln {
 namespace internal {
 
 std::string codegen_cpp(const LoweredFunc &f, const Target &t);
+
+// The `kiln_error("KERNEL: ...", args...);` call that reports a failed
+// AssertStmt with `message` (string parts and scalar Exprs, the latter printed
+// by `print` as a cast's operand), for both code generators.
+std::string assert_error_call(const std::string &kernel, const std::vector<Expr> &message,
+                              const std::function<std::string(const Expr &)> &print);
 
 // The text of runtime/kiln_runtime.cpp, which a JIT module compiles in, and
 // of runtime/kiln_runtime.h.

@@ -125,6 +125,11 @@ inline Tile kiln_tile(Core &core, uint32_t addr, uint32_t rows, uint32_t cols, u
 }
 
 std::string kiln_last_report;
+
+// Thrown by the kernel's run-time checks (after kiln_error), returned by the stub.
+struct kiln_npu_check_failed {
+    int code;
+};
 )";
 
 }  // namespace
@@ -135,7 +140,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (const auto &o : outputs) out_names.push_back(o->name);
     Environment env = find_environment(outputs);
     Stmt nest = lower_loop_nest(outputs, t, false);
-    NpuKernel k = npu_select_kernel(nest, env, out_names, t);
+    NpuKernel k = npu_select_kernel(name, nest, env, out_names, t);
     const npu::Machine &m = codegen_machine();
     allocate(k, m);
     npu_insert_sync(k);
@@ -218,6 +223,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
       << "            FILE *f = std::fopen(trace, \"w\");\n"
       << "            if (f) { std::string j = r.trace_json(); std::fwrite(j.data(), 1, j.size(), f); std::fclose(f); }\n"
       << "        }\n"
+      << "    } catch (const kiln_npu_check_failed &e) {\n"
+      << "        return e.code;\n"
       << "    } catch (const NpuError &e) {\n"
       << "        kiln_error(\"" << name << ": NPU: %s\", e.what());\n"
       << "        return kiln_error_npu;\n"

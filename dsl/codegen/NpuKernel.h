@@ -65,7 +65,8 @@ struct NpuKernel {
 };
 
 // Instruction selection with the NPU legality checks (user errors): see NpuSelect.cpp.
-NpuKernel npu_select_kernel(const Stmt &loop_nest, const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
+NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
+                            const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
                             const std::vector<std::string> &outputs, const Target &t);
 
 // Inserts the flags the buffer accesses need: see NpuSync.cpp.

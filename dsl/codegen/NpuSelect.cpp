@@ -31,6 +31,7 @@
 #include <sstream>
 
 #include "NpuSelect.h"
+#include "CodeGen_C.h"
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -132,7 +133,13 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
     } else if (const For *f = s.as<For>()) {
         loop(f, out);
     } else if (const AssertStmt *a = s.as<AssertStmt>()) {
-        (void)a;  // the simulator checks every access against its buffer
+        // A check of the regions (a bound() against what is read or asked
+        // for): reported and returned by the host stub, as on the host.
+        static const std::string check = "a run-time check";
+        ScalarOwner owner(check);
+        std::string call = assert_error_call(kernel_name, a->message, [&](const Expr &e) { return "(" + scalar(e) + ")"; });
+        out.push_back(NpuItem::line("if (!(" + scalar(a->condition) + ")) { " + call +
+                                    " throw kiln_npu_check_failed{" + std::to_string(a->error_code) + "}; }"));
     } else if (const IfThenElse *i = s.as<IfThenElse>()) {
         user_error << "NPU target: the loop nest has a condition (" << i->condition
                    << "), from a GuardWithIf tail; use TailStrategy::ShiftInwards or RoundUp, or tile sizes that "
@@ -600,12 +607,12 @@ private:
 
 }  // namespace
 
-NpuKernel npu_select_kernel(const Stmt &loop_nest, const Environment &env, const std::vector<std::string> &outputs,
-                            const Target &t) {
+NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, const Environment &env,
+                            const std::vector<std::string> &outputs, const Target &t) {
     FindShapes shapes;
     shapes.include(loop_nest);
     shapes.propagate();
-    Selector s(env, outputs, t, shapes.shape);
+    Selector s(name, env, outputs, t, shapes.shape);
     s.stmt(loop_nest, s.k.body);
     return s.k;
 }

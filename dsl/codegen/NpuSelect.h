@@ -60,15 +60,16 @@ struct Nest {
 
 class Selector {
 public:
-    Selector(const Environment &env, const std::vector<std::string> &outputs, const Target &t,
-             std::map<std::string, Shape> shapes)
-        : env(env), outputs(outputs), target(t), shapes(std::move(shapes)) {}
+    Selector(const std::string &kernel_name, const Environment &env, const std::vector<std::string> &outputs,
+             const Target &t, std::map<std::string, Shape> shapes)
+        : kernel_name(kernel_name), env(env), outputs(outputs), target(t), shapes(std::move(shapes)) {}
 
     NpuKernel k;
 
     void stmt(const Stmt &s, std::vector<NpuItem> &out);
 
 private:
+    const std::string kernel_name;  // the host stub's name, which run-time messages start with
     const Environment &env;
     const std::vector<std::string> &outputs;
     const Target &target;

@@ -57,13 +57,22 @@ Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRe
                                                str(", above its maximum "), hi}));
         }
     }
-    // Insert below the outermost chain of lets.
+    // Insert below the outermost chain of lets, after the checks bounds
+    // inference put there (an output's bound() against its buffer): those
+    // name the cause when a buffer is also not covered.
     std::vector<const LetStmt *> lets;
     Stmt body = s;
     while (const auto *l = body.as<LetStmt>()) {
         lets.push_back(l);
         body = l->body;
     }
+    std::vector<Stmt> first;
+    while (const auto *b = body.as<Block>()) {
+        if (!b->first.as<AssertStmt>()) break;
+        first.push_back(b->first);
+        body = b->rest;
+    }
+    checks.insert(checks.begin(), first.begin(), first.end());
     checks.push_back(body);
     Stmt r = Block::make(checks);
     for (auto it = lets.rbegin(); it != lets.rend(); ++it) r = LetStmt::make((*it)->name, (*it)->value, r);

@@ -132,6 +132,32 @@ protected:
     }
 };
 
+// An output's bound() replaces the region its buffer asks for, so a buffer
+// larger than the bound would be left partly unwritten: the kernel refuses it.
+//   bound(x, 0, 1024), output.min.0 = 0, output.extent.0 = 2048  ->  kiln_error_bound_too_small
+std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf) {
+    std::vector<Stmt> checks;
+    for (size_t d = 0; d < f.args.size(); d++) {
+        for (const auto &b : f.schedule.bounds) {
+            if (b.var != f.args[d]) continue;
+            Expr last = simplify(b.min + b.extent - 1);
+            Expr covers = simplify(b.min <= buf[d].min && buf[d].max <= last);
+            if (is_one(covers)) continue;
+            std::string buffer = f.buffer_name(0);
+            checks.push_back(AssertStmt::make(
+                covers, kiln_error_bound_too_small,
+                {StringImm::make("output Func " + f.name + " is given bound(" + b.var + ", " + to_string(b.min) +
+                                 ", " + to_string(b.extent) + "), which covers ["),
+                 simplify(b.min), StringImm::make(", "), last,
+                 StringImm::make("], but its buffer '" + buffer + "' asks for ["), simplify(buf[d].min),
+                 StringImm::make(", "), simplify(buf[d].max),
+                 StringImm::make("] in dimension " + std::to_string(d) +
+                                 "; pass a buffer within the bound, or widen or remove the bound()")}));
+        }
+    }
+    return checks;
+}
+
 class SetRealizeBounds : public IRMutator {
 public:
     explicit SetRealizeBounds(const FunctionContents &f) : func(f) {}
@@ -183,6 +209,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         }
         auto lets = stage_region_lets(f, buf, true);
         out_lets.insert(out_lets.end(), lets.begin(), lets.end());
+        for (const Stmt &check : output_bound_checks(f, buf)) s = Block::make(check, s);
     }
     s = wrap_lets(out_lets, s);
     // What the outputs' loops really write (splits may round up or shift).

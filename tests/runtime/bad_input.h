@@ -21,8 +21,9 @@ using namespace kiln;
 // A compiled pipeline whose arguments are set by name.
 class Kernel {
 public:
-    Kernel(const Pipeline &p, const std::string &name) : name_(name), args_(p.infer_arguments()) {
-        module_ = internal::JITModule::compile(p.compile_to_cpp_source(name), name, Target::host());
+    Kernel(const Pipeline &p, const std::string &name, const Target &t = Target::host())
+        : name_(name), args_(p.infer_arguments()) {
+        module_ = internal::JITModule::compile(p.compile_to_cpp_source(name, args_, t), name, t);
         slots_.assign(args_.size(), nullptr);
     }
     const std::string &name() const { return name_; }

@@ -1,0 +1,71 @@
+// An output's bound() smaller than the output buffer: the kernel used to
+// return 0 and leave the columns past the bound unwritten. It now refuses the
+// buffer with kiln_error_bound_too_small and one line naming the Func, the
+// bound and the region the buffer asks for, on the host and the NPU alike.
+#include <kiln/Generator.h>
+#include <kiln/ScheduleFile.h>
+
+#include "bad_input.h"
+
+using namespace rt;
+
+namespace {
+
+const float kCanary = -12345.0f;
+
+// The softmax generator compiled with width=2048 under its NPU schedule,
+// which has bound(x, 0, 1024) (schedules/softmax/npu.sched).
+void check_softmax_wider_than_its_bound(const Target &t, const std::string &fn) {
+    auto g = GeneratorRegistry::create("softmax");
+    g->set_generator_params({"width=2048"});
+    Pipeline p = g->build_pipeline();
+    ScheduleFile::load(KILN_SOURCE_DIR "/schedules/softmax/npu.sched").apply(p, t);
+    Kernel k(p, fn, t);
+    Halide::Runtime::Buffer<float> in(2048, 8), out(2048, 8);
+    in.fill(0.5f);
+    out.fill(kCanary);
+    k.set("input", in.raw_buffer());
+    k.set("output", out.raw_buffer());
+    expect_rejected(k, kiln_error_bound_too_small,
+                    {"output Func output is given bound(x, 0, 1024), which covers [0, 1023], but its buffer 'output' "
+                     "asks for [0, 2047] in dimension 0",
+                     "pass a buffer within the bound, or widen or remove the bound()"},
+                    out, kCanary);
+}
+
+}  // namespace
+
+TEST_CASE("runtime: an output buffer larger than the output's bound() is refused", "[runtime][regression]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = cast<float>(x + y);
+    f.bound(x, 0, 64);
+    Kernel k(Pipeline(f), "bounded_output");
+    for (auto [min, extent] : {std::pair<int, int>{0, 128}, {32, 64}, {-1, 4}}) {
+        Halide::Runtime::Buffer<float> out(extent, 3);
+        out.set_min(min, 0);
+        out.fill(kCanary);
+        k.set("f", out.raw_buffer());
+        INFO("buffer over [" << min << ", " << min + extent - 1 << "]");
+        expect_rejected(k, kiln_error_bound_too_small,
+                        {"output Func f is given bound(x, 0, 64), which covers [0, 63], but its buffer 'f' asks for [" +
+                         std::to_string(min) + ", " + std::to_string(min + extent - 1) + "] in dimension 0"},
+                        out, kCanary);
+    }
+    // Within the bound: written, and only there.
+    Halide::Runtime::Buffer<float> out(64, 3);
+    k.set("f", out.raw_buffer());
+    std::string message;
+    REQUIRE(k.run(message) == 0);
+    CHECK(out(63, 2) == 65.0f);
+}
+
+TEST_CASE("runtime: softmax width=2048 under its NPU schedule's bound(x, 0, 1024), host target",
+          "[runtime][regression]") {
+    check_softmax_wider_than_its_bound(Target::host(), "softmax_host_bound");
+}
+
+TEST_CASE("runtime: softmax width=2048 under its NPU schedule's bound(x, 0, 1024), NPU target",
+          "[runtime][regression][npu]") {
+    check_softmax_wider_than_its_bound(Target("npu"), "softmax_npu_bound");
+}
