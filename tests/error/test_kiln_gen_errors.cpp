@@ -84,6 +84,14 @@ TEST_CASE("kiln-gen: GeneratorParams after -e and --estimate are GeneratorParams
     CHECK_THAT(read_output("params_after/sm_online.report.txt"), Contains("output 512x64"));
 }
 
+TEST_CASE("kiln-gen: --help lists every target and the one-word -e", "[error][kiln-gen]") {
+    Run r = kiln_gen("--help");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Contains("host, npu (the simulated tile-NPU, docs/npu.md) or x86-64-linux") &&
+                             Contains("-e,--emit KINDS") && Contains("--estimate NAME=W,H"));
+}
+
 TEST_CASE("error: kiln-gen with -e given several words", "[error][kiln-gen]") {
     REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -e h cpp",
                            Contains("\"cpp\" is not a GeneratorParam setting (name=value); -e takes one "
