@@ -238,8 +238,8 @@ void Stage::check_can_run_at_once(const VarOrRVar &v, const char *directive) {
     const StageSchedule &s = schedule();
     const Dim &d = s.dims[i];
     std::vector<std::string> pure;
-    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it)
-        if (!it->is_rvar && it->is_pure) pure.push_back(it->user_name);
+    for (const Dim &dim : s.dims)
+        if (!dim.is_rvar && dim.is_pure) pure.push_back(dim.user_name);
     std::string pure_text = pure.empty() ? " (" + name() + " has none)" : " (" + name() + " has " + join(pure) + ")";
     user_assert(!d.is_rvar) << "In schedule of " << name() << ": " << directive << "(" << v.name() << "): "
                             << v.name()

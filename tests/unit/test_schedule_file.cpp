@@ -318,7 +318,10 @@ TEST_CASE("sched: apply() errors name the Func or loop and suggest the nearest",
     CHECK(apply_error("hist: compute_root()\nhist.update(0): parallel(r.x)", Pipeline(h.out)) ==
           "t.sched:2:17: In schedule of hist.update(0): parallel(r.x): r.x is a reduction variable; running its "
           "iterations at once would race on the values being accumulated. Parallelize or vectorize a pure Var "
-          "instead");
+          "instead (hist.update(0) has x, y). Or, as hist.update(0) is an associative reduction (+), rfactor() it "
+          "into partial results computed at once, then combined: RVar rxo(\"rxo\"), rxi(\"rxi\"); "
+          "hist.update(0).split(r.x, rxo, rxi, 256); Var u(\"u\"); Func intm = hist.update(0).rfactor(rxo, u); "
+          "intm.compute_root().update(0).parallel(u);");
     Hist k;
     CHECK(apply_error("hist.update(1): parallel(y)", Pipeline(k.out)) ==
           "t.sched:1:1: Func hist has 1 update definition, so there is no hist.update(1); use update(0)");
