@@ -75,6 +75,44 @@ std::string type_list(const std::vector<Type> &v) {
     return list(names);
 }
 
+// The first call in an expression whose argument count differs from the
+// callee's dimensions (FuncRef makes such calls so that the definition they
+// end up in can report them), looking into the RDoms the expression uses.
+class FindBadArity : public IRVisitor {
+public:
+    Expr bad;
+
+protected:
+    std::set<const ReductionDomainContents *> seen;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (!bad.defined() && op->call_type == Call::Func && op->func && op->args.size() != op->func->args.size())
+            bad = Expr(op);
+    }
+    void visit(const Variable *op) override {
+        if (!op->rdom || !seen.insert(op->rdom.get()).second) return;
+        for (const auto &v : op->rdom->vars) {
+            include(v.min);
+            include(v.extent);
+        }
+        if (op->rdom->predicate.defined()) include(op->rdom->predicate);
+    }
+};
+
+void check_call_arity(const FunctionContents &f, const std::vector<Expr> &lhs, const std::vector<Expr> &values) {
+    FindBadArity find;
+    for (const auto &e : lhs) find.include(e);
+    for (const auto &e : values) find.include(e);
+    if (!find.bad.defined()) return;
+    const Call *c = find.bad.as<Call>();
+    const FunctionContents &g = *c->func;
+    std::string where = f.init.defined() ? "the update " + f.name + ".update(" + std::to_string(f.updates.size()) + ")"
+                                         : "the definition of " + f.name;
+    user_error << "Func " << g.name << " is defined with " << g.args.size() << " argument(s) (" << list(g.args)
+               << ") but is called with " << c->args.size() << " in " << where << ": " << find.bad
+               << "; call it with one coordinate per dimension, e.g. " << g.name << "(" << list(g.args) << ")";
+}
+
 // An RDom's where() condition is evaluated inside the update's loops, where
 // only the RDom's RVars, the update's pure Vars, Params and Funcs exist.
 std::string where_var_message(const ReductionDomainContents &r, const std::string &v, const std::string &update,
@@ -135,9 +173,8 @@ Stage Func::update(int i) const {
 std::vector<Expr> FuncRef::checked_args() const {
     user_assert(func->init.defined()) << "Can't call Func " << func->name
                                       << " because it has not been defined yet; define it before using it";
-    user_assert(args.size() == func->args.size())
-        << "Func " << func->name << " is defined with " << func->args.size() << " argument(s) ("
-        << list(func->args) << ") but is called with " << args.size();
+    // A call with the wrong number of arguments is reported by the definition
+    // it ends up in (check_call_arity), which can name the caller as well.
     std::vector<Expr> a = args;
     for (size_t i = 0; i < a.size(); i++) {
         user_assert(!a[i].type().is_float())
@@ -185,6 +222,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
         user_assert(values[i].defined()) << "Func " << func->name << " is given an undefined value (element " << i
                                          << " of its Tuple)";
     FunctionContents &f = *func;
+    check_call_arity(f, args, values);
     bool all_vars = true;
     std::vector<std::string> names;
     for (const auto &a : args) {

@@ -20,6 +20,7 @@ public:
     std::vector<std::string> names;
     std::map<std::string, std::shared_ptr<ParameterContents>> params;
     std::set<std::string> vars;  // free Variables: Vars, and RVars named without their RDom
+    Expr bad_arity;  // a call with the wrong number of arguments (FuncRef::define reports those it sees)
 
 protected:
     void visit(const Call *op) override {
@@ -28,6 +29,7 @@ protected:
             // A null func: a Func's call to itself, or a wrapper's to the Func it wraps.
             if (op->func) funcs.push_back(op->func);
             names.push_back(op->name);
+            if (op->func && op->args.size() != op->func->args.size() && !bad_arity.defined()) bad_arity = Expr(op);
         }
         if (op->call_type == Call::Image && op->param) params[op->param->name] = op->param;
     }
@@ -99,6 +101,10 @@ Environment find_user_functions(const std::vector<std::shared_ptr<FunctionConten
         check_where_vars(*f);
         FindCalls c;
         for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
+        if (const Call *bad = c.bad_arity.as<Call>())
+            user_error << "Func " << bad->name << " has " << bad->func->args.size() << " dimension(s) but is called "
+                       << "with " << bad->args.size() << " argument(s) in a schedule or RDom expression of " << f->name
+                       << ": " << c.bad_arity << "; call it with one coordinate per dimension";
         for (auto &g : c.funcs) work.push_back(g);
         // Wrappers (in()) and the Funcs they wrap belong to the pipeline too.
         for (auto &kv : f->schedule.wrappers) work.push_back(kv.second);

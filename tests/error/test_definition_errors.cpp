@@ -9,10 +9,10 @@ using namespace kiln;
 
 TEST_CASE("error: a Func called with the wrong number of arguments", "[error][definition]") {
     Var x("x"), y("y");
-    Func f("f");
+    Func f("f"), g("g");
     f(x, y) = x + y;
-    REQUIRE_COMPILE_ERROR(Expr(f(x)), Contains("Func f is defined with 2 argument(s) (x, y)") &&
-                                          Contains("called with 1"));
+    REQUIRE_COMPILE_ERROR(g(x) = f(x) * 2, Contains("Func f is defined with 2 argument(s) (x, y)") &&
+                                               Contains("called with 1 in the definition of g"));
 }
 
 TEST_CASE("error: a Func used before it is defined", "[error][definition]") {

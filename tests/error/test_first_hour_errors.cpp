@@ -121,3 +121,21 @@ TEST_CASE("error: parallel() or vectorize() of an RVar suggests rfactor() when i
                           Contains("Parallelize or vectorize a pure Var instead (g.update(0) has x)") &&
                               !Contains("rfactor"));
 }
+
+TEST_CASE("error: a call with the wrong number of arguments names the caller", "[error][definition]") {
+    Var x("x"), y("y");
+    RDom r(0, 4, "r");
+    Func f("f"), g("g");
+    g(x, y) = x + y;
+    REQUIRE_COMPILE_ERROR(f(x, y) = g(x), Contains("Func g is defined with 2 argument(s) (x, y) but is called with 1 "
+                                                   "in the definition of f: g(x)") &&
+                                              Contains("call it with one coordinate per dimension, e.g. g(x, y)"));
+    f(x, y) = g(x, y);
+    REQUIRE_COMPILE_ERROR(f(x, y) += g(r.x) + 1, Contains("called with 1 in the update f.update(0): g(r.x)"));
+    // A call hidden in a where() added after the update: caught when lowering.
+    f(x, y) += r.x;
+    r.where(g(r.x) > 0);
+    Buffer<int> out(4, 4);
+    REQUIRE_COMPILE_ERROR(f.realize(out), Contains("Func g has 2 dimension(s) but is called with 1 argument(s) in a "
+                                                   "schedule or RDom expression of f: g(r.x)"));
+}
