@@ -1,5 +1,8 @@
 #include "AddEntryChecks.h"
 
+#include <algorithm>
+
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "kiln_runtime.h"
 
@@ -11,9 +14,43 @@ namespace {
 Expr var(const std::string &n) { return Variable::make(Int(32), n); }
 Expr str(const std::string &s) { return StringImm::make(s); }
 
+// For each input image, the Funcs whose produce nodes read it (after
+// inlining: the Funcs whose loops compute the reads), in first-read order.
+class FindReaders : public IRVisitor {
+public:
+    std::map<std::string, std::vector<std::string>> readers;
+
+protected:
+    std::vector<std::string> producing;
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer) producing.push_back(op->name);
+        IRVisitor::visit(op);
+        if (op->is_producer) producing.pop_back();
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Image || producing.empty()) return;
+        std::vector<std::string> &r = readers[op->name];
+        if (std::find(r.begin(), r.end(), producing.back()) == r.end()) r.push_back(producing.back());
+    }
+};
+
+// What to do about an input read past its edges, after the numbers:
+//   "; computing Func f reads it there. Read the input through a boundary condition ..."
+std::string input_fix(const std::string &buf, const std::vector<std::string> &readers) {
+    std::string who;
+    for (const auto &r : readers) who += (who.empty() ? "" : ", ") + r;
+    bool one = readers.size() == 1;
+    std::string m = readers.empty() ? "" : "; computing Func" + std::string(one ? " " : "s ") + who +
+                                               (one ? " reads" : " read") + " it there";
+    return m + ". Read the input through a boundary condition, e.g. Func " + buf + "_edge = BoundaryConditions::" +
+           "repeat_edge(" + buf + ") (or constant_exterior(" + buf + ", 0)), and call " + buf + "_edge(...) where " +
+           "you call " + buf + "(...); or pass a larger input; or realize a smaller output";
+}
+
 // One assertion per dimension: the buffer covers the box.
 void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::string &buf, const Box &box,
-               bool is_input) {
+               bool is_input, const std::string &fix) {
     for (size_t d = 0; d < box.size(); d++) {
         std::string dn = std::to_string(d);
         Expr bmin = var(buf + ".min." + dn), bext = var(buf + ".extent." + dn);
@@ -24,7 +61,7 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
         std::vector<Expr> msg = {str(kernel + ": " + (is_input ? "input '" : "output '") + buf + "' is " +
                                      (is_input ? "read" : "written") + " over [") ,
                                  lo, str(", "), hi, str("] in dimension " + dn + ", but the buffer covers only ["),
-                                 bmin, str(", "), simplify(bmin + bext - 1), str("]")};
+                                 bmin, str(", "), simplify(bmin + bext - 1), str("]" + fix)};
         int code = is_input ? kiln_error_input_too_small : kiln_error_output_too_small;
         Stmt check = AssertStmt::make(cond, code, msg);
         check = LetStmt::make(what + ".max." + dn, simplify(box[d].max), check);
@@ -38,8 +75,11 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
 Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRegions &regions,
                       const std::map<std::string, std::shared_ptr<ParameterContents>> &params) {
     std::vector<Stmt> checks;
-    for (const auto &kv : regions.inputs) check_box(checks, kernel, kv.first, kv.second, true);
-    for (const auto &kv : regions.outputs) check_box(checks, kernel, kv.first, kv.second, false);
+    FindReaders find;
+    find.include(s);
+    for (const auto &kv : regions.inputs)
+        check_box(checks, kernel, kv.first, kv.second, true, input_fix(kv.first, find.readers[kv.first]));
+    for (const auto &kv : regions.outputs) check_box(checks, kernel, kv.first, kv.second, false, "");
     for (const auto &kv : params) {
         const ParameterContents &p = *kv.second;
         if (p.is_buffer) continue;
