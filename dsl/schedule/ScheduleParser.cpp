@@ -237,6 +237,7 @@ private:
         d.col = t.col;
         pos++;
         expect("(", "after " + d.name);
+        size_t first_arg = pos;
         size_t max_args = 0;
         for (const auto &f : info->forms) max_args = std::max(max_args, f.size());
         if (is(peek(), ")")) {
@@ -257,13 +258,47 @@ private:
                 } else if (!info->variadic && d.args.size() >= max_args) {
                     fail_found("')' after the arguments of " + d.name);
                 } else {
-                    fail_found("',' or ')' after " + what);
+                    std::string fixed = with_missing_commas(*info, first_arg, s);
+                    fail(peek(), "expected ',' or ')' after " + what + ", found " + describe(peek()) +
+                                     (fixed.empty() ? "" : "; a ',' is missing: write " + fixed + ", as in " + info->usage));
                 }
             }
         }
         check(*info, d, s);
         args.clear();
         return d;
+    }
+
+    // The directive whose arguments start at toks[first], read as if a ','
+    // stood wherever one argument directly follows another, if that reads to
+    // the ')' and passes check(); else "".
+    //   split(x xo, xi, 8)  ->  "split(x, xo, xi, 8)"
+    std::string with_missing_commas(const DirectiveInfo &info, size_t first, const ScheduleStanza &s) {
+        ScheduleDirective d;
+        d.name = info.name;
+        d.line = toks[first].line;
+        d.col = toks[first].col;
+        std::vector<Arg> parsed;
+        try {
+            for (size_t p = first;;) {
+                parsed.push_back(parse_arg(toks, p, file, "an argument"));
+                d.args.push_back(parsed.back().text);
+                if (is(toks[p], ")")) break;
+                if (is(toks[p], ",")) p++;
+                else if (toks[p].kind != Token::Ident && toks[p].kind != Token::Int) return "";
+            }
+        } catch (const CompileError &) {
+            return "";
+        }
+        std::swap(args, parsed);  // check() reads the arguments from `args`
+        bool ok = true;
+        try {
+            check(info, d, s);
+        } catch (const CompileError &) {
+            ok = false;
+        }
+        std::swap(args, parsed);
+        return ok ? d.name + "(" + join(d.args) + ")" : "";
     }
 
     void check(const DirectiveInfo &info, const ScheduleDirective &d, const ScheduleStanza &s) const {

@@ -1,6 +1,7 @@
 // Misuse a Halide user hits in the first hour (issue 14): each was a crash, a
 // compiler error in the emitted C++, or a message that stopped short of the
 // fix. Every message names the Func (or RDom), what is wrong and what to do.
+#include <kiln/ScheduleFile.h>
 #include <kiln_runtime.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -138,4 +139,23 @@ TEST_CASE("error: a call with the wrong number of arguments names the caller", "
     Buffer<int> out(4, 4);
     REQUIRE_COMPILE_ERROR(f.realize(out), Contains("Func g has 2 dimension(s) but is called with 1 argument(s) in a "
                                                    "schedule or RDom expression of f: g(r.x)"));
+}
+
+TEST_CASE("error: a schedule file directive with a missing comma shows the corrected directive", "[error][sched]") {
+    auto parse_error = [](const std::string &text) {
+        try {
+            ScheduleFile::parse(text, "t.sched");
+        } catch (const CompileError &e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK(parse_error("f: split(x xo, xi, 8)") ==
+          "t.sched:1:12: expected ',' or ')' after argument 1 of split, found 'xo'; a ',' is missing: write "
+          "split(x, xo, xi, 8), as in split(old, outer, inner, factor[, tail])");
+    CHECK_THAT(parse_error("f: tile(x, y, xi, yi, 8 4)\n"), Contains("a ',' is missing: write tile(x, y, xi, yi, 8, 4)"));
+    CHECK_THAT(parse_error("g: compute_at(f y)"), Contains("a ',' is missing: write compute_at(f, y)"));
+    // No suggestion where adding the ',' would not make a valid directive.
+    CHECK(parse_error("f: split(x, xo, xi, 8 x)") ==
+          "t.sched:1:23: expected ',' or ')' after argument 4 of split, found 'x'");
 }
