@@ -79,6 +79,49 @@ void check_signature(const Pipeline &p, const std::vector<Argument> &args) {
     }
 }
 
+// The C++ element type of a Buffer holding t, for messages.
+std::string c_type_name(const Type &t) {
+    if (t.is_bool()) return "bool";
+    if (t.is_float()) return t.bits == 32 ? "float" : t.bits == 64 ? "double" : t.to_string();
+    return t.to_string() + "_t";
+}
+
+// realize() can see an output buffer of the wrong element type or
+// dimensionality before compiling anything, where the kernel would only
+// return -4 or -5 after the JIT. A null buffer is left to the kernel (-2).
+//
+//   f(x, y) = cast<float>(x);  Buffer<uint8_t> b(8, 8);  f.realize(b);
+//     ->  CompileError "Func f: realize() was given a uint8 buffer for f, whose values are float32; ..."
+void check_output_buffers(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                          const std::vector<halide_buffer_t *> &bufs) {
+    size_t k = 0;
+    for (const auto &o : outs) {
+        std::string args;
+        for (const auto &a : o->args) args += (args.empty() ? "" : ", ") + a;
+        for (int i = 0; i < o->num_values(); i++, k++) {
+            const halide_buffer_t *b = bufs[k];
+            if (!b) continue;
+            const Type &t = o->types[i];
+            std::string what = o->num_values() == 1 ? o->name : "element " + std::to_string(i) + " of " + o->name +
+                                                                    " (buffer " + o->buffer_name(i) + ")";
+            bool scalar = b->type.lanes == 1 && b->type.code <= halide_type_float;
+            Type got((TypeCode)b->type.code, b->type.bits);
+            user_assert(scalar && got == t)
+                << "Func " << o->name << ": realize() was given a "
+                << (scalar ? got.to_string() : "vector or handle") << " buffer for " << what << ", whose values are "
+                << t.to_string() << "; realize into a Buffer<" << c_type_name(t) << "> (or let " << o->name
+                << ".realize({sizes}) allocate one)"
+                << (scalar ? ", or make " + o->name + " compute " + got.to_string() + ", e.g. cast<" +
+                                 c_type_name(got) + ">(...) in its definition"
+                           : std::string());
+            user_assert(b->dimensions == (int)o->args.size())
+                << "Func " << o->name << ": realize() was given a buffer of " << b->dimensions << " dimension(s) for "
+                << what << ", which has " << o->args.size() << " (" << args
+                << "); realize into a buffer with one dimension per argument";
+        }
+    }
+}
+
 void check_function_name(const std::string &fn_name) {
     bool ok = !fn_name.empty() && !isdigit((unsigned char)fn_name[0]);
     for (char c : fn_name) ok &= isalnum((unsigned char)c) || c == '_';
@@ -181,6 +224,7 @@ void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Tar
     user_assert(outs.size() == num_buffers) << "Pipeline::realize: the pipeline has " << outputs_.size()
                                             << " output(s)" << tuples << " but " << outs.size()
                                             << " buffer(s) were given";
+    check_output_buffers(output_contents(outputs_), outs);
     std::shared_ptr<JITCache> c = jit_cache_;
     if (!c || c->epoch != definition_epoch() || c->target != t.to_string()) {
         c = std::make_shared<JITCache>();

@@ -159,3 +159,21 @@ TEST_CASE("error: a schedule file directive with a missing comma shows the corre
     CHECK(parse_error("f: split(x, xo, xi, 8 x)") ==
           "t.sched:1:23: expected ',' or ')' after argument 4 of split, found 'x'");
 }
+
+TEST_CASE("error: realize() into a buffer of another element type or dimensionality", "[error][definition]") {
+    // Was -4 (kiln_error_bad_type) from the kernel, after a JIT compile.
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = cast<float>(x + y);
+    Buffer<uint8_t> bytes(8, 8);
+    REQUIRE_COMPILE_ERROR(f.realize(bytes),
+                          Contains("Func f: realize() was given a uint8 buffer for f, whose values are float32; "
+                                   "realize into a Buffer<float> (or let f.realize({sizes}) allocate one), or make f "
+                                   "compute uint8, e.g. cast<uint8_t>(...) in its definition"));
+    Buffer<float> line(8);
+    REQUIRE_COMPILE_ERROR(f.realize(line), Contains("Func f: realize() was given a buffer of 1 dimension(s) for f, "
+                                                    "which has 2 (x, y)"));
+    Buffer<float> good(8, 8);
+    f.realize(good);
+    CHECK(good(7, 7) == 14.0f);
+}
