@@ -171,8 +171,26 @@ Stage Func::update(int i) const {
 }
 
 std::vector<Expr> FuncRef::checked_args() const {
-    user_assert(func->init.defined()) << "Can't call Func " << func->name
-                                      << " because it has not been defined yet; define it before using it";
+    // The call is built before the definition it is part of, so a pure
+    // definition calling itself looks like any other early call: say both.
+    if (!func->init.defined()) {
+        std::string call = func->name + "(", &f = func->name;
+        for (size_t i = 0; i < args.size(); i++) {
+            std::string a = to_string(args[i]);  // "(x - 1)": drop the parentheses of a whole binary op
+            bool wrapped = a.size() > 1 && a.front() == '(' && a.back() == ')';
+            int depth = 1;
+            for (size_t k = 1; wrapped && k + 1 < a.size(); k++) {
+                depth += a[k] == '(' ? 1 : a[k] == ')' ? -1 : 0;
+                wrapped = depth > 0;
+            }
+            call += (i ? ", " : "") + (wrapped ? a.substr(1, a.size() - 2) : a);
+        }
+        user_error << "Can't call Func " << f << " because it has not been defined yet; define it before using it. "
+                   << "If " << call << ") is in the pure definition of " << f << " itself, that definition reads "
+                   << "the Func it is defining, which a pure definition cannot: give " << f << " a pure definition "
+                   << "first and make the recurrence an update over an RDom, e.g. " << f << "(x) = 0; RDom r(1, 99); "
+                   << f << "(r) = " << f << "(r - 1) + 1";
+    }
     // A call with the wrong number of arguments is reported by the definition
     // it ends up in (check_call_arity), which can name the caller as well.
     std::vector<Expr> a = args;

@@ -177,3 +177,20 @@ TEST_CASE("error: realize() into a buffer of another element type or dimensional
     f.realize(good);
     CHECK(good(7, 7) == 14.0f);
 }
+
+TEST_CASE("error: a pure definition that calls itself points to an update over an RDom", "[error][definition]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = f(x - 1) + 1,
+                          Contains("Can't call Func f because it has not been defined yet") &&
+                              Contains("If f(x - 1) is in the pure definition of f itself, that definition reads the "
+                                       "Func it is defining, which a pure definition cannot") &&
+                              Contains("e.g. f(x) = 0; RDom r(1, 99); f(r) = f(r - 1) + 1"));
+    // The suggested form works.
+    RDom r(1, 99);
+    f(x) = 0;
+    f(r) = f(r - 1) + 1;
+    Buffer<int> out(100);
+    f.realize(out);
+    CHECK(out(99) == 99);
+}
