@@ -263,7 +263,29 @@ protected:
             }
         }
         Interval a = of(op->true_value), b = of(op->false_value);
+        // A condition that no ranged variable changes picks one side for the
+        // whole range (a specialization's condition on input sizes):
+        //   select(w >= 32, [x0 - 31, x0], [x0, x0])  ->  [select(w >= 32, x0 - 31, x0), x0]
+        if (a.bounded() && b.bounded() && !ranged(op->condition)) {
+            result = Interval(simplify(Select::make(op->condition, a.min, b.min)),
+                              simplify(Select::make(op->condition, a.max, b.max)));
+            return;
+        }
         result = interval_union(a, b);
+    }
+    // Does e name a variable with a range (the scope's or a let's)?
+    bool ranged(const Expr &e) const {
+        class Uses : public IRVisitor {
+        public:
+            const BoundsOf &self;
+            bool found = false;
+            explicit Uses(const BoundsOf &s) : self(s) {}
+            void visit(const Variable *v) override {
+                found |= self.lets.find(v->name) != nullptr || self.scope.find(v->name) != nullptr;
+            }
+        } uses(*this);
+        uses.include(e);
+        return uses.found;
     }
     void visit(const Load *op) override { type_range(op->type); }
     void visit(const Ramp *op) override {

@@ -115,6 +115,10 @@ TEST_CASE("Bounds: division and modulo", "[bounds]") {
 TEST_CASE("Bounds: select, comparisons, casts, loads and calls", "[bounds]") {
     CHECK(bounds(select(x < 3, x, y * 2)) == "[-6, 10]");
     CHECK(bounds(select(q > 0, h, l)) == "[-inf, +inf]");
+    // A condition no ranged variable changes (q is not in the scope) picks a
+    // side for every point: the interval keeps it, rather than the hull.
+    CHECK(bounds(select(q >= 32, x - 31, x)) == "[select((q >= 32), -31, 0), select((q >= 32), -21, 10)]");
+    CHECK(bounds(select(q >= 32, x, y)) == "[select((q >= 32), 0, -3), select((q >= 32), 10, 5)]");
     CHECK(bounds(x < y) == "[false, true]");
     CHECK(bounds(Ramp::make(x, 2, 4)) == "[0, 16]");
     CHECK(bounds(Ramp::make(x, -1, 4)) == "[-3, 10]");
