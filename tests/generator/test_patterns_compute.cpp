@@ -120,24 +120,14 @@ Buffer<float> conv_agree(const ConvKernel (&k)[3], std::vector<Buffer<float>> &i
     });
 }
 
-}  // namespace
-
-TEST_CASE("generator: conv_bn_relu and conv_bn_folded schedules agree and match a plain convolution",
-          "[generator][conv]") {
-    const int cin = 7, cout = 48, w = 11, h = 5;  // Cout and W not multiples of the 2-vector x 6-pixel tile
-    // input, weights, bias, mean, variance, gamma, beta
-    std::vector<Buffer<float>> in = {Buffer<float>(cin, w + 2, h + 2), Buffer<float>(cout, cin, 3, 3),
-                                     Buffer<float>(cout), Buffer<float>(cout), Buffer<float>(cout),
-                                     Buffer<float>(cout), Buffer<float>(cout)};
-    for (size_t i = 0; i < in.size(); i++) fill_random(in[i], i == 4 ? 0.1 : -1, i == 4 ? 2 : 1, (unsigned)i + 1);
-    Buffer<float> unfolded =
-        conv_agree({conv_bn_relu_unfused, conv_bn_relu_fused, conv_bn_relu_host_tiled}, in, cout, w, h);
-    Buffer<float> folded =
-        conv_agree({conv_bn_folded_unfused, conv_bn_folded_fused, conv_bn_folded_host_tiled}, in, cout, w, h);
+// How many elements of `got` (Cout, W, H) differ from a double-precision
+// conv + BN + ReLU of the inputs beyond float rounding.
+int conv_mismatches(const Buffer<float> &got, const std::vector<Buffer<float>> &in) {
+    const int cin = in[0].dim(0).extent();
     int bad = 0;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            for (int c = 0; c < cout; c++) {
+    for (int y = 0; y < got.dim(2).extent(); y++)
+        for (int x = 0; x < got.dim(1).extent(); x++)
+            for (int c = 0; c < got.dim(0).extent(); c++) {
                 double s = in[2](c);
                 for (int ry = 0; ry < 3; ry++)
                     for (int rx = 0; rx < 3; rx++)
@@ -145,10 +135,50 @@ TEST_CASE("generator: conv_bn_relu and conv_bn_folded schedules agree and match 
                 double bn = (s - in[3](c)) * in[5](c) / std::sqrt(in[4](c) + 1e-5) + in[6](c);
                 double want = std::max(bn, 0.0);
                 // float sums against a double reference; folding moves the BN multiply inside the sum
-                bad += std::abs(unfolded(c, x, y) - want) > 1e-4 * std::max(1.0, std::abs(want));
-                bad += std::abs(folded(c, x, y) - want) > 1e-4 * std::max(1.0, std::abs(want));
+                bad += std::abs(got(c, x, y) - want) > 1e-4 * std::max(1.0, std::abs(want));
             }
-    CHECK(bad == 0);
+    return bad;
+}
+
+// input, weights, bias, mean, variance, gamma, beta
+std::vector<Buffer<float>> conv_inputs(int cin, int cout, int w, int h) {
+    std::vector<Buffer<float>> in = {Buffer<float>(cin, w + 2, h + 2), Buffer<float>(cout, cin, 3, 3),
+                                     Buffer<float>(cout), Buffer<float>(cout), Buffer<float>(cout),
+                                     Buffer<float>(cout), Buffer<float>(cout)};
+    for (size_t i = 0; i < in.size(); i++) fill_random(in[i], i == 4 ? 0.1 : -1, i == 4 ? 2 : 1, (unsigned)i + 1);
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("generator: conv host_tiled below its tile of 2 channel vectors x 6 pixels", "[generator][conv][regression]") {
+    // Was -6 ("input 'beta' is read over [-24, 7]") for 8 output channels:
+    // the tile, shifted inwards, started before channel 0. Such sizes now
+    // take the schedule's fallback specialization.
+    for (int cout : {1, 8, 31})
+        for (int w : {1, 5, 7}) {
+            INFO("Cout " << cout << ", W " << w);
+            std::vector<Buffer<float>> in = conv_inputs(3, cout, w, 2);
+            for (ConvKernel k : {conv_bn_relu_host_tiled, conv_bn_folded_host_tiled}) {
+                Buffer<float> out(cout, w, 2);
+                out.fill(-99.0f);
+                REQUIRE(k(in[0].raw_buffer(), in[1].raw_buffer(), in[2].raw_buffer(), in[3].raw_buffer(),
+                          in[4].raw_buffer(), in[5].raw_buffer(), in[6].raw_buffer(), 1e-5f, out.raw_buffer()) == 0);
+                CHECK(conv_mismatches(out, in) == 0);
+            }
+        }
+}
+
+TEST_CASE("generator: conv_bn_relu and conv_bn_folded schedules agree and match a plain convolution",
+          "[generator][conv]") {
+    const int cin = 7, cout = 48, w = 11, h = 5;  // Cout and W not multiples of the 2-vector x 6-pixel tile
+    std::vector<Buffer<float>> in = conv_inputs(cin, cout, w, h);
+    Buffer<float> unfolded =
+        conv_agree({conv_bn_relu_unfused, conv_bn_relu_fused, conv_bn_relu_host_tiled}, in, cout, w, h);
+    Buffer<float> folded =
+        conv_agree({conv_bn_folded_unfused, conv_bn_folded_fused, conv_bn_folded_host_tiled}, in, cout, w, h);
+    CHECK(conv_mismatches(unfolded, in) == 0);
+    CHECK(conv_mismatches(folded, in) == 0);
 }
 
 TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt(d)) V", "[generator][attention]") {
