@@ -77,9 +77,15 @@ Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRe
     std::vector<Stmt> checks;
     FindReaders find;
     find.include(s);
+    // Outputs first: a tile wider than the output also reads the inputs past
+    // their edges, and the output's message names the cause.
+    for (const auto &kv : regions.outputs)
+        check_box(checks, kernel, kv.first, kv.second, false,
+                  "; the schedule writes there (a ShiftInwards or RoundUp split whose tile is wider than the buffer, "
+                  "or an update outside it): pass a buffer at least one tile large, or give the split "
+                  "TailStrategy::GuardWithIf");
     for (const auto &kv : regions.inputs)
         check_box(checks, kernel, kv.first, kv.second, true, input_fix(kv.first, find.readers[kv.first]));
-    for (const auto &kv : regions.outputs) check_box(checks, kernel, kv.first, kv.second, false, "");
     for (const auto &kv : params) {
         const ParameterContents &p = *kv.second;
         if (p.is_buffer) continue;

@@ -69,3 +69,33 @@ TEST_CASE("runtime: softmax width=2048 under its NPU schedule's bound(x, 0, 1024
           "[runtime][regression][npu]") {
     check_softmax_wider_than_its_bound(Target("npu"), "softmax_npu_bound");
 }
+
+TEST_CASE("runtime: an output narrower than a ShiftInwards tile is blamed on the output, with the fix",
+          "[runtime][regression]") {
+    // conv_bn_relu under fused.sched (tiles of 2 vectors of channels, shifted
+    // inwards) with 4 output channels: the tile writes channels before 0 and
+    // reads beta there; the output's check comes first and says why.
+    auto g = GeneratorRegistry::create("conv_bn_relu");
+    Pipeline p = g->build_pipeline();
+    ScheduleFile::load(KILN_SOURCE_DIR "/schedules/conv_bn_relu/fused.sched").apply(p);
+    Kernel k(p, "conv_fused_narrow");
+    const int cin = 3, cout = 4, w = 8, h = 2;
+    Halide::Runtime::Buffer<float> in(cin, w + 2, h + 2), weights(cout, cin, 3, 3), out(cout, w, h);
+    std::vector<Halide::Runtime::Buffer<float>> per_channel;
+    for (int i = 0; i < 5; i++) per_channel.emplace_back(cout);
+    for (auto *b : {&in, &weights}) b->fill(0.25f);
+    for (auto &b : per_channel) b.fill(1.0f);
+    out.fill(kCanary);
+    float eps = 1e-5f;
+    k.set("input", in.raw_buffer());
+    k.set("weights", weights.raw_buffer());
+    const char *names[] = {"bias", "mean", "variance", "gamma", "beta"};
+    for (int i = 0; i < 5; i++) k.set(names[i], per_channel[i].raw_buffer());
+    k.set("epsilon", &eps);
+    k.set("output", out.raw_buffer());
+    expect_rejected(k, kiln_error_output_too_small,
+                    {"output 'output' is written over [", "] in dimension 0, but the buffer covers only [0, 3]",
+                     "a ShiftInwards or RoundUp split whose tile is wider than the buffer",
+                     "TailStrategy::GuardWithIf"},
+                    out, kCanary);
+}
