@@ -34,10 +34,12 @@ std::string fixed(double v, int decimals) {
     return s;
 }
 
+// Among the user's stored Funcs: an inlined Func's factor counts evaluations
+// at its uses, and a boundary condition's Func is Kiln's, not the user's.
 const kiln::FuncReport *worst_recompute(const kiln::PipelineReport &r) {
     const kiln::FuncReport *worst = nullptr;
     for (const auto &f : r.funcs)
-        if (!worst || f.recompute > worst->recompute) worst = &f;
+        if (!f.inlined && f.boundary_condition.empty() && (!worst || f.recompute > worst->recompute)) worst = &f;
     return worst;
 }
 

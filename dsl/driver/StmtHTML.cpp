@@ -441,22 +441,28 @@ std::string report_html(const PipelineReport &r, const Palette &pal) {
         for (size_t i = 0; i < f.allocation.size(); i++)
             alloc += (i ? "&times;" : "") + std::to_string(f.allocation[i]);
         h += "<tr class=\"fr " + c + "\" data-f=\"" + escape(f.name) + "\">";
+        std::string what = f.is_output ? "output"
+                           : f.boundary_condition.empty() ? ""
+                                                          : "made by BoundaryConditions::" + f.boundary_condition;
         h += "<td><span class=\"chip " + c + "\">" + escape(f.name) + "</span>" +
-             (f.is_output ? "<div class=\"sub\">output</div>" : "") + "</td>";
+             (what.empty() ? "" : "<div class=\"sub\">" + escape(what) + "</div>") + "</td>";
         h +=
             "<td><div>" + escape(f.compute_level) + "</div><div class=\"sub\">" + escape(f.store_level) + "</div></td>";
         if (f.is_output) {
             h += "<td><div class=\"sub\">the output buffer</div></td>";
+        } else if (f.inlined) {
+            h += "<td><div class=\"sub\">none: inlined at every use</div></td>";
         } else {
             h += "<td><div>" + alloc + " <span class=\"sub\">" + human_bytes(f.allocation_bytes) + "</span></div>" +
                  "<div class=\"sub\">" + grouped(f.realizations) + " realization" + (f.realizations == 1 ? "" : "s") +
                  " &middot; <span class=\"tag " + (f.in_memory ? "mem" : "cache") + "\">" +
                  (f.in_memory ? "in memory" : "in cache") + "</span></div></td>";
         }
-        char rc[32];
-        std::snprintf(rc, sizeof(rc), "%.2f&times;", f.recompute);
+        char rc[96];
+        std::snprintf(rc, sizeof(rc), f.inlined ? "inlined: %.2f&times; the points of compute_root" : "%.2f&times; recompute",
+                      f.recompute);
         h += "<td>" + bar_pair(f.points_computed, f.points_computed_unfused, c, false) + "<div class=\"sub\">" + rc +
-             " recompute &middot; " + grouped(f.reads) + " reads</div></td>";
+             " &middot; " + grouped(f.reads) + " reads</div></td>";
         if (f.is_output) h += "<td><div class=\"sub\">written once: counted with the outputs</div></td>";
         else if (f.memory_bytes == 0 && f.memory_bytes_unfused == 0)
             h += "<td><div class=\"sub\">none: stays in cache, fused or not</div></td>";

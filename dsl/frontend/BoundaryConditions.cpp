@@ -46,6 +46,7 @@ Func remap(const Func &f, const Region &bounds, const char *what, Fn fn) {
         coords.push_back(clamp(fn(Expr(vars[d]), mn, ex), mn, mn + ex - 1));
     }
     g(args) = f(coords);
+    g.contents()->boundary_condition = what;
     return g;
 }
 
@@ -86,6 +87,7 @@ Func constant_exterior(const Func &f, Expr value, const Region &bounds) {
     }
     if (value.type() != f.type()) value = cast(f.type(), value);
     g(args) = select(inside, clamped(args), value);
+    g.contents()->boundary_condition = "constant_exterior";
     return g;
 }
 

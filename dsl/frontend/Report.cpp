@@ -96,6 +96,7 @@ FuncReport inlined_row(const std::string &name, const Environment &defs, const L
     FuncReport fr;
     fr.name = name;
     fr.inlined = true;
+    fr.boundary_condition = defs.at(name)->boundary_condition;
     fr.compute_level = "inline";
     fr.store_level = "-";
     InlinedCalls calls(defs, name);
@@ -178,6 +179,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         std::vector<int> ext;
         auto it = sizes.find(p.name);
         if (it != sizes.end()) ext = it->second;
+        if ((int)ext.size() < p.dimensions) r.assumed.push_back(p.name);
         for (int d = (int)ext.size(); d < p.dimensions; d++) ext.push_back(d < (int)largest.size() ? (int)largest[d] : 1);
         set_buffer(p.name, ext);
         int64_t n = 1;
@@ -213,6 +215,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         FuncReport fr;
         fr.name = name;
         fr.is_output = is_out;
+        fr.boundary_condition = f.boundary_condition;
         fr.compute_level = level_name(*user.at(name), is_out);
         fr.store_level = store_name(*user.at(name), is_out);
         const FuncCounts &fc = fused.funcs[name], &uc = unfused.funcs[name];
@@ -252,6 +255,7 @@ std::string PipelineReport::to_text() const {
     for (const auto &kv : sizes) {
         os << " " << kv.first << " ";
         for (size_t i = 0; i < kv.second.size(); i++) os << (i ? "x" : "") << kv.second[i];
+        if (std::count(assumed.begin(), assumed.end(), kv.first)) os << " (assumed, not given)";
     }
     os << "; allocations over " << cache_bytes / 1024 << " KiB are counted as memory traffic)\n";
     char line[512];
@@ -282,6 +286,7 @@ std::string PipelineReport::to_json() const {
     nlohmann::json j;
     j["pipeline"] = pipeline;
     j["sizes"] = sizes;
+    j["assumed_sizes"] = assumed;
     j["cache_bytes"] = cache_bytes;
     j["exact"] = exact;
     j["input_bytes"] = input_bytes;
@@ -294,6 +299,7 @@ std::string PipelineReport::to_json() const {
         j["funcs"].push_back({{"name", f.name},
                               {"is_output", f.is_output},
                               {"inlined", f.inlined},
+                              {"boundary_condition", f.boundary_condition},
                               {"compute_level", f.compute_level},
                               {"store_level", f.store_level},
                               {"allocation", f.allocation},

@@ -97,6 +97,9 @@ struct FunctionContents {
     // A Func that only reads an ImageParam (ImageParam -> Func conversion);
     // always inlined.
     bool is_image_wrapper = false;
+    // The BoundaryConditions function that made this Func ("repeat_edge",
+    // ...); empty for the user's own Funcs. Reports list such Funcs apart.
+    std::string boundary_condition;
     // A wrapper made by f.in() or image.in(): the Func or image it copies.
     // Not owned (the wrapped Func or image owns its wrappers); its definition
     // calls the wrapped one by name until lowering (WrapCalls) relinks it.

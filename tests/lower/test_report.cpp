@@ -110,3 +110,24 @@ TEST_CASE("report: a reduction's updates modify its points in place", "[lower][r
     CHECK(s.memory_bytes == 2 * 48 * 4);
     CHECK(rep.memory_bytes == 2 * 48 * 4 + 2 * 64 * 48 * 4);
 }
+
+TEST_CASE("report: sizes it assumes and Funcs a boundary condition made are marked", "[lower][report]") {
+    // An RGB input with no size given: as large as the output, and 1 channel
+    // where the output has no third dimension; the report says so.
+    ImageParam rgb(Float(32), 3, "rgb");
+    Var x("x"), y("y");
+    Func edge = BoundaryConditions::repeat_edge(rgb);
+    Func luma("luma");
+    luma(x, y) = edge(x, y, 0) + edge(x, y, 1) + edge(x, y, 2);
+    edge.compute_root();
+    PipelineReport r = Pipeline(luma).report({{"luma", {64, 48}}});
+    CHECK(r.assumed == std::vector<std::string>{"rgb"});
+    CHECK_THAT(r.to_text(), Catch::Contains("rgb 64x48x1 (assumed, not given)"));
+    CHECK_THAT(r.to_json(), Catch::Contains("\"assumed_sizes\": [\n    \"rgb\"\n  ]"));
+    CHECK(find(r, edge.name()).boundary_condition == "repeat_edge");
+    CHECK(find(r, "luma").boundary_condition.empty());
+    // Given sizes are not marked.
+    PipelineReport given = Pipeline(luma).report({{"luma", {64, 48}}, {"rgb", {64, 48, 3}}});
+    CHECK(given.assumed.empty());
+    CHECK_THAT(given.to_text(), !Catch::Contains("assumed"));
+}

@@ -121,6 +121,11 @@ TEST_CASE("stmt_html: the tiled 3x3 blur", "[html]") {
     CHECK(html.find(">3,456</span>") != std::string::npos);  // points computed
     CHECK(html.find(">3,200</span>") != std::string::npos);  // unfused
     CHECK(html.find("1.08&times; recompute") != std::string::npos);
+    // The boundary condition's Func is inlined, and marked as Kiln's.
+    CHECK(html.find("made by BoundaryConditions::repeat_edge") != std::string::npos);
+    CHECK(html.find("none: inlined at every use") != std::string::npos);
+    // 3 reads by each of blur_x's 3,456 points over compute_root's 66 x 50.
+    CHECK(html.find("inlined: 3.14&times; the points of compute_root") != std::string::npos);
     CHECK(html.find("blur_y 64&times;48") != std::string::npos);
 
     // Comparisons in the bounds checks are escaped.

@@ -25,6 +25,8 @@ struct FuncReport {
     std::string name;
     bool is_output = false;
     bool inlined = false;                    // computed in place at every use (no storage)
+    std::string boundary_condition;          // made by BoundaryConditions::<this> ("repeat_edge"), not
+                                             // by the user; empty for the user's own Funcs
     std::string compute_level, store_level;  // "root", "blur_y.x", ...
     std::vector<int64_t> allocation;         // extents of the largest realization (folded dims at their fold)
     int64_t allocation_bytes = 0;
@@ -42,6 +44,8 @@ struct FuncReport {
 struct PipelineReport {
     std::string pipeline;
     std::map<std::string, std::vector<int>> sizes;  // the buffer sizes the report assumes
+    std::vector<std::string> assumed;  // inputs whose size was not given: as large as the largest
+                                       // output, 1 in the dimensions the outputs lack
     int64_t cache_bytes = 1 << 20;
     std::vector<FuncReport> funcs;  // realization order (producers first)
     int64_t input_bytes = 0, output_bytes = 0;
