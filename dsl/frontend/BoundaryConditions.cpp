@@ -33,7 +33,7 @@ void check(const Func &f, const Region &bounds, const char *what) {
 template<typename Fn>
 Func remap(const Func &f, const Region &bounds, const char *what, Fn fn) {
     check(f, bounds, what);
-    Func g(internal::unique_derived_name(f.name() + "_" + what));
+    Func g(internal::derived_name(f.contents()->derived_names, f.name() + "_" + what));
     std::vector<Var> vars = make_vars(f.dimensions());
     std::vector<Expr> args, coords;
     for (size_t d = 0; d < vars.size(); d++) {
@@ -75,7 +75,7 @@ Func constant_exterior(const Func &f, Expr value, const Region &bounds) {
     check(f, bounds, "constant_exterior");
     user_assert(value.defined()) << "BoundaryConditions::constant_exterior: the value is undefined";
     Func clamped = repeat_edge(f, bounds);
-    Func g(internal::unique_derived_name(f.name() + "_constant_exterior"));
+    Func g(internal::derived_name(f.contents()->derived_names, f.name() + "_constant_exterior"));
     std::vector<Var> vars = make_vars(f.dimensions());
     std::vector<Expr> args;
     Expr inside = make_bool(true);

@@ -171,7 +171,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved, const st
 
     // The intermediate: f's pure Vars, then the new Vars.
     auto intm = std::make_shared<FunctionContents>();
-    intm->name = intm_name.empty() ? unique_derived_name(f.name + "_intm") : intm_name;
+    intm->name = intm_name.empty() ? derived_name(f.derived_names, f.name + "_intm") : intm_name;
     user_assert(intm->name != f.name) << what << ": the intermediate needs a name other than " << f.name;
     std::vector<Expr> pure_args, intm_args;
     for (const auto &a : f.args) pure_args.push_back(var(a));

@@ -20,10 +20,7 @@ std::string unique_name(char prefix) {
     static std::atomic<int> counter{0};
     return std::string(1, prefix) + std::to_string(counter++);
 }
-std::string unique_derived_name(const std::string &base) {
-    static std::mutex m;
-    static std::map<std::string, int> uses;
-    std::lock_guard<std::mutex> lock(m);
+std::string derived_name(std::map<std::string, int> &uses, const std::string &base) {
     int n = uses[base]++;
     return n == 0 ? base : base + "_" + std::to_string(n);
 }
@@ -160,7 +157,7 @@ Expr ImageParam::operator()(std::vector<Expr> args) const {
     return Call::make(contents->type, contents->name, args, Call::Image, nullptr, contents);
 }
 ImageParam::operator Func() const {
-    Func f(unique_derived_name(name() + "_im"));
+    Func f(derived_name(contents->derived_names, name() + "_im"));
     std::vector<Expr> args;
     for (int i = 0; i < dimensions(); i++) args.push_back(Var("_" + std::to_string(i)));
     f(args) = (*this)(args);

@@ -21,8 +21,8 @@ using WrapperMap = std::map<std::string, std::shared_ptr<FunctionContents>>;
 // The wrapper of `consumers` in `wrappers`, made by `make(name)` the first time.
 // "" stands for every consumer (in()).
 template<typename Make>
-Func find_or_make(WrapperMap &wrappers, const std::string &wrapped, const std::vector<std::string> &consumers,
-                  Make make) {
+Func find_or_make(WrapperMap &wrappers, std::map<std::string, int> &derived_names, const std::string &wrapped,
+                  const std::vector<std::string> &consumers, Make make) {
     std::shared_ptr<FunctionContents> found;
     bool some_missing = false;
     for (const auto &c : consumers) {
@@ -42,7 +42,7 @@ Func find_or_make(WrapperMap &wrappers, const std::string &wrapped, const std::v
                         << "give each consumer its own wrapper";
     std::string name = wrapped + "_in";
     for (const auto &c : consumers) name += c.empty() ? "" : "_" + c;
-    Func w = make(unique_derived_name(name));
+    Func w = make(derived_name(derived_names, name));
     for (const auto &c : consumers) wrappers[c] = w.contents();
     bump_definition_epoch();
     return w;
@@ -70,7 +70,7 @@ std::vector<Expr> wrapper_args(const std::vector<std::string> &names) {
 Func Func::in(const std::vector<Func> &consumers) {
     user_assert(defined()) << "Func " << name() << " must be defined before in() makes a wrapper of it";
     std::vector<std::string> names = consumers.empty() ? std::vector<std::string>{""} : consumer_names(name(), consumers);
-    return find_or_make(func->schedule.wrappers, name(), names, [&](const std::string &wname) {
+    return find_or_make(func->schedule.wrappers, func->derived_names, name(), names, [&](const std::string &wname) {
         Func w(wname);
         std::vector<Expr> args = wrapper_args(func->args);
         std::vector<Expr> values;  // every element of a Tuple
@@ -88,7 +88,7 @@ Func Func::in() { return in(std::vector<Func>{}); }
 Func ImageParam::in(const std::vector<Func> &consumers) {
     user_assert(contents) << "in() on an undefined ImageParam";
     std::vector<std::string> names = consumers.empty() ? std::vector<std::string>{""} : consumer_names(name(), consumers);
-    return find_or_make(contents->wrappers, name(), names, [&](const std::string &wname) {
+    return find_or_make(contents->wrappers, contents->derived_names, name(), names, [&](const std::string &wname) {
         Func w(wname);
         std::vector<std::string> vars;
         for (int d = 0; d < dimensions(); d++) vars.push_back("_" + std::to_string(d));

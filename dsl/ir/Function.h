@@ -100,6 +100,8 @@ struct FunctionContents {
     // The BoundaryConditions function that made this Func ("repeat_edge",
     // ...); empty for the user's own Funcs. Reports list such Funcs apart.
     std::string boundary_condition;
+    // How many Funcs were derived from this one per base name (derived_name()).
+    std::map<std::string, int> derived_names;
     // A wrapper made by f.in() or image.in(): the Func or image it copies.
     // Not owned (the wrapped Func or image owns its wrappers); its definition
     // calls the wrapped one by name until lowering (WrapCalls) relinks it.

@@ -99,3 +99,25 @@ TEST_CASE("boundary: two boundary conditions of the same image in one pipeline",
         return kt::at_edge(img, px, py) + (inside ? img(px, py) : 0);
     });
 }
+
+// Regression: derived names came from one counter per process, so the
+// second build of the same algorithm named its Funcs in_im_1_repeat_edge, ...
+// and a .sched naming in_im_repeat_edge applied to the first build only.
+TEST_CASE("boundary: the Funcs boundary conditions make are named alike in every build", "[boundary][regression]") {
+    auto build = [] {
+        auto in = std::make_shared<ImageParam>(Int(32), 2, "in");
+        Var x("x"), y("y");
+        Func a = BoundaryConditions::repeat_edge(*in);
+        Func b = BoundaryConditions::constant_exterior(*in, 0);
+        Func out("out");
+        out(x, y) = a(x, y) + b(x, y);
+        return std::make_pair(std::vector<std::string>{a.name(), b.name()}, Pipeline(out));
+    };
+    auto first = build().first, second = build().first;
+    CHECK(first == std::vector<std::string>{"in_im_repeat_edge", "in_im_1_constant_exterior"});
+    CHECK(second == first);
+    // A schedule file naming them applies to a later build too.
+    for (int i = 0; i < 2; i++)
+        CHECK_NOTHROW(ScheduleFile::parse("in_im_repeat_edge: compute_root()\nin_im_1_constant_exterior: compute_root()")
+                          .apply(build().second));
+}

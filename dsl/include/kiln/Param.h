@@ -29,14 +29,19 @@ struct ParameterContents {
     Expr min_value, max_value;           // optional range for scalars
     // Wrappers made by image.in(...): consumer name ("" for every consumer) -> wrapper.
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
+    // How many Funcs were derived from this image per base name (derived_name()).
+    std::map<std::string, int> derived_names;
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
 // Throws CompileError when a Param's range is empty (both ends constant, lo > hi).
 void check_param_range(const std::string &name, const Expr &lo, const Expr &hi);
 std::string unique_name(char prefix);
-// base, or base_1, base_2, ... when base was handed out before (boundary
-// condition and image wrapper Funcs).
-std::string unique_derived_name(const std::string &base);
+// The name of a Func derived from another Func or an image (a boundary
+// condition, an image's Func, a wrapper, an rfactor intermediate): base the
+// first time `uses` (the parent's count) sees it, then base_1, base_2, ...
+// Counted per parent, so the same algorithm built twice in one process gets
+// the same names (a .sched file naming them works for every build).
+std::string derived_name(std::map<std::string, int> &uses, const std::string &base);
 void bump_definition_epoch();
 }  // namespace internal
 
