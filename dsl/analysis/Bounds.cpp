@@ -360,7 +360,10 @@ protected:
     }
     void visit(const LetStmt *op) override {
         include(op->value);
-        Expr value = substitute(let_values, op->value);
+        // Simplified as it is stored: a chain of region lets names each
+        // earlier one twice or more (extent = max - min + 1), so substituting
+        // unsimplified values would double the expression at every stage.
+        Expr value = simplify(substitute(let_values, op->value));
         scope.push(op->name, let_interval(op->value, value));
         Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
         let_values[op->name] = value;

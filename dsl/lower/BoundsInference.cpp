@@ -60,15 +60,60 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     return lets;
 }
 
-// Finds the producer/consumer pair of f and puts the region lets before it.
+// Finds the producer/consumer pair of f and defines its region at the top
+// of the loop body (or branch, or statement) that holds the pair, after the
+// lets already there. Funcs are visited consumers first, so the consumers'
+// region lets enclose f's, and f's region is in terms of their names
+// (blur_x.s0.y.min = blur_y.s0.y.min - 1) rather than their values: the
+// expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public IRMutator {
 public:
     DefineRegion(const FunctionContents &f, bool out) : func(f), is_output(out) {}
     bool done = false;
 
+    // The top of `body` with the pending lets and checks put after its
+    // leading lets.
+    Stmt place_pending(const Stmt &body) {
+        if (!pending) return body;
+        pending = false;
+        std::vector<const LetStmt *> leading;
+        Stmt inner = body;
+        while (const auto *l = inner.as<LetStmt>()) {
+            leading.push_back(l);
+            inner = l->body;
+        }
+        for (auto it = pending_checks.rbegin(); it != pending_checks.rend(); ++it) inner = Block::make(*it, inner);
+        inner = wrap_lets(pending_lets, inner);
+        for (auto it = leading.rbegin(); it != leading.rend(); ++it) inner = LetStmt::make((*it)->name, (*it)->value, inner);
+        return inner;
+    }
+
 protected:
     const FunctionContents &func;
     bool is_output;
+    bool pending = false;
+    std::vector<std::pair<std::string, Expr>> pending_lets;
+    std::vector<Stmt> pending_checks;
+
+    // A loop body or a branch holds the lets of the pairs found in it.
+    Stmt container(const Stmt &s) {
+        bool saved = pending;
+        pending = false;
+        Stmt r = place_pending(mutate(s));
+        pending = saved;
+        return r;
+    }
+    Stmt visit(const For *op) override {
+        Stmt body = container(op->body);
+        if (body.same_as(op->body)) return Stmt(op);
+        return For::make(op->name, op->min, op->extent, op->for_type, body);
+    }
+    Stmt visit(const IfThenElse *op) override {
+        Stmt then_case = container(op->then_case);
+        Stmt else_case = op->else_case.defined() ? container(op->else_case) : op->else_case;
+        if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return Stmt(op);
+        return IfThenElse::make(op->condition, then_case, else_case);
+    }
 
     // Does a chain of nested producers (or consumers) name f? A compute_with
     // group nests them: produce z1 { produce z2 { ... } }.
@@ -98,8 +143,16 @@ protected:
         done = true;
         Stmt rest = mutate(op->rest);
         Stmt body = Block::make(op->first, rest);
-        for (const Stmt &check : bound_checks(box)) body = Block::make(check, body);
-        return wrap_lets(stage_region_lets(func, box, is_output), body);
+        std::vector<Stmt> checks = bound_checks(box);
+        std::vector<std::pair<std::string, Expr>> lets = stage_region_lets(func, box, is_output);
+        if (pending) {  // a second pair in the same container: its lets go right before it
+            for (const Stmt &check : checks) body = Block::make(check, body);
+            return wrap_lets(lets, body);
+        }
+        pending = true;
+        pending_lets = lets;
+        pending_checks = checks;
+        return body;
     }
 
     // A bound() replaces the region the consumers need; it must cover it.
@@ -166,7 +219,10 @@ protected:
     const FunctionContents &func;
     Stmt visit(const Realize *op) override {
         if (op->name != func.name) return IRMutator::visit(op);
-        Box box = box_touched(op->body, func.name, true, true);
+        // What its stages write: the region lets cover what the consumers
+        // read (or a bound() does, checked), so the reads add nothing; and
+        // in terms of those lets, the box stays as short as they are.
+        Box box = box_touched(op->body, func.name, false, true);
         std::vector<Range> bounds;
         for (size_t d = 0; d < box.size(); d++) {
             internal_assert(box[d].bounded()) << "unbounded realization of " << func.name;
@@ -186,7 +242,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
         if (is_out || is_inlined(f, false)) continue;
         DefineRegion def(f, false);
-        s = def.mutate(s);
+        s = def.place_pending(def.mutate(s));
         internal_assert(def.done) << "producer of " << f.name << " not found";
         // The loops of a compute_with group depend on every member's region
         // lets, so its storage is sized once the parent (realized first,

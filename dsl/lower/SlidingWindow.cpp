@@ -14,22 +14,34 @@ std::string region_let(const FunctionContents &f, int d, const char *which) {
     return f.name + ".s0." + f.args[d] + "." + which;
 }
 
-// The values of f's region lets at the start of a loop body, if it has them.
-bool region_lets_at(const Stmt &body, const FunctionContents &f, std::map<std::string, Expr> &lets) {
-    if (f.args.empty()) return false;  // a zero-dimensional Func has nothing to slide
-    Stmt s = body;
-    while (const auto *l = s.as<LetStmt>()) {
-        lets[l->name] = l->value;
-        s = l->body;
-    }
-    return lets.count(region_let(f, 0, "min")) != 0;
-}
-
 // After sliding, a min is select(v > loop_min, new rows only, whole window);
 // the window is the false branch.
 Expr unslid(const Expr &e) {
     if (const auto *s = e.as<Select>()) return s->false_value;
     return e;
+}
+
+// The values of f's region lets at the start of the body of `loop`, if it
+// has them. A producer's region names its consumers' (bounds inference puts
+// the lets of a fused group together, consumers first):
+//   let blur_x.s0.y.min = blur_y.s0.y.min - 2
+// so the lets that move with the loop are expanded through the earlier ones,
+// as windows (a consumer's slid min by its whole window), to y - 2.
+bool region_lets_at(const Stmt &body, const FunctionContents &f, const std::string &loop,
+                    std::map<std::string, Expr> &lets) {
+    if (f.args.empty()) return false;  // a zero-dimensional Func has nothing to slide
+    std::map<std::string, Expr> moving;  // the lets that move with the loop, expanded
+    Stmt s = body;
+    while (const auto *l = s.as<LetStmt>()) {
+        Expr v = moving.empty() ? l->value : substitute(moving, l->value);
+        if (expr_uses_var(v, loop)) {
+            v = simplify(v);
+            moving[l->name] = unslid(v);
+        }
+        lets[l->name] = v;
+        s = l->body;
+    }
+    return lets.count(region_let(f, 0, "min")) != 0;
 }
 
 class FindDim : public IRVisitor {
@@ -42,7 +54,7 @@ protected:
     SlidingDim &out;
     void visit(const For *op) override {
         std::map<std::string, Expr> lets;
-        if (!found && op->for_type == ForType::Serial && region_lets_at(op->body, func, lets)) {
+        if (!found && op->for_type == ForType::Serial && region_lets_at(op->body, func, op->name, lets)) {
             int moving = -1, count = 0;
             bool monotonic = true;
             for (size_t d = 0; d < func.args.size(); d++) {

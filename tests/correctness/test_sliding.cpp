@@ -157,3 +157,34 @@ TEST_CASE("sliding: an input of exactly the size a slid stencil reads", "[slidin
     REQUIRE_NOTHROW(out.realize(o));
     kt::check(o, [&](int px, int py) { return 2 * (a(px, py - 1) + a(px, py) + a(px, py + 1)); });
 }
+
+// Regression: a producer's region named its consumer's only through the
+// expanded values, so only the first stage of a chain slid; the others were
+// recomputed over their whole window every row. Three slid stages, stored
+// at the root and in parallel strips (report figures: tests/lower/test_report.cpp).
+TEST_CASE("sliding: three stages of a chain slide, at the root and in parallel strips", "[sliding][regression]") {
+    for (int strips = 0; strips < 2; strips++) {
+        INFO((strips ? "store_at(out, yo), parallel strips" : "store_root"));
+        ImageParam in(Int(32), 2, "in");
+        Var x("x"), y("y"), yo("yo"), yi("yi");
+        Func g1("g1"), g2("g2"), g3("g3"), out("out");
+        g1(x, y) = in(x, y) * 2 + 1;
+        g2(x, y) = g1(x - 1, y) + g1(x + 1, y) - g1(x, y);
+        g3(x, y) = g2(x, y - 2) + g2(x, y - 1) + g2(x, y) + g2(x, y + 1) * 3 + g2(x, y + 2);
+        out(x, y) = g3(x, y - 1) - g3(x, y + 1);
+        if (strips) {
+            out.split(y, yo, yi, 8).parallel(yo);
+            for (Func *f : {&g1, &g2, &g3}) f->store_at(out, yo).compute_at(out, yi);
+        } else {
+            for (Func *f : {&g1, &g2, &g3}) f->store_root().compute_at(out, y);
+        }
+        Buffer<int> a = tall_input();
+        in.set(a);
+        auto r1 = [&](int px, int py) { return a(px, py) * 2 + 1; };
+        auto r2 = [&](int px, int py) { return r1(px - 1, py) + r1(px + 1, py) - r1(px, py); };
+        auto r3 = [&](int px, int py) {
+            return r2(px, py - 2) + r2(px, py - 1) + r2(px, py) + r2(px, py + 1) * 3 + r2(px, py + 2);
+        };
+        run_twice(out, [&](int px, int py) { return r3(px, py - 1) - r3(px, py + 1); });
+    }
+}

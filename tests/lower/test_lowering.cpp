@@ -157,13 +157,16 @@ TEST_CASE("bounds_inference: blur_x.compute_at(out, y) computes three rows per r
                  "let out.s0.y.min = out.min.1\n"
                  "let out.s0.y.max = ((out.min.1 + out.extent.1) - 1)\n"
                  "produce out {\n") == 0);
-    // blur_x's region, in terms of the loop over out.s0.y, right before its producer.
-    CHECK_THAT(s, Contains("  realize blur_x([out.s0.x.loop_min, out.s0.x.loop_extent], [(out.s0.y - 1), 3]) {\n"
-                           "   let blur_x.s0.x.min = out.s0.x.loop_min\n"
-                           "   let blur_x.s0.x.max = ((out.s0.x.loop_extent + out.s0.x.loop_min) - 1)\n"
-                           "   let blur_x.s0.y.min = (out.s0.y - 1)\n"
-                           "   let blur_x.s0.y.max = (out.s0.y + 1)\n"
-                           "   produce blur_x {\n"));
+    // blur_x's region, in terms of the loop over out.s0.y, at the top of that
+    // loop's body; its realization, what its producer writes.
+    CHECK_THAT(s, Contains(" for (out.s0.y, out.s0.y.loop_min, out.s0.y.loop_extent) {\n"
+                           "  let blur_x.s0.x.min = out.s0.x.loop_min\n"
+                           "  let blur_x.s0.x.max = ((out.s0.x.loop_extent + out.s0.x.loop_min) - 1)\n"
+                           "  let blur_x.s0.y.min = (out.s0.y - 1)\n"
+                           "  let blur_x.s0.y.max = (out.s0.y + 1)\n"
+                           "  realize blur_x("));
+    CHECK_THAT(s, Contains("realize blur_x([blur_x.s0.x.min, ((blur_x.s0.x.max - blur_x.s0.x.min) + 1)], "
+                           "[blur_x.s0.y.min, ((blur_x.s0.y.max - blur_x.s0.y.min) + 1)]) {\n"));
     CHECK(str(p.regions.outputs.at("out")) ==
           "[out.min.0, ((out.extent.0 + out.min.0) - 1)][out.min.1, ((out.extent.1 + out.min.1) - 1)]");
     CHECK_THAT(str(p.regions.inputs.at("input")), Catch::StartsWith("[(out.min.0 - 1), (out.extent.0 + out.min.0)]"));
@@ -195,19 +198,20 @@ TEST_CASE("bounds_inference: compute_root covers every row out reads", "[lower][
     b.blur_x.compute_root();
     Passes p(b.out);
     std::string s = to_string(p.bounded());
-    CHECK_THAT(s, Contains("realize blur_x([out.s0.x.min, ((out.s0.x.max - out.s0.x.min) + 1)], "
-                           "[(out.s0.y.min - 1), ((out.s0.y.max - out.s0.y.min) + 3)]) {\n"
-                           " let blur_x.s0.x.min = out.s0.x.min\n"
-                           " let blur_x.s0.x.max = out.s0.x.max\n"
-                           " let blur_x.s0.y.min = (out.s0.y.min - 1)\n"
-                           " let blur_x.s0.y.max = (out.s0.y.max + 1)\n"
+    CHECK_THAT(s, Contains("let blur_x.s0.x.min = out.s0.x.min\n"
+                           "let blur_x.s0.x.max = out.s0.x.max\n"
+                           "let blur_x.s0.y.min = (out.s0.y.min - 1)\n"
+                           "let blur_x.s0.y.max = (out.s0.y.max + 1)\n"
+                           "realize blur_x([blur_x.s0.x.min, ((blur_x.s0.x.max - blur_x.s0.x.min) + 1)], "
+                           "[blur_x.s0.y.min, ((blur_x.s0.y.max - blur_x.s0.y.min) + 1)]) {\n"
                            " produce blur_x {\n"));
     // out is produced inside the consumer of blur_x.
     CHECK_THAT(s, Contains(" consume blur_x {\n  produce out {\n"));
 
     std::string lowered = b.out.lowered_stmt(no_asserts);
-    CHECK_THAT(lowered, Contains("let blur_x.min.1 = (out.min.1 - 1)\n"
-                                 "let blur_x.extent.1 = ((out.s0.y.max - out.min.1) + 3)\n"
+    CHECK_THAT(lowered, Contains("let blur_x.s0.y.min = (out.min.1 - 1)\n"
+                                 "let blur_x.s0.y.max = (out.s0.y.max + 1)\n"));
+    CHECK_THAT(lowered, Contains("let blur_x.extent.1 = ((blur_x.s0.y.max - blur_x.s0.y.min) + 1)\n"
                                  "allocate blur_x[float32 * (blur_x.extent.0 * blur_x.extent.1)]\n"));
 }
 
@@ -497,8 +501,8 @@ TEST_CASE("Func::vectorize: dense ramp loads and stores, broadcast constants", "
     CHECK_THAT(s, Contains("   for (out.s0.x.x, (out.s0.x.x.steady_max + 1), ((out.s0.x.x.loop_extent - out.s0.x.x.steady_max) - 1)) {\n"
                            "    let cse.1 = min((out.s0.x.x * 8), (out.s0.x.loop_extent - 8))\n"
                            "    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + cse.1), 1, 8)] = "));
-    CHECK_THAT(s, Contains("blur_x[ramp((((((out.s0.y - blur_x.min.1) * blur_x.extent.0) + cse.1) + out.min.0) - "
-                           "blur_x.min.0), 1, 8)]"));
+    CHECK_THAT(s, Contains("blur_x[ramp(((((((out.s0.y - blur_x.s0.y.min) - 1) * blur_x.extent.0) + cse.1) + "
+                           "out.min.0) - blur_x.s0.x.min), 1, 8)]"));
     CHECK_THAT(s, Contains(" * x8(0.333333f))\n"));
     CHECK_THAT(s, !Contains("vectorized"));
     CHECK_THAT(s, !Contains("out.s0.x.x_vec"));
