@@ -44,6 +44,7 @@ protected:
         else result = Interval::point(Expr(op));
     }
     void visit(const Cast *op) override {
+        if (fixed(op)) return;
         Interval v = of(op->value);
         Type from = op->value.type(), to = op->type;
         bool monotonic_safe = to.can_represent(from) || (from.is_float() && !to.is_float() && to.bits >= 32) ||
@@ -177,6 +178,7 @@ protected:
         result = Interval(smin(smin(p[0], p[1]), smin(p[2], p[3])), smax(smax(p[0], p[1]), smax(p[2], p[3])));
     }
     void visit(const Div *op) override {
+        if (fixed(op)) return;
         Interval a = of(op->a), b = of(op->b);
         if (op->type.is_float() || !b.bounded() || !equal(b.min, b.max)) {
             result = Interval();
@@ -272,6 +274,32 @@ protected:
             return;
         }
         result = interval_union(a, b);
+    }
+    // An expression of constants, Params and unranged variables, without
+    // loads or calls, is one value wherever it is evaluated: its own
+    // interval, whatever its operators (a float division, a cast between
+    // float and int: cast<int>(1.0f / p), float32(255)).
+    template<typename Node>
+    bool fixed(const Node *op) {
+        class Varies : public IRVisitor {
+        public:
+            const BoundsOf &self;
+            bool found = false;
+            explicit Varies(const BoundsOf &s) : self(s) {}
+            void visit(const Variable *v) override {
+                found |= self.lets.find(v->name) != nullptr || self.scope.find(v->name) != nullptr;
+            }
+            void visit(const Load *) override { found = true; }
+            void visit(const Call *c) override {
+                found |= c->call_type != Call::PureExtern;
+                IRVisitor::visit(c);
+            }
+        } varies(*this);
+        Expr e(op);
+        varies.include(e);
+        if (varies.found || !e.type().is_scalar()) return false;
+        result = Interval::point(simplify(e));
+        return true;
     }
     // Does e name a variable with a range (the scope's or a let's)?
     bool ranged(const Expr &e) const {

@@ -124,3 +124,41 @@ TEST_CASE("bounds: a Func read at clamped, data-dependent coordinates", "[bounds
         return c * c * 3;
     });
 }
+
+// Regression: bounds through casts between float and int were unbounded, so
+// a LUT read at clamp(cast<int>(v / step), 0, cast<int>(1 / step)) (a Param
+// step) or at cast<int>(clamp(v, 0, 255)) was refused ("read at an
+// unbounded coordinate"), and bound() on a Func read at an unbounded
+// coordinate was an internal error. The LUT is computed over exactly the
+// values the index can take.
+TEST_CASE("bounds: LUT indices through float-to-int casts, and bound() on an unbounded read", "[bounds][regression]") {
+    ImageParam in(Float(32), 1, "in");
+    Param<float> step("step");
+    Var x("x"), z("z");
+    Buffer<float> img = kt::image1<float>(40, 0, [](int i) { return (float)kt::noise(i, 0, -50, 350) * 0.01f * 255; });
+    in.set(img);
+    auto lut_value = [](int i) { return i * 3 + 1; };
+    for (int which = 0; which < 3; which++) {
+        INFO("case " << which);
+        Func lut("lut"), out("out");
+        lut(z) = z * 3 + 1;
+        lut.compute_root();
+        std::function<int(int)> ref;
+        if (which == 0) {
+            out(x) = lut(clamp(cast<int>(in(x) * (1.0f / step)), 0, cast<int>(1.0f / step)));
+            step.set(0.25f);
+            ref = [&](int i) { return lut_value(std::min(std::max((int)(img(i) * 4.0f), 0), 4)); };
+        } else if (which == 1) {
+            out(x) = lut(cast<int>(clamp(in(x), 0, 255)));
+            ref = [&](int i) { return lut_value((int)std::min(std::max(img(i), 0.0f), 255.0f)); };
+        } else {
+            // The coordinate itself is unbounded; bound() says what to compute.
+            out(x) = lut(cast<int>(in(x) * 0.0f) + x % 16);
+            lut.bound(z, 0, 16);
+            ref = [&](int i) { return lut_value(((int)(img(i) * 0.0f)) + i % 16); };
+        }
+        Buffer<int> o(40);
+        REQUIRE_NOTHROW(out.realize(o));
+        kt::check(o, [&](int i) { return ref(i); });
+    }
+}

@@ -119,6 +119,18 @@ TEST_CASE("Bounds: select, comparisons, casts, loads and calls", "[bounds]") {
     // side for every point: the interval keeps it, rather than the hull.
     CHECK(bounds(select(q >= 32, x - 31, x)) == "[select((q >= 32), -31, 0), select((q >= 32), -21, 10)]");
     CHECK(bounds(select(q >= 32, x, y)) == "[select((q >= 32), 0, -3), select((q >= 32), 10, 5)]");
+    // An expression of no ranged variable is its own interval, even through
+    // a float division or a cast between float and int.
+    Expr p = var("p", Float(32));
+    CHECK(bounds(Cast::make(Int(32), 1.0f / p)) == "[int32((1.000000f / p)), int32((1.000000f / p))]");
+    CHECK(bounds(Cast::make(Float(32), Expr(255))) == "[255.000000f, 255.000000f]");
+    Expr v = Cast::make(Float(32), Load::make(Float(32), "in", x));
+    CHECK(bounds(max(min(Cast::make(Int(32), v * (1.0f / p)), Cast::make(Int(32), 1.0f / p)), 0)) ==
+          "[0, max(int32((1.000000f / p)), 0)]");
+    CHECK(bounds(Cast::make(Int(32), max(min(v, Cast::make(Float(32), Expr(255))), Cast::make(Float(32), Expr(0))))) ==
+          "[0, 255]");
+    // ... but not a load, or a variable with a range.
+    CHECK(bounds(Cast::make(Int(32), 1.0f / Cast::make(Float(32), x))) == "[-inf, +inf]");
     CHECK(bounds(x < y) == "[false, true]");
     CHECK(bounds(Ramp::make(x, 2, 4)) == "[0, 16]");
     CHECK(bounds(Ramp::make(x, -1, 4)) == "[-3, 10]");
