@@ -4,13 +4,19 @@
 // For a Func f computed at some site, the region of the last stage is the box
 // of f that the consumers read inside that site (interval arithmetic over the
 // loops inside it; loops outside stay symbolic). Each earlier stage also
-// covers what the later stages read or write of f. The region becomes lets
-// just before the producer:
+// covers what the later stages read or write of f. The region becomes lets at
+// the top of the loop body (or branch, or statement) holding the producer,
+// after the lets already there; consumers are visited first, so a
+// producer's region names its consumers' lets instead of copying their
+// values, and a fused group's lets stand together where the sliding window
+// looks for them:
 //
-//   consume blur_x { for (out.s0.x, ...) { out(...) = blur_x(x-1, y) + blur_x(x+1, y) } }
-//     ->  let blur_x.s0.x.min = out.s0.x.loop_min - 1
-//         let blur_x.s0.x.max = out.s0.x.loop_max + 1   ... produce blur_x { ... }
+//   for (out.s0.y, ...) { ... consume blur_x { for (out.s0.x, ...) { out(...) = blur_x(x-1, y) + blur_x(x+1, y) } } }
+//     ->  for (out.s0.y, ...) {
+//           let blur_x.s0.x.min = out.s0.x.loop_min - 1
+//           let blur_x.s0.x.max = out.s0.x.loop_max + 1   ... realize blur_x { produce blur_x { ... } ... }
 //
+// A Realize gets the box its stages write, in the names of those lets.
 // Outputs compute the region of their output buffer (or their bound()). An
 // intermediate with a bound() computes that region instead, and an assertion
 // before its producer (error -13; a CompileError when decided by constants)
