@@ -12,6 +12,7 @@
 
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "kiln/Func.h"
 #include "kiln/Pipeline.h"
 #include "kiln_runtime.h"
@@ -465,6 +466,33 @@ Func &Func::store_at(const LoopLevel &level) {
     bump_definition_epoch();
     func->schedule.store_level = level;
     func->schedule.store_level_set = true;
+    return *this;
+}
+Func &Func::fold_storage(const Var &var, Expr factor, bool fold_forward) {
+    bump_definition_epoch();
+    std::ostringstream text;
+    text << "fold_storage(" << var.name() << ", ";
+    if (factor.defined()) text << factor;
+    text << (fold_forward ? "" : ", false") << ")";
+    const std::string call = text.str();
+    bool found = false;
+    for (const auto &a : func->args) found |= a == var.name();
+    user_assert(found) << "Func " << name() << ": " << call << ": " << var.name() << " is not a dimension of "
+                       << name() << " (dimensions: " << list(func->args) << ")";
+    Expr rows = factor.defined() && !factor.type().is_float() ? simplify(cast(Int(32), factor)) : Expr();
+    const int64_t *c = rows.defined() ? as_const_int(rows) : nullptr;
+    user_assert(c) << "Func " << name() << ": " << call
+                   << ": the factor must be a constant integer (the number of rows kept), e.g. fold_storage("
+                   << var.name() << ", 4)";
+    user_assert(*c >= 1) << "Func " << name() << ": " << call
+                         << ": the factor is the number of rows kept, at least 1";
+    StorageFold fold{var.name(), rows, fold_forward};
+    for (auto &f : func->schedule.storage_folds)
+        if (f.var == var.name()) {  // as in Halide, the last fold of a dimension is the one used
+            f = fold;
+            return *this;
+        }
+    func->schedule.storage_folds.push_back(fold);
     return *this;
 }
 Func &Func::bound(const Var &var, Expr min, Expr extent) {

@@ -52,6 +52,14 @@ struct Bound {
     Expr min, extent;
 };
 
+// fold_storage(var, factor, fold_forward): dimension `var` of the Func's
+// storage is a circular buffer of `factor` rows (indexed modulo factor).
+struct StorageFold {
+    std::string var;
+    Expr factor;
+    bool fold_forward = true;  // the region moves toward larger coordinates
+};
+
 struct FunctionContents;
 
 struct FuncSchedule {
@@ -63,6 +71,7 @@ struct FuncSchedule {
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
     MemoryType memory_type = MemoryType::Auto;  // store_in() (NPU target)
     bool double_buffer = false;                 // double_buffer() (NPU target)
+    std::vector<StorageFold> storage_folds;     // fold_storage(), one per dimension at most
 };
 
 // A schedule used instead of the stage's own when `condition` (of Params and

@@ -95,6 +95,7 @@ Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outpu
     if (unfused) {
         for (auto &kv : env) {
             FunctionContents &f = *kv.second;
+            f.schedule.storage_folds.clear();  // stored where computed: nothing to fold
             bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
             if (is_out || f.is_image_wrapper || (is_inlined(f, false) && !materialize_inlined)) continue;
             f.schedule.compute_level = LoopLevel::root();

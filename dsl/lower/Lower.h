@@ -41,7 +41,7 @@ struct LoweredFunc {
 // such as the fusion report). `unfused`: every computed Func is moved to
 // compute_root/store_root first (the baseline the report compares against);
 // with `materialize_inlined` the inlined Funcs too (the distinct points each
-// needs).
+// needs); both drop the fold_storage() directives.
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
                      bool unfused, bool materialize_inlined = false);
 

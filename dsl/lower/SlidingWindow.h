@@ -10,25 +10,58 @@
 //
 // Applies when the compute loop is serial, the Func has no update
 // definitions, and exactly one dimension of its region moves with the loop,
-// monotonically (min and max both non-decreasing). Precondition: bounds
-// inference has defined the region lets right inside the compute loop.
+// monotonically (min and max both non-decreasing by a constant step), and
+// its producer writes no row past the region's max in that dimension (a
+// RoundUp split would, and the slid rows would then leave its storage).
+//
+// Precondition: bounds inference has defined the region lets right inside
+// the compute loop.
 #pragma once
+#include <map>
+#include <string>
+#include <vector>
+
 #include "RealizationOrder.h"
+#include "analysis/Bounds.h"
 
 namespace kiln {
 namespace internal {
 
 Stmt sliding_window(const Stmt &s, const Environment &env);
 
-// Shared with storage folding: the loop a Func is computed in (directly
-// holding its region lets) and the dimension that slides along it, if any.
+// Shared with storage folding.
+
+// The loops between the top of `realize_body` (f's storage) and f's
+// producer, outermost first; empty if f is computed where it is stored.
+std::vector<const For *> loops_to_producer(const Stmt &realize_body, const std::string &f);
+
+// f's region at the top of the body of `loop`, as one [min, max] per
+// dimension: the window one iteration needs (before sliding), in terms of
+// the loop's variable. False if the body does not start with f's region
+// lets. `lets` (if given) gets the values of those lets (after sliding).
+bool region_at(const For *loop, const FunctionContents &f, std::vector<std::pair<Expr, Expr>> &region,
+               std::map<std::string, Expr> *lets = nullptr);
+
+// The rows of dimension d that f's producer writes in one iteration of
+// `loop` (the loop it is computed in), in terms of f's region lets
+// (f.s0.y.min, ...), and whether they reach below the region's min or above
+// its max (a split's tail may). False if not known.
+bool rows_written(const For *loop, const FunctionContents &f, int d, Interval &rows, bool &below, bool &above);
+
+// How e moves as the variable v steps up: 0 not at all, 1 never down, -1
+// never up, 2 not known (e.g. both ways: min(y, 30 - y)).
+int step_sign(const Expr &e, const std::string &v);
+
+// The loop a Func is computed in (directly holding its region lets) and the
+// dimension that moves with it, by a constant non-negative step, if exactly
+// one does. Updates are not considered (sliding skips such Funcs, folding
+// checks their writes).
 struct SlidingDim {
     std::string loop;  // the compute loop
     int dim = -1;      // the dimension whose region moves with the loop
     Expr min, max;     // that dimension's region before sliding
 };
-// Found by scanning `s` for For loops whose body starts with f's region lets.
-bool find_sliding_dim(const Stmt &s, const FunctionContents &f, SlidingDim &out);
+bool find_sliding_dim(const Stmt &realize_body, const FunctionContents &f, SlidingDim &out);
 
 }  // namespace internal
 }  // namespace kiln

@@ -71,10 +71,10 @@ bool replaced_loop(const Func &f, int stage, int spec, const std::string &name) 
     return false;
 }
 
-// compute_*, store_* and bound schedule the Func, not one of its stages.
+// compute_*, store_*, fold_storage and bound schedule the Func, not one of its stages.
 bool whole_func(const std::string &directive) {
-    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "bound", "store_in",
-                          "double_buffer"})
+    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "fold_storage",
+                          "bound", "store_in", "double_buffer"})
         if (directive == n) return true;
     return false;
 }
@@ -101,6 +101,14 @@ LoopAlignStrategy align_named(const std::vector<Arg> &a, const std::string &file
     error_at(file, a[2].line, a[2].col,
              "argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found '" + a[2].text +
                  "'");
+}
+
+// The optional third argument of fold_storage: true (the default) or false.
+bool fold_forward(const std::vector<Arg> &a, const std::string &file) {
+    if (a.size() < 3 || a[2].name == "true") return true;
+    if (a[2].name == "false") return false;
+    error_at(file, a[2].line, a[2].col,
+             "argument 3 (fold_forward) of fold_storage must be true or false, found '" + a[2].text + "'");
 }
 
 // Arguments of compute_at/store_at/compute_with: checked once every directive has run.
@@ -314,7 +322,7 @@ private:
                 bad = &a[0];
                 hint = "; the memories are GM, UB, L1, L0A, L0B and L0C";
             }
-        } else if (n == "bound") {
+        } else if (n == "bound" || n == "fold_storage") {
             std::vector<std::string> dims;
             for (const auto &v : f.args()) dims.push_back(v.name());
             bool known = std::find(dims.begin(), dims.end(), a[0].name) != dims.end();
@@ -338,6 +346,7 @@ private:
         auto site_var = [&] { return VarOrRVar(a[1].name, site_rvar); };
 
         LoopAlignStrategy align = n == "compute_with" ? align_named(a, file) : LoopAlignStrategy::Auto;
+        const bool forward = n == "fold_storage" ? fold_forward(a, file) : true;
         if (n == "rfactor") {  // binds the intermediate's name for later stanzas
             const Arg &named = a.back();
             if (funcs.count(named.name) || named.name.find('.') != std::string::npos)
@@ -376,6 +385,7 @@ private:
             else if (n == "store_root" || (n == "store_at" && a.size() == 1)) f.store_root();
             else if (n == "store_at") f.store_at(*site, site_var());
             else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
+            else if (n == "fold_storage") f.fold_storage(Var(a[0].name), num[1], forward);
             else if (n == "rfactor") {
                 std::vector<std::pair<RVar, Var>> pairs;
                 for (size_t i = 0; i + 1 < a.size(); i += 2) pairs.push_back({RVar(var(i).name()), Var(a[i + 1].name)});
@@ -396,6 +406,7 @@ private:
         if (n == "compute_root" || n == "compute_at" || n == "compute_inline")
             record_schedule_origin(f.contents(), "compute", at);
         if (n == "store_root" || n == "store_at") record_schedule_origin(f.contents(), "store", at);
+        if (n == "fold_storage") record_schedule_origin(f.contents(), "fold." + a[0].name, at);
         // ... and so do its errors about the loops this directive made vectorized, unrolled or parallel.
         for (const auto &t : loop_types()) {
             auto before = types_before.find(t.first);

@@ -26,6 +26,8 @@ std::string loop_kind(int stage, const std::string &dim) { return "s" + std::to_
 std::string level_of(const FunctionContents &f, const std::string &kind) {
     if (kind == "store") return f.schedule.store_level.to_string();
     if (kind == "compute") return f.schedule.compute_level.to_string();
+    for (const StorageFold &fold : f.schedule.storage_folds)  // "fold.y": fold_storage(y, ...)
+        if (kind == "fold." + fold.var) return to_string(fold.factor) + (fold.fold_forward ? "" : " backward");
     for (int k = 0; k < f.num_stages(); k++)
         for (const Dim &d : f.stage(k).schedule.dims)
             if (kind == loop_kind(k, d.var)) return to_string(d.for_type);

@@ -1,9 +1,10 @@
-// Where a schedule file set each Func's compute and store levels and the
-// type of each loop it made vectorized, unrolled or parallel, so that the
-// errors lowering finds later (an illegal compute_at site, storage inside a
-// parallel loop, store_root on an inlined Func, a vectorized or unrolled loop
-// of non-constant extent) point at the directive responsible, as the
-// parser's and apply()'s errors do:
+// Where a schedule file set each Func's compute and store levels, its
+// storage folds and the type of each loop it made vectorized, unrolled or
+// parallel, so that the errors lowering finds later (an illegal compute_at
+// site, storage inside a parallel loop, store_root on an inlined Func, a
+// vectorized or unrolled loop of non-constant extent, a fold_storage too
+// small) point at the directive responsible, as the parser's and apply()'s
+// errors do:
 //
 //   late.sched:2:4: Func a is scheduled compute_at(c, y), but c does not use a ...
 //   late.sched:3:9: Loop c.s0.x is scheduled vectorize(), but its extent ...
@@ -21,8 +22,9 @@
 namespace kiln {
 namespace internal {
 
-// `kind` is "compute" or "store", or "s<stage>.<loop>" for the type of a
-// loop (Dim::var) of a stage; `position` is "file:line:col".
+// `kind` is "compute" or "store", "fold.<var>" for a fold_storage of
+// dimension var, or "s<stage>.<loop>" for the type of a loop (Dim::var) of a
+// stage; `position` is "file:line:col".
 void record_schedule_origin(const std::shared_ptr<FunctionContents> &f, const std::string &kind,
                             const std::string &position);
 

@@ -32,7 +32,7 @@ namespace {
 struct DirectiveInfo {
     const char *name;
     const char *usage;
-    bool whole_func;  // compute/store/bound: only in a Func's own stanza
+    bool whole_func;  // compute/store/fold/bound: only in a Func's own stanza
     std::vector<std::vector<std::string>> forms;
     bool variadic = false;  // reorder: any number >= 2 of names
 };
@@ -61,6 +61,8 @@ const std::vector<DirectiveInfo> &directives() {
         {"compute_inline", "compute_inline()", true, {{}}},
         {"store_root", "store_root()", true, {{}}},
         {"store_at", "store_at(func, var) or store_at(root)", true, {{"root="}, {"func", "var"}}},
+        {"fold_storage", "fold_storage(var, factor[, fold_forward])", true,
+         {{"var", "factor#"}, {"var", "factor#", "fold_forward"}}},
         {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
         {"rfactor", "rfactor(rvar, var[, rvar, var, ...], intermediate)", false,
          {{"rvar", "var", "intermediate"},

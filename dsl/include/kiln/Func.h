@@ -218,6 +218,16 @@ public:
     Func &store_root();
     Func &store_at(const Func &f, const VarOrRVar &var);
     Func &store_at(const LoopLevel &level);
+    // Keep only `factor` rows of dimension var (a constant; indices taken
+    // modulo factor): a circular buffer, instead of the fold Kiln picks for a
+    // sliding window (the next power of two >= the window). The Func must be
+    // stored outside the loop it is computed in, and its region in var must
+    // move toward larger coordinates as that loop advances (fold_forward =
+    // false: toward smaller ones). A factor smaller than the window its
+    // consumers need at once is an error (checked at run time when the
+    // window's size is not known before).
+    //   f.store_root().compute_at(g, y).fold_storage(y, 3)   // g(x, y) reads f(x, y - 1 .. y + 1)
+    Func &fold_storage(const Var &var, Expr factor, bool fold_forward = true);
     // Wrappers: a new Func that copies f's values, placed and scheduled like
     // any Func, with f's pure Vars. Calls to f are redirected to it:
     //   f.in(g)       g's calls (asking again returns the same wrapper)
