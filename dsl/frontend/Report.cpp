@@ -187,7 +187,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         input_bytes += n * p.type.bytes();
     }
 
-    LoopCounts fused = count_loop_nest(lower_loop_nest(outs, t, false), values);
+    SlidingReports sliding;
+    LoopCounts fused = count_loop_nest(lower_loop_nest(outs, t, false, false, &sliding), values);
     LoopCounts unfused = count_loop_nest(lower_loop_nest(outs, t, true), values);
     r.exact = fused.exact && unfused.exact;
 
@@ -226,6 +227,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         fr.points_computed_unfused = uc.stores;
         fr.recompute = uc.stores ? (double)fc.stores / (double)uc.stores : 0;
         fr.reads = fc.loads;
+        auto slid = sliding.find(name);
+        if (slid != sliding.end()) fr.sliding = slid->second.describe(f);
         if (is_out) {
             int64_t n = 1;
             for (int e : r.sizes[name]) n *= e;
@@ -275,6 +278,8 @@ std::string PipelineReport::to_text() const {
                       f.is_output ? "-" : megabytes(f.memory_bytes_unfused).c_str());
         os << line;
     }
+    for (const auto &f : funcs)
+        if (!f.sliding.empty()) os << "sliding window of " << f.name << ": " << f.sliding << "\n";
     os << "inputs read: " << megabytes(input_bytes) << " MB, outputs written: " << megabytes(output_bytes) << " MB\n";
     os << "memory traffic: " << megabytes(memory_bytes) << " MB (unfused: " << megabytes(memory_bytes_unfused)
        << " MB), saved " << megabytes(bytes_saved()) << " MB\n";
@@ -311,7 +316,8 @@ std::string PipelineReport::to_json() const {
                               {"reads", f.reads},
                               {"in_memory", f.in_memory},
                               {"memory_bytes", f.memory_bytes},
-                              {"memory_bytes_unfused", f.memory_bytes_unfused}});
+                              {"memory_bytes_unfused", f.memory_bytes_unfused},
+                              {"sliding", f.sliding}});
     }
     return j.dump(2);
 }

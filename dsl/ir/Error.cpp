@@ -1,5 +1,9 @@
 #include "Error.h"
 
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
 namespace kiln {
 namespace internal {
 
@@ -15,6 +19,15 @@ ErrorReport::~ErrorReport() noexcept(false) {
     if (std::uncaught_exceptions() > 0) return;  // already unwinding
     if (kind == User) throw CompileError(msg.str());
     throw InternalError(msg.str());
+}
+
+WarningReport::~WarningReport() {
+    const char *off = std::getenv("KILN_NO_WARNINGS");
+    if (off && *off && std::string(off) != "0") return;
+    std::string text = msg.str();
+    for (char &c : text)
+        if (c == '\n') c = ' ';  // one line, whatever the parts were
+    std::cerr << "kiln: warning: " << text << "\n";
 }
 
 }  // namespace internal

@@ -3,6 +3,7 @@
 //
 //   user_assert(cond) << "Func " << name << " ... how to fix it";   // throws CompileError
 //   internal_assert(cond) << "what invariant broke";                 // throws InternalError
+//   user_warning << "Func " << name << " ... what happens instead";  // one line on stderr
 #pragma once
 #include <sstream>
 
@@ -28,6 +29,23 @@ private:
     std::ostringstream msg;
 };
 
+// Collects a warning with operator<< and prints it as one line,
+// "kiln: warning: <message>", to std::cerr when it goes out of scope, unless
+// the environment variable KILN_NO_WARNINGS is set (and not "0").
+class WarningReport {
+public:
+    WarningReport() = default;
+    WarningReport(const WarningReport &) = delete;
+    template<typename T> WarningReport &operator<<(const T &x) {
+        msg << x;
+        return *this;
+    }
+    ~WarningReport();
+
+private:
+    std::ostringstream msg;
+};
+
 }  // namespace internal
 }  // namespace kiln
 
@@ -42,3 +60,4 @@ private:
     if (c) {               \
     } else                 \
         ::kiln::internal::ErrorReport(::kiln::internal::ErrorReport::Internal, __FILE__, __LINE__, #c)
+#define user_warning ::kiln::internal::WarningReport()

@@ -1,7 +1,9 @@
 // lower(): the pipeline of passes, read top to bottom.
 //
 // KILN_DEBUG=1 prints the statement after every pass; KILN_TIME_PASSES=1
-// prints how long each pass took.
+// prints how long each pass took. A Func stored outside the loop it is
+// computed in that does not slide is a warning on stderr
+// (KILN_NO_WARNINGS=1 silences it).
 #include "Lower.h"
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include "StorageFolding.h"
 #include "UnrollLoops.h"
 #include "VectorizeLoops.h"
+#include "ir/Error.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "schedule/ScheduleOrigin.h"
@@ -88,7 +91,7 @@ std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, siz
 }
 
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused, bool materialize_inlined) {
+                     bool unfused, bool materialize_inlined, SlidingReports *sliding) {
     std::vector<std::string> out_names;
     for (const auto &o : outputs) out_names.push_back(o->name);
     Environment env = find_environment(outputs);
@@ -111,8 +114,8 @@ Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outpu
     Stmt s = decide_specializations(schedule_functions(out_names, order, env));
     PipelineRegions regions;
     s = decide_specializations(bounds_inference(s, out_names, order, env, regions));
-    s = sliding_window(s, env);
-    s = storage_folding(s, env);
+    s = sliding_window(s, env, sliding);
+    s = storage_folding(s, env, sliding);
     return simplify(s);
 }
 
@@ -138,7 +141,15 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
         s = log.run("entry checks", [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
     }
     s = log.run("decide specializations", [&] { return decide_specializations(s); });  // the regions' selects
-    s = log.run("sliding window", [&] { return sliding_window(s, env); });
+    SlidingReports sliding;
+    s = log.run("sliding window", [&] { return sliding_window(s, env, &sliding); });
+    // A store_at outside compute_at that does not slide recomputes its whole
+    // region every iteration: say so (the fusion report says it too).
+    for (const auto &kv : sliding)
+        if (!kv.second.not_slid.empty())
+            user_warning << "Func " << kv.first << " is stored at " << env.at(kv.first)->schedule.store_level.to_string()
+                         << " but not slid over " << kv.second.loop << ", the loop it is computed in: "
+                         << kv.second.not_slid << "; each iteration computes its whole region again";
     // Folding reads the region lets that sliding_window left in place; the
     // simplifier would substitute the trivial ones away.
     s = log.run("storage folding", [&] { return storage_folding(s, env); });

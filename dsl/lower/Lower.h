@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "SlidingWindow.h"
 #include "ir/Function.h"
 #include "kiln/Pipeline.h"
 #include "kiln/Target.h"
@@ -41,9 +42,10 @@ struct LoweredFunc {
 // such as the fusion report). `unfused`: every computed Func is moved to
 // compute_root/store_root first (the baseline the report compares against);
 // with `materialize_inlined` the inlined Funcs too (the distinct points each
-// needs); both drop the fold_storage() directives.
+// needs); both drop the fold_storage() directives. `sliding` (if given) gets
+// what became of each Func stored outside the loop it is computed in.
 Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused, bool materialize_inlined = false);
+                     bool unfused, bool materialize_inlined = false, SlidingReports *sliding = nullptr);
 
 // A signature (inputs, then the last `num_outputs` arguments as outputs) as
 // codegen's arguments.

@@ -1,5 +1,7 @@
 #include "SlidingWindow.h"
 
+#include <sstream>
+
 #include "analysis/Monotonic.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -160,10 +162,11 @@ protected:
 
 class SlideRealizations : public IRMutator {
 public:
-    explicit SlideRealizations(const Environment &e) : env(e) {}
+    SlideRealizations(const Environment &e, SlidingReports *r) : env(e), reports(r) {}
 
 protected:
     const Environment &env;
+    SlidingReports *reports;
     Stmt visit(const Realize *op) override {
         Stmt body = mutate(op->body);
         auto it = env.find(op->name);
@@ -171,8 +174,16 @@ protected:
         if (it != env.end()) loops = loops_to_producer(body, op->name);
         if (!loops.empty()) {
             const FunctionContents &f = *it->second;
+            SlidingReport r;
+            r.loop = f.schedule.compute_level.to_string();
             SlidingDim d;
-            if (f.updates.empty() && moving_dim(loops.back(), f, d).empty()) body = Slide(f, d).mutate(body);
+            r.not_slid = f.updates.empty() ? moving_dim(loops.back(), f, d) : "it has update definitions";
+            if (r.not_slid.empty()) {
+                r.dim = d.dim;
+                r.window = simplify(d.max - d.min + 1);
+                body = Slide(f, d).mutate(body);
+            }
+            if (reports) (*reports)[f.name] = r;
         }
         if (body.same_as(op->body)) return Stmt(op);
         return Realize::make(op->name, op->types, op->bounds, body, op->fold_factors);
@@ -201,6 +212,33 @@ int step_sign(const Expr &e, const std::string &v) {
     if (const auto *op = e.as<Select>())
         if (!expr_uses_var(op->condition, v)) return both(step_sign(op->true_value, v), step_sign(op->false_value, v));
     return 2;
+}
+
+std::string SlidingReport::describe(const FunctionContents &f) const {
+    std::ostringstream os;
+    auto fold_text = [&](int d) {
+        auto it = folds.find(d);
+        if (it == folds.end()) return std::string();
+        std::ostringstream t;
+        t << "folded to " << it->second << (fold_storage.count(d) ? " (fold_storage)" : "");
+        return t.str();
+    };
+    if (dim >= 0) {
+        os << "slides over " << loop << " in " << f.args[dim] << ", window of ";
+        if (as_const_int(window)) os << window;
+        else os << "variable size";
+        std::string own = fold_text(dim);
+        os << ", " << (own.empty() ? "not folded" + (not_folded.empty() ? "" : " (" + not_folded + ")") : own);
+    } else {
+        os << "not slid over " << loop << ": " << not_slid;
+    }
+    bool first = true;
+    for (const auto &kv : folds) {
+        if (kv.first == dim) continue;
+        os << (first ? "; " : ", ") << f.args[kv.first] << " " << fold_text(kv.first);
+        first = false;
+    }
+    return os.str();
 }
 
 std::vector<const For *> loops_to_producer(const Stmt &realize_body, const std::string &f) {
@@ -240,7 +278,9 @@ bool find_sliding_dim(const Stmt &realize_body, const FunctionContents &f, Slidi
     return !loops.empty() && moving_dim(loops.back(), f, out).empty();
 }
 
-Stmt sliding_window(const Stmt &s, const Environment &env) { return SlideRealizations(env).mutate(s); }
+Stmt sliding_window(const Stmt &s, const Environment &env, SlidingReports *reports) {
+    return SlideRealizations(env, reports).mutate(s);
+}
 
 }  // namespace internal
 }  // namespace kiln

@@ -12,12 +12,17 @@
 // definitions, and exactly one dimension of its region moves with the loop,
 // monotonically (min and max both non-decreasing by a constant step), and
 // its producer writes no row past the region's max in that dimension (a
-// RoundUp split would, and the slid rows would then leave its storage).
+// RoundUp split would, and the slid rows would then leave its storage). A
+// Func stored outside its compute loop that does not slide is recorded with
+// the reason, for the fusion report and lower()'s warning:
+//
+//   g(x, y) += 1; g.store_root().compute_at(out, y)  ->  not slid over out.y: it has update definitions
 //
 // Precondition: bounds inference has defined the region lets right inside
 // the compute loop.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +32,22 @@
 namespace kiln {
 namespace internal {
 
-Stmt sliding_window(const Stmt &s, const Environment &env);
+// What became of a Func stored outside the loop it is computed in.
+struct SlidingReport {
+    std::string loop;           // the compute loop as scheduled ("out.y")
+    int dim = -1;               // the dimension that slides; -1: not slid
+    Expr window;                // that dimension's extent in one iteration, before sliding
+    std::string not_slid;       // why it does not slide, if it does not
+    std::map<int, Expr> folds;  // dimension -> fold factor (storage folding)
+    std::set<int> fold_storage; // the dimensions folded as fold_storage() asked
+    std::string not_folded;     // why the sliding dimension is not folded, if it slides and is not
+    // "slides over out.y in y, window of 3, folded to 4", or
+    // "not slid over out.y: it has update definitions"
+    std::string describe(const FunctionContents &f) const;
+};
+using SlidingReports = std::map<std::string, SlidingReport>;  // by Func name
+
+Stmt sliding_window(const Stmt &s, const Environment &env, SlidingReports *reports = nullptr);
 
 // Shared with storage folding.
 

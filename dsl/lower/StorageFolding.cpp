@@ -95,11 +95,12 @@ bool live_rows(const For *loop, const FunctionContents &f, int d, Interval &read
 
 class Fold : public IRMutator {
 public:
-    explicit Fold(const Environment &e) : env(e) {}
+    Fold(const Environment &e, SlidingReports *r) : env(e), reports(r) {}
     std::set<std::string> realized, produced;
 
 protected:
     const Environment &env;
+    SlidingReports *reports;
 
     Stmt visit(const ProducerConsumer *op) override {
         if (op->is_producer) produced.insert(op->name);
@@ -191,6 +192,7 @@ protected:
             realized.insert(f.name);
             std::vector<const For *> loops = loops_to_producer(body, f.name);
             SlidingDim d;
+            std::string not_folded;
             Interval read, live;
             Expr count;
             bool past = false;
@@ -201,11 +203,24 @@ protected:
                     int64_t n = 1;
                     while (n < *c) n *= 2;
                     folds[d.dim] = make_const(Int(32), n);
+                } else {
+                    not_folded = past ? "its producer writes past the window (a split's tail), by a number of rows "
+                                        "not known before running"
+                                      : "the window's size is not known before running";
                 }
             }
             std::vector<Stmt> checks;
             for (const StorageFold &fold : f.schedule.storage_folds) explicit_fold(f, fold, loops, folds, checks);
             if (!checks.empty()) body = ChecksAtTop(loops.back()->name, checks).mutate(body);
+            if (reports && reports->count(f.name)) {
+                SlidingReport &r = reports->at(f.name);
+                r.not_folded = not_folded;
+                for (size_t i = 0; i < folds.size(); i++)
+                    if (folds[i].defined() && !op->fold_factors[i].defined()) r.folds[(int)i] = folds[i];
+                for (const StorageFold &fold : f.schedule.storage_folds)
+                    for (size_t i = 0; i < f.args.size(); i++)
+                        if (f.args[i] == fold.var) r.fold_storage.insert((int)i);
+            }
         }
         if (body.same_as(op->body) && folds.size() == op->fold_factors.size()) {
             bool same = true;
@@ -218,8 +233,8 @@ protected:
 
 }  // namespace
 
-Stmt storage_folding(const Stmt &s, const Environment &env) {
-    Fold fold(env);
+Stmt storage_folding(const Stmt &s, const Environment &env, SlidingReports *reports) {
+    Fold fold(env, reports);
     Stmt r = fold.mutate(s);
     for (const auto &kv : env) {
         const FunctionContents &f = *kv.second;

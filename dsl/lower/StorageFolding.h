@@ -19,7 +19,8 @@
 //
 // A fold_storage on a Func with no storage of its own (inlined, an output),
 // stored where it is computed, or whose region moves both ways is a
-// CompileError.
+// CompileError. `reports` (if given) gets each fold of the Funcs that
+// sliding_window reported on.
 //
 // Precondition: the region lets are still right inside the compute loop
 // (sliding_window keeps them there; run before simplification).
@@ -30,7 +31,7 @@
 namespace kiln {
 namespace internal {
 
-Stmt storage_folding(const Stmt &s, const Environment &env);
+Stmt storage_folding(const Stmt &s, const Environment &env, SlidingReports *reports = nullptr);
 
 }  // namespace internal
 }  // namespace kiln

@@ -39,6 +39,12 @@ struct FuncReport {
     bool in_memory = false;                  // allocation larger than the cache
     int64_t memory_bytes = 0;                // written + read back when in memory (points of the pure definition)
     int64_t memory_bytes_unfused = 0;
+    // For a Func stored outside the loop it is computed in: whether its
+    // region slides over that loop, and its fold, e.g.
+    //   "slides over out.y in y, window of 3, folded to 4"
+    //   "not slid over out.y: it has update definitions"
+    // Empty for other Funcs.
+    std::string sliding;
 };
 
 struct PipelineReport {
