@@ -267,7 +267,8 @@ public:
             l.add(linearize(b), -1);
             l.normalize();
             Expr d = delinearize(l, a.type());
-            return const_bounds(d, lo, hi);
+            if (const_bounds(d, lo, hi)) return true;
+            return rounded_diff_bounds(l, lo, hi);
         }
         int64_t al, ah, bl, bh;
         if (const_bounds(a, al, ah) && const_bounds(b, bl, bh)) {
@@ -276,6 +277,36 @@ public:
             return true;
         }
         return false;
+    }
+
+    // The difference l may hold k * (n / c) (a rounded-up or -down extent,
+    // c > 0, k a multiple of c): that is (k / c) * (n - n % c) with n % c in
+    // [0, c - 1], so if the rest cancels, the difference is bounded:
+    //   ((e + 15) / 16) * 16 - e  ->  in [0, 15] + 15 - 15 ... in [0, 15]
+    // (as min(((e + 15) / 16) * 16 - 16, e - 16) simplifies to e - 16, the
+    // region of a vectorized loop shifted inwards stays in terms of e).
+    bool rounded_diff_bounds(Linear l, int64_t &lo, int64_t &hi) {
+        int64_t slack_lo = 0, slack_hi = 0;
+        bool rewrote = false;
+        for (size_t i = 0; i < l.terms.size(); i++) {
+            const auto *div = l.terms[i].first.as<Div>();
+            const int64_t *c = div ? as_const_int(div->b) : nullptr;
+            int64_t k = l.terms[i].second;
+            if (!c || *c <= 0 || k % *c != 0) continue;
+            int64_t m = k / *c;  // k * (n / c) = m * n - m * (n % c)
+            Linear n = linearize(div->a);
+            l.terms[i].second = 0;
+            l.add(n, m);
+            if (m > 0) slack_lo -= m * (*c - 1);
+            else slack_hi -= m * (*c - 1);
+            rewrote = true;
+        }
+        if (!rewrote) return false;
+        l.normalize();
+        if (!l.terms.empty()) return false;
+        lo = l.constant + slack_lo;
+        hi = l.constant + slack_hi;
+        return true;
     }
 
 protected:

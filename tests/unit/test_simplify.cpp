@@ -451,3 +451,20 @@ TEST_CASE("reference interpreter: values past int64 are flagged, not undefined",
     CHECK(small.eval(e) == 432);
     CHECK(!small.overflow);
 }
+
+// A rounded extent is within a block of the extent: ((e + 15) / 16) * 16 is
+// in [e, e + 15], so a vectorized loop shifted inwards, whose region is
+// min(((e + 15) / 16) * 16 - 16, e - 16) + ..., names e once; in a chain of
+// such stages the region would otherwise double at every stage.
+TEST_CASE("Simplify: min and max of a rounded-up extent and the extent", "[simplify]") {
+    Expr e = Variable::make(Int(32), "e");
+    Expr up = ((e + 15) / 16) * 16;
+    CHECK(simp(min(up - 16, e - 16)) == "(e - 16)");
+    CHECK(simp(max(up - 16, e - 16)) == "((((e + 15) / 16) * 16) - 16)");
+    CHECK(simp(min(up, e + 15)) == "(((e + 15) / 16) * 16)");  // up <= e + 15
+    CHECK(simp(min(up, e + 14)) == "min((((e + 15) / 16) * 16), (e + 14))");  // not decided
+    CHECK(simp(max(up, e)) == "(((e + 15) / 16) * 16)");
+    // Rounded down: (e / 8) * 8 is in [e - 7, e].
+    CHECK(simp(min((e / 8) * 8, e)) == "((e / 8) * 8)");
+    CHECK(simp(max((e / 8) * 8, e - 7)) == "((e / 8) * 8)");
+}
