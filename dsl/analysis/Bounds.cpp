@@ -275,45 +275,40 @@ protected:
         }
         result = interval_union(a, b);
     }
+    // Does e name a variable with a range (the scope's or a let's), or, with
+    // `data`, read a load or call other than pure math?
+    bool varies(const Expr &e, bool data) const {
+        class Varies : public IRVisitor {
+        public:
+            const BoundsOf &self;
+            bool data, found = false;
+            Varies(const BoundsOf &s, bool d) : self(s), data(d) {}
+            void visit(const Variable *v) override {
+                found |= self.lets.find(v->name) != nullptr || self.scope.find(v->name) != nullptr;
+            }
+            void visit(const Load *op) override {
+                found |= data;
+                IRVisitor::visit(op);
+            }
+            void visit(const Call *c) override {
+                found |= data && c->call_type != Call::PureExtern;
+                IRVisitor::visit(c);
+            }
+        } v(*this, data);
+        v.include(e);
+        return v.found;
+    }
+    bool ranged(const Expr &e) const { return varies(e, false); }
     // An expression of constants, Params and unranged variables, without
     // loads or calls, is one value wherever it is evaluated: its own
     // interval, whatever its operators (a float division, a cast between
     // float and int: cast<int>(1.0f / p), float32(255)).
     template<typename Node>
     bool fixed(const Node *op) {
-        class Varies : public IRVisitor {
-        public:
-            const BoundsOf &self;
-            bool found = false;
-            explicit Varies(const BoundsOf &s) : self(s) {}
-            void visit(const Variable *v) override {
-                found |= self.lets.find(v->name) != nullptr || self.scope.find(v->name) != nullptr;
-            }
-            void visit(const Load *) override { found = true; }
-            void visit(const Call *c) override {
-                found |= c->call_type != Call::PureExtern;
-                IRVisitor::visit(c);
-            }
-        } varies(*this);
         Expr e(op);
-        varies.include(e);
-        if (varies.found || !e.type().is_scalar()) return false;
+        if (!e.type().is_scalar() || varies(e, true)) return false;
         result = Interval::point(simplify(e));
         return true;
-    }
-    // Does e name a variable with a range (the scope's or a let's)?
-    bool ranged(const Expr &e) const {
-        class Uses : public IRVisitor {
-        public:
-            const BoundsOf &self;
-            bool found = false;
-            explicit Uses(const BoundsOf &s) : self(s) {}
-            void visit(const Variable *v) override {
-                found |= self.lets.find(v->name) != nullptr || self.scope.find(v->name) != nullptr;
-            }
-        } uses(*this);
-        uses.include(e);
-        return uses.found;
     }
     void visit(const Load *op) override { type_range(op->type); }
     void visit(const Ramp *op) override {
