@@ -5,9 +5,12 @@
 #include <kiln/kiln.h>
 
 #include <catch2/catch.hpp>
+
+#include "unit/sched_helpers.h"
 #include <functional>
 
 using namespace kiln;
+using namespace sched_test;
 
 namespace {
 
@@ -15,22 +18,7 @@ std::string fixture(const std::string &name) {
     return std::string(KILN_SOURCE_DIR) + "/tests/unit/sched/" + name;
 }
 
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const CompileError &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
-std::string parse_error(const std::string &text) {
-    return error_of([&] { ScheduleFile::parse(text, "t.sched"); });
-}
-
 // A fixed target, so natural_vector_size is 8 for float32 and 32 for uint8.
-Target avx2() { return Target("x86-64-linux-avx2"); }
-
 // in -> blur_x -> blur_y, float32. Every call builds fresh Funcs.
 struct Blur {
     ImageParam in{Float(32), 2, "in"};
@@ -68,12 +56,6 @@ struct TwoUpdates {
         f(x, y) = g(x, y) + g(x + 1, y);
     }
 };
-
-std::string apply_error(const std::string &text, const Pipeline &p) {
-    return error_of([&] { ScheduleFile::parse(text, "t.sched").apply(p, avx2()); });
-}
-
-bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

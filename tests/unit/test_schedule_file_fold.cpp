@@ -3,16 +3,17 @@
 // schedule), its argument errors at their position, and a fold lowering
 // rejects pointing at the directive.
 #include <catch2/catch.hpp>
+
+#include "unit/sched_helpers.h"
 #include <functional>
 
 #include "kiln/kiln.h"
 
 using namespace kiln;
+using namespace sched_test;
 using Catch::Contains;
 
 namespace {
-
-Target avx2() { return Target("x86-64-linux-avx2"); }
 
 // g = in * 3; out reads g over rows [y - 1, y + 1].
 struct Stencil {
@@ -24,23 +25,6 @@ struct Stencil {
         out(x, y) = g(x, y - 1) + g(x, y) + g(x, y + 1);
     }
 };
-
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const CompileError &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
-std::string parse_error(const std::string &text) {
-    return error_of([&] { ScheduleFile::parse(text, "t.sched"); });
-}
-
-std::string apply_error(const std::string &text, const Func &out) {
-    return error_of([&] { ScheduleFile::parse(text, "t.sched").apply(Pipeline(out), avx2()); });
-}
 
 }  // namespace
 

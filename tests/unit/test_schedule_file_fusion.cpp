@@ -3,13 +3,14 @@
 // must equal those of the same C++ schedule.
 #include <catch2/catch.hpp>
 
+#include "unit/sched_helpers.h"
+
 #include "kiln/kiln.h"
 
 using namespace kiln;
+using namespace sched_test;
 
 namespace {
-
-Target avx2() { return Target("x86-64-linux-avx2"); }
 
 // t = in * 2; z1 = t + 1; z2 = t(x, y + 1) - 1.
 struct Twins {
@@ -23,15 +24,6 @@ struct Twins {
     }
     Pipeline pipeline() const { return Pipeline({z1, z2}); }
 };
-
-std::string apply_error(const std::string &text, const Pipeline &p) {
-    try {
-        ScheduleFile::parse(text, "t.sched").apply(p, avx2());
-    } catch (const CompileError &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 }  // namespace
 

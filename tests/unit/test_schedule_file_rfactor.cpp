@@ -4,13 +4,14 @@
 // position of the mistake.
 #include <catch2/catch.hpp>
 
+#include "unit/sched_helpers.h"
+
 #include "kiln/kiln.h"
 
 using namespace kiln;
+using namespace sched_test;
 
 namespace {
-
-Target avx2() { return Target("x86-64-linux-avx2"); }
 
 // Row sums: rows(y) = sum over x of in(x, y).
 struct Rows {

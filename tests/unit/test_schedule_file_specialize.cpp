@@ -7,6 +7,8 @@
 #include <kiln/kiln.h>
 
 #include <catch2/catch.hpp>
+
+#include "unit/sched_helpers.h"
 #include <functional>
 
 #include <vector>
@@ -15,21 +17,9 @@
 #include "lower/DecideSpecializations.h"
 
 using namespace kiln;
+using namespace sched_test;
 
 namespace {
-
-std::string error_of(const std::function<void()> &f) {
-    try {
-        f();
-    } catch (const CompileError &e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
-Target avx2() { return Target("x86-64-linux-avx2"); }
-
-bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 // out(x, y) = in(x, y) * k; a matrix-like producer p computed per row of out.
 struct Scale {
