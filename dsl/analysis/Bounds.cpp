@@ -1,6 +1,7 @@
 #include "Bounds.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -339,6 +340,35 @@ protected:
     }
 };
 
+// The statements of s that read (or write) `name` somewhere inside them.
+class FindAccesses : public IRVisitor {
+public:
+    FindAccesses(const std::string &n, bool r, bool w, std::unordered_set<const void *> &out)
+        : name(n), reads(r), writes(w), touching(out) {}
+    using IRVisitor::include;
+    void include(const Stmt &s) override {
+        if (!s.defined()) return;
+        bool outer = hit;
+        hit = false;
+        IRVisitor::include(s);
+        if (hit) touching.insert(s.get());
+        hit = hit || outer;
+    }
+
+private:
+    const std::string &name;
+    bool reads, writes, hit = false;
+    std::unordered_set<const void *> &touching;
+    void visit(const Call *op) override {
+        hit |= reads && op->name == name && op->call_type != Call::PureExtern;
+        IRVisitor::visit(op);
+    }
+    void visit(const Provide *op) override {
+        hit |= writes && op->name == name;
+        IRVisitor::visit(op);
+    }
+};
+
 // Walks a statement, ranging loop and let variables, collecting boxes.
 class BoxCollector : public IRVisitor {
 public:
@@ -347,7 +377,20 @@ public:
     bool found = false;
     std::string first_unbounded;
 
+    // Only the statements that access the Func are walked: the lets and
+    // loops of the rest of a pipeline cannot change its box, and ranging
+    // them would cost as much as the whole pipeline's bounds at every call.
+    void collect(const Stmt &s) {
+        FindAccesses(name, reads, writes, touching).include(s);
+        include(s);
+    }
+    using IRVisitor::include;
+    void include(const Stmt &s) override {
+        if (s.defined() && touching.count(s.get())) IRVisitor::include(s);
+    }
+
 protected:
+    std::unordered_set<const void *> touching;
     const std::string &name;
     bool reads, writes;
     Scope scope;
@@ -410,7 +453,12 @@ protected:
         if (iv.bounded() && equal(iv.min, iv.max)) return iv;
         if (depends_on_scope(raw, false)) return iv;
         Expr v = simplify(substituted);
-        return depends_on_scope(v) ? iv : Interval::point(v);
+        if (!depends_on_scope(v)) return Interval::point(v);
+        // Lets that vary together (the min and max of a region, both
+        // following a tile loop t) cancel in the substituted value, where
+        // their intervals would not: with a = t*384 - 1, b = t*384 + 384,
+        //   (b - a) - 31  ->  354, not [t.min*384 - t.max*384 + 354, ...]
+        return bounds_of_expr_in_scope(v, scope);
     }
     // A loop's last iteration is bounded from the lets' values, not their
     // intervals: min and extent usually share terms that must cancel
@@ -551,7 +599,7 @@ Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) {
 
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer) {
     BoxCollector c(name, reads, writes, outer);
-    c.include(s);
+    c.collect(s);
     if (found) *found = c.found;
     for (auto &i : c.box)
         if (i.is_empty_marker) i = Interval();
@@ -560,7 +608,7 @@ Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes,
 
 std::string describe_unbounded_access(const Stmt &s, const std::string &name) {
     BoxCollector c(name, true, false, Scope());
-    c.include(s);
+    c.collect(s);
     return c.first_unbounded;
 }
 
