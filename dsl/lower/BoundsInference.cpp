@@ -7,6 +7,7 @@
 #include "ScheduleFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "kiln_runtime.h"
 
 namespace kiln {
@@ -60,13 +61,41 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     return lets;
 }
 
+// A mutator that knows the lets of constant value around the node it is at
+// (a split's inner extent: let out.s0.x.xi.loop_extent = 384), so that the
+// boxes it computes see those constants. Without them a tile's region has a
+// symbolic extent, and the clamp of a vectorized loop's last vector,
+//   min((f.s0.x.max - f.s0.x.min) - 31, 0)
+// cannot fold to 0; each stage of a fused chain then names its consumer's
+// region twice, and the expressions double with every stage.
+class ConstantLetsMutator : public IRMutator {
+protected:
+    Scope consts;
+    std::map<std::string, Expr> values;
+
+    Stmt visit(const LetStmt *op) override {
+        Expr v = simplify(substitute(values, op->value));
+        if (!is_const(v)) return IRMutator::visit(op);
+        auto old = values.find(op->name);
+        Expr saved = old == values.end() ? Expr() : old->second;
+        values[op->name] = v;
+        consts.push(op->name, Interval::point(v));
+        Stmt body = mutate(op->body);
+        consts.pop(op->name);
+        if (saved.defined()) values[op->name] = saved;
+        else values.erase(op->name);
+        if (body.same_as(op->body)) return Stmt(op);
+        return LetStmt::make(op->name, op->value, body);
+    }
+};
+
 // Finds the producer/consumer pair of f and defines its region at the top
 // of the loop body (or branch, or statement) that holds the pair, after the
 // lets already there. Funcs are visited consumers first, so the consumers'
 // region lets enclose f's, and f's region is in terms of their names
 // (blur_x.s0.y.min = blur_y.s0.y.min - 1) rather than their values: the
 // expressions stay as long as one stage's, however deep the fused group.
-class DefineRegion : public IRMutator {
+class DefineRegion : public ConstantLetsMutator {
 public:
     DefineRegion(const FunctionContents &f, bool out) : func(f), is_output(out) {}
     bool done = false;
@@ -128,7 +157,7 @@ protected:
         const auto *c = op->rest.as<ProducerConsumer>();
         if (!chain_has(op->first, true) || !chain_has(op->rest, false)) return IRMutator::visit(op);
         bool found = false;
-        Box box = box_touched(c->body, func.name, true, false, &found);
+        Box box = box_touched(c->body, func.name, true, false, &found, consts);
         internal_assert(found) << "no consumer of " << func.name;
         for (size_t d = 0; d < box.size(); d++) {
             bool has_bound = false;
@@ -211,7 +240,7 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
     return checks;
 }
 
-class SetRealizeBounds : public IRMutator {
+class SetRealizeBounds : public ConstantLetsMutator {
 public:
     explicit SetRealizeBounds(const FunctionContents &f) : func(f) {}
 
@@ -222,7 +251,7 @@ protected:
         // What its stages write: the region lets cover what the consumers
         // read (or a bound() does, checked), so the reads add nothing; and
         // in terms of those lets, the box stays as short as they are.
-        Box box = box_touched(op->body, func.name, false, true);
+        Box box = box_touched(op->body, func.name, false, true, nullptr, consts);
         std::vector<Range> bounds;
         for (size_t d = 0; d < box.size(); d++) {
             internal_assert(box[d].bounded()) << "unbounded realization of " << func.name;
@@ -231,6 +260,44 @@ protected:
         return Realize::make(op->name, op->types, bounds, op->body, op->fold_factors);
     }
 };
+
+// Does e have at most `budget` nodes?
+bool small_expr(const Expr &e, int budget) {
+    class Count : public IRVisitor {
+    public:
+        int left;
+        explicit Count(int b) : left(b) {}
+        void include(const Expr &x) override {
+            if (left < 0) return;
+            left--;
+            IRVisitor::include(x);
+        }
+    } count(budget);
+    count.include(e);
+    return count.left >= 0;
+}
+
+// The statement under the leading lets of s, where the entry checks go: the
+// boxes of the inputs and outputs are computed there, and may name those
+// lets (the regions of compute_root stages, each in terms of the last). A
+// small value (an output's region, output.min.0 + output.extent.0 - 1) is
+// put in `known` instead, so the boxes name the buffers where they can.
+// Substituting every value would repeat each region once per use in the
+// next one's, and the expressions would grow exponentially with the number
+// of compute_root stages.
+Stmt under_leading_lets(const Stmt &s, Scope &known) {
+    std::map<std::string, Expr> values;
+    Stmt body = s;
+    while (const auto *l = body.as<LetStmt>()) {
+        Expr v = simplify(substitute(values, l->value));
+        if (small_expr(v, 12)) {
+            values[l->name] = v;
+            known.push(l->name, Interval::point(v));
+        }
+        body = l->body;
+    }
+    return body;
+}
 
 }  // namespace
 
@@ -268,10 +335,12 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         for (const Stmt &check : output_bound_checks(f, buf)) s = Block::make(check, s);
     }
     s = wrap_lets(out_lets, s);
+    Scope known;
+    Stmt body = under_leading_lets(s, known);
     // What the outputs' loops really write (splits may round up or shift).
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
-        Box written = box_touched(s, o, false, true);
+        Box written = box_touched(body, o, false, true, nullptr, known);
         for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
     }
 
@@ -279,7 +348,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     for (const auto &kv : find_parameters(env)) {
         if (!kv.second->is_buffer) continue;
         bool found = false;
-        Box b = box_touched(s, kv.first, true, false, &found);
+        Box b = box_touched(body, kv.first, true, false, &found, known);
         if (!found) continue;
         for (size_t d = 0; d < b.size(); d++) {
             user_assert(b[d].bounded())
