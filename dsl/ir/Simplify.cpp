@@ -580,6 +580,21 @@ protected:
                 if (amin && bmin && equal(amin->b, bmin->b))
                     return mutate(Min::make(is_min ? Min::make(amin->a, bmin->a) : Max::make(amin->a, bmin->a), amin->b));
             }
+            // Division by a positive constant rounds down, so it is
+            // monotonic, as multiplication is where it cannot overflow:
+            //   min(a / 2, (a + 1) / 2)  ->  min(a, a + 1) / 2  ->  a / 2
+            // (an upsampled level's region; without it each level of a
+            // pyramid names the last one twice).
+            if (const auto *da = a.as<Div>(), *db = b.as<Div>(); da && db && t.is_scalar() && equal(da->b, db->b)) {
+                const int64_t *c = as_const_int(da->b);
+                if (c && *c > 0)
+                    return mutate(Div::make(is_min ? Min::make(da->a, db->a) : Max::make(da->a, db->a), da->b));
+            }
+            if (const auto *ma = a.as<Mul>(), *mb = b.as<Mul>(); ma && mb && is_index_type(t) && equal(ma->b, mb->b)) {
+                const int64_t *c = as_const_int(ma->b);
+                if (c && *c > 0)
+                    return mutate(Mul::make(is_min ? Min::make(ma->a, mb->a) : Max::make(ma->a, mb->a), ma->b));
+            }
             // min(a, min(a, b)) -> min(a, b)
             if (const auto *ib = b.as<Min>(); is_min && ib && (equal(ib->a, a) || equal(ib->b, a))) return b;
             if (const auto *ib = b.as<Max>(); !is_min && ib && (equal(ib->a, a) || equal(ib->b, a))) return b;

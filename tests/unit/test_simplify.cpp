@@ -6,6 +6,7 @@
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "unit/ir_helpers.h"
 
 using namespace kiln;
@@ -221,6 +222,27 @@ TEST_CASE("Simplify: division and modulo by a positive constant", "[simplify]") 
         CHECK(simp((y * 8 + x) % 8, r) == "x");
         CHECK(simp((x + 8) / 8, r) == "1");
         CHECK(simp(x % 4, r) == "(x % 4)");
+    }
+}
+
+// The region of an upsampled level reads its coarser level at x / 2 and
+// (x + 1) / 2: both ends of the union collapse to one term.
+TEST_CASE("Simplify: min and max of divisions or products by the same positive constant", "[simplify]") {
+    CHECK(simp(min(x / 2, (x + 1) / 2)) == "(x / 2)");
+    CHECK(simp(max(x / 2, (x + 1) / 2)) == "((x + 1) / 2)");
+    CHECK(simp(min(x / 4, y / 4)) == "(min(x, y) / 4)");
+    CHECK(simp(max(x * 3, (x - 2) * 3)) == "(x * 3)");
+    CHECK(simp(min(x / -2, (x + 1) / -2)) == "min((x / -2), ((x + 1) / -2))");  // not monotonic that way
+    CHECK(simp(min(x * -3, y * -3)) == "min((x * -3), (y * -3))");
+    // The same values as the unsimplified expressions, rounding down included.
+    for (int xv = -9; xv <= 9; xv++) {
+        for (int yv = -9; yv <= 9; yv++) {
+            std::map<std::string, Expr> at{{"x", Expr(xv)}, {"y", Expr(yv)}};
+            for (const Expr &e : {min(x / 3, (y - 1) / 3), max(x / 3, y / 3), min(x * 5, y * 5), max(x * 2, (y + 4) * 2)}) {
+                INFO(e << " at x = " << xv << ", y = " << yv);
+                CHECK(simp(substitute(at, e)) == simp(substitute(at, simplify(e))));
+            }
+        }
     }
 }
 
