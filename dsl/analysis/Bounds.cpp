@@ -1,6 +1,7 @@
 #include "Bounds.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "ir/IRPrinter.h"
@@ -372,10 +373,13 @@ private:
 // Walks a statement, ranging loop and let variables, collecting boxes.
 class BoxCollector : public IRVisitor {
 public:
-    BoxCollector(const std::string &n, bool r, bool w, const Scope &outer) : name(n), reads(r), writes(w), scope(outer) {}
+    BoxCollector(const std::string &n, bool r, bool w, const Scope &outer, bool keep = false)
+        : name(n), reads(r), writes(w), keep_lets(keep), scope(outer) {}
     Box box;
     bool found = false;
     std::string first_unbounded;
+    LetList kept;           // with keep_lets: the lets left as names, in order
+    bool conflict = false;  // a kept name defined twice with different values
 
     // Only the statements that access the Func are walked: the lets and
     // loops of the rest of a pipeline cannot change its box, and ranging
@@ -392,8 +396,9 @@ public:
 protected:
     std::unordered_set<const void *> touching;
     const std::string &name;
-    bool reads, writes;
+    bool reads, writes, keep_lets;
     Scope scope;
+    std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
     // `what` describes the access, for an unbounded one (printed only then).
@@ -430,13 +435,31 @@ protected:
         // earlier one twice or more (extent = max - min + 1), so substituting
         // unsimplified values would double the expression at every stage.
         Expr value = simplify(substitute(let_values, op->value));
-        scope.push(op->name, let_interval(op->value, value));
+        Interval iv = let_interval(op->value, value);
+        if (keeps(op->name, value, iv)) value = Variable::make(value.type(), op->name), iv = Interval::point(value);
+        scope.push(op->name, iv);
         Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
         let_values[op->name] = value;
         include(op->body);
         if (old.defined()) let_values[op->name] = old;
         else let_values.erase(op->name);
         scope.pop(op->name);
+    }
+    // Whether a let stays a name in the box: its value is the same over
+    // every loop of the statement (its interval is that value) and too large
+    // to repeat wherever it is used (a level of a pyramid names the last
+    // level's region twice, so substituting doubles it at every level).
+    bool keeps(const std::string &n, const Expr &value, const Interval &iv) {
+        if (!keep_lets || !iv.bounded() || !equal(iv.min, iv.max) || !equal(iv.min, value)) return false;
+        if (small_expr(value, 32)) return false;
+        auto it = kept_values.find(n);
+        if (it != kept_values.end()) {
+            conflict |= !equal(it->second, value);
+            return true;
+        }
+        kept_values[n] = value;
+        kept.push_back({n, value});
+        return true;
     }
     // A let's range, from the ranges of the names in its value; but a value
     // made only of other lets may not vary at all where its lets do: the
@@ -518,6 +541,7 @@ protected:
             bool lets, dep = false;
             Uses(const BoxCollector &s, bool l) : self(s), lets(l) {}
             void visit(const Variable *v) override {
+                if (self.kept_values.count(v->name)) return;  // a kept let is one value
                 bool is_let = self.let_values.count(v->name) > 0;
                 dep |= is_let ? lets : self.scope.find(v->name) != nullptr;
             }
@@ -597,13 +621,56 @@ Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) {
     return r;
 }
 
-Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer) {
-    BoxCollector c(name, reads, writes, outer);
+namespace {
+
+// The lets of `lets` that the box names, directly or through other lets
+// among them, in their order.
+LetList lets_needed(const LetList &lets, const Box &box) {
+    class Names : public IRVisitor {
+    public:
+        std::set<std::string> names;
+        void visit(const Variable *v) override { names.insert(v->name); }
+    } used;
+    for (const Interval &i : box) {
+        if (i.min.defined()) used.include(i.min);
+        if (i.max.defined()) used.include(i.max);
+    }
+    LetList needed;
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        if (!used.names.count(it->first)) continue;
+        needed.insert(needed.begin(), *it);
+        used.include(it->second);
+    }
+    return needed;
+}
+
+}  // namespace
+
+Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer,
+                LetList *kept) {
+    BoxCollector c(name, reads, writes, outer, kept != nullptr);
     c.collect(s);
+    if (c.conflict) return box_touched(s, name, reads, writes, found, outer);
     if (found) *found = c.found;
     for (auto &i : c.box)
         if (i.is_empty_marker) i = Interval();
+    if (kept) *kept = lets_needed(c.kept, c.box);
     return c.box;
+}
+
+bool small_expr(const Expr &e, int budget) {
+    class Count : public IRVisitor {
+    public:
+        int left;
+        explicit Count(int b) : left(b) {}
+        void include(const Expr &x) override {
+            if (left < 0) return;
+            left--;
+            IRVisitor::include(x);
+        }
+    } count(budget);
+    count.include(e);
+    return count.left >= 0;
 }
 
 std::string describe_unbounded_access(const Stmt &s, const std::string &name) {

@@ -61,12 +61,25 @@ private:
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope);
 
 using Box = std::vector<Interval>;
+using LetList = std::vector<std::pair<std::string, Expr>>;
 
 // The box of Func (or image) `name` touched within s: calls (reads) and/or
 // Provides (writes). Loops and lets inside s are ranged over; variables
 // defined outside s stay symbolic. `found` tells whether any access exists.
+//
+// A let of s is substituted into the box where it is used. With `kept`, a
+// let whose value is the same over all of s's loops and large stays a name
+// instead, and `kept` receives the definitions (in terms of names defined
+// outside s) of those the box names, in order; the caller defines them
+// where it puts the box. Substituting such a let would repeat it at every
+// use, and the lets of a pyramid's levels each use the last level's twice:
+//   let up_1.x.min = (w.min + min((w.max - w.min) - 15, 0)) / 2   // and up_2 of up_1 ...
+//   box of up_3, kept:   [up_3.x.min, up_3.x.max], kept = {up_1.x.min = ..., up_2.x.min = ..., ...}
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found = nullptr,
-                const Scope &outer = Scope());
+                const Scope &outer = Scope(), LetList *kept = nullptr);
+
+// Does e have at most `budget` nodes?
+bool small_expr(const Expr &e, int budget);
 
 // The first access to `name` in s whose box is unbounded, printed (for errors).
 std::string describe_unbounded_access(const Stmt &s, const std::string &name);

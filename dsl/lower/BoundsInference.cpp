@@ -61,6 +61,25 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     return lets;
 }
 
+// Names the lets a box keeps (box_touched) afresh, so that their copies
+// cannot clash with the originals deeper in the statement, and renames them
+// in the box. `counter` numbers the copies of one lowering.
+//   kept {a = e}, box [a - 1, a + 1]  ->  {a.b3 = e}, box [a.b3 - 1, a.b3 + 1]
+LetList rename_kept(const LetList &kept, Box &box, int &counter) {
+    std::map<std::string, Expr> fresh;
+    LetList lets;
+    for (const auto &l : kept) {
+        std::string n = l.first + ".b" + std::to_string(counter++);
+        lets.push_back({n, substitute(fresh, l.second)});
+        fresh[l.first] = Variable::make(l.second.type(), n);
+    }
+    for (Interval &i : box) {
+        if (i.min.defined()) i.min = substitute(fresh, i.min);
+        if (i.max.defined()) i.max = substitute(fresh, i.max);
+    }
+    return lets;
+}
+
 // A mutator that knows the lets of constant value around the node it is at
 // (a split's inner extent: let out.s0.x.xi.loop_extent = 384), so that the
 // boxes it computes see those constants. Without them a tile's region has a
@@ -97,7 +116,7 @@ protected:
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out) : func(f), is_output(out) {}
+    DefineRegion(const FunctionContents &f, bool out, int &copies) : func(f), is_output(out), copies(copies) {}
     bool done = false;
 
     // The top of `body` with the pending lets and checks put after its
@@ -120,6 +139,7 @@ public:
 protected:
     const FunctionContents &func;
     bool is_output;
+    int &copies;
     bool pending = false;
     std::vector<std::pair<std::string, Expr>> pending_lets;
     std::vector<Stmt> pending_checks;
@@ -157,8 +177,10 @@ protected:
         const auto *c = op->rest.as<ProducerConsumer>();
         if (!chain_has(op->first, true) || !chain_has(op->rest, false)) return IRMutator::visit(op);
         bool found = false;
-        Box box = box_touched(c->body, func.name, true, false, &found, consts);
+        LetList kept;
+        Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept);
         internal_assert(found) << "no consumer of " << func.name;
+        LetList lets = rename_kept(kept, box, copies);
         for (size_t d = 0; d < box.size(); d++) {
             bool has_bound = false;
             for (const auto &b : func.schedule.bounds) has_bound |= b.var == func.args[d];
@@ -173,7 +195,8 @@ protected:
         Stmt rest = mutate(op->rest);
         Stmt body = Block::make(op->first, rest);
         std::vector<Stmt> checks = bound_checks(box);
-        std::vector<std::pair<std::string, Expr>> lets = stage_region_lets(func, box, is_output);
+        LetList region = stage_region_lets(func, box, is_output);
+        lets.insert(lets.end(), region.begin(), region.end());
         if (pending) {  // a second pair in the same container: its lets go right before it
             for (const Stmt &check : checks) body = Block::make(check, body);
             return wrap_lets(lets, body);
@@ -242,40 +265,27 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
 
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
-    explicit SetRealizeBounds(const FunctionContents &f) : func(f) {}
+    SetRealizeBounds(const FunctionContents &f, int &copies) : func(f), copies(copies) {}
 
 protected:
     const FunctionContents &func;
+    int &copies;
     Stmt visit(const Realize *op) override {
         if (op->name != func.name) return IRMutator::visit(op);
         // What its stages write: the region lets cover what the consumers
         // read (or a bound() does, checked), so the reads add nothing; and
         // in terms of those lets, the box stays as short as they are.
-        Box box = box_touched(op->body, func.name, false, true, nullptr, consts);
+        LetList kept;
+        Box box = box_touched(op->body, func.name, false, true, nullptr, consts, &kept);
+        LetList lets = rename_kept(kept, box, copies);
         std::vector<Range> bounds;
         for (size_t d = 0; d < box.size(); d++) {
             internal_assert(box[d].bounded()) << "unbounded realization of " << func.name;
             bounds.push_back({box[d].min, simplify(box[d].max - box[d].min + 1)});
         }
-        return Realize::make(op->name, op->types, bounds, op->body, op->fold_factors);
+        return wrap_lets(lets, Realize::make(op->name, op->types, bounds, op->body, op->fold_factors));
     }
 };
-
-// Does e have at most `budget` nodes?
-bool small_expr(const Expr &e, int budget) {
-    class Count : public IRVisitor {
-    public:
-        int left;
-        explicit Count(int b) : left(b) {}
-        void include(const Expr &x) override {
-            if (left < 0) return;
-            left--;
-            IRVisitor::include(x);
-        }
-    } count(budget);
-    count.include(e);
-    return count.left >= 0;
-}
 
 // The statement under the leading lets of s, where the entry checks go: the
 // boxes of the inputs and outputs are computed there, and may name those
@@ -284,8 +294,8 @@ bool small_expr(const Expr &e, int budget) {
 // put in `known` instead, so the boxes name the buffers where they can.
 // Substituting every value would repeat each region once per use in the
 // next one's, and the expressions would grow exponentially with the number
-// of compute_root stages.
-Stmt under_leading_lets(const Stmt &s, Scope &known) {
+// of compute_root stages. The leading lets go to `leading`.
+Stmt under_leading_lets(const Stmt &s, Scope &known, LetList &leading) {
     std::map<std::string, Expr> values;
     Stmt body = s;
     while (const auto *l = body.as<LetStmt>()) {
@@ -294,6 +304,7 @@ Stmt under_leading_lets(const Stmt &s, Scope &known) {
             values[l->name] = v;
             known.push(l->name, Interval::point(v));
         }
+        leading.push_back({l->name, l->value});
         body = l->body;
     }
     return body;
@@ -304,22 +315,24 @@ Stmt under_leading_lets(const Stmt &s, Scope &known) {
 Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                       const Environment &env, PipelineRegions &regions) {
     Stmt s = stmt;
+    int copies = 0;  // lets defined again where a box names them
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
         if (is_out || is_inlined(f, false)) continue;
-        DefineRegion def(f, false);
+        DefineRegion def(f, false, copies);
         s = def.place_pending(def.mutate(s));
         internal_assert(def.done) << "producer of " << f.name << " not found";
         // The loops of a compute_with group depend on every member's region
         // lets, so its storage is sized once the parent (realized first,
         // processed last) has its lets.
         if (!fusion_parent(f).empty()) continue;
-        s = SetRealizeBounds(f).mutate(s);
-        for (const auto &c : fused_children(env, f.name)) s = SetRealizeBounds(*env.at(c)).mutate(s);
+        s = SetRealizeBounds(f, copies).mutate(s);
+        for (const auto &c : fused_children(env, f.name)) s = SetRealizeBounds(*env.at(c), copies).mutate(s);
     }
     // Outputs compute the region of their buffer; their lets go outermost.
     std::vector<std::pair<std::string, Expr>> out_lets;
+    std::vector<Stmt> out_checks;
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
         // A Tuple computes the region of its first element's buffer; the
@@ -332,15 +345,25 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         }
         auto lets = stage_region_lets(f, buf, true);
         out_lets.insert(out_lets.end(), lets.begin(), lets.end());
-        for (const Stmt &check : output_bound_checks(f, buf)) s = Block::make(check, s);
+        for (const Stmt &check : output_bound_checks(f, buf)) out_checks.push_back(check);
     }
     s = wrap_lets(out_lets, s);
     Scope known;
-    Stmt body = under_leading_lets(s, known);
+    LetList leading, copied;  // the lets the entry checks go under; what the boxes keep
+    Stmt body = under_leading_lets(s, known, leading);
+    // The outputs' bound() checks go first below those lets (the entry
+    // checks follow them there), so that the chain of lets stays whole.
+    if (!out_checks.empty()) {
+        out_checks.push_back(body);
+        body = Block::make(out_checks);
+    }
     // What the outputs' loops really write (splits may round up or shift).
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
-        Box written = box_touched(body, o, false, true, nullptr, known);
+        LetList kept;
+        Box written = box_touched(body, o, false, true, nullptr, known, &kept);
+        kept = rename_kept(kept, written, copies);
+        copied.insert(copied.end(), kept.begin(), kept.end());
         for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
     }
 
@@ -348,8 +371,11 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     for (const auto &kv : find_parameters(env)) {
         if (!kv.second->is_buffer) continue;
         bool found = false;
-        Box b = box_touched(body, kv.first, true, false, &found, known);
+        LetList kept;
+        Box b = box_touched(body, kv.first, true, false, &found, known, &kept);
         if (!found) continue;
+        kept = rename_kept(kept, b, copies);
+        copied.insert(copied.end(), kept.begin(), kept.end());
         for (size_t d = 0; d < b.size(); d++) {
             user_assert(b[d].bounded())
                 << "Input image " << kv.first << " is read at an unbounded coordinate in dimension " << d << " ("
@@ -359,7 +385,10 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         }
         regions.inputs[kv.first] = b;
     }
-    return s;
+    // Copies of the lets the boxes name, last of the leading lets, where
+    // the entry checks see them.
+    leading.insert(leading.end(), copied.begin(), copied.end());
+    return wrap_lets(leading, body);
 }
 
 }  // namespace internal
