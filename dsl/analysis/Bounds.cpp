@@ -342,30 +342,20 @@ protected:
 };
 
 // The statements of s that read (or write) `name` somewhere inside them.
-class FindAccesses : public IRVisitor {
+class FindAccesses : public MarkHolders {
 public:
     FindAccesses(const std::string &n, bool r, bool w, std::unordered_set<const void *> &out)
-        : name(n), reads(r), writes(w), touching(out) {}
-    using IRVisitor::include;
-    void include(const Stmt &s) override {
-        if (!s.defined()) return;
-        bool outer = hit;
-        hit = false;
-        IRVisitor::include(s);
-        if (hit) touching.insert(s.get());
-        hit = hit || outer;
-    }
+        : MarkHolders(out), name(n), reads(r), writes(w) {}
 
 private:
     const std::string &name;
-    bool reads, writes, hit = false;
-    std::unordered_set<const void *> &touching;
+    bool reads, writes;
     void visit(const Call *op) override {
-        hit |= reads && op->name == name && op->call_type != Call::PureExtern;
+        if (reads && op->name == name && op->call_type != Call::PureExtern) mark();
         IRVisitor::visit(op);
     }
     void visit(const Provide *op) override {
-        hit |= writes && op->name == name;
+        if (writes && op->name == name) mark();
         IRVisitor::visit(op);
     }
 };
@@ -600,6 +590,15 @@ protected:
 };
 
 }  // namespace
+
+void MarkHolders::include(const Stmt &s) {
+    if (!s.defined()) return;
+    bool outer = hit;
+    hit = false;
+    IRVisitor::include(s);
+    if (hit) holders.insert(s.get());
+    hit = hit || outer;
+}
 
 const Interval *Scope::find_sum(const Expr &e) const {
     for (auto it = sums.rbegin(); it != sums.rend(); ++it)

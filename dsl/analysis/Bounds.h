@@ -9,9 +9,11 @@
 #pragma once
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/IR.h"
+#include "ir/IRVisitor.h"
 
 namespace kiln {
 namespace internal {
@@ -77,6 +79,22 @@ using LetList = std::vector<std::pair<std::string, Expr>>;
 //   box of up_3, kept:   [up_3.x.min, up_3.x.max], kept = {up_1.x.min = ..., up_2.x.min = ..., ...}
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found = nullptr,
                 const Scope &outer = Scope(), LetList *kept = nullptr);
+
+// A visitor that records the statements inside which a subclass's visits
+// called mark(): the statements holding what it looks for.
+class MarkHolders : public IRVisitor {
+public:
+    explicit MarkHolders(std::unordered_set<const void *> &out) : holders(out) {}
+    using IRVisitor::include;
+    void include(const Stmt &s) override;
+
+protected:
+    void mark() { hit = true; }
+
+private:
+    std::unordered_set<const void *> &holders;
+    bool hit = false;
+};
 
 // Does e have at most `budget` nodes?
 bool small_expr(const Expr &e, int budget);

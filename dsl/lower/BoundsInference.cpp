@@ -1,6 +1,7 @@
 #include "BoundsInference.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "ComputeWith.h"
 #include "InlineFunctions.h"
@@ -87,7 +88,50 @@ LetList rename_kept(const LetList &kept, Box &box, int &counter) {
 //   min((f.s0.x.max - f.s0.x.min) - 31, 0)
 // cannot fold to 0; each stage of a fused chain then names its consumer's
 // region twice, and the expressions double with every stage.
+//
+// It walks only the statements that hold a produce or Realize of the Func
+// it works on: the rest of the pipeline is left as it is without visiting
+// its expressions (each Func's pass would otherwise cost the whole
+// pipeline, and bounds inference the square of its length).
 class ConstantLetsMutator : public IRMutator {
+public:
+    explicit ConstantLetsMutator(const std::string &f) : func_name(f) {}
+    using IRMutator::mutate;
+    Stmt mutate(const Stmt &s) override {
+        if (!s.defined()) return s;
+        if (!holders_found) {
+            holders_found = true;
+            find_holders(s);
+        }
+        return holders.count(s.get()) ? IRMutator::mutate(s) : s;
+    }
+
+private:
+    const std::string &func_name;
+    bool holders_found = false;
+    std::unordered_set<const void *> holders;
+
+    void find_holders(const Stmt &root) {
+        class Holders : public MarkHolders {
+        public:
+            Holders(const std::string &n, std::unordered_set<const void *> &out) : MarkHolders(out), name(n) {}
+            using MarkHolders::include;
+            void include(const Expr &) override {}  // statements only
+
+        private:
+            const std::string &name;
+            void visit(const ProducerConsumer *op) override {
+                if (op->name == name) mark();
+                IRVisitor::visit(op);
+            }
+            void visit(const Realize *op) override {
+                if (op->name == name) mark();
+                IRVisitor::visit(op);
+            }
+        } h(func_name, holders);
+        h.include(root);
+    }
+
 protected:
     Scope consts;
     std::map<std::string, Expr> values;
@@ -116,7 +160,8 @@ protected:
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out, int &copies) : func(f), is_output(out), copies(copies) {}
+    DefineRegion(const FunctionContents &f, bool out, int &copies)
+        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies) {}
     bool done = false;
 
     // The top of `body` with the pending lets and checks put after its
@@ -265,7 +310,7 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
 
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
-    SetRealizeBounds(const FunctionContents &f, int &copies) : func(f), copies(copies) {}
+    SetRealizeBounds(const FunctionContents &f, int &copies) : ConstantLetsMutator(f.name), func(f), copies(copies) {}
 
 protected:
     const FunctionContents &func;
