@@ -112,19 +112,21 @@ namespace {
 
 // Random loop shaping of a Func's pure stage; returns its loops, outermost
 // first, and appends the directives to `text`.
-std::vector<std::string> shape_loops(Func f, const PipelineSpec *output_of, Rng &r, std::ostringstream &text) {
-    bool is_output = output_of != nullptr;
+std::vector<std::string> shape_loops(Func f, const PipelineSpec &p, bool is_output, Rng &r, std::ostringstream &text) {
     // An output split ShiftInwards needs at least one whole tile.
     auto tail_for = [&](int factor, int extent, int t) { return is_output && factor > extent ? 0 : t; };
     Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
     std::vector<std::string> loops = {"y", "x"};
     static const int factors[] = {2, 3, 4, 5, 7, 8};
-    TailStrategy tails[] = {TailStrategy::GuardWithIf, TailStrategy::ShiftInwards};
-    static const char *const tail_names[] = {"GuardWithIf", "ShiftInwards"};
+    TailStrategy tails[] = {TailStrategy::GuardWithIf, TailStrategy::ShiftInwards, TailStrategy::RoundUp};
+    static const char *const tail_names[] = {"GuardWithIf", "ShiftInwards", "RoundUp"};
+    // RoundUp only for an intermediate of a pipeline that asks for it (the
+    // draws of the other pipelines stay as they were).
+    const int last_tail = !is_output && p.direct_input ? 2 : 1;
     if (r.chance(60)) {
-        int fx = factors[r.pick(0, 5)], tx = tail_for(fx, is_output ? output_of->out_w : 0, r.pick(0, 1));
+        int fx = factors[r.pick(0, 5)], tx = tail_for(fx, is_output ? p.out_w : 0, r.pick(0, last_tail));
         if (r.chance(40)) {
-            int fy = factors[r.pick(0, 5)], ty = tail_for(fy, is_output ? output_of->out_h : 0, r.pick(0, 1));
+            int fy = factors[r.pick(0, 5)], ty = tail_for(fy, is_output ? p.out_h : 0, r.pick(0, last_tail));
             f.split(x, xo, xi, fx, tails[tx]).split(y, yo, yi, fy, tails[ty]).reorder(xi, yi, xo, yo);
             text << " split(x, xo, xi, " << fx << ", " << tail_names[tx] << ") split(y, yo, yi, " << fy << ", "
                  << tail_names[ty] << ") reorder(xi, yi, xo, yo)";
@@ -175,7 +177,7 @@ std::string random_schedule(const PipelineSpec &p, Built &b, Rng &r) {
             continue;
         }
         std::ostringstream loop_text;
-        loops[k] = shape_loops(b.stages[k], k == n - 1 ? &p : nullptr, r, loop_text);
+        loops[k] = shape_loops(b.stages[k], p, k == n - 1, r, loop_text);
         if (!loop_text.str().empty()) text << "f" << k << ":" << loop_text.str() << "\n";
         if (p.stages[k].kind == 1 && r.chance(40)) {
             b.stages[k].update(0).vectorize(b.x, 4);

@@ -38,6 +38,10 @@ struct StageSpec {
 struct PipelineSpec {
     std::vector<StageSpec> stages;
     int in_w = 0, in_h = 0, out_w = 0, out_h = 0;
+    // Read the input directly instead of through repeat_edge (the input then
+    // covers exactly what the schedule reads; reference() does not apply),
+    // and let intermediates' splits round up too (TailStrategy::RoundUp).
+    bool direct_input = false;
     std::string to_string() const;
 };
 
@@ -72,7 +76,8 @@ E post_op(int which, E v) {
 
 // The stages f0, f1, ... of `p` for library L (Kiln, or Halide 14 in the
 // differential tier: L names Func, Expr, RDom and repeat_edge, as kd::K and
-// kd::H of tests/differential/diff.h do), reading `in` through repeat_edge.
+// kd::H of tests/differential/diff.h do), reading `in` through repeat_edge
+// (or directly, with p.direct_input).
 template<typename L, typename ImageParam, typename Var>
 std::vector<typename L::Func> build_stages(const PipelineSpec &p, const ImageParam &in, const Var &x, const Var &y) {
     using Func = typename L::Func;
@@ -87,7 +92,8 @@ std::vector<typename L::Func> build_stages(const PipelineSpec &p, const ImagePar
             Expr v;
             for (const Tap &t : st.taps) {
                 Expr xx = x + t.dx + rx, yy = y + t.dy;
-                Expr read = t.src < 0 ? Expr(clamped(xx, yy)) : Expr(stages[t.src](xx, yy));
+                Expr input = p.direct_input ? Expr(in(xx, yy)) : Expr(clamped(xx, yy));
+                Expr read = t.src < 0 ? input : Expr(stages[t.src](xx, yy));
                 Expr term = t.coef * read;
                 v = v.defined() ? v + term : term;
             }
