@@ -28,6 +28,8 @@ const std::vector<SuiteCase> &suite();
 CaseResult bench_blur3x3(const SuiteOptions &o);
 CaseResult bench_unsharp(const SuiteOptions &o);
 CaseResult bench_harris(const SuiteOptions &o);
+CaseResult bench_luma_blur5x5_unfused(const SuiteOptions &o);
+CaseResult bench_luma_blur5x5_fused(const SuiteOptions &o);
 CaseResult bench_softplus(const SuiteOptions &o);
 CaseResult bench_tanh_affine(const SuiteOptions &o);
 

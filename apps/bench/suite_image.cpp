@@ -1,6 +1,7 @@
-// The image and pointwise cases of apps/bench: blur3x3, unsharp, harris and
-// the two elementwise chains. The Halide programs below are the generators'
-// algorithms with the schedules of schedules/<generator>/host_tiled.sched.
+// The image and pointwise cases of apps/bench: blur3x3, unsharp, harris,
+// luma_blur5x5 and the two elementwise chains. The Halide programs below are
+// the generators' algorithms with the schedules of
+// schedules/<generator>/host_tiled.sched (luma_blur5x5: fused and unfused).
 #include "anchors.h"
 #include "case_util.h"
 #include "suite.h"
@@ -81,6 +82,24 @@ Pipeline halide_harris(Buffer<float> in, float k) {
     return Pipeline(output);
 }
 
+// luma_blur5x5 (schedules/luma_blur5x5/fused.sched, or unfused.sched).
+Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused) {
+    Var x("x"), y("y"), yo("yo");
+    Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
+    Func gray("gray"), blur_x("blur_x"), blur_y("blur_y"), output("output");
+    gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
+    blur_x(x, y) = (gray(x - 2, y) + 4 * gray(x - 1, y) + 6 * gray(x, y) + 4 * gray(x + 1, y) + gray(x + 2, y)) / 16;
+    blur_y(x, y) = (blur_x(x, y - 2) + 4 * blur_x(x, y - 1) + 6 * blur_x(x, y) + 4 * blur_x(x, y + 1) +
+                    blur_x(x, y + 2)) / 16;
+    output(x, y) = blur_y(x, y);
+    output.split(y, yo, y, 64).parallel(yo).vectorize(x, 8);
+    for (Func f : {gray, blur_x, blur_y}) {
+        if (fused) f.store_at(output, yo).compute_at(output, y).vectorize(x, 8);
+        else f.compute_root().split(y, yo, y, 64).parallel(yo).vectorize(x, 8);
+    }
+    return Pipeline(output);
+}
+
 // elementwise_chain (schedules/elementwise_chain/host_tiled.sched).
 Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
@@ -111,6 +130,19 @@ CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner
     c.entries.push_back(run_halide(halide(halide_view(in)), {&h_out}, o.runs));
     check_against(c.entries.back(), {&h_out}, {&out});
     return c;
+}
+
+// luma_blur5x5 under one of its schedule files, against Halide under the
+// same schedule. The two schedules are two cases, next to each other in the
+// table: the unfused time over the fused one is the sliding window's gain.
+CaseResult luma_blur5x5_case(const SuiteOptions &o, const std::string &schedule) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n, 3}, 0, 1, 6), out(n, n);
+    KilnRunner k("luma_blur5x5", {}, schedule);
+    k.bind("input", in);
+    const bool fused = schedule == "fused";
+    return image_case(o, "luma_blur5x5 " + schedule + " " + std::to_string(n) + "^2", k, in, out,
+                      [=](Buffer<float> b) { return halide_luma_blur5x5(b, fused); }, 4.0 * n * n * 4);
 }
 
 }  // namespace
@@ -149,6 +181,10 @@ CaseResult bench_harris(const SuiteOptions &o) {
     c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
     return c;
 }
+
+CaseResult bench_luma_blur5x5_unfused(const SuiteOptions &o) { return luma_blur5x5_case(o, "unfused"); }
+
+CaseResult bench_luma_blur5x5_fused(const SuiteOptions &o) { return luma_blur5x5_case(o, "fused"); }
 
 CaseResult bench_softplus(const SuiteOptions &o) {
     const int n = image_size(o);
