@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "Monotonic.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -364,8 +365,18 @@ private:
 class BoxCollector : public IRVisitor {
 public:
     BoxCollector(const std::string &n, bool r, bool w, const Scope &outer, bool keep = false)
-        : name(n), reads(r), writes(w), keep_lets(keep), scope(outer) {}
-    Box box;
+        : name(n), reads(r), writes(w), keep_lets(keep), scope(outer), sym(outer) {}
+    // Two boxes are collected. `box` ranges each loop variable over its loop
+    // as it goes. `sym_box` keeps the loop variables as symbols and bounds
+    // each end over a loop when leaving it: at the loop's first or last
+    // iteration where the end moves one way with the loop variable (an end
+    // of unknown direction is dropped, undefined). Terms that move together
+    // then stay together: the end of a tile rounded up at the image's edge,
+    //   x*8 + ((min(x*8 + 7, n) - x*8 + 2) / 2) * 2,
+    // is the last tile's, where ranging x in each term apart adds the first
+    // (whole) tile's rounded extent to the last tile's start. The result
+    // takes each end from sym_box where it is defined.
+    Box box, sym_box;
     bool found = false;
     std::string first_unbounded;
     LetList kept;           // with keep_lets: the lets left as names, in order
@@ -387,22 +398,27 @@ protected:
     std::unordered_set<const void *> touching;
     const std::string &name;
     bool reads, writes, keep_lets;
-    Scope scope;
+    Scope scope, sym;  // loop variables ranged; loop variables as symbols
     std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
     // `what` describes the access, for an unbounded one (printed only then).
     template<typename What>
     void merge(const std::vector<Expr> &args, const What &what) {
-        if (!found) box.assign(args.size(), Interval::nothing());
-        found = true;
+        start(args.size());
         if (box.size() != args.size()) return;  // arity errors are reported by validation
         for (size_t i = 0; i < args.size(); i++) {
             Interval iv = bounds_of_expr_in_scope(args[i], scope);
             if (!iv.bounded() && first_unbounded.empty())
                 first_unbounded = what() + " (argument " + std::to_string(i) + ": " + to_string(args[i]) + ")";
             box[i] = interval_union(box[i], iv);
+            sym_box[i] = interval_union(sym_box[i], bounds_of_expr_in_scope(args[i], sym));
         }
+    }
+    // The first access sizes both boxes.
+    void start(size_t n) {
+        if (!found) box.assign(n, Interval::nothing()), sym_box.assign(n, Interval::nothing());
+        found = true;
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
@@ -428,12 +444,33 @@ protected:
         Interval iv = let_interval(op->value, value);
         if (keeps(op->name, value, iv)) value = Variable::make(value.type(), op->name), iv = Interval::point(value);
         scope.push(op->name, iv);
+        sym.push(op->name, sym_interval(value));
         Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
         let_values[op->name] = value;
         include(op->body);
         if (old.defined()) let_values[op->name] = old;
         else let_values.erase(op->name);
+        sym.pop(op->name);
         scope.pop(op->name);
+    }
+    // A substituted let value with the loop variables as symbols: itself,
+    // unless it names a variable a condition has narrowed to a range. (Names
+    // of single values outside the statement stay; box_touched resolves
+    // them in the result.)
+    Interval sym_interval(const Expr &value) {
+        class Narrowed : public IRVisitor {
+        public:
+            const Scope &sym;
+            bool found = false;
+            explicit Narrowed(const Scope &s) : sym(s) {}
+            void visit(const Variable *v) override {
+                const Interval *i = sym.find(v->name);
+                found |= i && !(i->bounded() && i->min.same_as(i->max));
+            }
+        } n(sym);
+        n.include(value);
+        if (!n.found && value.type() == Int(32)) return Interval::point(value);
+        return bounds_of_expr_in_scope(value, sym);
     }
     // Whether a let stays a name in the box: its value is the same over
     // every loop of the statement (its interval is that value) and too large
@@ -484,8 +521,41 @@ protected:
         Interval mn = bounds_of_expr_in_scope(first, scope);
         Interval mx = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(mn.min, mx.max));
+        Expr self = Variable::make(Int(32), op->name);
+        sym.push(op->name, Interval::point(self));
+        Box outer_sym = sym_box;  // the body's symbolic box is bounded over the loop alone
+        for (Interval &i : sym_box) i = Interval::nothing();
         include(op->body);
+        sym.pop(op->name);
         scope.pop(op->name);
+        Interval range(mn.min, mx.max);
+        for (Interval &i : sym_box) {
+            if (i.is_empty_marker) continue;
+            Expr lo = over_loop(i.min, op->name, first, last, range, true);
+            Expr hi = over_loop(i.max, op->name, first, last, range, false);
+            // The loop's ends name the lets and variables outside it.
+            i = Interval(lo.defined() ? bounds_of_expr_in_scope(lo, sym).min : lo,
+                         hi.defined() ? bounds_of_expr_in_scope(hi, sym).max : hi);
+        }
+        if (outer_sym.size() == sym_box.size())
+            for (size_t i = 0; i < sym_box.size(); i++) sym_box[i] = interval_union(outer_sym[i], sym_box[i]);
+    }
+    // The lowest (or highest) value of e over the iterations first..last of
+    // loop v (in `range`): e at one end if it moves one way with v, else its
+    // bound over the range (undefined if none).
+    Expr over_loop(const Expr &e, const std::string &v, const Expr &first, const Expr &last, const Interval &range,
+                   bool lowest) {
+        if (!e.defined()) return e;
+        Monotonic m = monotonic(e, v);
+        if (m == Monotonic::Constant) return e;
+        if (m == Monotonic::Unknown) {
+            sym.push(v, range);
+            Interval b = bounds_of_expr_in_scope(e, sym);
+            sym.pop(v);
+            return lowest ? b.min : b.max;
+        }
+        bool at_first = (m == Monotonic::Increasing) == lowest;
+        return simplify(substitute(v, at_first ? first : last, e));
     }
     // Conditions "v <= e" / "v < e" / "v >= e" narrow v inside the then-branch
     // (this is what keeps GuardWithIf tails from widening the box).
@@ -496,31 +566,36 @@ protected:
     void visit(const IfThenElse *op) override {
         include(op->condition);
         bool fixed = op->else_case.defined() && !depends_on_scope(op->condition);
-        Box saved = box;
+        Box saved = box, saved_sym = sym_box;
         bool saved_found = found;
-        if (fixed) box.clear(), found = false;
-        std::vector<std::string> pushed;
-        narrow(op->condition, pushed);
+        if (fixed) box.clear(), sym_box.clear(), found = false;
+        std::vector<std::string> pushed, sym_pushed;
+        narrow(op->condition, pushed, scope);
+        narrow(op->condition, sym_pushed, sym);
         include(op->then_case);
         for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) it->empty() ? scope.pop_sum() : scope.pop(*it);
+        for (auto it = sym_pushed.rbegin(); it != sym_pushed.rend(); ++it) it->empty() ? sym.pop_sum() : sym.pop(*it);
         if (!fixed) {
             include(op->else_case);
             return;
         }
-        Box then_box = box;
+        Box then_box = box, then_sym = sym_box;
         bool then_found = found;
-        box.clear(), found = false;
+        box.clear(), sym_box.clear(), found = false;
         include(op->else_case);
-        Box else_box = box;
+        Box else_box = box, else_sym = sym_box;
         bool else_found = found;
-        box = saved, found = saved_found;
+        box = saved, sym_box = saved_sym, found = saved_found;
         if (then_found && else_found && then_box.size() == else_box.size()) {
-            for (size_t i = 0; i < then_box.size(); i++) then_box[i] = select_interval(op->condition, then_box[i], else_box[i]);
-            merge_box(then_box);
+            for (size_t i = 0; i < then_box.size(); i++) {
+                then_box[i] = select_interval(op->condition, then_box[i], else_box[i]);
+                then_sym[i] = select_interval(op->condition, then_sym[i], else_sym[i]);
+            }
+            merge_box(then_box, then_sym);
             return;
         }
-        if (then_found) merge_box(then_box);
-        if (else_found) merge_box(else_box);
+        if (then_found) merge_box(then_box, then_sym);
+        if (else_found) merge_box(else_box, else_sym);
     }
     // Does c name a ranged variable (a loop's, an outer one's, or with
     // `lets`, a let's of the statement)?
@@ -546,16 +621,18 @@ protected:
         Expr mx = a.max.defined() && b.max.defined() ? Select::make(c, a.max, b.max) : Expr();
         return Interval(mn, mx);
     }
-    void merge_box(const Box &b) {
-        if (!found) box.assign(b.size(), Interval::nothing());
-        found = true;
-        if (box.size() != b.size()) return;
-        for (size_t i = 0; i < b.size(); i++) box[i] = interval_union(box[i], b[i]);
+    void merge_box(const Box &b, const Box &sb) {
+        start(b.size());
+        if (box.size() != b.size() || sb.size() != b.size()) return;
+        for (size_t i = 0; i < b.size(); i++) {
+            box[i] = interval_union(box[i], b[i]);
+            sym_box[i] = interval_union(sym_box[i], sb[i]);
+        }
     }
-    void narrow(const Expr &c, std::vector<std::string> &pushed) {
+    void narrow(const Expr &c, std::vector<std::string> &pushed, Scope &scope) {
         if (const auto *a = c.as<And>()) {
-            narrow(a->a, pushed);
-            narrow(a->b, pushed);
+            narrow(a->a, pushed, scope);
+            narrow(a->b, pushed, scope);
             return;
         }
         const Variable *v = nullptr;
@@ -651,10 +728,19 @@ Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes,
     c.collect(s);
     if (c.conflict) return box_touched(s, name, reads, writes, found, outer);
     if (found) *found = c.found;
-    for (auto &i : c.box)
-        if (i.is_empty_marker) i = Interval();
-    if (kept) *kept = lets_needed(c.kept, c.box);
-    return c.box;
+    Box box = c.box;
+    for (size_t i = 0; i < box.size(); i++) {
+        if (box[i].is_empty_marker) {
+            box[i] = Interval();
+            continue;
+        }
+        if (c.sym_box[i].min.defined()) box[i].min = bounds_of_expr_in_scope(c.sym_box[i].min, outer).min;
+        if (c.sym_box[i].max.defined()) box[i].max = bounds_of_expr_in_scope(c.sym_box[i].max, outer).max;
+        if (!box[i].min.defined()) box[i].min = c.box[i].min;
+        if (!box[i].max.defined()) box[i].max = c.box[i].max;
+    }
+    if (kept) *kept = lets_needed(c.kept, box);
+    return box;
 }
 
 bool small_expr(const Expr &e, int budget) {

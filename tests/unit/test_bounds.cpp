@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/Bounds.h"
+#include "analysis/Monotonic.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "unit/ir_helpers.h"
@@ -262,6 +263,36 @@ TEST_CASE("box_touched: a let whose lets cancel is one value, not their ranges' 
     t = LetStmt::make("w.min", min(xo * 32, n - 32), t);
     t = loop("xo", 0, 4, t);
     CHECK(str(box_touched(t, "f", true, false)) == "[min((n - 32), 0), (min((n - 32), 96) + 31)]");
+}
+
+// A tile loop whose last tile is short (GuardWithIf-like ends), computing
+// a producer over each tile rounded up to pairs (a RoundUp split): the
+// box's end is the last tile's, not the last tile's start plus the first
+// (whole) tile's rounded extent.
+TEST_CASE("box_touched: an end that moves with the loop is taken at the loop's last iteration", "[bounds][box]") {
+    Expr t = var("t"), k = var("k"), j = var("j"), lo = var("lo"), ext = var("ext"), i = var("i");
+    Stmt body = LetStmt::make("i", lo + k * 2 + j, Provide::make("g", call("f", {i}), {i}));
+    Stmt s = loop("k", 0, (ext + 1) / 2, loop("j", 0, 2, body));
+    s = LetStmt::make("ext", min(t * 8 + 7, 9) - lo + 1, s);
+    s = LetStmt::make("lo", t * 8, s);
+    s = loop("t", 0, 2, s);  // tiles [0, 7] and [8, 9]
+    CHECK(str(box_touched(s, "f", true, false)) == "[0, 9]");
+    CHECK(str(box_touched(s, "g", false, true)) == "[0, 9]");
+}
+
+TEST_CASE("monotonic: the direction of an expression in a variable", "[bounds][monotonic]") {
+    Expr x = var("x"), n = var("n");
+    CHECK(monotonic(x * 8 + n, "x") == Monotonic::Increasing);
+    CHECK(monotonic(n - x * 3, "x") == Monotonic::Decreasing);
+    CHECK(monotonic(min(x * 8 + 7, n) / 2, "x") == Monotonic::Increasing);
+    CHECK(monotonic((n - x) / -2, "x") == Monotonic::Increasing);  // Euclidean division by a negative constant
+    CHECK(monotonic(max(x, n) - min(n, 0 - x), "x") == Monotonic::Increasing);
+    CHECK(monotonic(n * 5, "x") == Monotonic::Constant);
+    CHECK(monotonic(x * 8 - min(x * 8, n), "x") == Monotonic::Unknown);
+    CHECK(monotonic(x * n, "x") == Monotonic::Unknown);
+    CHECK(monotonic(x % 4, "x") == Monotonic::Unknown);
+    CHECK(monotonic(select(x < 3, x, 0), "x") == Monotonic::Unknown);
+    CHECK(monotonic(select(n < 3, x, x * 2), "x") == Monotonic::Increasing);
 }
 
 namespace {
