@@ -364,8 +364,9 @@ private:
 // Walks a statement, ranging loop and let variables, collecting boxes.
 class BoxCollector : public IRVisitor {
 public:
-    BoxCollector(const std::string &n, bool r, bool w, const Scope &outer, bool keep = false)
-        : name(n), reads(r), writes(w), keep_lets(keep), scope(outer), sym(outer) {}
+    BoxCollector(const std::string &n, bool r, bool w, const Scope &outer, bool keep = false,
+                 const std::set<std::string> *req = nullptr)
+        : name(n), reads(r), writes(w), keep_lets(keep), required(req), scope(outer), sym(outer) {}
     // Two boxes are collected. `box` ranges each loop variable over its loop
     // as it goes. `sym_box` keeps the loop variables as symbols and bounds
     // each end over a loop when leaving it: at the loop's first or last
@@ -398,6 +399,7 @@ protected:
     std::unordered_set<const void *> touching;
     const std::string &name;
     bool reads, writes, keep_lets;
+    const std::set<std::string> *required;  // stage variables taken over their regions only
     Scope scope, sym;  // loop variables ranged; loop variables as symbols
     std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
@@ -442,9 +444,20 @@ protected:
         // unsimplified values would double the expression at every stage.
         Expr value = simplify(substitute(let_values, op->value));
         Interval iv = let_interval(op->value, value);
-        if (keeps(op->name, value, iv)) value = Variable::make(value.type(), op->name), iv = Interval::point(value);
+        Interval siv;
+        if (required && required->count(op->name)) {
+            // Kept as a name, so that what is computed from it keeps the clamp.
+            Expr lo = Variable::make(Int(32), op->name + ".min"), hi = Variable::make(Int(32), op->name + ".max");
+            siv = clamp_to(sym_interval(value), lo, hi, sym);
+            iv = clamp_to(iv, lo, hi, scope);
+            value = Variable::make(value.type(), op->name);
+        } else if (keeps(op->name, value, iv)) {
+            value = Variable::make(value.type(), op->name), iv = siv = Interval::point(value);
+        } else {
+            siv = sym_interval(value);
+        }
         scope.push(op->name, iv);
-        sym.push(op->name, sym_interval(value));
+        sym.push(op->name, siv);
         Expr old = let_values.count(op->name) ? let_values[op->name] : Expr();
         let_values[op->name] = value;
         include(op->body);
@@ -452,6 +465,13 @@ protected:
         else let_values.erase(op->name);
         sym.pop(op->name);
         scope.pop(op->name);
+    }
+    // i within [lo, hi] (names resolved in scope s).
+    static Interval clamp_to(const Interval &i, const Expr &lo, const Expr &hi, const Scope &s) {
+        Interval l = bounds_of_expr_in_scope(lo, s), h = bounds_of_expr_in_scope(hi, s);
+        Expr mn = i.min.defined() && l.min.defined() ? smax(i.min, l.min) : l.min.defined() ? l.min : i.min;
+        Expr mx = i.max.defined() && h.max.defined() ? smin(i.max, h.max) : h.max.defined() ? h.max : i.max;
+        return Interval(mn, mx);
     }
     // A substituted let value with the loop variables as symbols: itself,
     // unless it names a variable a condition has narrowed to a range. (Names
@@ -723,10 +743,10 @@ LetList lets_needed(const LetList &lets, const Box &box) {
 }  // namespace
 
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer,
-                LetList *kept) {
-    BoxCollector c(name, reads, writes, outer, kept != nullptr);
+                LetList *kept, const std::set<std::string> *required) {
+    BoxCollector c(name, reads, writes, outer, kept != nullptr, required);
     c.collect(s);
-    if (c.conflict) return box_touched(s, name, reads, writes, found, outer);
+    if (c.conflict) return box_touched(s, name, reads, writes, found, outer, nullptr, required);
     if (found) *found = c.found;
     Box box = c.box;
     for (size_t i = 0; i < box.size(); i++) {

@@ -8,6 +8,7 @@
 // A missing min or max means unbounded on that side.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -77,8 +78,17 @@ using LetList = std::vector<std::pair<std::string, Expr>>;
 // use, and the lets of a pyramid's levels each use the last level's twice:
 //   let up_1.x.min = (w.min + min((w.max - w.min) - 15, 0)) / 2   // and up_2 of up_1 ...
 //   box of up_3, kept:   [up_3.x.min, up_3.x.max], kept = {up_1.x.min = ..., up_2.x.min = ..., ...}
+//
+// A let named in `required` (a stage's pure variable, f.s0.x, bound from its
+// split loops) is taken only over its stage's region, the lets f.s0.x.min
+// and f.s0.x.max, which must be defined where s is: what a stage computes
+// past its region (a RoundUp split's last tile) is never used, so neither
+// is what it reads there.
+//   for (f.s0.x.xo, 0, 2) for (f.s0.x.xi, 0, 8) { let f.s0.x = f.s0.x.xo*8 + f.s0.x.xi  f(f.s0.x) = g(f.s0.x) }
+//   box of g, f.s0.x.min = 0, f.s0.x.max = 9:  [0, 15]; with f.s0.x required: [0, 9]
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found = nullptr,
-                const Scope &outer = Scope(), LetList *kept = nullptr);
+                const Scope &outer = Scope(), LetList *kept = nullptr,
+                const std::set<std::string> *required = nullptr);
 
 // A visitor that records the statements inside which a subclass's visits
 // called mark(): the statements holding what it looks for.

@@ -1,6 +1,7 @@
 #include "BoundsInference.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "ComputeWith.h"
@@ -60,6 +61,32 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
         }
     }
     return lets;
+}
+
+// The pure variables f.s<k>.<v> of the stages that round a split of v up
+// (RoundUp, or an update's default): their last tile can pass the stage's
+// region, and what it reads there need not be computed.
+std::set<std::string> rounded_stage_vars(const Environment &env, const std::vector<std::string> &outputs) {
+    std::set<std::string> vars;
+    for (const auto &kv : env) {
+        const FunctionContents &f = *kv.second;
+        bool is_output = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
+        for (int k = 0; k < f.num_stages(); k++) {
+            const Definition &d = f.stage(k);
+            std::vector<const StageSchedule *> schedules{&d.schedule};
+            for (const auto &sp : d.specializations) schedules.push_back(&sp.schedule);
+            for (const StageSchedule *sched : schedules) {
+                for (const Split &sp : sched->splits) {
+                    if (sp.kind != Split::SplitVar) continue;
+                    if (resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), k, is_output) != TailStrategy::RoundUp) continue;
+                    std::string root = sp.old_var.substr(0, sp.old_var.find('.'));
+                    if (std::find(f.args.begin(), f.args.end(), root) != f.args.end())
+                        vars.insert(f.name + ".s" + std::to_string(k) + "." + root);
+                }
+            }
+        }
+    }
+    return vars;
 }
 
 // Names the lets a box keeps (box_touched) afresh, so that their copies
@@ -160,8 +187,8 @@ protected:
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out, int &copies)
-        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies) {}
+    DefineRegion(const FunctionContents &f, bool out, int &copies, const std::set<std::string> &stage_vars)
+        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies), stage_vars(stage_vars) {}
     bool done = false;
 
     // The top of `body` with the pending lets and checks put after its
@@ -185,6 +212,7 @@ protected:
     const FunctionContents &func;
     bool is_output;
     int &copies;
+    const std::set<std::string> &stage_vars;  // the consumers' pure variables, taken over their regions
     bool pending = false;
     std::vector<std::pair<std::string, Expr>> pending_lets;
     std::vector<Stmt> pending_checks;
@@ -223,7 +251,11 @@ protected:
         if (!chain_has(op->first, true) || !chain_has(op->rest, false)) return IRMutator::visit(op);
         bool found = false;
         LetList kept;
-        Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept);
+        // What the consumers need: a consumer's iterations past its own
+        // region (a RoundUp split's last tile) read f where nothing uses
+        // the result, so f is not computed there (its storage still
+        // covers those reads, SetRealizeBounds).
+        Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept, &stage_vars);
         internal_assert(found) << "no consumer of " << func.name;
         LetList lets = rename_kept(kept, box, copies);
         for (size_t d = 0; d < box.size(); d++) {
@@ -310,18 +342,49 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
 
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
-    SetRealizeBounds(const FunctionContents &f, int &copies) : ConstantLetsMutator(f.name), func(f), copies(copies) {}
+    SetRealizeBounds(const FunctionContents &f, int &copies, const std::set<std::string> &stage_vars)
+        : ConstantLetsMutator(f.name), func(f), copies(copies), stage_vars(stage_vars) {}
 
 protected:
     const FunctionContents &func;
     int &copies;
+    const std::set<std::string> &stage_vars;
+
+    // Does s bind one of the rounded stage variables?
+    bool binds_rounded(const Stmt &s) const {
+        class Binds : public IRVisitor {
+        public:
+            const std::set<std::string> &vars;
+            bool found = false;
+            explicit Binds(const std::set<std::string> &v) : vars(v) {}
+            using IRVisitor::include;
+            void include(const Expr &) override {}
+            void visit(const LetStmt *op) override {
+                found |= vars.count(op->name) > 0;
+                IRVisitor::visit(op);
+            }
+        } b(stage_vars);
+        b.include(s);
+        return b.found;
+    }
     Stmt visit(const Realize *op) override {
         if (op->name != func.name) return IRMutator::visit(op);
         // What its stages write: the region lets cover what the consumers
         // read (or a bound() does, checked), so the reads add nothing; and
         // in terms of those lets, the box stays as short as they are.
-        LetList kept;
+        LetList kept, kept_reads;
         Box box = box_touched(op->body, func.name, false, true, nullptr, consts, &kept);
+        // Consumers that round a split up read past the region, where f is
+        // not computed (DefineRegion): the storage covers those reads too.
+        Box read;
+        if (!stage_vars.empty() && binds_rounded(op->body))
+            read = box_touched(op->body, func.name, true, false, nullptr, consts, &kept_reads);
+        for (size_t d = 0; d < box.size() && d < read.size(); d++) {
+            if (!read[d].bounded() || !box[d].bounded()) continue;
+            if (!is_one(simplify(box[d].min <= read[d].min))) box[d].min = simplify(min(box[d].min, read[d].min));
+            if (!is_one(simplify(read[d].max <= box[d].max))) box[d].max = simplify(max(box[d].max, read[d].max));
+        }
+        kept.insert(kept.end(), kept_reads.begin(), kept_reads.end());
         LetList lets = rename_kept(kept, box, copies);
         std::vector<Range> bounds;
         for (size_t d = 0; d < box.size(); d++) {
@@ -361,19 +424,21 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
                       const Environment &env, PipelineRegions &regions) {
     Stmt s = stmt;
     int copies = 0;  // lets defined again where a box names them
+    const std::set<std::string> stage_vars = rounded_stage_vars(env, outputs);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
         if (is_out || is_inlined(f, false)) continue;
-        DefineRegion def(f, false, copies);
+        DefineRegion def(f, false, copies, stage_vars);
         s = def.place_pending(def.mutate(s));
         internal_assert(def.done) << "producer of " << f.name << " not found";
         // The loops of a compute_with group depend on every member's region
         // lets, so its storage is sized once the parent (realized first,
         // processed last) has its lets.
         if (!fusion_parent(f).empty()) continue;
-        s = SetRealizeBounds(f, copies).mutate(s);
-        for (const auto &c : fused_children(env, f.name)) s = SetRealizeBounds(*env.at(c), copies).mutate(s);
+        s = SetRealizeBounds(f, copies, stage_vars).mutate(s);
+        for (const auto &c : fused_children(env, f.name))
+            s = SetRealizeBounds(*env.at(c), copies, stage_vars).mutate(s);
     }
     // Outputs compute the region of their buffer; their lets go outermost.
     std::vector<std::pair<std::string, Expr>> out_lets;

@@ -16,6 +16,14 @@ namespace {
 
 Expr var(const std::string &n) { return Variable::make(Int(32), n); }
 
+
+std::string last_component(const std::string &n) {
+    size_t p = n.rfind('.');
+    return p == std::string::npos ? n : n.substr(p + 1);
+}
+
+}  // namespace
+
 TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool is_output) {
     if (t != TailStrategy::Auto) return t;
     if (stage == 0) return TailStrategy::ShiftInwards;
@@ -29,13 +37,6 @@ bool is_rvar_name(const Definition &d, const std::string &n) {
         if (n == v.name || n.rfind(v.name + ".", 0) == 0) return true;
     return false;
 }
-
-std::string last_component(const std::string &n) {
-    size_t p = n.rfind('.');
-    return p == std::string::npos ? n : n.substr(p + 1);
-}
-
-}  // namespace
 
 StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
     return stage_nest(f, stage, is_output, f.stage(stage).schedule);

@@ -27,6 +27,13 @@
 namespace kiln {
 namespace internal {
 
+// The tail strategy a split gets: its own, or for Auto, ShiftInwards in a
+// pure definition, GuardWithIf for an RVar or an output's update, RoundUp
+// for an update's pure variable.
+TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool is_output);
+// Is n (a split's variable) an RVar of d, or split from one?
+bool is_rvar_name(const Definition &d, const std::string &n);
+
 // The loop nest of stage `stage` of f (before bounds inference), in pieces
 // that compute_with can interleave: the loop-bound lets, the loops
 // (outermost first) and the body inside them (split lets, guards, Provide).

@@ -99,9 +99,17 @@ void compare_one(uint32_t seed, Tally &t) {
     kiln::Buffer<int32_t> kout(p.out_w, p.out_h), hout(p.out_w, p.out_h);
     kout.fill(17);
     hout.fill(42);
-    if (!realize_kiln(b.output(), b.in, in, kout, where)) return;
     kd::H::set(hin, in);
-    kd::H::realize(hp, {hout.raw_buffer()}, kd::H::host());
+    try {
+        kd::H::realize(hp, {hout.raw_buffer()}, kd::H::host());
+    } catch (const Halide::Error &e) {
+        // Halide's default tail for an output's update is RoundUp, which
+        // writes past an output that is not a multiple of the factor
+        // (Kiln's is GuardWithIf).
+        t.halide_rejected++;
+        return;
+    }
+    if (!realize_kiln(b.output(), b.in, in, kout, where)) return;
     t.compared++;
     for (int yy = 0; yy < p.out_h; yy++)
         for (int xx = 0; xx < p.out_w; xx++)
@@ -115,17 +123,19 @@ void compare_one(uint32_t seed, Tally &t) {
 }  // namespace
 
 // [!mayfail]: Kiln asks for more input than Halide at 1 of the 12 default
-// seeds (9108) and at 5 of the first 40 (KILN_FUZZ_ITERS=8000):
-//  - an update vectorized with Halide's default tail for it (RoundUp), or a
-//    RoundUp split of a pure stage, rounds the stage's loop up: Kiln computes
-//    its producers over the rounded loop, Halide 14 asks its input only for
-//    what the consumers need (seeds 9108, 9123, 9126, 9127; one to twelve
-//    columns more);
-//  - Funcs stored at root and computed per tile of a ShiftInwards split,
-//    which do not slide (seed 9117: [-30, 38] where Halide asks [-3, 38]).
-// Regions bounded over a loop whose last tile is short and rounded up
-// (9106) are now the last tile's: box_touched takes each end at the loop's
-// first or last iteration where it moves one way with the loop.
+// seeds (9108), and at 5 of the 81 pipelines KILN_FUZZ_ITERS=8000 compares:
+//  - a ShiftInwards split of a stage whose region is smaller than the
+//    factor (one row per iteration of its consumer) shifts below the
+//    region, and Kiln computes the producers there (9166, 9195); Halide
+//    does not;
+//  - Funcs stored at root and computed per iteration of a loop, which do
+//    not slide (9117: [-30, 38] where Halide asks [-3, 38]; 9186);
+//  - 9108 ([3, 39] where [3, 27]): an update vectorized with its default
+//    RoundUp tail, computed per tile of a GuardWithIf split; not understood.
+// What a stage computes past its region through a RoundUp tail (an
+// update's default too) is no longer computed for it by its producers, as
+// in Halide (9123, 9126), and a region bounded over a loop whose last tile
+// is short and rounded up is the last tile's (9106).
 TEST_CASE("input regions: random pipelines ask for no more input than Halide 14", "[differential][fuzz][!mayfail]") {
     Tally t;
     uint32_t base = kiln_fuzz::seed(9100);

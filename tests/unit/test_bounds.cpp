@@ -280,6 +280,19 @@ TEST_CASE("box_touched: an end that moves with the loop is taken at the loop's l
     CHECK(str(box_touched(s, "g", false, true)) == "[0, 9]");
 }
 
+// A stage split with RoundUp computes past its region (f.s0.x.min..max);
+// with its variable `required`, what it reads there is left out.
+TEST_CASE("box_touched: a required stage variable is taken over its region only", "[bounds][box]") {
+    Expr xo = var("f.s0.x.xo"), xi = var("f.s0.x.xi"), fx = var("f.s0.x");
+    Stmt s = LetStmt::make("f.s0.x", xo * 8 + xi, Provide::make("f", call("g", {fx + 1}), {fx}));
+    s = loop("f.s0.x.xo", 0, 2, loop("f.s0.x.xi", 0, 8, s));
+    s = LetStmt::make("f.s0.x.max", 9, LetStmt::make("f.s0.x.min", 0, s));
+    CHECK(str(box_touched(s, "g", true, false)) == "[1, 16]");
+    const std::set<std::string> required{"f.s0.x"};
+    CHECK(str(box_touched(s, "g", true, false, nullptr, Scope(), nullptr, &required)) == "[1, 10]");
+    CHECK(str(box_touched(s, "f", false, true, nullptr, Scope(), nullptr, &required)) == "[0, 9]");
+}
+
 TEST_CASE("monotonic: the direction of an expression in a variable", "[bounds][monotonic]") {
     Expr x = var("x"), n = var("n");
     CHECK(monotonic(x * 8 + n, "x") == Monotonic::Increasing);
