@@ -29,8 +29,6 @@ using namespace internal;
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
-
 // An RVar loop of the stage after its splits, in terms of the RDom.
 struct LoopRVar {
     std::string var;  // the dim's full name ("r.x", "r.x.ro")
@@ -53,7 +51,7 @@ SplitRDom split_rdom(const FunctionContents &f, int stage, const std::string &wh
     SplitRDom r;
     for (const auto &v : d.rdom->vars) {
         live[v.name] = {v.name, v.name, v.min, v.extent};
-        r.value_of[v.name] = var(v.name);
+        r.value_of[v.name] = make_var(v.name);
     }
     for (const Split &sp : d.schedule.splits) {
         if (sp.kind == Split::FuseVars) {
@@ -69,7 +67,7 @@ SplitRDom split_rdom(const FunctionContents &f, int stage, const std::string &wh
         Expr k = sp.factor;
         live[sp.outer] = {sp.outer, "", 0, (old.extent + k - 1) / k};
         live[sp.inner] = {sp.inner, "", 0, k};
-        Expr offset = var(sp.outer) * k + var(sp.inner);
+        Expr offset = make_var(sp.outer) * k + make_var(sp.inner);
         for (auto &kv : r.value_of) kv.second = substitute(sp.old_var, offset + old.min, kv.second);
         for (auto &g : r.guards) g = substitute(sp.old_var, offset + old.min, g);
         const int64_t *ck = as_const_int(k), *ce = as_const_int(old.extent);
@@ -174,7 +172,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved, const st
     intm->name = intm_name.empty() ? derived_name(f.derived_names, f.name + "_intm") : intm_name;
     user_assert(intm->name != f.name) << what << ": the intermediate needs a name other than " << f.name;
     std::vector<Expr> pure_args, intm_args;
-    for (const auto &a : f.args) pure_args.push_back(var(a));
+    for (const auto &a : f.args) pure_args.push_back(make_var(a));
     intm_args = pure_args;
     for (const auto &[rv, v] : preserved) intm_args.push_back(v);
     define(intm, intm_args, op.identities, nullptr);

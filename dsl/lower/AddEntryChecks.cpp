@@ -11,7 +11,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
 Expr str(const std::string &s) { return StringImm::make(s); }
 
 // For each input image, the Funcs whose produce nodes read it (after
@@ -53,10 +52,10 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
                bool is_input, const std::string &fix) {
     for (size_t d = 0; d < box.size(); d++) {
         std::string dn = std::to_string(d);
-        Expr bmin = var(buf + ".min." + dn), bext = var(buf + ".extent." + dn);
+        Expr bmin = make_var(buf + ".min." + dn), bext = make_var(buf + ".extent." + dn);
         // Named lets keep the check readable in the emitted code.
         std::string what = buf + (is_input ? ".read" : ".written");
-        Expr lo = var(what + ".min." + dn), hi = var(what + ".max." + dn);
+        Expr lo = make_var(what + ".min." + dn), hi = make_var(what + ".max." + dn);
         Expr cond = bmin <= lo && hi <= bmin + bext - 1;
         std::vector<Expr> msg = {str(kernel + ": " + (is_input ? "input '" : "output '") + buf + "' is " +
                                      (is_input ? "read" : "written") + " over [") ,

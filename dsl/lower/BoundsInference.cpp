@@ -17,8 +17,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
-
 // Lets defining f.s<k>.<v>.min/max for every stage, given the region the
 // consumers need of the last stage.
 std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionContents &f, const Box &required,
@@ -38,8 +36,8 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
                 Stmt later = build_stage(f, k + 1, is_output);
                 bool found = false;
                 Box touched = box_touched(later, f.name, true, true, &found);
-                mn = var(next + ".min");
-                mx = var(next + ".max");
+                mn = make_var(next + ".min");
+                mx = make_var(next + ".max");
                 if (found) {
                     user_assert(touched[d].bounded())
                         << "Update definition " << f.stage_name(k + 1) << " of Func " << f.name
@@ -449,8 +447,8 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         // entry checks make sure the others cover it too.
         Box buf;
         for (size_t d = 0; d < f.args.size(); d++) {
-            Expr mn = var(f.buffer_name(0) + ".min." + std::to_string(d));
-            Expr ex = var(f.buffer_name(0) + ".extent." + std::to_string(d));
+            Expr mn = make_var(f.buffer_name(0) + ".min." + std::to_string(d));
+            Expr ex = make_var(f.buffer_name(0) + ".extent." + std::to_string(d));
             buf.push_back(Interval(mn, mn + ex - 1));
         }
         auto lets = stage_region_lets(f, buf, true);

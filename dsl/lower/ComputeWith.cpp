@@ -12,8 +12,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
-
 std::string loop_list(const StageNest &n) {
     std::string r;
     for (const auto &l : n.loops) r += (r.empty() ? "" : ", ") + l.user_name;
@@ -47,12 +45,12 @@ struct Aligned {
     Expr lo, hi, value;
 };
 Aligned align(const std::string &pn, const std::string &cn, LoopAlignStrategy a) {
-    Expr pmin = var(pn + ".loop_min"), pmax = var(pn + ".loop_max");
-    Expr cmin = var(cn + ".loop_min"), cmax = var(cn + ".loop_max"), cext = var(cn + ".loop_extent");
+    Expr pmin = make_var(pn + ".loop_min"), pmax = make_var(pn + ".loop_max");
+    Expr cmin = make_var(cn + ".loop_min"), cmax = make_var(cn + ".loop_max"), cext = make_var(cn + ".loop_extent");
     switch (a) {
-    case LoopAlignStrategy::AlignStart: return {pmin, pmin + cext - 1, var(pn) - pmin + cmin};
-    case LoopAlignStrategy::AlignEnd: return {pmax - cext + 1, pmax, var(pn) - pmax + cmax};
-    default: return {cmin, cmax, var(pn)};
+    case LoopAlignStrategy::AlignStart: return {pmin, pmin + cext - 1, make_var(pn) - pmin + cmin};
+    case LoopAlignStrategy::AlignEnd: return {pmax - cext + 1, pmax, make_var(pn) - pmax + cmax};
+    default: return {cmin, cmax, make_var(pn)};
     }
 }
 
@@ -62,7 +60,7 @@ struct Child {
     LoopAlignStrategy align;
 };
 
-Expr in_range(const std::string &v, Expr lo, Expr hi) { return var(v) >= lo && var(v) <= hi; }
+Expr in_range(const std::string &v, Expr lo, Expr hi) { return make_var(v) >= lo && make_var(v) <= hi; }
 
 // The parent stage's nest with the children's stages interleaved.
 Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
@@ -87,13 +85,13 @@ Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
             Expr cond;
             for (int j = i; j >= 0; j--) {
                 const std::string &n = p.loops[j].name;
-                Expr in = in_range(n, var(n + ".loop_min"), var(n + ".loop_max"));
+                Expr in = in_range(n, make_var(n + ".loop_min"), make_var(n + ".loop_max"));
                 cond = cond.defined() ? (in && cond) : in;
             }
             parts.push_back(IfThenElse::make(cond, wrap_loops(p.loops, i + 1, p.body)));
         } else {
             const auto &l = p.loops[i + 1];
-            parts.push_back(For::make(l.name, var(l.name + ".fused_min"), var(l.name + ".fused_extent"), l.type,
+            parts.push_back(For::make(l.name, make_var(l.name + ".fused_min"), make_var(l.name + ".fused_extent"), l.type,
                                       inside(i + 1)));
         }
         for (const auto &c : children)
@@ -101,14 +99,14 @@ Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
         return Block::make(parts);
     };
     const auto &outer = p.loops[0];
-    Stmt s = For::make(outer.name, var(outer.name + ".fused_min"), var(outer.name + ".fused_extent"), outer.type,
+    Stmt s = For::make(outer.name, make_var(outer.name + ".fused_min"), make_var(outer.name + ".fused_extent"), outer.type,
                        inside(0));
     // The fused loops cover the parent's and the children's ranges.
     std::vector<std::pair<std::string, Expr>> lets = p.lets;
     for (const auto &c : children) lets.insert(lets.end(), c.nest.lets.begin(), c.nest.lets.end());
     for (int i = 0; i <= deepest; i++) {
         const std::string &n = p.loops[i].name;
-        Expr lo = var(n + ".loop_min"), hi = var(n + ".loop_max");
+        Expr lo = make_var(n + ".loop_min"), hi = make_var(n + ".loop_max");
         for (const auto &c : children) {
             if (c.depth < i) continue;
             Aligned a = align(n, c.nest.loops[i].name, c.align);
@@ -116,7 +114,7 @@ Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
             hi = max(hi, a.hi);
         }
         lets.push_back({n + ".fused_min", lo});
-        lets.push_back({n + ".fused_extent", hi - var(n + ".fused_min") + 1});
+        lets.push_back({n + ".fused_extent", hi - make_var(n + ".fused_min") + 1});
     }
     return wrap_lets(lets, s);
 }

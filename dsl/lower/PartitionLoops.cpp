@@ -12,8 +12,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
-
 // Conditions of scalar Selects and IfThenElses in a loop body (lets
 // substituted), by node.
 class FindConditions : public IRVisitor {
@@ -236,7 +234,7 @@ protected:
         Expr lo = first, hi = end - 1;
         for (const auto &l : lower) lo = max(lo, l);
         for (const auto &u : upper) hi = min(hi, u);
-        Expr smin = var(n + ".steady_min"), smax = var(n + ".steady_max");
+        Expr smin = make_var(n + ".steady_min"), smax = make_var(n + ".steady_max");
         Stmt fast = ReplaceSelects(fc.selects, ifs, min_max).mutate(body);
         Stmt s = Block::make({For::make(n, first, smin - first, ForType::Serial, body),
                               For::make(n, smin, smax - smin + 1, ForType::Serial, fast),

@@ -14,9 +14,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n) { return Variable::make(Int(32), n); }
-
-
 std::string last_component(const std::string &n) {
     size_t p = n.rfind('.');
     return p == std::string::npos ? n : n.substr(p + 1);
@@ -54,13 +51,13 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const
     }
     std::map<std::string, Expr> subs;
     for (const auto &n : pure)
-        if (!n.empty()) subs[n] = var(prefix + n);
+        if (!n.empty()) subs[n] = make_var(prefix + n);
     if (d.rdom)
-        for (const auto &v : d.rdom->vars) subs[v.name] = var(prefix + v.name);
+        for (const auto &v : d.rdom->vars) subs[v.name] = make_var(prefix + v.name);
 
     std::vector<Expr> args;
     if (stage == 0) {
-        for (const auto &a : f.args) args.push_back(var(prefix + a));
+        for (const auto &a : f.args) args.push_back(make_var(prefix + a));
     } else {
         for (const auto &a : d.args) args.push_back(substitute(subs, a));
     }
@@ -75,12 +72,12 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const
     auto define_bounds = [&](const std::string &v, Expr mn, Expr extent) {
         bound_lets.push_back({prefix + v + ".loop_min", mn});
         bound_lets.push_back({prefix + v + ".loop_extent", extent});
-        bound_lets.push_back({prefix + v + ".loop_max", var(prefix + v + ".loop_min") +
-                                                            var(prefix + v + ".loop_extent") - 1});
+        bound_lets.push_back({prefix + v + ".loop_max", make_var(prefix + v + ".loop_min") +
+                                                            make_var(prefix + v + ".loop_extent") - 1});
     };
     for (size_t i = 0; i < f.args.size(); i++) {
         if (pure[i].empty()) continue;
-        Expr mn = var(prefix + f.args[i] + ".min"), mx = var(prefix + f.args[i] + ".max");
+        Expr mn = make_var(prefix + f.args[i] + ".min"), mx = make_var(prefix + f.args[i] + ".max");
         define_bounds(pure[i], mn, mx - mn + 1);
     }
     if (d.rdom)
@@ -93,18 +90,18 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const
             std::string old = prefix + sp.old_var, outer = prefix + sp.outer, inner = prefix + sp.inner;
             TailStrategy tail = resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), stage, is_output);
             Expr k = sp.factor;
-            Expr base = var(outer) * k;
-            if (tail == TailStrategy::ShiftInwards) base = min(base, var(old + ".loop_extent") - k);
-            var_lets.push_back({old, base + var(inner) + var(old + ".loop_min")});
-            if (tail == TailStrategy::GuardWithIf) guards.push_back(var(old) <= var(old + ".loop_max"));
+            Expr base = make_var(outer) * k;
+            if (tail == TailStrategy::ShiftInwards) base = min(base, make_var(old + ".loop_extent") - k);
+            var_lets.push_back({old, base + make_var(inner) + make_var(old + ".loop_min")});
+            if (tail == TailStrategy::GuardWithIf) guards.push_back(make_var(old) <= make_var(old + ".loop_max"));
             define_bounds(sp.inner, 0, k);
-            define_bounds(sp.outer, 0, (var(old + ".loop_extent") + k - 1) / k);
+            define_bounds(sp.outer, 0, (make_var(old + ".loop_extent") + k - 1) / k);
         } else {
             std::string fused = prefix + sp.old_var, inner = prefix + sp.inner, outer = prefix + sp.outer;
-            Expr ie = var(inner + ".loop_extent");
-            var_lets.push_back({inner, var(fused) % ie + var(inner + ".loop_min")});
-            var_lets.push_back({outer, var(fused) / ie + var(outer + ".loop_min")});
-            define_bounds(sp.old_var, 0, ie * var(outer + ".loop_extent"));
+            Expr ie = make_var(inner + ".loop_extent");
+            var_lets.push_back({inner, make_var(fused) % ie + make_var(inner + ".loop_min")});
+            var_lets.push_back({outer, make_var(fused) / ie + make_var(outer + ".loop_min")});
+            define_bounds(sp.old_var, 0, ie * make_var(outer + ".loop_extent"));
         }
     }
     for (auto it = guards.rbegin(); it != guards.rend(); ++it) body = IfThenElse::make(*it, body);
@@ -122,7 +119,7 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const
 Stmt wrap_loops(const std::vector<StageNest::Loop> &loops, size_t from, Stmt body) {
     for (size_t i = loops.size(); i-- > from;) {
         const std::string &n = loops[i].name;
-        body = For::make(n, var(n + ".loop_min"), var(n + ".loop_extent"), loops[i].type, body);
+        body = For::make(n, make_var(n + ".loop_min"), make_var(n + ".loop_extent"), loops[i].type, body);
     }
     return body;
 }

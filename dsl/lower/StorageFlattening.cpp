@@ -9,8 +9,6 @@ namespace internal {
 
 namespace {
 
-Expr var(const std::string &n, Type t = Int(32)) { return Variable::make(t, n); }
-
 class Flatten : public IRMutator {
 public:
     explicit Flatten(const Environment &e) : env(e) {}
@@ -26,8 +24,8 @@ protected:
             std::string dn = std::to_string(d);
             Expr a = args[d];
             if (it != folds.end() && it->second[d].defined()) a = a % it->second[d];
-            Expr term = a - var(name + ".min." + dn);
-            if (d > 0) term = term * var(name + ".stride." + dn);
+            Expr term = a - make_var(name + ".min." + dn);
+            if (d > 0) term = term * make_var(name + ".stride." + dn);
             idx = idx.defined() ? idx + term : term;
         }
         return idx.defined() ? idx : Expr(0);
@@ -53,9 +51,9 @@ protected:
             Expr extent = folded ? r.fold_factors[d] : r.bounds[d].extent;
             lets.push_back({name + ".min." + dn, folded ? Expr(0) : r.bounds[d].min});
             lets.push_back({name + ".extent." + dn, extent});
-            lets.push_back({name + ".stride." + dn, d == 0 ? Expr(1) : var(name + ".stride." + std::to_string(d - 1)) *
-                                                                       var(name + ".extent." + std::to_string(d - 1))});
-            size = size * var(name + ".extent." + dn);
+            lets.push_back({name + ".stride." + dn, d == 0 ? Expr(1) : make_var(name + ".stride." + std::to_string(d - 1)) *
+                                                                       make_var(name + ".extent." + std::to_string(d - 1))});
+            size = size * make_var(name + ".extent." + dn);
         }
         Stmt s = Allocate::make(name, type, size, body);
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
@@ -72,7 +70,7 @@ protected:
         std::vector<Stmt> stores;
         for (int i = 0; i < n; i++) {
             std::string b = tuple_buffer_name(op->name, i, n);
-            stores.push_back(Store::make(b, var(b + ".value", op->values[i].type()), flat_index(b, args)));
+            stores.push_back(Store::make(b, make_var(b + ".value", op->values[i].type()), flat_index(b, args)));
         }
         Stmt s = Block::make(stores);
         for (int i = n - 1; i >= 0; i--) s = LetStmt::make(tuple_buffer_name(op->name, i, n) + ".value", mutate(op->values[i]), s);
