@@ -132,6 +132,8 @@ struct FunctionContents {
     Definition &stage(int i) { return i == 0 ? init : updates[i - 1]; }
     const Definition &stage(int i) const { return i == 0 ? init : updates[i - 1]; }
     std::string stage_name(int i) const;  // "f" or "f.update(0)"
+    // The prefix of stage i's loop and region names: "f.s1." (f.s1.x, f.s1.x.min, ...).
+    std::string stage_prefix(int i) const { return name + ".s" + std::to_string(i) + "."; }
 };
 
 }  // namespace internal

@@ -244,17 +244,6 @@ public:
         return false;
     }
 
-    // Is a - b a known constant? (index types only)
-    bool const_difference(const Expr &a, const Expr &b, int64_t &d) {
-        if (!is_index_type(a.type()) || a.type().is_vector()) return false;
-        Linear l = linearize(a);
-        l.add(linearize(b), -1);
-        l.normalize();
-        if (!l.terms.empty()) return false;
-        d = l.constant;
-        return true;
-    }
-
     // Sign information for a - b: returns -1 (a < b proven), ... via bounds.
     bool diff_bounds(const Expr &a, const Expr &b, int64_t &lo, int64_t &hi) {
         int64_t d;

@@ -24,7 +24,7 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     std::vector<std::pair<std::string, Expr>> lets;
     int n = f.num_stages();
     for (int k = n - 1; k >= 0; k--) {
-        std::string prefix = f.name + ".s" + std::to_string(k) + ".";
+        std::string prefix = f.stage_prefix(k);
         for (size_t d = 0; d < f.args.size(); d++) {
             Expr mn, mx;
             if (k == n - 1) {
@@ -32,7 +32,7 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
                 mx = required[d].max;
             } else {
                 // What stage k+1 reads or writes of f, over its own region.
-                std::string next = f.name + ".s" + std::to_string(k + 1) + "." + f.args[d];
+                std::string next = f.stage_prefix(k + 1) + f.args[d];
                 Stmt later = build_stage(f, k + 1, is_output);
                 bool found = false;
                 Box touched = box_touched(later, f.name, true, true, &found);
@@ -79,7 +79,7 @@ std::set<std::string> rounded_stage_vars(const Environment &env, const std::vect
                     if (resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), k, is_output) != TailStrategy::RoundUp) continue;
                     std::string root = sp.old_var.substr(0, sp.old_var.find('.'));
                     if (std::find(f.args.begin(), f.args.end(), root) != f.args.end())
-                        vars.insert(f.name + ".s" + std::to_string(k) + "." + root);
+                        vars.insert(f.stage_prefix(k) + root);
                 }
             }
         }

@@ -68,7 +68,7 @@ std::map<std::string, std::string> loop_origins(const Environment &env) {
         for (int k = 0; k < f.num_stages(); k++)
             for (const Dim &d : f.stage(k).schedule.dims) {
                 std::string at = loop_origin(f, k, d.var);
-                if (!at.empty()) origins[f.name + ".s" + std::to_string(k) + "." + d.var] = at;
+                if (!at.empty()) origins[f.stage_prefix(k) + d.var] = at;
             }
     }
     return origins;

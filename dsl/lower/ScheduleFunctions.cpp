@@ -41,7 +41,7 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output) {
 
 StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const StageSchedule &sched) {
     const Definition &d = f.stage(stage);
-    const std::string prefix = f.name + ".s" + std::to_string(stage) + ".";
+    const std::string prefix = f.stage_prefix(stage);
     // The loop variable of each pure dimension: f's own argument names in the
     // pure definition; in an update, the Var it uses bare at that position.
     std::vector<std::string> pure(f.args.size());

@@ -13,7 +13,7 @@ namespace internal {
 namespace {
 
 std::string region_let(const FunctionContents &f, int d, const char *which) {
-    return f.name + ".s0." + f.args[d] + "." + which;
+    return f.stage_prefix(0) + f.args[d] + "." + which;
 }
 
 // After sliding, a min is select(v > loop_min, new rows only, whole window);

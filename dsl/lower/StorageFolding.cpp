@@ -69,7 +69,7 @@ bool live_rows(const For *loop, const FunctionContents &f, int d, Interval &read
     Interval w;
     bool below = false, above = false;
     if (!rows_written(loop, f, d, w, below, above)) return false;
-    const std::string min_let = f.name + ".s0." + f.args[d] + ".min";
+    const std::string min_let = f.stage_prefix(0) + f.args[d] + ".min";
     read = rows = Interval(region[d].first, region[d].second);
     past = below || above;
     if (past) rows = Interval(simplify(min(rows.min, w.min)), simplify(max(rows.max, w.max)));
