@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "codegen/CNames.h"
 #include "codegen/VectorSlots.h"
 #include "ir/IRVisitor.h"
 
@@ -701,7 +702,6 @@ void CodeGen_C::emit_signature_and_checks() {
     indent = 1;
     // The C name of buffer argument i's halide_buffer_t pointer.
     auto buf_name = [&](size_t i) { return params[i].substr(std::string("halide_buffer_t *").size()); };
-    static const char *const codes[] = {"halide_type_int", "halide_type_uint", "halide_type_float"};
     for (size_t i = 0; i < func.args.size(); i++) {
         const LoweredArgument &a = func.args[i];
         if (!a.is_buffer) continue;
@@ -709,7 +709,7 @@ void CodeGen_C::emit_signature_and_checks() {
         std::string host = names.get(a.name), type = scalar_c_type(a.type.element_of());
         std::string ptr = (a.is_output ? "" : "const ") + type + " *";
         line() << "if (int err = kiln_check_buffer(" << buf << ", \"" << func.name << "\", " << quoted(a.name)
-               << ", " << codes[(int)a.type.code] << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
+               << ", " << halide_type_code_name(a.type.code) << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
         line() << ptr << host << " = (" << ptr << ")" << buf << "->host;\n";
         for (int d = 0; d < a.dimensions; d++) {
             for (const char *field : {"min", "extent", "stride"}) {

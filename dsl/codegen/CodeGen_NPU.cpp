@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "CNames.h"
 #include "NpuKernel.h"
 #include "ir/Error.h"
 #include "lower/RealizationOrder.h"
@@ -188,8 +189,6 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (size_t i = 0; i < args.size(); i++)
         s << (i ? ", " : "") << (args[i].is_buffer ? "halide_buffer_t *" : c_type(args[i].type) + " ") << c_name(args[i].name);
     s << ") {\n";
-    static const char *codes[] = {"halide_type_int", "halide_type_uint", "halide_type_float", "halide_type_handle",
-                                  "halide_type_bfloat"};
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
         user_assert(a.type == Float(32) && (a.dimensions == 1 || a.dimensions == 2))
@@ -197,7 +196,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
             << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers, so convert it to "
                    "float32 on the host or leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
-          << codes[(int)a.type.code] << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
+          << halide_type_code_name(a.type.code) << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
     }
     s << "    try {\n"
       << "        const char *machine_file = std::getenv(\"KILN_NPU_MACHINE\");\n"

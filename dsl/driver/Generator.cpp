@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "ir/Error.h"
+#include "codegen/CNames.h"
 #include "ir/IR.h"
 
 namespace kiln {
@@ -26,13 +27,6 @@ std::vector<GeneratorBase *> &live_generators() {
 std::map<std::string, GeneratorRegistry::Factory> &registry() {
     static std::map<std::string, GeneratorRegistry::Factory> r;
     return r;
-}
-
-bool is_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit((unsigned char)s[0])) return false;
-    for (char c : s)
-        if (!std::isalnum((unsigned char)c) && c != '_') return false;
-    return true;
 }
 
 std::string join(const std::vector<std::string> &v) {
@@ -76,7 +70,7 @@ GeneratorBase &GeneratorBase::owner_of(const void *member, const std::string &wh
 }
 
 void GeneratorBase::check_new_name(const std::string &what, const std::string &name) const {
-    user_assert(is_identifier(name)) << what << ": \"" << name
+    user_assert(internal::is_c_identifier(name)) << what << ": \"" << name
                                      << "\" is not a valid name; use letters, digits and '_', not starting with a digit";
     auto taken = [&](const auto &members) {
         for (const auto *m : members)
@@ -283,7 +277,7 @@ std::string GeneratorBase::describe() const {
 // ---- The registry ----
 
 void GeneratorRegistry::register_factory(const std::string &name, Factory factory) {
-    user_assert(is_identifier(name)) << "Generator name \"" << name
+    user_assert(internal::is_c_identifier(name)) << "Generator name \"" << name
                                      << "\" is not valid; use letters, digits and '_', not starting with a digit";
     user_assert(registry().emplace(name, std::move(factory)).second)
         << "Two generators are registered as \"" << name << "\"; KILN_REGISTER_GENERATOR names must be unique";

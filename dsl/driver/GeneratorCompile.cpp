@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/CNames.h"
 #include "driver/NpuReport.h"
 #include "ir/Error.h"
 #include "kiln/Generator.h"
@@ -113,13 +114,6 @@ const NpuPaths &npu_paths() {
     return paths;
 }
 
-bool is_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit((unsigned char)s[0])) return false;
-    for (char c : s)
-        if (!std::isalnum((unsigned char)c) && c != '_') return false;
-    return true;
-}
-
 // Each estimate names a buffer Input or an Output of g and gives one size per
 // dimension (a misspelt name would otherwise be ignored).
 void check_estimates(const GeneratorBase &g, const std::map<std::string, std::vector<int>> &estimates) {
@@ -180,7 +174,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     }
     check_estimates(g, o.estimates);
     std::string fn = o.function_name.empty() ? g.name() : o.function_name;
-    user_assert(is_identifier(fn)) << "The function name \"" << fn
+    user_assert(internal::is_c_identifier(fn)) << "The function name \"" << fn
                                    << "\" is not a C identifier; use letters, digits and '_', not starting with a digit";
 
     Pipeline p = g.build_pipeline();

@@ -1,0 +1,19 @@
+// Names as they appear in emitted C++ and in the generated ABI, for the code
+// generators and the generator driver (which checks the names users give).
+#pragma once
+#include <string>
+
+#include "kiln/Type.h"
+
+namespace kiln {
+namespace internal {
+
+// A C identifier: [A-Za-z_][A-Za-z0-9_]* ("blur_x" yes; "blur-x", "3x" no).
+bool is_c_identifier(const std::string &s);
+
+// The halide_type_code_t enumerator of a type code, as C++ text:
+//   TypeCode::Float  ->  "halide_type_float"
+const char *halide_type_code_name(TypeCode c);
+
+}  // namespace internal
+}  // namespace kiln
