@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Writes the code Kiln emits for every generator under every shipped
-# schedule into one directory, so that a change meant to leave the output
-# alone (a refactoring) can be checked byte for byte:
+# Writes what Kiln emits (header, C++ and lowered statement; with
+# KILN_EMIT=h,cpp,stmt,report,stmt_html the fusion report and stmt_html too)
+# for every generator under every shipped schedule into one directory, so
+# that a change meant to leave the output alone (a refactoring) can be
+# checked byte for byte:
 #
 #   scripts/emitted-code.sh /tmp/before            # on the old commit's build
 #   scripts/emitted-code.sh /tmp/after             # on the new one
@@ -14,13 +16,18 @@
 # the NPU needs (tests/generator/CMakeLists.txt). A configuration that fails
 # leaves kiln-gen's message in <config>.error instead.
 #
-# KILN_BUILD_DIR (default: build) is where kiln-gen is found.
+# KILN_BUILD_DIR (default: build) is where kiln-gen is found. A
+# configuration taking longer than KILN_EMIT_TIMEOUT seconds (default 60)
+# is stopped, and says so in its .error file (the report counts the loops of
+# 1024-wide buffers, which takes minutes for the convolutions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/emitted-code.sh OUTPUT_DIR}
 gen=${KILN_BUILD_DIR:-build}/bin/kiln-gen
 [ -x "$gen" ] || { echo "emitted-code.sh: $gen not found; build the kiln-gen target first" >&2; exit 1; }
 mkdir -p "$out"
+kinds=${KILN_EMIT:-h,cpp,stmt}
+limit=${KILN_EMIT_TIMEOUT:-60}
 host_target=x86-64-linux-sse41-avx-avx2-fma-avx512
 
 # emit <generator> <schedule file> <target> [param=value...]
@@ -31,10 +38,14 @@ emit() {
     for p in "$@"; do name="${name}__${p//=/-}"; done
     local dir="$out/$name"
     mkdir -p "$dir"
-    if ! "$gen" -g "$generator" -s "$schedule" -t "$target" -o "$dir" -f kernel -e h,cpp,stmt "$@" \
-        >/dev/null 2>"$dir.error"; then
-        return 0  # the message stays, to be compared too
+    local status=0
+    timeout "$limit" "$gen" -g "$generator" -s "$schedule" -t "$target" -o "$dir" -f kernel -e "$kinds" "$@" \
+        >/dev/null 2>"$dir.error" || status=$?
+    if [ "$status" = 124 ]; then
+        echo "stopped after $limit s" >"$dir.error"
+        return 0
     fi
+    [ "$status" = 0 ] || return 0  # the message stays, to be compared too
     rm -f "$dir.error"
 }
 
