@@ -140,7 +140,9 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     std::vector<std::string> out_names;
     for (const auto &o : outputs) out_names.push_back(o->name);
     Environment env = find_environment(outputs);
-    Stmt nest = lower_loop_nest(outputs, t, false);
+    LowerOptions nest_only;
+    nest_only.stop = LowerStop::LoopNest;
+    Stmt nest = lower(outputs, name, args, t, nest_only).body;
     NpuKernel k = npu_select_kernel(name, nest, env, out_names, t);
     const npu::Machine &m = codegen_machine();
     allocate(k, m);

@@ -1,7 +1,7 @@
 // The tile-NPU kernel between instruction selection and C++ emission.
 //
 // npu_select_kernel (NpuSelect.cpp) turns the loop nest after bounds
-// inference (Realize/Provide form, see lower_loop_nest) into a tree of
+// inference (Realize/Provide form: lower() stopped at LowerStop::LoopNest) into a tree of
 // items: lines of scalar C++ (the S pipe's loops and lets), loops, and tile
 // instructions with the pipe they run on and the on-chip buffers they read
 // and write. npu_insert_sync (NpuSync.cpp) adds the SET_FLAG / WAIT_FLAG

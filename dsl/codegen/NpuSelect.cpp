@@ -1,7 +1,7 @@
 // Instruction selection for the tile-NPU target, with its legality checks.
 //
 // Input: the loop nest after bounds inference and simplification, before
-// storage flattening (lower_loop_nest): Realize/Provide/Call per Func.
+// storage flattening (lower() stopped at LowerStop::LoopNest): Realize/Provide/Call per Func.
 // Every stage's innermost 2-D loop nest (y outer, x inner, constant extents)
 // with a single Provide is a *tile*: its value becomes vector instructions
 // on R x C tiles in UB. Loops and lets around tiles stay scalar code (pipe S).

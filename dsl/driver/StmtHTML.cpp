@@ -768,7 +768,9 @@ std::string stmt_html(const Pipeline &p, const std::string &fn_name, const std::
     in.report = p.report(sizes, t);
     auto outs = output_contents(p);
     in.func = internal::lower(outs, fn_name, internal::lowered_args(args, outs.size()), t);
-    in.loop_nest = internal::lower_loop_nest(outs, t, false);
+    internal::LowerOptions nest;
+    nest.stop = internal::LowerStop::LoopNest;
+    in.loop_nest = internal::lower(outs, fn_name, {}, t, nest).body;
     in.target = t.to_string();
     return internal::stmt_html(in);
 }

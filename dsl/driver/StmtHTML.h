@@ -20,7 +20,7 @@ namespace internal {
 
 struct StmtHTMLInputs {
     LoweredFunc func;       // the final loop nest, as codegen saw it
-    Stmt loop_nest;         // lower_loop_nest(outputs, target, false): loop kinds before vectorize/unroll
+    Stmt loop_nest;         // lower() stopped at LowerStop::LoopNest: loop kinds before vectorize/unroll
     PipelineReport report;  // Pipeline::report
     std::string cpp;        // codegen_cpp(func, target)
     std::string target;     // Target::to_string()

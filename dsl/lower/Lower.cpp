@@ -90,42 +90,18 @@ std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, siz
     return r;
 }
 
-Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused, bool materialize_inlined, SlidingReports *sliding) {
-    std::vector<std::string> out_names;
-    for (const auto &o : outputs) out_names.push_back(o->name);
-    Environment env = find_environment(outputs);
-    if (unfused) {
-        for (auto &kv : env) {
-            FunctionContents &f = *kv.second;
-            f.schedule.storage_folds.clear();  // stored where computed: nothing to fold
-            bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
-            if (is_out || f.is_image_wrapper || (is_inlined(f, false) && !materialize_inlined)) continue;
-            f.schedule.compute_level = LoopLevel::root();
-            f.schedule.store_level = LoopLevel::root();
-            f.schedule.store_level_set = true;
-        }
-        for (auto &kv : env)  // and no horizontal fusion
-            for (int k = 0; k < kv.second->num_stages(); k++) kv.second->stage(k).schedule.fuse_with = FuseLevel();
-    }
-    inline_functions(env, out_names);
-    check_compute_with(env, out_names);
-    std::vector<std::string> order = realization_order(out_names, env);
-    Stmt s = decide_specializations(schedule_functions(out_names, order, env));
-    PipelineRegions regions;
-    s = decide_specializations(bounds_inference(s, out_names, order, env, regions));
-    s = sliding_window(s, env, sliding);
-    s = storage_folding(s, env, sliding);
-    return simplify(s);
-}
-
 LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
-                  const std::vector<LoweredArgument> &args, const Target &target) {
+                  const std::vector<LoweredArgument> &args, const Target &target, const LowerOptions &options) {
     PassLog log;
     std::vector<std::string> out_names;
     for (const auto &o : outputs) out_names.push_back(o->name);
+    const bool final = options.stop == LowerStop::Final;
+    LoweredFunc f;
+    f.name = name;
+    f.args = args;
 
-    Environment env = find_environment(outputs);
+    Environment env = find_environment(outputs);  // copies: a rewrite leaves the user's Funcs alone
+    if (options.rewrite) options.rewrite(env);
     inline_functions(env, out_names);
     check_compute_with(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
@@ -136,24 +112,32 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = log.run("decide specializations", [&] { return decide_specializations(s); });
     PipelineRegions regions;
     s = log.run("bounds inference", [&] { return bounds_inference(s, out_names, order, env, regions); });
-    if (!target.has(Target::NoAsserts)) {
+    if (final && !target.has(Target::NoAsserts)) {
         // Added now, while the lets that define the output regions exist.
         s = log.run("entry checks", [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
     }
     s = log.run("decide specializations", [&] { return decide_specializations(s); });  // the regions' selects
-    SlidingReports sliding;
+    SlidingReports own_sliding;
+    SlidingReports &sliding = options.sliding ? *options.sliding : own_sliding;
     s = log.run("sliding window", [&] { return sliding_window(s, env, &sliding); });
     // A store_at outside compute_at that does not slide recomputes its whole
-    // region every iteration: say so (the fusion report says it too).
-    for (const auto &kv : sliding)
-        if (!kv.second.not_slid.empty())
-            user_warning << "Func " << kv.first << " is stored at " << env.at(kv.first)->schedule.store_level.to_string()
-                         << " but not slid over " << kv.second.loop << ", the loop it is computed in: "
-                         << kv.second.not_slid << "; each iteration computes its whole region again";
+    // region every iteration: say so (the fusion report says it too), once,
+    // from the lowering that host code is generated from.
+    if (final)
+        for (const auto &kv : sliding)
+            if (!kv.second.not_slid.empty())
+                user_warning << "Func " << kv.first << " is stored at "
+                             << env.at(kv.first)->schedule.store_level.to_string() << " but not slid over "
+                             << kv.second.loop << ", the loop it is computed in: " << kv.second.not_slid
+                             << "; each iteration computes its whole region again";
     // Folding reads the region lets that sliding_window left in place; the
     // simplifier would substitute the trivial ones away.
-    s = log.run("storage folding", [&] { return storage_folding(s, env); });
+    s = log.run("storage folding", [&] { return storage_folding(s, env, &sliding); });
     s = log.run("simplify", [&] { return simplify(s); });
+    if (!final) {
+        f.body = s;
+        return f;
+    }
     s = log.run("storage flattening", [&] { return storage_flattening(s, env); });
     s = log.run("simplify", [&] { return simplify(s); });
     std::map<std::string, std::string> origins = loop_origins(env);
@@ -167,9 +151,6 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     if (!target.has(Target::NPU))
         s = log.run("common subexpressions", [&] { return eliminate_common_subexpressions(s); });
 
-    LoweredFunc f;
-    f.name = name;
-    f.args = args;
     f.body = s;
     return f;
 }

@@ -1,5 +1,6 @@
 // lower(): algorithm + schedule -> one imperative statement ready for codegen.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,24 +38,38 @@ struct LoweredFunc {
     Stmt body;
 };
 
-// The loop nest after bounds inference, sliding window, storage folding and
-// simplification, still with Realize/Provide/Call per Func (for analyses
-// such as the fusion report). `unfused`: every computed Func is moved to
-// compute_root/store_root first (the baseline the report compares against);
-// with `materialize_inlined` the inlined Funcs too (the distinct points each
-// needs); both drop the fold_storage() directives. `sliding` (if given) gets
-// what became of each Func stored outside the loop it is computed in.
-Stmt lower_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const Target &target,
-                     bool unfused, bool materialize_inlined = false, SlidingReports *sliding = nullptr);
-
 // A signature (inputs, then the last `num_outputs` arguments as outputs) as
 // codegen's arguments.
 std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs);
 
-// Lower the pipeline computing `outputs`. `args` gives the signature order
-// (inputs then outputs); it must list every input the pipeline reads.
+// Where lower() stops.
+enum class LowerStop {
+    // After bounds inference, sliding window, storage folding and a
+    // simplification, without entry checks: the loop nest still has a
+    // Realize/Provide/Call per Func (for analyses such as the fusion report,
+    // stmt_html's loop nest, and the NPU target's own passes).
+    LoopNest,
+    // Every pass: what the host code generator receives.
+    Final,
+};
+
+struct LowerOptions {
+    LowerStop stop = LowerStop::Final;
+    // Applied to the lowering's own copies of the Funcs first (the fusion
+    // report's unfused baseline moves every Func to the root).
+    std::function<void(Environment &)> rewrite;
+    // If given, what became of each Func stored outside the loop it is
+    // computed in (slid, folded, or why not).
+    SlidingReports *sliding = nullptr;
+};
+
+// Lower the pipeline computing `outputs`: the one pipeline of passes, for
+// every target and every use. `args` gives the signature order (inputs then
+// outputs); it must list every input the pipeline reads (with
+// LowerStop::LoopNest it may be empty).
 LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
-                  const std::vector<LoweredArgument> &args, const Target &target);
+                  const std::vector<LoweredArgument> &args, const Target &target,
+                  const LowerOptions &options = LowerOptions());
 
 }  // namespace internal
 }  // namespace kiln
