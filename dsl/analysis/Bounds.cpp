@@ -478,18 +478,11 @@ protected:
     // of single values outside the statement stay; box_touched resolves
     // them in the result.)
     Interval sym_interval(const Expr &value) {
-        class Narrowed : public IRVisitor {
-        public:
-            const Scope &sym;
-            bool found = false;
-            explicit Narrowed(const Scope &s) : sym(s) {}
-            void visit(const Variable *v) override {
-                const Interval *i = sym.find(v->name);
-                found |= i && !(i->bounded() && i->min.same_as(i->max));
-            }
-        } n(sym);
-        n.include(value);
-        if (!n.found && value.type() == Int(32)) return Interval::point(value);
+        bool narrowed = expr_uses_var_if(value, [&](const std::string &n) {
+            const Interval *i = sym.find(n);
+            return i && !(i->bounded() && i->min.same_as(i->max));
+        });
+        if (!narrowed && value.type() == Int(32)) return Interval::point(value);
         return bounds_of_expr_in_scope(value, sym);
     }
     // Whether a let stays a name in the box: its value is the same over
@@ -620,20 +613,12 @@ protected:
     // Does c name a ranged variable (a loop's, an outer one's, or with
     // `lets`, a let's of the statement)?
     bool depends_on_scope(const Expr &c, bool lets = true) const {
-        class Uses : public IRVisitor {
-        public:
-            const BoxCollector &self;
-            bool lets, dep = false;
-            Uses(const BoxCollector &s, bool l) : self(s), lets(l) {}
-            void visit(const Variable *v) override {
-                if (self.kept_values.count(v->name)) return;  // a kept let is one value
-                bool is_let = self.let_values.count(v->name) > 0;
-                dep |= is_let ? lets : self.scope.find(v->name) != nullptr;
-            }
-        } uses(*this, lets);
-        uses.include(c);
-        return uses.dep;
+        return expr_uses_var_if(c, [&](const std::string &n) {
+            if (kept_values.count(n)) return false;  // a kept let is one value
+            return let_values.count(n) ? lets : scope.find(n) != nullptr;
+        });
     }
+
     static Interval select_interval(const Expr &c, const Interval &a, const Interval &b) {
         if (a.is_empty_marker) return b;
         if (b.is_empty_marker) return a;

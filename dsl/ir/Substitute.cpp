@@ -1,5 +1,7 @@
 #include "Substitute.h"
 
+#include <functional>
+
 #include "ExprKey.h"
 #include "IRPrinter.h"
 #include "IRVisitor.h"
@@ -52,12 +54,12 @@ protected:
 
 class UsesVar : public IRVisitor {
 public:
-    explicit UsesVar(const std::string &n) : name(n) {}
+    explicit UsesVar(const std::function<bool(const std::string &)> &p) : pred(p) {}
     bool result = false;
 
 protected:
-    const std::string &name;
-    void visit(const Variable *op) override { result |= op->name == name; }
+    const std::function<bool(const std::string &)> &pred;
+    void visit(const Variable *op) override { result = result || pred(op->name); }
 };
 
 class DropRDomOwner : public IRMutator {
@@ -90,12 +92,16 @@ Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s)
 }
 
 bool expr_uses_var(const Expr &e, const std::string &name) {
-    UsesVar u(name);
+    return expr_uses_var_if(e, [&](const std::string &n) { return n == name; });
+}
+bool expr_uses_var_if(const Expr &e, const std::function<bool(const std::string &)> &pred) {
+    UsesVar u(pred);
     u.include(e);
     return u.result;
 }
 bool stmt_uses_var(const Stmt &s, const std::string &name) {
-    UsesVar u(name);
+    std::function<bool(const std::string &)> pred = [&](const std::string &n) { return n == name; };
+    UsesVar u(pred);
     u.include(s);
     return u.result;
 }

@@ -4,6 +4,7 @@
 //
 // Lets that rebind a name shadow the replacement inside their bodies.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -20,6 +21,8 @@ Stmt substitute(const std::map<std::string, Expr> &m, const Stmt &s);
 // Does e (or s) refer to variable `name`?
 bool expr_uses_var(const Expr &e, const std::string &name);
 bool stmt_uses_var(const Stmt &s, const std::string &name);
+// Does e refer to a variable whose name satisfies pred?
+bool expr_uses_var_if(const Expr &e, const std::function<bool(const std::string &)> &pred);
 
 // e with the RVars of `dom` holding no owning pointer to it: for a
 // predicate stored in dom itself (RDom::where(), rfactor), which would
