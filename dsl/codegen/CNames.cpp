@@ -6,10 +6,14 @@ namespace kiln {
 namespace internal {
 
 bool is_c_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit((unsigned char)s[0])) return false;
-    for (char c : s)
-        if (!std::isalnum((unsigned char)c) && c != '_') return false;
-    return true;
+    return !s.empty() && !std::isdigit((unsigned char)s[0]) && c_mangle(s) == s;
+}
+
+std::string c_mangle(const std::string &name) {
+    std::string r = name;
+    for (char &c : r)
+        if (!std::isalnum((unsigned char)c) && c != '_') c = '_';
+    return r;
 }
 
 const char *halide_type_code_name(TypeCode c) {

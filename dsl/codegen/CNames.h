@@ -11,6 +11,11 @@ namespace internal {
 // A C identifier: [A-Za-z_][A-Za-z0-9_]* ("blur_x" yes; "blur-x", "3x" no).
 bool is_c_identifier(const std::string &s);
 
+// An IR name in C identifier characters: each character other than a letter,
+// a digit or '_' becomes '_' ("f.s0.x" -> "f_s0_x"). The result may start
+// with a digit; CodeGen_C then prefixes "v_" (and the NPU code always does).
+std::string c_mangle(const std::string &name);
+
 // The halide_type_code_t enumerator of a type code, as C++ text:
 //   TypeCode::Float  ->  "halide_type_float"
 const char *halide_type_code_name(TypeCode c);

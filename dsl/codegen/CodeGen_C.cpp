@@ -65,8 +65,7 @@ public:
     const std::string &get(const std::string &ir_name) {
         auto it = c_of.find(ir_name);
         if (it != c_of.end()) return it->second;
-        std::string id;
-        for (char c : ir_name) id += std::isalnum((unsigned char)c) || c == '_' ? c : '_';
+        std::string id = c_mangle(ir_name);
         if (id.empty() || std::isdigit((unsigned char)id[0])) id = "v_" + id;
         return c_of[ir_name] = fresh(id);
     }

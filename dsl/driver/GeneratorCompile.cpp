@@ -1,7 +1,6 @@
 // compile_generator(): a generator plus a schedule file -> the files
 // kiln-gen writes (FUNCTION.h, .cpp, .stmt, .sched, .flags).
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,14 +26,6 @@ std::string c_type(const Argument &a) {
     if (t.is_bool()) return "bool ";
     if (t.is_float()) return t.bits == 64 ? "double " : "float ";
     return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits) + "_t ";
-}
-
-// The parameter name: the argument's, with the '.' of a Tuple element's
-// buffer ("f.0") made '_' ("f_0").
-std::string c_name(const Argument &a) {
-    std::string n = a.name;
-    std::replace(n.begin(), n.end(), '.', '_');
-    return n;
 }
 
 std::string describe(const Argument &a) {
@@ -63,12 +54,13 @@ std::string header_text(const GeneratorBase &g, const GeneratorCompileOptions &o
       << kiln_embedded_kiln_runtime_h << "\n"
       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
       << "// Arguments:\n";
-    for (size_t i = 0; i < args.size(); i++) {
+    for (size_t i = 0; i < args.size(); i++) {  // a Tuple element's buffer "f.0" is "f_0"
         bool out = i + num_outputs >= args.size();
-        s << "//   " << c_name(args[i]) << ": " << (out ? "output, " : "input, ") << describe(args[i]) << "\n";
+        s << "//   " << internal::c_mangle(args[i].name) << ": " << (out ? "output, " : "input, ")
+          << describe(args[i]) << "\n";
     }
     s << "int " << fn << "(";
-    for (size_t i = 0; i < args.size(); i++) s << (i ? ", " : "") << c_type(args[i]) << c_name(args[i]);
+    for (size_t i = 0; i < args.size(); i++) s << (i ? ", " : "") << c_type(args[i]) << internal::c_mangle(args[i].name);
     s << ");\n\n"
       << "// The same, with args[i] pointing at argument i: the halide_buffer_t of a\n"
       << "// buffer, the value of a scalar.\n"

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/CNames.h"
 #include "ir/IRPrinter.h"
 #include "kiln/StmtHTML.h"
 
@@ -35,13 +36,6 @@ namespace internal {
 namespace {
 
 std::string escape(const std::string &s) { return html_escape(s); }
-
-std::string mangle(const std::string &s) {  // as CodeGen_C names variables
-    std::string r = s;
-    for (char &c : r)
-        if (!std::isalnum((unsigned char)c) && c != '_') c = '_';
-    return r;
-}
 
 std::string grouped(int64_t v) {  // 884736 -> "884,736"
     std::string d = std::to_string(v < 0 ? -v : v), r;
@@ -297,7 +291,7 @@ protected:
             for (const std::string &b : it->second) h += b;
         }
         std::string f = pal.owner(op->name);
-        open_block("loop", f.empty() ? "" : pal.cls(f), h, cpp.claim(cpp.loops, mangle(op->name)), op->name);
+        open_block("loop", f.empty() ? "" : pal.cls(f), h, cpp.claim(cpp.loops, c_mangle(op->name)), op->name);
         include(op->body);
         close_block();
     }
@@ -529,7 +523,7 @@ std::string cpp_line_html(const std::string &l, const std::map<std::string, std:
 
 std::string cpp_html(const CppIndex &cpp, const Palette &pal, const std::vector<std::string> &buffer_names) {
     std::map<std::string, std::string> buffers;
-    for (const std::string &b : buffer_names) buffers[mangle(b)] = pal.cls(b);
+    for (const std::string &b : buffer_names) buffers[c_mangle(b)] = pal.cls(b);
     std::string h;
     if (cpp.kernel_start > 0)
         h += "<div class=\"skip\">lines 1&ndash;" + std::to_string(cpp.kernel_start) +

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 
+#include "codegen/CNames.h"
 #include "codegen/CodeGen_C.h"
 #include "codegen/VectorSlots.h"
 #include "driver/JIT.h"
@@ -429,6 +430,18 @@ TEST_CASE("codegen: names are C identifiers, constants exact", "[codegen]") {
     void *args[] = {out.raw_buffer()};
     REQUIRE(m->run(args) == 0);
     CHECK(out(0) == (float)((1ll << 40) + 3) + 0.1f);
+}
+
+TEST_CASE("codegen: c_mangle makes IR names C identifier characters", "[codegen]") {
+    CHECK(c_mangle("f.s0.x.xo") == "f_s0_x_xo");
+    CHECK(c_mangle("blur_y") == "blur_y");
+    CHECK(c_mangle("a-b c$") == "a_b_c_");
+    CHECK(c_mangle("0.min") == "0_min");  // a leading digit stays: callers prefix "v_"
+    CHECK(c_mangle("") == "");
+    CHECK(is_c_identifier("blur_x"));
+    CHECK_FALSE(is_c_identifier("blur.x"));
+    CHECK_FALSE(is_c_identifier("3x"));
+    CHECK_FALSE(is_c_identifier(""));
 }
 
 TEST_CASE("codegen: scalar uint8 wrapping, float64 math, if/else chains, sibling lets", "[codegen]") {
