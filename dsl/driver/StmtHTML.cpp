@@ -13,6 +13,10 @@
 #include "ir/IRPrinter.h"
 #include "kiln/StmtHTML.h"
 
+// The page's style sheet and script, embedded at build time by cmake/KilnEmbed.cmake.
+extern const char kiln_embedded_stmt_html_css[];
+extern const char kiln_embedded_stmt_html_js[];
+
 namespace kiln {
 
 std::string html_escape(const std::string &s) {
@@ -540,157 +544,6 @@ std::string cpp_html(const CppIndex &cpp, const Palette &pal, const std::vector<
     return h;
 }
 
-const char *const page_css = R"CSS(
-*{box-sizing:border-box}
-html,body{margin:0;height:100%}
-body{font:13px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#eef0f3;
-  display:flex;flex-direction:column}
-code,.mono,.hd,.ln,.cl{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,Consolas,monospace}
-header{background:#1f2937;color:#f3f4f6;padding:8px 14px;display:flex;flex-wrap:wrap;align-items:center;gap:6px 16px}
-header h1{font-size:15px;margin:0;font-weight:600}
-header .meta{color:#9ca3af;font-size:12px}
-header .legend{display:flex;flex-wrap:wrap;gap:4px;flex:1}
-header .tools{display:flex;gap:6px;align-items:center;font-size:12px}
-button{font:inherit;font-size:12px;border:1px solid #4b5563;background:#374151;color:#f9fafb;
-  border-radius:4px;padding:3px 9px;cursor:pointer}
-button:hover{background:#4b5563}
-.chip{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;color:#fff;background:var(--fc);
-  white-space:nowrap;font-family:ui-monospace,"DejaVu Sans Mono",monospace}
-.chip.in{background:transparent;color:var(--fc);box-shadow:inset 0 0 0 1px var(--fc)}
-header .chip.in{color:#e5e7eb;box-shadow:inset 0 0 0 1px #9ca3af}
-main{flex:1;min-height:0;display:grid;grid-template-columns:minmax(0,1.1fr) minmax(0,1fr);gap:10px;padding:10px}
-.col{display:flex;flex-direction:column;gap:10px;min-height:0}
-.panel{background:#fff;border:1px solid #d0d7de;border-radius:6px;display:flex;flex-direction:column;
-  min-height:0;overflow:hidden}
-.panel>h2{font-size:12px;text-transform:uppercase;letter-spacing:.05em;color:#57606a;margin:0;
-  padding:6px 10px;border-bottom:1px solid #d8dee4;background:#f6f8fa;font-weight:600}
-.panel>h2 .hint{text-transform:none;letter-spacing:0;font-weight:400;color:#8c959f;margin-left:8px}
-.panel>.body{overflow:auto;flex:1;min-height:0}
-#nest{flex:1}#nest>.body{padding:6px 8px}
-#report{flex:0 1 auto;max-height:48%}
-#cpp{flex:1}
-.blk{margin:2px 0;border-left:2px solid var(--fb,#d0d7de);border-radius:3px}
-.blk.prod{border-left:4px solid var(--fc,#8c959f);background:var(--ft,#f6f8fa)}
-.blk.cons{border-left:2px dashed var(--fb,#d0d7de)}
-.blk.alloc{border-left:3px double var(--fc,#8c959f)}
-.blk.cond{border-left:2px dotted #8c959f}
-.hd{font-size:12.5px;padding:1px 6px 1px 2px;cursor:pointer;display:flex;align-items:baseline;gap:4px;
-  border-radius:3px}
-.hx{flex:1;min-width:0}
-.blk.grp{border-left:1px dotted #afb8c1}.grp>.hd{color:#6e7781;font-style:italic;
-  font-family:system-ui,sans-serif;font-size:11.5px}
-.hd:hover{background:#0000000a}
-.hd.sel{background:#fff3bf;outline:1px solid #e3b341}
-.tog{display:inline-block;width:14px;color:#8c959f;text-align:center;flex:none}
-.tog::before{content:"\25BE"}
-.blk.closed>.hd .tog::before{content:"\25B8"}
-.blk.closed>.bd{display:none}
-.bd{padding-left:14px}
-.kw{color:#6e40c9;font-weight:600}
-.nm,.lv{color:var(--fc,#1f2328);font-weight:600}
-.go{margin-left:auto;font-size:11px;color:#57606a;border:1px solid #d0d7de;border-radius:8px;padding:0 6px;
-  background:#fff;font-family:system-ui,sans-serif}
-.hd:hover .go{border-color:#0969da;color:#0969da}
-.kind{font-size:11px;border-radius:3px;padding:0 5px;font-family:system-ui,sans-serif;font-weight:600;
-  margin-right:2px}
-.k-par{background:#fde68a;color:#7c4a03}
-.k-vec{background:#bbf7d0;color:#14532d}
-.k-unr{background:#e9d5ff;color:#581c87}
-.ln{font-size:12px;padding:1px 6px 1px 18px;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:3px}
-.ln:hover{background:#0000000a}
-.ln.let,.ln.assert{color:#57606a}
-.ln.st{border-left:3px solid var(--fc);margin-left:2px;background:var(--ft)}
-body.nolets .ln.let,body.nolets .ln.assert,body.nolets .blk.grp{display:none}
-.ln.long{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden;cursor:zoom-in}
-.ln.long.open{display:block;cursor:zoom-out}
-.abbr{border-bottom:1px dotted #8c959f}
-.ld>b{color:var(--fc);font-weight:700}
-.ld:hover{background:var(--ft);outline:1px solid var(--fb)}
-table.rep{border-collapse:collapse;width:100%;font-size:12px}
-.rep th{text-align:left;font-weight:600;color:#57606a;padding:5px 8px;border-bottom:1px solid #d8dee4;
-  background:#fafbfc;position:sticky;top:0}
-.rep td{padding:6px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
-.rep tr.fr td:first-child{border-left:4px solid var(--fc)}
-.rep tr.fr:hover{background:var(--ft)}
-.rep tfoot td{background:#f6f8fa;border-top:1px solid #d0d7de}
-.sub{color:#6e7781;font-size:11px}
-.tag{border-radius:3px;padding:0 4px;font-size:10.5px;white-space:nowrap}
-.tag.cache{background:#dcfce7;color:#166534}.tag.mem{background:#fee2e2;color:#991b1b}
-.m{display:grid;grid-template-columns:52px 1fr 64px;align-items:center;gap:6px;font-size:11px}
-.lab{color:#6e7781}
-.bar{height:8px;background:#eef0f3;border-radius:4px;overflow:hidden}
-.bar i{display:block;height:100%;background:var(--fc);border-radius:4px}
-.bar i.un{background:#afb8c1}.bar i.tot{background:#1f2937}
-.num{text-align:right;font-variant-numeric:tabular-nums}
-.saved{font-size:13px;padding-top:6px}
-.note{color:#6e7781;font-size:11px;margin:6px 10px 8px}
-#cpp .body{font-size:12px;padding:4px 0}
-.cl{display:flex;white-space:pre-wrap;overflow-wrap:anywhere}
-.cl .no{flex:none;width:44px;text-align:right;padding-right:10px;color:#afb8c1;user-select:none}
-.cl .code{flex:1;padding-right:8px}
-.cl.long .code{display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden;cursor:zoom-in}
-.cl.long.open .code{display:block;cursor:zoom-out}
-.cl.lk{cursor:pointer}.cl.lk .no{color:#0969da}
-.cl.hl{background:#fff3bf;box-shadow:inset 3px 0 #e3b341}
-.cl .cm{color:#6e7781;font-style:italic}.cl .pp{color:#953800}.cl .str{color:#0a3069}.cl .ty{color:#0550ae}
-.cl .bf{color:var(--fc);font-weight:600}
-.skip{color:#8c959f;font-size:11px;padding:2px 10px 6px 54px;font-style:italic}
-.flash{animation:flash 1.2s ease-out}
-@keyframes flash{from{background:#ffe58f}to{background:transparent}}
-)CSS";
-
-const char *const page_js = R"JS(
-(function () {
-  var nest = document.querySelector('#nest .body'), code = document.querySelector('#cpp .body');
-  function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
-  function clear() {
-    all('.hl').forEach(function (e) { e.classList.remove('hl'); });
-    all('.hd.sel').forEach(function (e) { e.classList.remove('sel'); });
-  }
-  function center(box, el) {  // scroll box so that el is a third of the way down
-    box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
-  }
-  // Nest: a long line opens; the triangle (or a header without C++) folds;
-  // a loop or produce header shows its C++ line.
-  nest.addEventListener('click', function (ev) {
-    var ln = ev.target.closest('.ln.long');
-    if (ln) { ln.classList.toggle('open'); return; }
-    var hd = ev.target.closest('.hd');
-    if (!hd) return;
-    if (ev.target.classList.contains('tog') || !hd.dataset.cpp) { hd.parentNode.classList.toggle('closed'); return; }
-    var line = document.getElementById('cpp-' + hd.dataset.cpp);
-    clear();
-    hd.classList.add('sel');
-    line.classList.add('hl');
-    center(code, line);
-  });
-  // C++: a linked line opens and shows its block in the nest; a long one opens.
-  code.addEventListener('click', function (ev) {
-    var cl = ev.target.closest('.cl');
-    if (!cl) return;
-    if (!cl.dataset.n) { if (cl.classList.contains('long')) cl.classList.toggle('open'); return; }
-    var blk = document.getElementById(cl.dataset.n), hd = blk.firstChild;
-    for (var p = blk; p !== nest; p = p.parentNode) p.classList.remove('closed');
-    clear();
-    cl.classList.add('hl');
-    hd.classList.add('sel');
-    center(nest, hd);
-    hd.classList.remove('flash');
-    void hd.offsetWidth;  // restart the animation
-    hd.classList.add('flash');
-  });
-  document.getElementById('expand').onclick = function () {
-    all('.blk').forEach(function (b) { b.classList.remove('closed'); });
-  };
-  document.getElementById('collapse').onclick = function () {
-    all('.blk').forEach(function (b) { b.classList.add('closed'); });
-  };
-  document.getElementById('lets').onchange = function (ev) {
-    document.body.classList.toggle('nolets', !ev.target.checked);
-  };
-})();
-)JS";
-
 }  // namespace
 
 std::string stmt_html(const StmtHTMLInputs &in) {
@@ -722,7 +575,8 @@ std::string stmt_html(const StmtHTMLInputs &in) {
     }
     std::string title = escape(in.func.name);
     std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title +
-                    " &mdash; Kiln loop nest</title><style>" + page_css + pal.css() + "</style></head><body>";
+                    " &mdash; Kiln loop nest</title><style>\n" + kiln_embedded_stmt_html_css + pal.css() +
+                    "</style></head><body>";
     h += "<header><h1>" + title + "</h1><span class=\"meta\">" + escape(in.target) + " &middot; " + sizes +
          "</span><div class=\"legend\">" + pal.legend() +
          "</div><div class=\"tools\">"
@@ -737,7 +591,8 @@ std::string stmt_html(const StmtHTMLInputs &in) {
          report_html(in.report, pal) + "</div></section>";
     h += "<section class=\"panel\" id=\"cpp\"><h2>Emitted C++ <span class=\"hint\">click a blue line number for its "
          "loop</span></h2><div class=\"body\">" +
-         cpp_html(cpp, pal, buffers) + "</div></section></div></main><script>" + page_js + "</script></body></html>\n";
+         cpp_html(cpp, pal, buffers) + "</div></section></div></main><script>\n" +
+         kiln_embedded_stmt_html_js + "</script></body></html>\n";
     return h;
 }
 
@@ -750,7 +605,6 @@ std::vector<std::shared_ptr<internal::FunctionContents>> output_contents(const P
     for (const Func &f : p.outputs()) r.push_back(f.contents());
     return r;
 }
-
 
 }  // namespace
 
