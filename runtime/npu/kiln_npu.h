@@ -77,37 +77,25 @@ public:
     void TMOV(const Tile &dst, const Tile &src, bool relu = false);
     // TMOV L1 -> L0A/L0B transposing: dst[i][j] = src[j][i] (a matrix operand read as its transpose, K^T).
     void TMOV_T(const Tile &dst, const Tile &src);
-    // Vector, on UB
-    void TADD(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TADD, d, a, b); }
-    void TSUB(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TSUB, d, a, b); }
-    void TMUL(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMUL, d, a, b); }
-    void TDIV(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TDIV, d, a, b); }
-    void TMAX(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMAX, d, a, b); }
-    void TMIN(const Tile &d, const Tile &a, const Tile &b) { binary(Op::TMIN, d, a, b); }
-    void TEXP(const Tile &d, const Tile &a) { unary(Op::TEXP, d, a); }
-    void TLOG(const Tile &d, const Tile &a) { unary(Op::TLOG, d, a); }
-    void TSQRT(const Tile &d, const Tile &a) { unary(Op::TSQRT, d, a); }
-    void TRSQRT(const Tile &d, const Tile &a) { unary(Op::TRSQRT, d, a); }
-    void TRECIP(const Tile &d, const Tile &a) { unary(Op::TRECIP, d, a); }
-    void TRELU(const Tile &d, const Tile &a) { unary(Op::TRELU, d, a); }
-    void TTANH(const Tile &d, const Tile &a) { unary(Op::TTANH, d, a); }
-    void TABS(const Tile &d, const Tile &a) { unary(Op::TABS, d, a); }
-    void TNEG(const Tile &d, const Tile &a) { unary(Op::TNEG, d, a); }
-    void TCOPY(const Tile &d, const Tile &a) { unary(Op::TCOPY, d, a); }
-    void TADDS(const Tile &d, const Tile &a, float s) { scalar(Op::TADDS, d, a, s); }
-    void TSUBS(const Tile &d, const Tile &a, float s) { scalar(Op::TSUBS, d, a, s); }
-    void TMULS(const Tile &d, const Tile &a, float s) { scalar(Op::TMULS, d, a, s); }
-    void TDIVS(const Tile &d, const Tile &a, float s) { scalar(Op::TDIVS, d, a, s); }
-    void TMAXS(const Tile &d, const Tile &a, float s) { scalar(Op::TMAXS, d, a, s); }
-    void TMINS(const Tile &d, const Tile &a, float s) { scalar(Op::TMINS, d, a, s); }
+    // Vector, on UB: one method per Binary, Unary, TileScalar, Reduce, Expand
+    // and Convert row of KILN_NPU_FOR_EACH_OP, e.g.
+    //   void TADD(const Tile &d, const Tile &a, const Tile &b);   // Binary
+    //   void TEXP(const Tile &d, const Tile &a);                  // Unary, Reduce, Expand, Convert
+    //   void TADDS(const Tile &d, const Tile &a, float s);        // TileScalar
+#define KILN_NPU_METHOD_Binary(op) \
+    void op(const Tile &d, const Tile &a, const Tile &b) { binary(Op::op, d, a, b); }
+#define KILN_NPU_METHOD_Unary(op) \
+    void op(const Tile &d, const Tile &a) { unary(Op::op, d, a); }
+#define KILN_NPU_METHOD_TileScalar(op) \
+    void op(const Tile &d, const Tile &a, float s) { scalar(Op::op, d, a, s); }
+#define KILN_NPU_METHOD_Reduce(op) KILN_NPU_METHOD_Unary(op)
+#define KILN_NPU_METHOD_Expand(op) KILN_NPU_METHOD_Unary(op)
+#define KILN_NPU_METHOD_Convert(op) KILN_NPU_METHOD_Unary(op)
+#define KILN_NPU_METHOD_Special(op)
+#define KILN_NPU_METHOD(name, fam, kind) KILN_NPU_METHOD_##kind(name)
+    KILN_NPU_FOR_EACH_OP(KILN_NPU_METHOD)
+#undef KILN_NPU_METHOD
     void TDUP(const Tile &d, float s) { scalar(Op::TDUP, d, d, s); }
-    void TROWSUM(const Tile &d, const Tile &a) { unary(Op::TROWSUM, d, a); }
-    void TROWMAX(const Tile &d, const Tile &a) { unary(Op::TROWMAX, d, a); }
-    void TCOLSUM(const Tile &d, const Tile &a) { unary(Op::TCOLSUM, d, a); }
-    void TCOLMAX(const Tile &d, const Tile &a) { unary(Op::TCOLMAX, d, a); }
-    void TROWEXPAND(const Tile &d, const Tile &a) { unary(Op::TROWEXPAND, d, a); }
-    void TCOLEXPAND(const Tile &d, const Tile &a) { unary(Op::TCOLEXPAND, d, a); }
-    void TCVT(const Tile &d, const Tile &a) { unary(Op::TCVT, d, a); }
     void TCMP(const Tile &mask, const Tile &a, const Tile &b, Cmp cmp);
     void TSEL(const Tile &d, const Tile &mask, const Tile &a, const Tile &b);
     // Matrix: c = a x b, c = a x b + bias (bias: 1 x N in L1), c += a x b

@@ -115,10 +115,7 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
             }
         return;
     }
-    case Op::TROWSUM:
-    case Op::TROWMAX:
-    case Op::TCOLSUM:
-    case Op::TCOLMAX: {
+    case Op::TROWSUM: case Op::TROWMAX: case Op::TCOLSUM: case Op::TCOLMAX: {
         // Line l of the result reduces n elements of a: row l (TROW*) or column l (TCOL*).
         const bool rows = in.op == Op::TROWSUM || in.op == Op::TROWMAX;
         const bool sum = in.op == Op::TROWSUM || in.op == Op::TCOLSUM;
@@ -168,10 +165,7 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
                     int32_t x = a.get_i32(i, j);
                     int32_t v = is_binary(in.op)        ? ref_binary_i32(in.op, x, b.get_i32(i, j))
                                 : is_tile_scalar(in.op) ? ref_binary_i32(in.op, x, (int32_t)in.scalar)
-                                : in.op == Op::TABS     ? (x < 0 ? (int32_t)(0u - (uint32_t)x) : x)
-                                : in.op == Op::TNEG     ? (int32_t)(0u - (uint32_t)x)
-                                : in.op == Op::TRELU    ? (x > 0 ? x : 0)
-                                                        : x;
+                                                        : ref_unary_i32(in.op, x);
                     d.set_i32(i, j, v);
                 } else {
                     float x = a.get(i, j);

@@ -40,28 +40,34 @@ const char *family_name(Family f) {
     return names[(int)f];
 }
 
-const char *op_name(Op op) {
-    static const char *names[] = {
-#define KILN_NPU_OP_NAME(name, fam) #name,
-        KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_NAME)
-#undef KILN_NPU_OP_NAME
+namespace {
+struct OpInfo {
+    const char *name;
+    Family family;
+    Kind kind;
+};
+const OpInfo &op_info(Op op) {
+    static const OpInfo table[] = {
+#define KILN_NPU_OP_INFO(name, fam, kind) {#name, Family::fam, Kind::kind},
+        KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_INFO)
+#undef KILN_NPU_OP_INFO
     };
-    return names[(int)op];
+    return table[(int)op];
+}
+}  // namespace
+
+const char *op_name(Op op) { return op_info(op).name; }
+Family op_family(Op op) { return op_info(op).family; }
+Kind op_kind(Op op) { return op_info(op).kind; }
+
+const char *cmp_name(Cmp c) {
+    static const char *names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+    return names[(int)c];
 }
 
-Family op_family(Op op) {
-    static const Family fams[] = {
-#define KILN_NPU_OP_FAMILY(name, fam) Family::fam,
-        KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_FAMILY)
-#undef KILN_NPU_OP_FAMILY
-    };
-    return fams[(int)op];
+bool is_transcendental(Op op) {
+    return op == Op::TEXP || op == Op::TLOG || op == Op::TSQRT || op == Op::TRSQRT || op == Op::TRECIP || op == Op::TTANH;
 }
-
-bool is_binary(Op op) { return op >= Op::TADD && op <= Op::TMIN; }
-bool is_unary(Op op) { return op >= Op::TEXP && op <= Op::TCOPY; }
-bool is_tile_scalar(Op op) { return op >= Op::TADDS && op <= Op::TMINS; }
-bool is_transcendental(Op op) { return (op >= Op::TEXP && op <= Op::TRECIP) || op == Op::TTANH; }
 
 uint64_t TileRef::valid_bytes() const {
     uint64_t row = (uint64_t)valid_cols * dtype_size(type);
@@ -311,7 +317,7 @@ Cost instr_cost(const Instr &in, const Machine &m) {
     if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) bytes = std::max(bytes, in.b.valid_bytes());
     uint64_t cycles = std::max<uint64_t>(1, ceil_div(bytes, m.vector_bytes_per_cycle));
     if (is_transcendental(in.op)) cycles *= m.transcendental_factor;
-    if (in.op >= Op::TROWSUM && in.op <= Op::TCOLMAX) cycles *= m.reduce_factor;
+    if (op_kind(in.op) == Kind::Reduce) cycles *= m.reduce_factor;
     c.busy = c.done = cycles;
     return c;
 }
@@ -387,6 +393,16 @@ int32_t ref_binary_i32(Op op, int32_t a, int32_t b) {
     case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: return a > b ? a : b;
     case Op::TMIN: case Op::TMINS: return a < b ? a : b;
     default: throw NpuError(std::string("ref_binary_i32: ") + op_name(op) + " is not binary");
+    }
+}
+
+int32_t ref_unary_i32(Op op, int32_t x) {
+    switch (op) {
+    case Op::TABS: return x < 0 ? (int32_t)(0u - (uint32_t)x) : x;
+    case Op::TNEG: return (int32_t)(0u - (uint32_t)x);
+    case Op::TRELU: return x > 0 ? x : 0;
+    case Op::TCOPY: return x;
+    default: throw NpuError(std::string("ref_unary_i32: ") + op_name(op) + " is not an int32 unary instruction");
     }
 }
 

@@ -45,45 +45,51 @@ const char *family_name(Family f);
 // Compare modes of TCMP.
 enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
 
-#define KILN_NPU_FOR_EACH_OP(X)                                                     \
-    /* DMA */                                                                        \
-    X(TLOAD, DMA) X(TSTORE, DMA) X(TMOV, DMA)                                        \
-    /* vector: elementwise binary, dst = a op b */                                   \
-    X(TADD, Vector) X(TSUB, Vector) X(TMUL, Vector) X(TDIV, Vector)                  \
-    X(TMAX, Vector) X(TMIN, Vector)                                                  \
-    /* vector: unary, dst = f(a) */                                                  \
-    X(TEXP, Vector) X(TLOG, Vector) X(TSQRT, Vector) X(TRSQRT, Vector)               \
-    X(TRECIP, Vector) X(TRELU, Vector) X(TTANH, Vector) X(TABS, Vector)              \
-    X(TNEG, Vector) X(TCOPY, Vector)                                                 \
-    /* vector: tile-scalar, dst = a op s; TDUP: dst = s */                           \
-    X(TADDS, Vector) X(TSUBS, Vector) X(TMULS, Vector) X(TDIVS, Vector)              \
-    X(TMAXS, Vector) X(TMINS, Vector) X(TDUP, Vector)                                \
-    /* vector: reductions and broadcasts */                                          \
-    X(TROWSUM, Vector) X(TROWMAX, Vector) X(TCOLSUM, Vector) X(TCOLMAX, Vector)      \
-    X(TROWEXPAND, Vector) X(TCOLEXPAND, Vector)                                      \
-    /* vector: convert, compare, select */                                           \
-    X(TCVT, Vector) X(TCMP, Vector) X(TSEL, Vector)                                  \
-    /* matrix */                                                                     \
-    X(TMATMUL, Matrix) X(TMATMUL_ACC, Matrix)                                        \
-    /* sync */                                                                       \
-    X(SET_FLAG, Sync) X(WAIT_FLAG, Sync) X(PIPE_BARRIER, Sync)
+// Every instruction once: name, family, and kind, the shape of its operands
+// (Binary: dst = a op b; Unary: dst = f(a); TileScalar: dst = a op s;
+// Reduce: a row or column of a, reduced; Expand: a row or column of a,
+// repeated; Convert: a in dst's type; Special: its own operands). The kind
+// gives the Core method of kiln_npu.h (Special ones are written there by
+// hand), the operands the checker and the simulator read, and the element
+// function (ref_binary, ref_unary) a Binary, Unary, TileScalar or Reduce
+// instruction applies. A new instruction: a row here, its semantics
+// (ref_*), its cost (instr_cost) if it differs from its family's, and
+// docs/npu.md.
+#define KILN_NPU_FOR_EACH_OP(X)                                                                       \
+    X(TLOAD, DMA, Special) X(TSTORE, DMA, Special) X(TMOV, DMA, Special)                               \
+    X(TADD, Vector, Binary) X(TSUB, Vector, Binary) X(TMUL, Vector, Binary)                            \
+    X(TDIV, Vector, Binary) X(TMAX, Vector, Binary) X(TMIN, Vector, Binary)                            \
+    X(TEXP, Vector, Unary) X(TLOG, Vector, Unary) X(TSQRT, Vector, Unary) X(TRSQRT, Vector, Unary)     \
+    X(TRECIP, Vector, Unary) X(TRELU, Vector, Unary) X(TTANH, Vector, Unary) X(TABS, Vector, Unary)    \
+    X(TNEG, Vector, Unary) X(TCOPY, Vector, Unary)                                                     \
+    X(TADDS, Vector, TileScalar) X(TSUBS, Vector, TileScalar) X(TMULS, Vector, TileScalar)             \
+    X(TDIVS, Vector, TileScalar) X(TMAXS, Vector, TileScalar) X(TMINS, Vector, TileScalar)             \
+    X(TDUP, Vector, Special)                                                                           \
+    X(TROWSUM, Vector, Reduce) X(TROWMAX, Vector, Reduce) X(TCOLSUM, Vector, Reduce)                   \
+    X(TCOLMAX, Vector, Reduce) X(TROWEXPAND, Vector, Expand) X(TCOLEXPAND, Vector, Expand)             \
+    X(TCVT, Vector, Convert) X(TCMP, Vector, Special) X(TSEL, Vector, Special)                         \
+    X(TMATMUL, Matrix, Special) X(TMATMUL_ACC, Matrix, Special)                                        \
+    X(SET_FLAG, Sync, Special) X(WAIT_FLAG, Sync, Special) X(PIPE_BARRIER, Sync, Special)
 
 enum class Op : uint8_t {
-#define KILN_NPU_OP_ENUM(name, fam) name,
+#define KILN_NPU_OP_ENUM(name, fam, kind) name,
     KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_ENUM)
 #undef KILN_NPU_OP_ENUM
 };
 constexpr int kNumOps = 0
-#define KILN_NPU_OP_COUNT(name, fam) +1
+#define KILN_NPU_OP_COUNT(name, fam, kind) +1
     KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_COUNT)
 #undef KILN_NPU_OP_COUNT
     ;
+enum class Kind : uint8_t { Binary, Unary, TileScalar, Reduce, Expand, Convert, Special };
 const char *op_name(Op op);
 Family op_family(Op op);
-bool is_binary(Op op);      // TADD..TMIN
-bool is_unary(Op op);       // TEXP..TCOPY
-bool is_tile_scalar(Op op); // TADDS..TMINS (not TDUP)
+Kind op_kind(Op op);
+inline bool is_binary(Op op) { return op_kind(op) == Kind::Binary; }
+inline bool is_unary(Op op) { return op_kind(op) == Kind::Unary; }
+inline bool is_tile_scalar(Op op) { return op_kind(op) == Kind::TileScalar; }  // not TDUP
 bool is_transcendental(Op op);
+const char *cmp_name(Cmp c);
 
 // An operand in an on-chip memory.
 struct TileRef {
@@ -175,6 +181,7 @@ std::string describe(const Instr &in);
 float ref_unary(Op op, float x);
 float ref_binary(Op op, float a, float b);  // also the tile-scalar ops, with b = scalar
 int32_t ref_binary_i32(Op op, int32_t a, int32_t b);
+int32_t ref_unary_i32(Op op, int32_t x);  // TABS, TNEG, TRELU, TCOPY
 template <typename T>
 bool ref_compare(Cmp c, T a, T b) {
     switch (c) {

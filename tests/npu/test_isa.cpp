@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <map>
+#include <string>
 
 #include "npu_helpers.h"
 
@@ -247,6 +249,37 @@ TEST_CASE("i32 tiles wrap and divide with Kiln's Euclidean rule", "[npu][isa]") 
         c.TSTORE(go.at(0, 8), u);
     });
     for (int i = 0; i < 64; i++) CHECK(out[i] == ref_binary_i32(Op::TDIV, a[i], 3));
+}
+
+TEST_CASE("the ISA table's kind column: every Binary, Unary, TileScalar and Reduce op has its semantics",
+          "[npu][isa][kind]") {
+    std::map<Kind, int> count;
+    for (int i = 0; i < kNumOps; i++) {
+        Op op = Op(i);
+        INFO(op_name(op));
+        Kind k = op_kind(op);
+        count[k]++;
+        CHECK(is_binary(op) == (k == Kind::Binary));
+        CHECK(is_unary(op) == (k == Kind::Unary));
+        CHECK(is_tile_scalar(op) == (k == Kind::TileScalar));
+        if (k == Kind::Binary || k == Kind::TileScalar || k == Kind::Reduce) {
+            CHECK_NOTHROW(ref_binary(op, 1.0f, 2.0f));
+            CHECK_NOTHROW(ref_binary_i32(op, 1, 2));
+        }
+        if (k == Kind::Unary) CHECK_NOTHROW(ref_unary(op, 0.5f));
+        if (k != Kind::Special) CHECK(op_family(op) == Family::Vector);
+    }
+    CHECK(count[Kind::Binary] == 6);
+    CHECK(count[Kind::Unary] == 10);
+    CHECK(count[Kind::TileScalar] == 6);
+    CHECK(count[Kind::Reduce] == 4);
+    CHECK(count[Kind::Expand] == 2);
+    // int32 unary semantics (the simulator's i32 path) are ref_unary_i32's.
+    CHECK(ref_unary_i32(Op::TABS, INT32_MIN) == INT32_MIN);
+    CHECK(ref_unary_i32(Op::TNEG, 5) == -5);
+    CHECK(ref_unary_i32(Op::TRELU, -5) == 0);
+    CHECK_THROWS_AS(ref_unary_i32(Op::TEXP, 1), NpuError);
+    CHECK(std::string(cmp_name(Cmp::LE)) == "LE");
 }
 
 TEST_CASE("TLOAD with replicated edges reads every element from its clamped row and column", "[npu][isa][edge]") {
