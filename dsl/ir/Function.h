@@ -72,6 +72,9 @@ struct FuncSchedule {
     MemoryType memory_type = MemoryType::Auto;  // store_in() (NPU target)
     bool double_buffer = false;                 // double_buffer() (NPU target)
     std::vector<StorageFold> storage_folds;     // fold_storage(), one per dimension at most
+    // Where a schedule file set a level, fold or loop type, for the errors
+    // of lowering (schedule/ScheduleOrigin.h): kind -> {"file:line:col", the value it set}.
+    std::map<std::string, std::pair<std::string, std::string>> origins;
 };
 
 // A schedule used instead of the stage's own when `condition` (of Params and

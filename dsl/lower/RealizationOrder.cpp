@@ -7,7 +7,6 @@
 #include "ComputeWith.h"
 #include "WrapCalls.h"
 #include "ir/IRVisitor.h"
-#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -73,7 +72,6 @@ Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>
     Environment env = find_user_functions(outputs);
     for (auto &kv : env) {
         auto copy = std::make_shared<FunctionContents>(*kv.second);
-        copy_schedule_origins(kv.second, copy);  // errors about levels keep their .sched position
         kv.second = copy;
     }
     wrap_calls(env);

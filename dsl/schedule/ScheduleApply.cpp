@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <map>
 
+#include "Directives.h"
 #include "ScheduleOrigin.h"
 #include "ScheduleSyntax.h"
 #include "ir/Error.h"
@@ -69,46 +70,6 @@ bool replaced_loop(const Func &f, int stage, int spec, const std::string &name) 
             if (g == name || last_component(g) == name) return true;
     }
     return false;
-}
-
-// compute_*, store_*, fold_storage and bound schedule the Func, not one of its stages.
-bool whole_func(const std::string &directive) {
-    for (const char *n : {"compute_root", "compute_at", "compute_inline", "store_root", "store_at", "fold_storage",
-                          "bound", "store_in", "double_buffer"})
-        if (directive == n) return true;
-    return false;
-}
-
-MemoryType memory_named(const std::string &n, const std::string &directive) {
-    for (int m = 1; m <= (int)MemoryType::L0C; m++)
-        if (n == to_string((MemoryType)m)) return (MemoryType)m;
-    user_error << directive << "(" << n << "): unknown memory";
-    return MemoryType::Auto;
-}
-
-TailStrategy tail_named(const std::string &n) {
-    if (n == "GuardWithIf") return TailStrategy::GuardWithIf;
-    if (n == "ShiftInwards") return TailStrategy::ShiftInwards;
-    if (n == "RoundUp") return TailStrategy::RoundUp;
-    return TailStrategy::Auto;
-}
-
-LoopAlignStrategy align_named(const std::vector<Arg> &a, const std::string &file) {
-    if (a.size() < 3) return LoopAlignStrategy::Auto;
-    for (auto s : {LoopAlignStrategy::AlignStart, LoopAlignStrategy::AlignEnd, LoopAlignStrategy::NoAlign,
-                   LoopAlignStrategy::Auto})
-        if (a[2].name == to_string(s)) return s;
-    error_at(file, a[2].line, a[2].col,
-             "argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found '" + a[2].text +
-                 "'");
-}
-
-// The optional third argument of fold_storage: true (the default) or false.
-bool fold_forward(const std::vector<Arg> &a, const std::string &file) {
-    if (a.size() < 3 || a[2].name == "true") return true;
-    if (a[2].name == "false") return false;
-    error_at(file, a[2].line, a[2].col,
-             "argument 3 (fold_forward) of fold_storage must be true or false, found '" + a[2].text + "'");
 }
 
 // Arguments of compute_at/store_at/compute_with: checked once every directive has run.
@@ -276,85 +237,70 @@ private:
         return VarOrRVar(n, rvar);
     }
 
-    // The first argument among `which` that is not a current loop of the
-    // stage, with a "did you mean" when it looks like a typo.
-    const Arg *unknown_loop(const Func &f, int stage, const std::vector<Arg> &a, std::vector<size_t> which,
-                            std::string *hint) const {
+    // Is `name` a current loop of the stage? If not, a "did you mean" when it looks like a typo.
+    bool is_loop(const Func &f, int stage, const std::string &name, std::string *hint) const {
         std::vector<std::string> loops = loops_of(f, stage, spec);
-        for (size_t i : which) {
-            if (i >= a.size()) continue;
-            std::string n = loop(f, stage, a[i]).name();
-            if (std::find(loops.begin(), loops.end(), n) != loops.end()) continue;
-            std::string near = replaced_loop(f, stage, spec, n) ? "" : nearest(n, loops);
-            if (!near.empty()) *hint = "; did you mean '" + near + "'?";
-            return &a[i];
-        }
-        return nullptr;
+        if (std::find(loops.begin(), loops.end(), name) != loops.end()) return true;
+        std::string near = replaced_loop(f, stage, spec, name) ? "" : nearest(name, loops);
+        if (!near.empty()) *hint = "; did you mean '" + near + "'?";
+        return false;
+    }
+
+    // The same for a dimension of the Func (bound, fold_storage).
+    static bool is_dimension(const Func &f, const std::string &name, std::string *hint) {
+        std::vector<std::string> dims;
+        for (const auto &v : f.args()) dims.push_back(v.name());
+        if (std::find(dims.begin(), dims.end(), name) != dims.end()) return true;
+        std::string near = nearest(name, dims);
+        if (!near.empty()) *hint = "; did you mean '" + near + "'?";
+        return false;
     }
 
     void directive(Func f, int stage, const ScheduleDirective &d) {
-        std::vector<Arg> a;
-        std::vector<Expr> num(d.args.size());
+        const Directive *info = find_directive(d.name);
+        std::vector<Parameter> params;
+        if (!info || !params_for(*info, d.args.size(), &params))  // a ScheduleFile is made by parse(), which checks
+            internal_error << "ScheduleFile::apply: directive " << d.name << " with " << d.args.size()
+                           << " arguments did not pass the parser";
+        DirectiveCall c{f, Stage(f.contents(), stage, spec)};
         // natural_vector_size of a Tuple: that of its widest element.
         Type ft = f.types()[0];
         for (const Type &t : f.types()) ft = t.bits > ft.bits ? t : ft;
         for (size_t i = 0; i < d.args.size(); i++) {
             bool placed = i < d.arg_lines.size() && i < d.arg_cols.size();  // hand-built directives may lack them
             int line = placed ? d.arg_lines[i] : d.line, col = placed ? d.arg_cols[i] : d.col;
-            a.push_back(parse_arg_text(d.args[i], file, line, col));
-            if (!a[i].is_name()) num[i] = Expr(evaluate(a[i], target, ft, file));
+            c.args.push_back(parse_arg_text(d.args[i], file, line, col));
+            c.ints.push_back(c.args[i].is_name() ? Expr() : Expr(evaluate(c.args[i], target, ft, file)));
+            c.loops.push_back(loop(f, stage, c.args[i]));
         }
-        auto var = [&](size_t i) { return loop(f, stage, a[i]); };
-        auto tail = [&](size_t i) { return i < a.size() ? tail_named(a[i].name) : TailStrategy::Auto; };
-        const std::string &n = d.name;
-
-        std::vector<size_t> refs = {0};  // arguments that must be current loops
-        if (n == "fuse" || n == "tile" || n == "npu_tile") refs = {0, 1};
-        if (n == "reorder") for (size_t i = 1; i < a.size(); i++) refs.push_back(i);
-        if (n == "compute_with") refs.clear();  // names another Func's loop, checked at the end
-        if (n == "rfactor") for (size_t i = 2; i + 1 < a.size(); i += 2) refs.push_back(i);
+        c.define = [&](const Func &made) {
+            funcs.emplace(made.name(), made);
+            names.push_back(made.name());
+        };
+        // The first argument naming no current loop or dimension: errors of the call point at it.
         std::string hint;
         const Arg *bad = nullptr;
-        if (n == "store_in") {
-            bool known = false;
-            for (int m = 1; m <= (int)MemoryType::L0C; m++) known |= a[0].name == to_string((MemoryType)m);
-            if (!known) {
-                bad = &a[0];
-                hint = "; the memories are GM, UB, L1, L0A, L0B and L0C";
+        for (size_t i = 0; i < params.size(); i++) {
+            const Arg &a = c.args[i];
+            std::string h;
+            if (params[i].slot == Slot::Loop && !bad && !is_loop(f, stage, c.loops[i].name(), &h)) bad = &a;
+            if (params[i].slot == Slot::Dim && !bad && !is_dimension(f, a.name, &h)) bad = &a;
+            if (bad == &a) hint = h;
+            if (params[i].slot == Slot::Func) c.site = &find_func(a.name, a.line, a.col, d.name + ": ");
+            if (params[i].slot == Slot::FuncLoop) {
+                bool rvar = false;
+                for (int s = 0; s < c.site->contents()->num_stages(); s++)
+                    for (const auto &dim : c.site->contents()->stage(s).schedule.dims)
+                        rvar |= dim.user_name == a.name && dim.is_rvar;
+                c.site_loops.push_back(VarOrRVar(a.name, rvar));
+                pending.push_back({d.name, *c.site, a});
             }
-        } else if (n == "bound" || n == "fold_storage") {
-            std::vector<std::string> dims;
-            for (const auto &v : f.args()) dims.push_back(v.name());
-            bool known = std::find(dims.begin(), dims.end(), a[0].name) != dims.end();
-            std::string near = known ? "" : nearest(a[0].name, dims);
-            if (!known) bad = &a[0];
-            if (!near.empty()) hint = "; did you mean '" + near + "'?";
-        } else if (!whole_func(n)) {
-            bad = unknown_loop(f, stage, a, refs, &hint);
-        }
-
-        // A compute_at/store_at site: a Func of the pipeline, and a loop of it.
-        const Func *site = nullptr;
-        bool site_rvar = false;
-        if ((n == "compute_at" || n == "store_at" || n == "compute_with") && a.size() >= 2) {
-            site = &find_func(a[0].name, a[0].line, a[0].col, n + ": ");
-            for (int s = 0; s < site->contents()->num_stages(); s++)
-                for (const auto &dim : site->contents()->stage(s).schedule.dims)
-                    site_rvar |= dim.user_name == a[1].name && dim.is_rvar;
-            pending.push_back({n, *site, a[1]});
-        }
-        auto site_var = [&] { return VarOrRVar(a[1].name, site_rvar); };
-
-        LoopAlignStrategy align = n == "compute_with" ? align_named(a, file) : LoopAlignStrategy::Auto;
-        const bool forward = n == "fold_storage" ? fold_forward(a, file) : true;
-        if (n == "rfactor") {  // binds the intermediate's name for later stanzas
-            const Arg &named = a.back();
-            if (funcs.count(named.name) || named.name.find('.') != std::string::npos)
-                error_at(file, named.line, named.col,
-                         "In schedule of " + f.contents()->stage_name(stage) +
-                             ": rfactor: the intermediate needs a new Func name without dots; '" + named.name +
-                             "' is " + (funcs.count(named.name) ? "already a Func of the pipeline" : "dotted") +
-                             "; name it e.g. " + f.name() + "_intm");
+            if (params[i].slot == Slot::NewFunc && (funcs.count(a.name) || a.name.find('.') != std::string::npos))
+                error_at(file, a.line, a.col,
+                         "In schedule of " + f.contents()->stage_name(stage) + ": " + d.name +
+                             ": the intermediate needs a new Func name without dots; '" + a.name + "' is " +
+                             (funcs.count(a.name) ? "already a Func of the pipeline" : "dotted") + "; name it e.g. " +
+                             f.name() + "_intm");
         }
 
         auto loop_types = [&] {
@@ -363,55 +309,23 @@ private:
             return t;
         };
         std::map<std::string, ForType> types_before = loop_types();
-        Stage st(f.contents(), stage, spec);
         try {
-            if (n == "split") st.split(var(0), var(1), var(2), num[3], tail(4));
-            else if (n == "fuse") st.fuse(var(0), var(1), var(2));
-            else if (n == "reorder") {
-                std::vector<VarOrRVar> v;
-                for (size_t i = 0; i < a.size(); i++) v.push_back(var(i));
-                st.reorder(v);
-            } else if (n == "tile" && a.size() >= 8)
-                st.tile(var(0), var(1), var(2), var(3), var(4), var(5), num[6], num[7], tail(8));
-            else if (n == "tile") st.tile(var(0), var(1), var(2), var(3), num[4], num[5], tail(6));
-            else if (n == "vectorize") a.size() == 1 ? st.vectorize(var(0)) : st.vectorize(var(0), num[1], tail(2));
-            else if (n == "unroll") a.size() == 1 ? st.unroll(var(0)) : st.unroll(var(0), num[1], tail(2));
-            else if (n == "parallel") a.size() == 1 ? st.parallel(var(0)) : st.parallel(var(0), num[1], tail(2));
-            else if (n == "serial") st.serial(var(0));
-            else if (n == "npu_tile") st.npu_tile(var(0), var(1));
-            else if (n == "compute_root" || (n == "compute_at" && a.size() == 1)) f.compute_root();
-            else if (n == "compute_at") f.compute_at(*site, site_var());
-            else if (n == "compute_inline") f.compute_inline();
-            else if (n == "store_root" || (n == "store_at" && a.size() == 1)) f.store_root();
-            else if (n == "store_at") f.store_at(*site, site_var());
-            else if (n == "bound") f.bound(Var(a[0].name), num[1], num[2]);
-            else if (n == "fold_storage") f.fold_storage(Var(a[0].name), num[1], forward);
-            else if (n == "rfactor") {
-                std::vector<std::pair<RVar, Var>> pairs;
-                for (size_t i = 0; i + 1 < a.size(); i += 2) pairs.push_back({RVar(var(i).name()), Var(a[i + 1].name)});
-                Func intm = st.rfactor(pairs, a.back().name);
-                funcs.emplace(intm.name(), intm);
-                names.push_back(intm.name());
-            }
-            else if (n == "store_in") f.store_in(memory_named(a[0].name, d.name));
-            else if (n == "double_buffer") f.double_buffer();
-            else if (n == "compute_with") st.compute_with(*site, site_var(), align);
-            else internal_error << "ScheduleFile::apply: directive " << n << " passed the parser but is not applied";
+            info->apply(c);
         } catch (const CompileError &e) {
             int line = bad ? bad->line : d.line, col = bad ? bad->col : d.col;
             error_at(file, line, col, e.what() + hint);
         }
-        // Lowering checks the compute and store levels; its errors point here.
+        // Lowering checks the compute and store levels and the folds; its errors point here.
         std::string at = file + ":" + std::to_string(d.line) + ":" + std::to_string(d.col);
-        if (n == "compute_root" || n == "compute_at" || n == "compute_inline")
-            record_schedule_origin(f.contents(), "compute", at);
-        if (n == "store_root" || n == "store_at") record_schedule_origin(f.contents(), "store", at);
-        if (n == "fold_storage") record_schedule_origin(f.contents(), "fold." + a[0].name, at);
+        if (info->origin) {
+            std::string kind = info->origin;
+            record_schedule_origin(*f.contents(), kind == "fold" ? kind + "." + c.args[0].name : kind, at);
+        }
         // ... and so do its errors about the loops this directive made vectorized, unrolled or parallel.
         for (const auto &t : loop_types()) {
             auto before = types_before.find(t.first);
             if (t.second != ForType::Serial && (before == types_before.end() || before->second != t.second))
-                record_loop_origin(f.contents(), stage, t.first, at);
+                record_loop_origin(*f.contents(), stage, t.first, at);
         }
     }
 };

@@ -10,11 +10,10 @@
 //   late.sched:3:9: Loop c.s0.x is scheduled vectorize(), but its extent ...
 //
 // ScheduleFile::apply() records a position with the level or loop type it
-// set; a later change of it (from C++, or another file) makes the record
-// stale, and schedule_origin() / loop_origin() then give "". Records follow
-// the Func's lifetime.
+// set, in the Func's schedule (FuncSchedule::origins), so copies of the Func
+// keep it; a later change of the level (from C++, or another file) makes
+// the record stale, and schedule_origin() / loop_origin() then give "".
 #pragma once
-#include <memory>
 #include <string>
 
 #include "ir/Function.h"
@@ -25,20 +24,14 @@ namespace internal {
 // `kind` is "compute" or "store", "fold.<var>" for a fold_storage of
 // dimension var, or "s<stage>.<loop>" for the type of a loop (Dim::var) of a
 // stage; `position` is "file:line:col".
-void record_schedule_origin(const std::shared_ptr<FunctionContents> &f, const std::string &kind,
-                            const std::string &position);
-
-// Lowering works on copies of the Funcs (find_environment): a copy keeps the
-// records of its original.
-void copy_schedule_origins(const std::shared_ptr<FunctionContents> &from, const std::shared_ptr<FunctionContents> &to);
+void record_schedule_origin(FunctionContents &f, const std::string &kind, const std::string &position);
 
 // "file:line:col: " if a schedule file set f's `kind` level to what it is
 // now, else "".
 std::string schedule_origin(const FunctionContents &f, const std::string &kind);
 
 // The same for the type of loop `dim` (Dim::var) of stage `stage`.
-void record_loop_origin(const std::shared_ptr<FunctionContents> &f, int stage, const std::string &dim,
-                        const std::string &position);
+void record_loop_origin(FunctionContents &f, int stage, const std::string &dim, const std::string &position);
 std::string loop_origin(const FunctionContents &f, int stage, const std::string &dim);
 
 }  // namespace internal

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "Directives.h"
 #include "ScheduleSyntax.h"
 #include "kiln/Error.h"
 #include "kiln/ScheduleFile.h"
@@ -26,78 +27,25 @@ using namespace internal::sched;
 
 namespace {
 
-// A directive's accepted parameter lists, one per arity. A parameter is a
-// name, or ends in '#' (an integer), '!' (a TailStrategy) or '=' (that very
-// word, e.g. root).
-struct DirectiveInfo {
-    const char *name;
-    const char *usage;
-    bool whole_func;  // compute/store/fold/bound: only in a Func's own stanza
-    std::vector<std::vector<std::string>> forms;
-    bool variadic = false;  // reorder: any number >= 2 of names
-};
-
-const std::vector<DirectiveInfo> &directives() {
-    static const std::vector<DirectiveInfo> table = {
-        {"split", "split(old, outer, inner, factor[, tail])", false,
-         {{"old", "outer", "inner", "factor#"}, {"old", "outer", "inner", "factor#", "tail!"}}},
-        {"fuse", "fuse(inner, outer, fused)", false, {{"inner", "outer", "fused"}}},
-        {"reorder", "reorder(innermost, ..., outermost)", false, {}, true},
-        {"tile",
-         "tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, tail]) or tile(x, y, xi, yi, xfactor, yfactor[, tail])",
-         false,
-         {{"x", "y", "xi", "yi", "xfactor#", "yfactor#"},
-          {"x", "y", "xi", "yi", "xfactor#", "yfactor#", "tail!"},
-          {"x", "y", "xo", "yo", "xi", "yi", "xfactor#", "yfactor#"},
-          {"x", "y", "xo", "yo", "xi", "yi", "xfactor#", "yfactor#", "tail!"}}},
-        {"vectorize", "vectorize(var[, factor[, tail]])", false,
-         {{"var"}, {"var", "factor#"}, {"var", "factor#", "tail!"}}},
-        {"unroll", "unroll(var[, factor[, tail]])", false, {{"var"}, {"var", "factor#"}, {"var", "factor#", "tail!"}}},
-        {"parallel", "parallel(var[, task_size[, tail]])", false,
-         {{"var"}, {"var", "task_size#"}, {"var", "task_size#", "tail!"}}},
-        {"serial", "serial(var)", false, {{"var"}}},
-        {"compute_root", "compute_root()", true, {{}}},
-        {"compute_at", "compute_at(func, var) or compute_at(root)", true, {{"root="}, {"func", "var"}}},
-        {"compute_inline", "compute_inline()", true, {{}}},
-        {"store_root", "store_root()", true, {{}}},
-        {"store_at", "store_at(func, var) or store_at(root)", true, {{"root="}, {"func", "var"}}},
-        {"fold_storage", "fold_storage(var, factor[, fold_forward])", true,
-         {{"var", "factor#"}, {"var", "factor#", "fold_forward"}}},
-        {"bound", "bound(var, min, extent)", true, {{"var", "min#", "extent#"}}},
-        {"rfactor", "rfactor(rvar, var[, rvar, var, ...], intermediate)", false,
-         {{"rvar", "var", "intermediate"},
-          {"rvar", "var", "rvar", "var", "intermediate"},
-          {"rvar", "var", "rvar", "var", "rvar", "var", "intermediate"}}},
-        {"store_in", "store_in(GM|UB|L1|L0A|L0B|L0C)", true, {{"memory"}}},
-        {"double_buffer", "double_buffer()", true, {{}}},
-        {"compute_with", "compute_with(func, var[, align])", false, {{"func", "var"}, {"func", "var", "align"}}},
-        {"npu_tile", "npu_tile(x, y)", false, {{"x", "y"}}},
-    };
-    return table;
-}
-
-const DirectiveInfo *find_directive(const std::string &name) {
-    for (const auto &d : directives())
-        if (name == d.name) return &d;
-    return nullptr;
-}
-
-std::vector<std::string> directive_names() {
-    std::vector<std::string> r;
-    for (const auto &d : directives()) r.push_back(d.name);
-    return r;
-}
-
-const std::vector<std::string> kTails = {"Auto", "GuardWithIf", "ShiftInwards", "RoundUp"};
-
-std::string arity_text(const DirectiveInfo &d) {
-    if (d.variadic) return "2 or more arguments";
-    std::vector<std::string> n;
-    for (const auto &f : d.forms) n.push_back(std::to_string(f.size()));
-    if (n.size() == 1) return n[0] == "0" ? "no arguments" : n[0] == "1" ? "1 argument" : n[0] + " arguments";
-    std::string last = n.back();
-    n.pop_back();
-    return join(n) + " or " + last + " arguments";
+// The words an argument of this kind may be, and how a message names them; nullptr for other kinds.
+const std::vector<std::string> *words_of(Slot kind, std::string *what) {
+    static const std::vector<std::string> tails = {"Auto", "GuardWithIf", "ShiftInwards", "RoundUp"},
+                                           aligns = {"AlignStart", "AlignEnd", "NoAlign", "Auto"},
+                                           bools = {"true", "false"},
+                                           memories = {"GM", "UB", "L1", "L0A", "L0B", "L0C"};
+    const std::vector<std::string> *w = kind == Slot::Tail     ? &tails
+                                        : kind == Slot::Align  ? &aligns
+                                        : kind == Slot::Bool   ? &bools
+                                        : kind == Slot::Memory ? &memories
+                                                               : nullptr;
+    if (w) {
+        std::vector<std::string> all = *w;
+        std::string last = all.back();
+        all.pop_back();
+        *what = join(all) + " or " + last;
+        if (kind == Slot::Tail) *what = "a TailStrategy (" + join(*w) + ")";
+    }
+    return w;
 }
 
 class Parser {
@@ -224,7 +172,7 @@ private:
     ScheduleDirective directive(const ScheduleStanza &s) {
         const Token &t = peek();
         if (t.kind != Token::Ident) fail_found("a directive such as vectorize(x), or a stanza header");
-        const DirectiveInfo *info = find_directive(t.text);
+        const Directive *info = find_directive(t.text);
         if (!info) {
             std::string m = "unknown directive '" + t.text + "'";
             std::string near = nearest(t.text, directive_names());
@@ -241,7 +189,7 @@ private:
         expect("(", "after " + d.name);
         size_t first_arg = pos;
         size_t max_args = 0;
-        for (const auto &f : info->forms) max_args = std::max(max_args, f.size());
+        for (const auto &f : info->forms) max_args = std::max(max_args, f.params.size());
         if (is(peek(), ")")) {
             pos++;
         } else {
@@ -275,7 +223,7 @@ private:
     // stood wherever one argument directly follows another, if that reads to
     // the ')' and passes check(); else "".
     //   split(x xo, xi, 8)  ->  "split(x, xo, xi, 8)"
-    std::string with_missing_commas(const DirectiveInfo &info, size_t first, const ScheduleStanza &s) {
+    std::string with_missing_commas(const Directive &info, size_t first, const ScheduleStanza &s) {
         ScheduleDirective d;
         d.name = info.name;
         d.line = toks[first].line;
@@ -303,46 +251,45 @@ private:
         return ok ? d.name + "(" + join(d.args) + ")" : "";
     }
 
-    void check(const DirectiveInfo &info, const ScheduleDirective &d, const ScheduleStanza &s) const {
-        if (info.whole_func && !s.condition.empty())
+    void check(const Directive &info, const ScheduleDirective &d, const ScheduleStanza &s) const {
+        if (info.scope == Scope::Func && !s.condition.empty())
             error_at(file, d.line, d.col,
                      d.name + " schedules the whole Func " + s.func + ", not one specialization of it; move it to "
                      "the '" + s.func + ":' stanza");
-        if (info.whole_func && s.stage >= 0)
+        if (info.scope == Scope::Func && s.stage >= 0)
             error_at(file, d.line, d.col,
                      d.name + " schedules the whole Func " + s.func + ", not one update stage; move it to the '" +
                          s.func + ":' stanza");
-        if (d.name == "rfactor" && s.stage < 0)
+        if (info.scope == Scope::Update && s.stage < 0)
             error_at(file, d.line, d.col,
-                     "rfactor splits an update definition; put it in the '" + s.func +
+                     d.name + " splits an update definition; put it in the '" + s.func +
                          ".update(N):' stanza of the reduction");
-        const std::vector<std::string> *form = nullptr;
-        for (const auto &f : info.forms)
-            if (f.size() == d.args.size()) form = &f;
-        if (info.variadic ? d.args.size() < 2 : !form)
+        std::vector<Parameter> params;
+        if (!params_for(info, d.args.size(), &params))
             error_at(file, d.line, d.col,
                      d.name + " takes " + arity_text(info) + ": " + info.usage + "; found " +
                          std::to_string(d.args.size()));
         for (size_t i = 0; i < args.size(); i++) {
-            std::string param = form ? (*form)[i] : "var";
-            char kind = std::string("#!=").find(param.back()) != std::string::npos ? param.back() : ' ';
-            if (kind != ' ') param.pop_back();
+            const Slot kind = params[i].slot;
+            const std::string param = params[i].name;
+            std::string what;
+            const std::vector<std::string> *words = words_of(kind, &what);
             std::string slot = "argument " + std::to_string(i + 1) + " (" + param + ") of " + d.name;
             const Arg &a = args[i];
             std::string found = (a.is_name() ? "the name '" : "the integer '") + a.text + "'";
-            if (kind == '#' && a.is_name())
+            if (kind == Slot::Int && a.is_name())
                 error_at(file, a.line, a.col,
                          slot + " must be an integer (a number, natural_vector_size, or arithmetic on them), found " +
                              found);
-            if (kind == ' ' && !a.is_name())
+            if (kind != Slot::Int && kind != Slot::Root && !words && !a.is_name())
                 error_at(file, a.line, a.col, slot + " must be a name, found " + found);
-            if (kind == '!' && (!a.is_name() || std::find(kTails.begin(), kTails.end(), a.name) == kTails.end())) {
-                std::string near = a.is_name() ? nearest(a.name, kTails) : "";
+            if (words && (!a.is_name() || std::find(words->begin(), words->end(), a.name) == words->end())) {
+                std::string near = a.is_name() ? nearest(a.name, *words) : "";
                 error_at(file, a.line, a.col,
-                         slot + " must be a TailStrategy (" + join(kTails) + "), found " + found +
+                         slot + " must be " + what + ", found " + found +
                              (near.empty() ? "" : "; did you mean '" + near + "'?"));
             }
-            if (kind == '=' && a.name != param)
+            if (kind == Slot::Root && a.name != param)
                 error_at(file, a.line, a.col,
                          d.name + " with one argument takes '" + param + "', found " + found + "; use " + info.usage);
         }

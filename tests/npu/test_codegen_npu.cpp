@@ -915,7 +915,7 @@ TEST_CASE("store_in and double_buffer in schedule files", "[npu][codegen][sched]
     CHECK_NOTHROW(p.compile_to_cpp_source("chain_sched", Target("npu")));
     Chain d;
     REQUIRE_COMPILE_ERROR(ScheduleFile::parse("stage1: store_in(UB2)", "t.sched").apply(Pipeline(d.output), Target("npu")),
-                          Contains("t.sched:1:18") && Contains("the memories are GM, UB, L1, L0A, L0B and L0C"));
+                          Contains("t.sched:1:18") && Contains("must be GM, UB, L1, L0A, L0B or L0C, found the name 'UB2'"));
 }
 
 // Found by the sanitizer run (AddressSanitizer, heap-use-after-free in

@@ -62,7 +62,7 @@ TEST_CASE("sched: fold_storage argument errors", "[sched][fold]") {
           "'y'?");
     Stencil b;
     CHECK(apply_error("g: fold_storage(y, 4, backward)", b.out) ==
-          "t.sched:1:23: argument 3 (fold_forward) of fold_storage must be true or false, found 'backward'");
+          "t.sched:1:23: argument 3 (fold_forward) of fold_storage must be true or false, found the name 'backward'");
     Stencil c;
     CHECK(apply_error("g: fold_storage(y, 0)", c.out) ==
           "t.sched:1:4: Func g: fold_storage(y, 0): the factor is the number of rows kept, at least 1");

@@ -86,7 +86,7 @@ TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]"
     CHECK(apply_error("z2: compute_with(z1, w)", a.pipeline()).find(
               "compute_with(z1, w): z1 has no loop named w") != std::string::npos);
     CHECK(apply_error("z2: compute_with(z1, y, Sideways)", a.pipeline()) ==
-          "t.sched:1:25: argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found "
+          "t.sched:1:25: argument 3 (align) of compute_with must be AlignStart, AlignEnd, NoAlign or Auto, found the name "
           "'Sideways'");
     std::string e;
     try {
