@@ -495,6 +495,29 @@ Func &Func::fold_storage(const Var &var, Expr factor, bool fold_forward) {
     func->schedule.storage_folds.push_back(fold);
     return *this;
 }
+Func &Func::reorder_storage(const std::vector<Var> &dims) {
+    bump_definition_epoch();
+    std::vector<std::string> names;
+    for (const Var &v : dims) names.push_back(v.name());
+    const std::string call = "reorder_storage(" + list(names) + ")";
+    user_assert(names.size() >= 2) << "Func " << name() << ": " << call
+                                   << ": name at least two dimensions, innermost first, e.g. reorder_storage("
+                                   << list({func->args.back(), func->args[0]}) << ")";
+    std::vector<std::string> order = func->schedule.storage_dims.empty() ? func->args : func->schedule.storage_dims;
+    std::vector<size_t> places;  // where the named dimensions are now; they trade places
+    for (const std::string &n : names) {
+        size_t at = std::find(order.begin(), order.end(), n) - order.begin();
+        user_assert(at < order.size()) << "Func " << name() << ": " << call << ": " << n << " is not a dimension of "
+                                       << name() << " (dimensions: " << list(func->args) << ")";
+        user_assert(std::find(places.begin(), places.end(), at) == places.end())
+            << "Func " << name() << ": " << call << ": " << n << " is named twice";
+        places.push_back(at);
+    }
+    std::sort(places.begin(), places.end());
+    for (size_t i = 0; i < names.size(); i++) order[places[i]] = names[i];
+    func->schedule.storage_dims = order == func->args ? std::vector<std::string>() : order;
+    return *this;
+}
 Func &Func::bound(const Var &var, Expr min, Expr extent) {
     bump_definition_epoch();
     bool found = false;

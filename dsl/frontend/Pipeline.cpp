@@ -10,6 +10,7 @@
 #include "ir/IRPrinter.h"
 #include "lower/Lower.h"
 #include "lower/RealizationOrder.h"
+#include "schedule/Directives.h"
 
 namespace kiln {
 
@@ -180,6 +181,7 @@ std::string Pipeline::compile_to_cpp_source(const std::string &fn_name, const st
     check_signature(*this, args);
     if (t.has(Target::NPU)) {
         auto outs = output_contents(outputs());
+        for (const auto &f : find_user_functions(outs)) sched::check_npu_honours(*f.second);
         return codegen_npu(outs, fn_name, lowered_args(args, outs.size()), t);
     }
     return codegen_cpp(lower_pipeline(*this, fn_name, args, t), t);

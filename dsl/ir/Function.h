@@ -72,6 +72,7 @@ struct FuncSchedule {
     MemoryType memory_type = MemoryType::Auto;  // store_in() (NPU target)
     bool double_buffer = false;                 // double_buffer() (NPU target)
     std::vector<StorageFold> storage_folds;     // fold_storage(), one per dimension at most
+    std::vector<std::string> storage_dims;      // reorder_storage(): all args, innermost first; empty: args' order
     // Where a schedule file set a level, fold or loop type, for the errors
     // of lowering (schedule/ScheduleOrigin.h): kind -> {"file:line:col", the value it set}.
     std::map<std::string, std::pair<std::string, std::string>> origins;

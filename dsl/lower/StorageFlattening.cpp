@@ -1,6 +1,8 @@
 #include "StorageFlattening.h"
 
+#include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "ir/IRVisitor.h"
 
@@ -16,16 +18,31 @@ public:
 protected:
     const Environment &env;
     std::map<std::string, std::vector<Expr>> folds;  // realized Funcs with their fold factors
+    std::map<std::string, size_t> innermost;         // realized Funcs whose storage starts with another dimension
+
+    // The dimensions of Func `name`'s storage, innermost first (reorder_storage).
+    std::vector<size_t> storage_order(const std::string &name, size_t dims) const {
+        std::vector<size_t> order(dims);
+        std::iota(order.begin(), order.end(), 0);
+        auto f = env.find(name);
+        const std::vector<std::string> &args = f == env.end() ? std::vector<std::string>() : f->second->args;
+        if (f != env.end() && f->second->schedule.storage_dims.size() == dims)
+            for (size_t k = 0; k < dims; k++)
+                order[k] = std::find(args.begin(), args.end(), f->second->schedule.storage_dims[k]) - args.begin();
+        return order;
+    }
 
     Expr flat_index(const std::string &name, const std::vector<Expr> &args) {
         Expr idx;
         auto it = folds.find(name);
+        auto in = innermost.find(name);
+        const size_t unit = in == innermost.end() ? 0 : in->second;  // the dimension of stride 1
         for (size_t d = 0; d < args.size(); d++) {
             std::string dn = std::to_string(d);
             Expr a = args[d];
             if (it != folds.end() && it->second[d].defined()) a = a % it->second[d];
             Expr term = a - make_var(name + ".min." + dn);
-            if (d > 0) term = term * make_var(name + ".stride." + dn);
+            if (d != unit) term = term * make_var(name + ".stride." + dn);
             idx = idx.defined() ? idx + term : term;
         }
         return idx.defined() ? idx : Expr(0);
@@ -33,26 +50,36 @@ protected:
 
     Stmt visit(const Realize *op) override {
         int n = (int)op->types.size();
-        for (int i = 0; i < n; i++) folds[tuple_buffer_name(op->name, i, n)] = op->fold_factors;
+        const std::vector<size_t> order = storage_order(op->name, op->bounds.size());
+        for (int i = 0; i < n; i++) {
+            folds[tuple_buffer_name(op->name, i, n)] = op->fold_factors;
+            if (!order.empty() && order[0] != 0) innermost[tuple_buffer_name(op->name, i, n)] = order[0];
+        }
         Stmt body = mutate(op->body);
-        for (int i = 0; i < n; i++) folds.erase(tuple_buffer_name(op->name, i, n));
+        for (int i = 0; i < n; i++) {
+            folds.erase(tuple_buffer_name(op->name, i, n));
+            innermost.erase(tuple_buffer_name(op->name, i, n));
+        }
         // One buffer per Tuple element, each with its own min/extent/stride
         // lets (as outputs have one halide_buffer_t per element).
         Stmt s = body;
-        for (int i = n - 1; i >= 0; i--) s = allocate(tuple_buffer_name(op->name, i, n), op->types[i], *op, s);
+        for (int i = n - 1; i >= 0; i--) s = allocate(tuple_buffer_name(op->name, i, n), op->types[i], *op, order, s);
         return s;
     }
-    Stmt allocate(const std::string &name, Type type, const Realize &r, Stmt body) {
+    // Dimension order[k] is the k-th innermost in memory: its stride is the
+    // product of the extents of order[0 .. k-1].
+    Stmt allocate(const std::string &name, Type type, const Realize &r, const std::vector<size_t> &order, Stmt body) {
         Expr size = 1;
         std::vector<std::pair<std::string, Expr>> lets;
-        for (size_t d = 0; d < r.bounds.size(); d++) {
-            std::string dn = std::to_string(d);
+        for (size_t k = 0; k < order.size(); k++) {
+            const size_t d = order[k];
+            std::string dn = std::to_string(d), prev = k == 0 ? "" : std::to_string(order[k - 1]);
             bool folded = r.fold_factors[d].defined();
             Expr extent = folded ? r.fold_factors[d] : r.bounds[d].extent;
             lets.push_back({name + ".min." + dn, folded ? Expr(0) : r.bounds[d].min});
             lets.push_back({name + ".extent." + dn, extent});
-            lets.push_back({name + ".stride." + dn, d == 0 ? Expr(1) : make_var(name + ".stride." + std::to_string(d - 1)) *
-                                                                       make_var(name + ".extent." + std::to_string(d - 1))});
+            lets.push_back({name + ".stride." + dn,
+                            k == 0 ? Expr(1) : make_var(name + ".stride." + prev) * make_var(name + ".extent." + prev)});
             size = size * make_var(name + ".extent." + dn);
         }
         Stmt s = Allocate::make(name, type, size, body);

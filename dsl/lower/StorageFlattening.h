@@ -5,7 +5,13 @@
 //     ->  let f.min.0 = x0; let f.stride.1 = 10; ...
 //         allocate f[float32 * 40] { f[(x - f.min.0) + (y - f.min.1)*f.stride.1] = ... }
 //
-// A dimension folded by k (storage folding) is indexed by (y mod k). Images
+// A dimension folded by k (storage folding) is indexed by (y mod k). A Func
+// scheduled reorder_storage(y, x) gets its strides in that order instead:
+//
+//     ->  let f.stride.1 = 1; let f.stride.0 = f.stride.1 * f.extent.1; ...
+//         f[(x - f.min.0)*f.stride.0 + (y - f.min.1)] = ...
+//
+// Images
 // and outputs use their buffer's min and stride variables ("in.min.0",
 // "in.stride.1", ...). A Func returning a Tuple has one buffer per element,
 // "f.0", "f.1", ... (its element types may differ); its Provide computes

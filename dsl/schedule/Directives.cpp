@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "ir/Error.h"
+
 namespace kiln {
 namespace internal {
 namespace sched {
@@ -63,7 +65,7 @@ const std::vector<Directive> &directives() {
         {"fuse", Scope::Stage, "fuse(inner, outer, fused)", {{{{"inner", Loop}, {"outer", Loop}, {"fused", Name}}, 3}},
          false, nullptr, [](DirectiveCall &c) { c.stage.fuse(c.loops[0], c.loops[1], c.loops[2]); },
          "merges two adjacent loops into one"},
-        {"reorder", Scope::Stage, "reorder(innermost, ..., outermost)", {{{{"var", Loop}}, 1}}, true, nullptr,
+        {"reorder", Scope::Stage, "reorder(innermost, ..., outermost)", {{{{"var", Loop}, {"var", Loop}}, 2}}, true, nullptr,
          [](DirectiveCall &c) { c.stage.reorder(c.loops); }, "orders the loops named, innermost first"},
         {"tile", Scope::Stage,
          "tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, tail]) or tile(x, y, xi, yi, xfactor, yfactor[, tail])",
@@ -103,7 +105,17 @@ const std::vector<Directive> &directives() {
         {"fold_storage", Scope::Func, "fold_storage(var, factor[, fold_forward])",
          {{{{"var", Dim}, {"factor", Int}, {"fold_forward", Bool}}, 2}}, false, "fold",
          [](DirectiveCall &c) { c.func.fold_storage(Var(c.args[0].name), c.ints[1], c.size() < 3 || c.args[2].name == "true"); },
-         "keeps dimension var of the storage as a circular buffer of factor rows"},
+         "keeps dimension var of the storage as a circular buffer of factor rows",
+         [](const FunctionContents &f) { return !f.schedule.storage_folds.empty(); }},
+        {"reorder_storage", Scope::Func, "reorder_storage(innermost, ..., outermost)", {{{{"var", Dim}, {"var", Dim}}, 2}}, true,
+         nullptr,
+         [](DirectiveCall &c) {
+             std::vector<Var> dims;
+             for (const Arg &a : c.args) dims.push_back(Var(a.name));
+             c.func.reorder_storage(dims);
+         },
+         "orders the dimensions of the Func's storage, innermost first",
+         [](const FunctionContents &f) { return !f.schedule.storage_dims.empty(); }},
         {"bound", Scope::Func, "bound(var, min, extent)", {{{{"var", Dim}, {"min", Int}, {"extent", Int}}, 3}}, false,
          nullptr, [](DirectiveCall &c) { c.func.bound(Var(c.args[0].name), c.ints[1], c.ints[2]); },
          "fixes the region of dimension var that is computed"},
@@ -158,6 +170,14 @@ bool params_for(const Directive &d, size_t n, std::vector<Parameter> *params) {
             return true;
         }
     return false;
+}
+
+void check_npu_honours(const FunctionContents &f) {
+    for (const Directive &d : directives())
+        user_assert(!d.ignored_by_npu || !d.ignored_by_npu(f))
+            << "NPU target: Func " << f.name << " is scheduled with " << d.name
+            << ", which the NPU target does not honour (it lays out and sizes its buffers itself); remove it from "
+               "the NPU schedule";
 }
 
 std::string arity_text(const Directive &d) {

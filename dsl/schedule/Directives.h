@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ScheduleSyntax.h"
+#include "ir/Function.h"
 #include "kiln/Func.h"
 
 namespace kiln {
@@ -74,10 +75,13 @@ struct Directive {
     Scope scope;
     const char *usage;
     std::vector<Form> forms;
-    bool variadic;       // any number >= 2 of the first form's one parameter (reorder)
+    bool variadic;       // any number >= 2 of the first form's first parameter (reorder)
     const char *origin;  // the schedule_origin() kind it sets ("compute", "store", "fold"), or nullptr
     void (*apply)(DirectiveCall &);
     const char *doc;     // one line, as docs/scheduling.md describes it
+    // Whether a Func's schedule has this directive where the NPU target
+    // would not honour it (it lays out its own buffers); nullptr: it does.
+    bool (*ignored_by_npu)(const FunctionContents &) = nullptr;
 };
 
 const std::vector<Directive> &directives();
@@ -86,6 +90,10 @@ std::vector<std::string> directive_names();
 
 // "no arguments", "1 argument", "3 or 4 arguments", "2 or more arguments".
 std::string arity_text(const Directive &d);
+
+// A CompileError naming the Func and the directive if f's schedule has one
+// that the NPU target would silently ignore.
+void check_npu_honours(const FunctionContents &f);
 
 // The parameters of a call with n arguments, one per argument; false if no form takes n.
 bool params_for(const Directive &d, size_t n, std::vector<Parameter> *params);

@@ -228,6 +228,14 @@ public:
     // window's size is not known before).
     //   f.store_root().compute_at(g, y).fold_storage(y, 3)   // g(x, y) reads f(x, y - 1 .. y + 1)
     Func &fold_storage(const Var &var, Expr factor, bool fold_forward = true);
+    // The order of the dimensions in memory, innermost first, for the
+    // buffers Kiln allocates (not the output buffers, laid out by their
+    // caller); the dimensions not named keep their places. Indexing is
+    // unchanged: f.reorder_storage(y, x) stores f column by column.
+    Func &reorder_storage(const std::vector<Var> &dims);
+    template<typename... Args> Func &reorder_storage(const Var &a, const Var &b, Args &&...rest) {
+        return reorder_storage(std::vector<Var>{a, b, rest...});
+    }
     // Wrappers: a new Func that copies f's values, placed and scheduled like
     // any Func, with f's pure Vars. Calls to f are redirected to it:
     //   f.in(g)       g's calls (asking again returns the same wrapper)
