@@ -3,14 +3,15 @@
 // flags (NpuSync.cpp) -> C++ kernel and host stub.
 #include "CodeGen_NPU.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
 #include "CNames.h"
 #include "NpuKernel.h"
 #include "ir/Error.h"
-#include "lower/RealizationOrder.h"
 #include "npu_machine.h"
+#include "lower/RealizationOrder.h"
 
 extern const char kiln_embedded_kiln_runtime_h[];
 extern const char kiln_embedded_kiln_prologue_h[];
@@ -22,32 +23,27 @@ namespace internal {
 
 namespace {
 
-const npu::Machine &codegen_machine() {
-    static npu::Machine m;
+// Places every buffer in its memory; an overflow is a user error with each Func's share.
+void allocate(NpuKernel &k) {
     const char *path = std::getenv("KILN_NPU_MACHINE");
-    if (!path || !*path) return npu::default_machine();
+    npu::Machine m = npu::default_machine();
     try {
-        m = npu::load_machine(path);
+        if (path && *path) m = npu::load_machine(path);
     } catch (const npu::NpuError &e) {
         user_error << "NPU target: KILN_NPU_MACHINE: " << e.what();
     }
-    return m;
-}
-
-// Places every buffer in its memory; an overflow is a user error with each Func's share.
-void allocate(NpuKernel &k, const npu::Machine &m) {
     std::map<std::string, uint64_t> next;
     std::map<std::string, std::map<std::string, uint64_t>> share;  // memory -> Func -> bytes
+    std::map<std::string, npu::Mem> mems;
     for (NpuBuffer &b : k.buffers) {
-        uint64_t &addr = next[b.memory];
+        const char *mem = npu::mem_name(b.memory);
+        uint64_t &addr = next[mem];
         b.addr = (int)addr;
         uint64_t bytes = (uint64_t)b.bytes() * b.copies;
         addr += (bytes + m.alignment - 1) / m.alignment * m.alignment;
-        share[b.memory][b.owner] += bytes;
+        share[mem][b.owner] += bytes;
+        mems[mem] = b.memory;
     }
-    static const std::map<std::string, npu::Mem> mems = {{"UB", npu::Mem::UB}, {"L1", npu::Mem::L1},
-                                                         {"L0A", npu::Mem::L0A}, {"L0B", npu::Mem::L0B},
-                                                         {"L0C", npu::Mem::L0C}};
     for (const auto &kv : next) {
         uint64_t cap = m.capacity(mems.at(kv.first)), used = kv.second;
         if (used <= cap) continue;
@@ -62,17 +58,31 @@ void allocate(NpuKernel &k, const npu::Machine &m) {
     }
 }
 
-void print(const std::vector<NpuItem> &items, int depth, std::ostringstream &out) {
+// The tile of an operand: kiln_tile(core, [Mem::M, ]address, rows, cols, valid rows, valid cols, name[, DType::T]).
+std::string tile_code(const NpuBuffer &buf, const NpuArg &a) {
+    std::string addr = "kiln_addr(" + std::to_string(a.buffer) + ")", type = npu::dtype_name(buf.dtype);
+    if (a.row0) addr += " + " + std::to_string(a.row0 * buf.cols * npu::dtype_size(buf.dtype));
+    for (char &c : type) c = (char)std::toupper((unsigned char)c);  // "u8" -> DType::U8
+    return "kiln_tile(core, " + (buf.memory == npu::Mem::UB ? "" : "Mem::" + std::string(npu::mem_name(buf.memory)) + ", ") +
+           addr + ", " + std::to_string(buf.rows - a.row0) + ", " + std::to_string(buf.cols) + ", " +
+           std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", \"" + buf.name + "\"" +
+           (buf.dtype == npu::DType::F32 ? "" : ", DType::" + type) + ")";
+}
+
+void print(const NpuKernel &k, const std::vector<NpuItem> &items, int depth, std::ostream &out) {
     std::string ind(4 * depth, ' ');
     for (const NpuItem &i : items) {
-        if (i.kind == NpuItem::Loop) {
-            out << ind << i.text << " {\n";
-            print(i.body, depth + 1, out);
-            out << ind << "}\n";
-        } else {
-            out << ind << i.text << "\n";
-        }
+        out << ind << (i.kind == NpuItem::Instr ? npu_instr_code(k, i) : i.text) << (i.kind == NpuItem::Loop ? " {\n" : "\n");
+        if (i.kind != NpuItem::Loop) continue;
+        print(k, i.body, depth + 1, out);
+        out << ind << "}\n";
     }
+}
+
+// "stage1: 16 x 64 f32 x 2 at UB+0"
+std::string describe(const NpuBuffer &b) {
+    return b.name + ": " + std::to_string(b.rows) + " x " + std::to_string(b.cols) + " " + npu::dtype_name(b.dtype) +
+           (b.copies > 1 ? " x 2" : "") + " at " + npu::mem_name(b.memory) + "+" + std::to_string(b.addr);
 }
 
 std::string c_type(const Type &t) {
@@ -85,6 +95,13 @@ std::string c_name(const std::string &ir) { return npu_c_name(ir); }
 
 }  // namespace
 
+std::string npu_instr_code(const NpuKernel &k, const NpuItem &i) {
+    std::string s = std::string("core.") + npu::op_name(i.op) + (i.transpose ? "_T(" : "(");
+    for (size_t j = 0; j < i.args.size(); j++)
+        s += (j ? ", " : "") + (i.args[j].buffer >= 0 ? tile_code(k.buffers[i.args[j].buffer], i.args[j]) : i.args[j].code);
+    return s + (i.op == npu::Op::TCMP ? std::string(", Cmp::") + npu::cmp_name(i.cmp) : "") + ");";
+}
+
 std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &outputs, const std::string &name,
                         const std::vector<LoweredArgument> &args, const Target &t) {
     std::vector<std::string> out_names;
@@ -94,8 +111,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     nest_only.stop = LowerStop::LoopNest;
     Stmt nest = lower(outputs, name, args, t, nest_only).body;
     NpuKernel k = npu_select_kernel(name, nest, env, out_names, t);
-    const npu::Machine &m = codegen_machine();
-    allocate(k, m);
+    allocate(k);
     npu_insert_sync(k);
 
     std::ostringstream s;
@@ -113,8 +129,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << "    // UB buffers: base address, bytes of one copy, copies.\n";
     std::string base, bytes, copies;
     for (const NpuBuffer &b : k.buffers) {
-        s << "    //   " << b.name << ": " << b.rows << " x " << b.cols << " " << (b.dtype == "U8" ? "u8" : "f32")
-          << (b.copies > 1 ? " x 2" : "") << " at " << b.memory << "+" << b.addr << "\n";
+        s << "    //   " << describe(b) << "\n";
         base += std::to_string(b.addr) + "u, ";
         bytes += std::to_string(b.bytes()) + "u, ";
         copies += std::to_string(b.copies) + ", ";
@@ -133,7 +148,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
                 s << "    const int32_t " << c_name(a.name + "." + f + "." + std::to_string(d)) << " = " << n << "_buf."
                   << f << "[" << d << "];\n";
     }
-    print(k.body, 1, s);
+    print(k, k.body, 1, s);
     s << "}\n\n}  // namespace\n\n";
     // The host stub.
     s << "extern \"C\" const char *" << name << "_npu_report(void) { return kiln_last_report.c_str(); }\n\n";

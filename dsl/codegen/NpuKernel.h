@@ -2,10 +2,11 @@
 //
 // npu_select_kernel (NpuSelect.cpp) turns the loop nest after bounds
 // inference (Realize/Provide form: lower() stopped at LowerStop::LoopNest) into a tree of
-// items: lines of scalar C++ (the S pipe's loops and lets), loops, and tile
-// instructions with the pipe they run on and the on-chip buffers they read
-// and write. npu_insert_sync (NpuSync.cpp) adds the SET_FLAG / WAIT_FLAG
-// pairs those accesses need; CodeGen_NPU.cpp prints the tree.
+// items: lines of scalar C++ (the S pipe's loops and lets), loops, and typed
+// tile instructions (an npu::Op and its operands; the pipe from the ISA
+// table, the on-chip buffers read and written from the operands).
+// npu_insert_sync (NpuSync.cpp) adds the SET_FLAG / WAIT_FLAG pairs those
+// accesses need; CodeGen_NPU.cpp prints the tree.
 //
 //   for (output.s0.y.yo, ...) for (output.s0.x.xo, ...)       loop
 //     produce stage1: for y: for x: stage1(x, y) = exp(input(x, y))
@@ -20,13 +21,11 @@
 
 #include "ir/Function.h"
 #include "kiln/Target.h"
+#include "npu_isa.h"
 
 namespace kiln {
 namespace internal {
 
-// Pipes, as in runtime/npu/npu_isa.h (Pipe).
-enum class NpuPipe { S, MTE2, MTE1, V, M, MTE3, FIX };
-const char *npu_pipe_name(NpuPipe p);
 // The C++ identifier of an IR name in emitted NPU kernels ("f.s0.x" -> "v_f_s0_x").
 std::string npu_c_name(const std::string &ir_name);
 
@@ -34,21 +33,33 @@ std::string npu_c_name(const std::string &ir_name);
 struct NpuBuffer {
     std::string name;   // "stage1", or "stage1.t0" for a temporary of stage1's tile
     std::string owner;  // the Func whose stage or storage it is (overflow reports)
-    std::string memory = "UB";  // UB, L1, L0A, L0B, L0C (Mem:: names)
-    std::string dtype = "F32";  // F32, or U8 for compare masks (DType:: names)
+    npu::Mem memory = npu::Mem::UB;
+    npu::DType dtype = npu::DType::F32;  // F32, or U8 for compare masks
     int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
     int copies = 1;          // 2 when double-buffered
     int addr = 0;            // bytes from the start of its memory, assigned after selection
-    int elem_bytes() const { return dtype == "U8" ? 1 : 4; }
-    int bytes() const { return rows * cols * elem_bytes(); }
+    int bytes() const { return rows * cols * npu::dtype_size(dtype); }
+};
+
+// An operand of a tile instruction: the top-left rows x cols of buffer
+// `buffer` from its row `row0` on; else C++ the S pipe computes, a GM
+// window (GlobalTensor::at) or a scalar.
+struct NpuArg {
+    int buffer = -1;
+    int rows = 0, cols = 0, row0 = 0;
+    std::string code;
 };
 
 struct NpuItem {
     enum Kind { Line, Loop, Instr } kind = Line;
-    std::string text;            // Line: a statement; Loop: "for (...)"; Instr: the call
-    std::vector<NpuItem> body;   // Loop
-    NpuPipe pipe = NpuPipe::S;   // Instr
-    std::vector<int> reads, writes;  // Instr: buffer indices
+    std::string text;                // Line: a statement; Loop: "for (...)"
+    std::vector<NpuItem> body;       // Loop
+    npu::Op op = npu::Op::TCOPY;     // Instr: op(args...), TMOV_T when transposing, TCMP's mode last
+    std::vector<NpuArg> args;
+    bool transpose = false;
+    npu::Cmp cmp = npu::Cmp::EQ;
+    npu::Pipe pipe = npu::Pipe::S;   // Instr: from the ISA table
+    std::vector<int> reads, writes;  // Instr: buffer indices, from the operands
 
     static NpuItem line(std::string t) {
         NpuItem i;
@@ -71,6 +82,9 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
 
 // Inserts the flags the buffer accesses need: see NpuSync.cpp.
 void npu_insert_sync(NpuKernel &k);
+
+// An instruction as the C++ call the kernel makes (CodeGen_NPU.cpp).
+std::string npu_instr_code(const NpuKernel &k, const NpuItem &i);
 
 }  // namespace internal
 }  // namespace kiln

@@ -42,11 +42,6 @@
 namespace kiln {
 namespace internal {
 
-const char *npu_pipe_name(NpuPipe p) {
-    static const char *names[] = {"S", "MTE2", "MTE1", "V", "M", "MTE3", "FIX"};
-    return names[(int)p];
-}
-
 std::string npu_c_name(const std::string &ir) {
     std::string id = "v_";
     for (char c : ir) id += std::isalnum((unsigned char)c) ? c : '_';
@@ -60,16 +55,7 @@ const int64_t *const_int(const Expr &e) {
     return i ? &i->value : nullptr;
 }
 
-namespace {
-// The let, loop or Func whose scalar code is being written, for the error
-// of an expression the S pipe cannot compute.
-thread_local const std::string *scalar_owner = nullptr;
-}  // namespace
-
-ScalarOwner::ScalarOwner(const std::string &name) : previous(scalar_owner) { scalar_owner = &name; }
-ScalarOwner::~ScalarOwner() { scalar_owner = previous; }
-
-std::string scalar(const Expr &e) {
+std::string Selector::scalar(const Expr &e) const {
     if (const IntImm *i = e.as<IntImm>()) return "(int32_t)" + std::to_string(i->value);
     if (const FloatImm *f = e.as<FloatImm>()) {
         if (std::isinf(f->value)) return f->value < 0 ? "(-INFINITY)" : "INFINITY";
@@ -120,7 +106,7 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
         stmt(b->first, out);
         stmt(b->rest, out);
     } else if (const LetStmt *l = s.as<LetStmt>()) {
-        ScalarOwner owner(l->name);
+        ScalarOwner owner(*this, l->name);
         out.push_back(NpuItem::line("const " + std::string(l->value.type().is_float() ? "float " : "int32_t ") +
                                     c_name(l->name) + " = " + scalar(l->value) + ";"));
         lets.emplace_back(l->name, l->value);
@@ -136,7 +122,7 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
         // A check of the regions (a bound() against what is read or asked
         // for): reported and returned by the host stub, as on the host.
         static const std::string check = "a run-time check";
-        ScalarOwner owner(check);
+        ScalarOwner owner(*this, check);
         std::string call = assert_error_call(kernel_name, a->message, [&](const Expr &e) { return "(" + scalar(e) + ")"; });
         out.push_back(NpuItem::line("if (!(" + scalar(a->condition) + ")) { " + call +
                                     " throw kiln_npu_check_failed{" + std::to_string(a->error_code) + "}; }"));
@@ -154,15 +140,29 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
     }
 }
 
+const Provide *Selector::begin_stage(const std::vector<const For *> &loops, std::map<std::string, Expr> &lets) {
+    std::vector<std::pair<std::string, Expr>> chain;
+    const Stmt *b = nullptr;
+    for (const For *l : loops)
+        for (b = &l->body; const LetStmt *ls = b->as<LetStmt>(); b = &ls->body) chain.emplace_back(ls->name, ls->value);
+    for (auto &c : chain) lets[c.first] = substitute(lets, c.second);
+    const Provide *p = b->as<Provide>();
+    current = p->name;
+    temps = 0;
+    free_temps.clear();
+    current_double = func(p->name).schedule.double_buffer;
+    return p;
+}
+
 int Selector::add_buffer(const std::string &name, const std::string &owner, int rows, int cols, bool dbl,
-               const std::string &memory, const std::string &dtype) {
+                         npu::Mem memory, npu::DType dtype) {
     NpuBuffer b;
     b.name = name;
     b.owner = owner;
     b.memory = memory;
     b.dtype = dtype;
     b.rows = rows;
-    int per_row = 32 / b.elem_bytes();
+    int per_row = 32 / npu::dtype_size(dtype);
     b.cols = (cols + per_row - 1) / per_row * per_row;  // rows of 32 bytes
     b.copies = dbl ? 2 : 1;
     k.buffers.push_back(b);
@@ -171,7 +171,7 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
-    ScalarOwner owner(r->name);
+    ScalarOwner owner(*this, r->name);
     user_assert(r->types.size() == 1 && r->types[0] == Float(32))
         << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
         << "; the NPU code generator handles float32 Funcs (of one value) only";
@@ -228,7 +228,7 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         cols = column ? 1 : (int)*e0;
     }
     ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
-                                    m == MemoryType::L0C ? "L0C" : "UB");
+                                    m == MemoryType::L0C ? npu::Mem::L0C : npu::Mem::UB);
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
@@ -243,7 +243,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
         auto ub = ub_buffer.find(p->name);
         const Add *add = p->values.size() == 1 ? p->values[0].as<Add>() : nullptr;
         const Call *self = add ? (add->a.as<Call>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
-        if (p->args.size() == 2 && ((ub != ub_buffer.end() && k.buffers[ub->second].memory == "L0C") ||
+        if (p->args.size() == 2 && ((ub != ub_buffer.end() && k.buffers[ub->second].memory == npu::Mem::L0C) ||
                                     (self && self->name == p->name))) {
             select_matmul(f, inner, third, out);
             return;
@@ -264,7 +264,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
            "have no meaning there; remove the unroll() or vectorize()";
     NpuItem l;
     l.kind = NpuItem::Loop;
-    ScalarOwner owner(f->name);
+    ScalarOwner owner(*this, f->name);
     std::string v = c_name(f->name), lo = scalar(f->min), ext = scalar(f->extent);
     if (f->for_type == ForType::Parallel) {
         user_assert(loops == 0 && !k.multi_core && gm_funcs.empty())
@@ -330,23 +330,12 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
     return w;
 }
 
-// Elements between the window's origin and the start of Func `name`'s UB buffer.
 Expr Selector::ub_offset(const std::string &name, const Window &w) {
     const std::vector<Expr> &mins = ub_mins[name];
     const NpuBuffer &b = k.buffers[ub_buffer[name]];
     if (w.shape == Shape::Column) return simplify(expand(w.y0) - expand(mins[0]));
     if (w.shape == Shape::Row) return simplify(expand(w.x0) - expand(mins[0]));
     return simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * b.cols);
-}
-
-// The tile of buffer b from its row `row0` on (a stencil's row offset: rows stay 32-byte aligned).
-std::string Selector::tile_code(int b, int rows, int cols, int row0) const {
-    const NpuBuffer &buf = k.buffers[b];
-    std::string addr = "kiln_addr(" + std::to_string(b) + ")";
-    if (row0) addr += " + " + std::to_string(row0 * buf.cols * buf.elem_bytes());
-    return "kiln_tile(core, " + (buf.memory == "UB" ? "" : "Mem::" + buf.memory + ", ") + addr + ", " +
-           std::to_string(buf.rows - row0) + ", " + std::to_string(buf.cols) + ", " + std::to_string(rows) + ", " +
-           std::to_string(cols) + ", \"" + buf.name + "\"" + (buf.dtype == "F32" ? "" : ", DType::" + buf.dtype) + ")";
 }
 
 std::string Selector::gm_code(const std::string &name, const Window &w) const {
@@ -368,17 +357,21 @@ std::string Selector::gm_code(const std::string &name, const Window &w) const {
            c_name(name + ".stride.1") + ")";
 }
 
-void Selector::instr(std::vector<NpuItem> &out, NpuPipe pipe, const std::string &code, std::vector<int> reads,
-           std::vector<int> writes) {
-    for (int w : writes)  // an expansion of a buffer being rewritten is stale
-        for (auto it = expanded.begin(); it != expanded.end();)
-            it = it->first.rfind(std::to_string(w) + "|", 0) == 0 ? expanded.erase(it) : std::next(it);
+void Selector::instr(std::vector<NpuItem> &out, npu::Op op, std::vector<NpuArg> args, npu::Cmp cmp, bool transpose) {
     NpuItem i;
     i.kind = NpuItem::Instr;
-    i.pipe = pipe;
-    i.text = code;
-    i.reads = std::move(reads);
-    i.writes = std::move(writes);
+    i.op = op, i.cmp = cmp, i.transpose = transpose;
+    for (const NpuArg &a : args)
+        if (a.buffer >= 0) i.reads.push_back(a.buffer);
+    if (op != npu::Op::TSTORE) i.writes = {i.reads[0]}, i.reads.erase(i.reads.begin());  // the first tile
+    if (op == npu::Op::TMATMUL_ACC) i.reads.push_back(i.writes[0]);
+    auto mem = [&](size_t j) { return args[j].buffer >= 0 ? k.buffers[args[j].buffer].memory : npu::Mem::GM; };
+    i.pipe = npu::op_family(op) == npu::Family::DMA ? npu::dma_pipe(op, mem(1), mem(0)) : npu::compute_pipe(op);
+    internal_assert(i.pipe != npu::Pipe::ALL) << "NPU target: " << npu::op_name(op) << " between these memories";
+    for (int w : i.writes)  // an expansion of a buffer being rewritten is stale
+        for (auto it = expanded.begin(); it != expanded.end();)
+            it = it->first.rfind(std::to_string(w) + "|", 0) == 0 ? expanded.erase(it) : std::next(it);
+    i.args = std::move(args);
     out.push_back(std::move(i));
 }
 
@@ -392,13 +385,11 @@ int Selector::temp(int rows, int cols) {
     return add_buffer(current + ".t" + std::to_string(temps++), current, rows, cols, current_double);
 }
 
-// `o` has been read for the last time (unless it became `keep`, the result).
 void Selector::release(const Operand &o, int keep) {
-    if (!o.fresh || o.buffer < 0 || o.buffer == keep || k.buffers[o.buffer].dtype != "F32") return;
+    if (!o.fresh || o.buffer < 0 || o.buffer == keep || k.buffers[o.buffer].dtype != npu::DType::F32) return;
     free_temps[{k.buffers[o.buffer].rows, k.buffers[o.buffer].cols}].push_back(o.buffer);
 }
 
-// Where a result of R x C goes: `dst`, else a fresh operand of that shape (overwritten in place), else a new temporary.
 int Selector::result(int dst, int R, int C, std::initializer_list<const Operand *> ops) {
     if (dst >= 0) return dst;
     for (const Operand *o : ops)
@@ -406,9 +397,6 @@ int Selector::result(int dst, int R, int C, std::initializer_list<const Operand 
     return temp(R, C);
 }
 
-// The legality of an explicit npu_tile(x, y) on the stage whose innermost
-// loops are fy (rows) and fx (columns): they must be the loops it names,
-// of constant extents, with rows of a multiple of 32 bytes.
 void Selector::check_npu_tile(const std::string &f, const For *fy, const For *fx, const int64_t *ey, const int64_t *ex) {
     const For *any = fx ? fx : fy;
     const std::string prefix = f + ".s";
@@ -443,28 +431,15 @@ void Selector::check_npu_tile(const std::string &f, const For *fy, const For *fx
                                     << x << " a multiple of 8 (or drop npu_tile to let the tile pad its rows)";
 }
 
-// The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
 void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
     Nest n;
     n.fy = fy;
     n.fx = fx;
     const For *outer = fy ? fy : fx, *inner = fy && fx ? fx : nullptr;
-    std::vector<std::pair<std::string, Expr>> chain;
-    const Stmt *b = &outer->body;
-    while (const LetStmt *l = b->as<LetStmt>()) chain.emplace_back(l->name, l->value), b = &l->body;
-    if (inner) {
-        b = &inner->body;
-        while (const LetStmt *l = b->as<LetStmt>()) chain.emplace_back(l->name, l->value), b = &l->body;
-    }
-    for (auto &c : chain) n.lets[c.first] = substitute(n.lets, c.second);
-    const Provide *p = b->as<Provide>();
+    const Provide *p = begin_stage(inner ? std::vector<const For *>{outer, inner} : std::vector<const For *>{outer}, n.lets);
     user_assert(p->values.size() == 1) << "NPU target: Func " << p->name
                                        << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each "
                                           "value its own Func";
-    current = p->name;
-    temps = 0;
-    free_temps.clear();
-    current_double = func(p->name).schedule.double_buffer;
     Expr ey_e = fy ? simplify(fy->extent) : Expr(), ex_e = fx ? simplify(fx->extent) : Expr();
     const int64_t *ey = fy ? const_int(ey_e) : nullptr, *ex = fx ? const_int(ex_e) : nullptr;
     check_npu_tile(p->name, fy, fx, ey, ex);
@@ -497,7 +472,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
             << "; a Func in UB is computed as one tile covering its buffer";
-        if (buf.memory == "L0C") {  // only the matrix unit writes L0C: the first TMATMUL starts from 0
+        if (buf.memory == npu::Mem::L0C) {  // only the matrix unit writes L0C: the first TMATMUL starts from 0
             user_assert(is_zero(p->values[0]))
                 << "NPU target: Func " << p->name << " is stored in L0C, which only the matrix unit writes, so its "
                 << "pure definition must be 0 and its updates " << p->name << "(x, y) += A(k, y) * B(x, k); it is "
@@ -513,7 +488,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
         it = it->first.rfind(p->name + "|", 0) == 0 ? loaded.erase(it) : std::next(it);
     int t = temp(n.R, n.C);
     select(p->values[0], t, n, out);
-    instr(out, NpuPipe::MTE3, "core.TSTORE(" + gm_code(p->name, w) + ", " + tile_code(t, n.R, n.C) + ");", {t}, {});
+    instr(out, npu::Op::TSTORE, {gm_arg(gm_code(p->name, w)), tile_operand(t, n.R, n.C, false)});
 }
 
 }  // namespace npu_select

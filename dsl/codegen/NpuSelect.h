@@ -29,22 +29,23 @@ inline std::string c_name(const std::string &ir) { return npu_c_name(ir); }
 // result of simplify()) left it dangling (found by AddressSanitizer).
 const int64_t *const_int(const Expr &e);
 const int64_t *const_int(Expr &&) = delete;
-// Scalar C++ for an expression of loop variables, lets and Params.
-std::string scalar(const Expr &e);
-
-// While alive, names the let, loop or Func whose bounds scalar() writes (for its error message).
-struct ScalarOwner {
-    explicit ScalarOwner(const std::string &name);
-    ~ScalarOwner();
-    const std::string *previous;
-};
-
-// A tile operand: a window of a buffer (UB), or a scalar.
-struct Operand {
-    int buffer = -1;     // -1: scalar
-    std::string code;    // the Tile expression, or the scalar
+// A tile operand (NpuArg with a buffer), or a scalar (its C++ in `code`).
+struct Operand : NpuArg {
     bool fresh = false;  // a temporary of this expression: the next instruction may overwrite it
 };
+
+// The one table from IR operations to NPU instructions (NpuSelectVector.cpp).
+struct NpuOpRule {
+    IRNodeType node;
+    const char *call;       // node Call: the function, whose unary instruction `tile` is
+    npu::Op tile, scalar;   // tile op tile, tile op scalar
+    bool commutes;          // scalar op tile is the tile-scalar form too
+    npu::Op row, col;       // the reductions along x and y (kind Reduce), else `tile`
+};
+// e's rule (a Call: of one argument), or nullptr when no instruction computes it.
+const NpuOpRule *npu_op_rule(const Expr &e);
+// The operands of a binary operation or comparison; false when e is none.
+bool binary_operands(const Expr &e, Expr &a, Expr &b);
 
 // How a 1-D Func or image lies in a tile: one value per row (a column
 // R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
@@ -69,6 +70,17 @@ public:
     void stmt(const Stmt &s, std::vector<NpuItem> &out);
 
 private:
+    // Scalar C++ for an expression of loop variables, lets and Params.
+    std::string scalar(const Expr &e) const;
+    // While alive, names the let, loop or Func whose scalar code is being
+    // written (the message of an expression the S pipe cannot compute).
+    struct ScalarOwner {
+        ScalarOwner(Selector &s, const std::string &name) : s(s), previous(s.scalar_owner) { s.scalar_owner = &name; }
+        ~ScalarOwner() { s.scalar_owner = previous; }
+        Selector &s;
+        const std::string *previous;
+    };
+    const std::string *scalar_owner = nullptr;
     const std::string kernel_name;  // the host stub's name, which run-time messages start with
     const Environment &env;
     const std::vector<std::string> &outputs;
@@ -114,9 +126,14 @@ private:
     }
 
     int add_buffer(const std::string &name, const std::string &owner, int rows, int cols, bool dbl,
-                   const std::string &memory = "UB", const std::string &dtype = "F32");
+                   npu::Mem memory = npu::Mem::UB, npu::DType dtype = npu::DType::F32);
 
     void realize(const Realize *r, std::vector<NpuItem> &out);
+
+    // The Provide inside `loops` (outermost first, each the next one's body
+    // but for lets), whose Func's tile is selected from now on; adds the lets
+    // of their bodies to `lets`, expanded.
+    const Provide *begin_stage(const std::vector<const For *> &loops, std::map<std::string, Expr> &lets);
 
     int loops = 0;
     std::set<std::string> gm_funcs;
@@ -163,13 +180,11 @@ private:
     // Elements between the window's origin and the start of Func `name`'s UB buffer.
     Expr ub_offset(const std::string &name, const Window &w);
 
-    // The tile of buffer b from its row `row0` on (a stencil's row offset: rows stay 32-byte aligned).
-    std::string tile_code(int b, int rows, int cols, int row0 = 0) const;
-
     std::string gm_code(const std::string &name, const Window &w) const;
 
-    void instr(std::vector<NpuItem> &out, NpuPipe pipe, const std::string &code, std::vector<int> reads,
-               std::vector<int> writes);
+    // Appends op(args...): its pipe from the ISA table, the buffers it reads and writes from its tiles.
+    void instr(std::vector<NpuItem> &out, npu::Op op, std::vector<NpuArg> args, npu::Cmp cmp = npu::Cmp::EQ,
+               bool transpose = false);
 
     // Temporaries of the current tile whose last reader has been selected, by shape: reused
     // (only the vector pipe touches them, in order, so reuse needs no flag).
@@ -183,7 +198,10 @@ private:
     // Where a result of R x C goes: `dst`, else a fresh operand of that shape (overwritten in place), else a new temporary.
     int result(int dst, int R, int C, std::initializer_list<const Operand *> ops);
 
-    Operand tile_operand(int b, int R, int C, bool fresh) { return Operand{b, tile_code(b, R, C), fresh}; }
+    // The top-left R x C of buffer b (from its row row0 on); an operand read again, never overwritten.
+    static Operand tile_operand(int b, int R, int C, bool fresh, int row0 = 0) { return Operand{{b, R, C, row0, ""}, fresh}; }
+    static Operand again(Operand o) { return o.fresh = false, o; }
+    static NpuArg gm_arg(std::string code) { return NpuArg{-1, 0, 0, 0, std::move(code)}; }
 
     // A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
     Operand expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out);
@@ -220,19 +238,13 @@ private:
     // An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
     // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
     // not move with any loop.
-    int stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out);
+    int stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vector<NpuItem> &out);
 
     // C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
     // loops (any order), C in L0C: one TMATMUL (from 0, after C's pure
     // definition) or TMATMUL_ACC of the M x K window of A and the K x N
     // window of B. The sum runs over k in order, as the host's loop does.
     void select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out);
-
-    static std::string to_string_expr(const Expr &e) {
-        std::ostringstream s;
-        s << e;
-        return s.str();
-    }
 
     // The legality of an explicit npu_tile(x, y) on the stage whose innermost
     // loops are fy (rows) and fx (columns): they must be the loops it names,

@@ -21,24 +21,20 @@ namespace kiln {
 namespace internal {
 namespace npu_select {
 
-// The L0C tile of buffer b in UB (TMOV on the fix pipe), once per loop body.
 Operand Selector::from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out) {
     std::string key = std::to_string(b) + "|fix";
     auto hit = expanded.find(key);
     if (dst < 0 && hit != expanded.end()) return tile_operand(hit->second, R, C, false);
     int t = dst >= 0 ? dst : temp(R, C);
-    instr(out, NpuPipe::FIX, "core.TMOV(" + tile_code(t, R, C) + ", " + tile_code(b, R, C) + ");", {b}, {t});
+    instr(out, npu::Op::TMOV, {tile_operand(t, R, C, false), tile_operand(b, R, C, false)});
     if (dst < 0) expanded[key] = t;
     return tile_operand(t, R, C, false);
 }
 
-// An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
-// moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
-// not move with any loop.
-int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0, std::vector<NpuItem> &out) {
-    std::string base = current + (l0 == "L0A" ? ".a" : ".b");
+int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vector<NpuItem> &out) {
+    std::string base = current + (l0 == npu::Mem::L0A ? ".a" : ".b");
     auto ub = ub_buffer.find(c->name);
-    if (ub != ub_buffer.end() && k.buffers[ub->second].memory == "UB") {
+    if (ub != ub_buffer.end() && k.buffers[ub->second].memory == npu::Mem::UB) {
         // A Func the vector unit computed (attention's P): UB -> L1 (TMOV, MTE3) -> L0A/L0B (TMOV, MTE1).
         Window w = window(c->name, c->args, n);
         const NpuBuffer &buf = k.buffers[ub->second];
@@ -49,19 +45,18 @@ int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0,
             << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
             << "compute " << c->name << " at the loop of " << current << "'s tiles (compute_at), over exactly its "
             << n.R << " x " << n.C << " window";
-        int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, "L1");
+        int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, npu::Mem::L1);
         int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0);
-        instr(out, NpuPipe::MTE3, "core.TMOV(" + tile_code(l1, n.R, n.C) + ", " + tile_code(ub->second, n.R, n.C) + ");",
-              {ub->second}, {l1});
-        instr(out, NpuPipe::MTE1, "core.TMOV(" + tile_code(t, n.R, n.C) + ", " + tile_code(l1, n.R, n.C) + ");", {l1}, {t});
+        instr(out, npu::Op::TMOV, {tile_operand(l1, n.R, n.C, false), tile_operand(ub->second, n.R, n.C, false)});
+        instr(out, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), tile_operand(l1, n.R, n.C, false)});
         return t;
     }
     user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
         << "NPU target: Func " << current << " multiplies " << c->name << ", which is "
-        << (ub != ub_buffer.end() ? "in " + k.buffers[ub->second].memory : std::string("not in GM here"))
+        << (ub != ub_buffer.end() ? std::string("in ") + npu::mem_name(k.buffers[ub->second].memory) : std::string("not in GM here"))
         << "; the NPU loads matrix operands from GM (inputs or compute_root Funcs) or takes them from UB, through "
            "L1 into "
-        << l0 << ", so read " << c->name << " through a Func stored in UB (e.g. f(x, y) = " << c->name
+        << npu::mem_name(l0) << ", so read " << c->name << " through a Func stored in UB (e.g. f(x, y) = " << c->name
         << "(x, y), compute_at the same loop, store_in(UB)) or compute_root() it in GM";
     // A window read transposed (B(x, k) written K(k, x), as in Q Kᵀ): loaded as the N x K window it is in
     // GM and transposed by the move into L0 (TMOV_T).
@@ -77,49 +72,32 @@ int Selector::stage_operand(const Call *c, const Nest &n, const std::string &l0,
     for (const std::string &v : loop_vars)
         invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
     std::ostringstream key;
-    key << c->name << "|" << l0 << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C
+    key << c->name << "|" << npu::mem_name(l0) << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << n.R << "x" << n.C
         << (transposed ? "|T" : "");
     if (invariant && hoisted_loaded.count(key.str())) return hoisted_loaded[key.str()];
     std::vector<NpuItem> &dst = invariant ? hoisted : out;
     const int gr = gm_nest.R, gc = gm_nest.C;
-    int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, "L1");
+    int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, npu::Mem::L1);
     int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0);
     Window we = w;
     we.x0 = expand(w.x0), we.y0 = expand(w.y0);
-    instr(dst, NpuPipe::MTE2, "core.TLOAD(" + tile_code(l1, gr, gc) + ", " + gm_code(c->name, invariant ? we : w) + ");",
-          {}, {l1});
-    instr(dst, NpuPipe::MTE1,
-          std::string("core.") + (transposed ? "TMOV_T(" : "TMOV(") + tile_code(t, n.R, n.C) + ", " +
-              tile_code(l1, gr, gc) + ");",
-          {l1}, {t});
+    instr(dst, npu::Op::TLOAD, {tile_operand(l1, gr, gc, false), gm_arg(gm_code(c->name, invariant ? we : w))});
+    instr(dst, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), tile_operand(l1, gr, gc, false)}, npu::Cmp::EQ,
+          transposed);
     if (invariant) hoisted_loaded[key.str()] = t;
     return t;
 }
 
-// C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
-// loops (any order), C in L0C: one TMATMUL (from 0, after C's pure
-// definition) or TMATMUL_ACC of the M x K window of A and the K x N
-// window of B. The sum runs over k in order, as the host's loop does.
 void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out) {
-    std::vector<std::pair<std::string, Expr>> chain;
-    for (const For *l : {l0, l1, l2}) {
-        const Stmt *b = &l->body;
-        while (const LetStmt *ls = b->as<LetStmt>()) chain.emplace_back(ls->name, ls->value), b = &ls->body;
-    }
     std::map<std::string, Expr> inner;
-    for (auto &c : chain) inner[c.first] = substitute(inner, c.second);
-    const Provide *p = skip_lets(l2->body).as<Provide>();
-    current = p->name;
-    temps = 0;
-    free_temps.clear();
-    current_double = func(p->name).schedule.double_buffer;
+    const Provide *p = begin_stage({l0, l1, l2}, inner);
     auto shape_error = [&]() {
         user_error << "NPU target: Func " << p->name << " is computed over a 3-D loop nest (" << l0->name << ", "
                    << l1->name << ", " << l2->name << "); the NPU maps only matrix updates C(x, y) = C(x, y) + "
                    << "A(k, y) * B(x, k) onto TMATMUL, with C stored in L0C (store_in(L0C)), not " << p->values[0];
     };
     auto ub = ub_buffer.find(p->name);
-    if (p->args.size() != 2 || ub == ub_buffer.end() || k.buffers[ub->second].memory != "L0C") shape_error();
+    if (p->args.size() != 2 || ub == ub_buffer.end() || k.buffers[ub->second].memory != npu::Mem::L0C) shape_error();
     const For *loops[3] = {l0, l1, l2};
     auto loop_of = [&](const Expr &e) -> const For * {
         Expr x = expand(substitute(inner, e));
@@ -166,12 +144,11 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
         << "NPU target: Func " << p->name << " is updated in " << *M << " x " << *N << " tiles of its L0C buffer of "
         << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols
         << "; a matrix update covers the whole accumulator: compute_at it at the loop of its consumer's tiles";
-    int ta = stage_operand(a, na, "L0A", out), tb = stage_operand(b, nb, "L0B", out);
+    int ta = stage_operand(a, na, npu::Mem::L0A, out), tb = stage_operand(b, nb, npu::Mem::L0B, out);
     bool first = zeroed.erase(ub->second) > 0;
-    instr(out, NpuPipe::M,
-          std::string("core.") + (first ? "TMATMUL(" : "TMATMUL_ACC(") + tile_code(ub->second, (int)*M, (int)*N) +
-              ", " + tile_code(ta, (int)*M, (int)*K) + ", " + tile_code(tb, (int)*K, (int)*N) + ");",
-          first ? std::vector<int>{ta, tb} : std::vector<int>{ta, tb, ub->second}, {ub->second});
+    instr(out, first ? npu::Op::TMATMUL : npu::Op::TMATMUL_ACC,
+          {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),
+           tile_operand(tb, (int)*K, (int)*N, false)});
 }
 
 }  // namespace npu_select

@@ -64,13 +64,9 @@ void Selector::check_whole_rvar(const std::string &f, const For *loop, const Exp
     }
 }
 
-// The update f(y) = f(y) op g(r, y) over a 2-D tile (y, r): a row
-// reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
-// a column reduction (TCOLSUM / TCOLMAX into f's row).
 void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out) {
     const std::string &f = p->name;
-    Expr self, value;
-    bool sum = false;
+    Expr value, x, y;
     {
         const char *op = p->values[0].as<Max>() ? "TROWMAX / TCOLMAX" : "TROWSUM / TCOLSUM";
         check_one_rvar(f, n.fy->name + " and " + n.fx->name, op);
@@ -79,14 +75,10 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
         const Call *c = e.as<Call>();
         return c && c->name == f && c->args.size() == 1 && equal(c->args[0], p->args[0]);
     };
-    if (const Add *a = p->values[0].as<Add>()) {
-        sum = true;
-        if (is_self(a->a)) value = a->b;
-        else if (is_self(a->b)) value = a->a;
-    } else if (const Max *m = p->values[0].as<Max>()) {
-        if (is_self(m->a)) value = m->b;
-        else if (is_self(m->b)) value = m->a;
-    }
+    const NpuOpRule *rule = npu_op_rule(p->values[0]);
+    if (rule && npu::op_kind(rule->row) == npu::Kind::Reduce && binary_operands(p->values[0], x, y))
+        value = is_self(x) ? y : is_self(y) ? x : Expr();
+    const bool sum = rule && rule->tile == npu::Op::TADD;
     user_assert(value.defined())
         << "NPU target: Func " << f << " is 1-D and computed over a 2-D loop nest (" << n.fy->name << ", "
         << n.fx->name << "), which the NPU maps onto a row reduction; its update must be " << f << "(y) = " << f
@@ -104,11 +96,11 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
                               << "buffer in one instruction, so do not split the update's pure loops and compute_at "
                               << f << " at the loop of the tiles that read it, over the same rows";
     bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
-    const char *op = rows ? (sum ? "TROWSUM" : "TROWMAX") : (sum ? "TCOLSUM" : "TCOLMAX");
+    const npu::Op op = rows ? rule->row : rule->col;
     const For *rl = rows ? n.fx : n.fy;
     // Bitwise agreement with the host: TROWSUM adds left to right from 0,
     // so the whole reduction must be this one instruction, from 0.
-    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", op,
+    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", npu::op_name(op),
                      "tile only the loops of the Funcs that read it");
     const FunctionContents &fc = func(f);
     Expr init = fc.init.values.empty() ? Expr() : fc.init.values[0];
@@ -118,22 +110,20 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     user_assert(!sum || identity || target.has(Target::FastMath))
         << "NPU target: Func " << f << " sums over " << rl->name << " with TROWSUM, which adds a whole row left "
         << "to right starting from 0; "
-        << "its pure definition starts from " << to_string_expr(init)
+        << "its pure definition starts from " << init
         << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
            "one tile, or compile with target feature fast_math to allow the reassociation";
     Operand v = select(value, -1, n, out);
     auto [r, c] = window_shape(w.shape, n.R, n.C);
     if (identity) {  // the instruction computes the Func's final value
-        instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(ub->second, r, c) + ", " + v.code + ");",
-              {v.buffer}, {ub->second});
+        instr(out, op, {tile_operand(ub->second, r, c, false), v});
         release(v, -1);
         return;
     }
     int t = temp(r, c);
-    instr(out, NpuPipe::V, std::string("core.") + op + "(" + tile_code(t, r, c) + ", " + v.code + ");", {v.buffer}, {t});
-    std::string d = tile_code(ub->second, r, c);
-    instr(out, NpuPipe::V, std::string("core.") + (sum ? "TADD(" : "TMAX(") + d + ", " + d + ", " + tile_code(t, r, c) + ");",
-          {ub->second, t}, {ub->second});
+    instr(out, op, {tile_operand(t, r, c, false), v});
+    Operand d = tile_operand(ub->second, r, c, false);
+    instr(out, rule->tile, {d, d, tile_operand(t, r, c, false)});
 }
 
 }  // namespace npu_select

@@ -19,13 +19,54 @@ namespace kiln {
 namespace internal {
 namespace npu_select {
 
-// A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
+namespace {
+using N = IRNodeType;
+using npu::Op;
+const NpuOpRule kRules[] = {
+    // IR op  call     tile op   tile-scalar commutes  row reduce   column reduce
+    {N::Add, nullptr, Op::TADD, Op::TADDS, true, Op::TROWSUM, Op::TCOLSUM},
+    {N::Sub, nullptr, Op::TSUB, Op::TSUBS, false, Op::TSUB, Op::TSUB},
+    {N::Mul, nullptr, Op::TMUL, Op::TMULS, true, Op::TMUL, Op::TMUL},
+    {N::Div, nullptr, Op::TDIV, Op::TDIVS, false, Op::TDIV, Op::TDIV},
+    {N::Max, nullptr, Op::TMAX, Op::TMAXS, true, Op::TROWMAX, Op::TCOLMAX},
+    {N::Min, nullptr, Op::TMIN, Op::TMINS, true, Op::TMIN, Op::TMIN},
+    {N::Call, "exp", Op::TEXP, Op::TEXP, false, Op::TEXP, Op::TEXP},
+    {N::Call, "log", Op::TLOG, Op::TLOG, false, Op::TLOG, Op::TLOG},
+    {N::Call, "sqrt", Op::TSQRT, Op::TSQRT, false, Op::TSQRT, Op::TSQRT},
+    {N::Call, "tanh", Op::TTANH, Op::TTANH, false, Op::TTANH, Op::TTANH},
+    {N::Call, "abs", Op::TABS, Op::TABS, false, Op::TABS, Op::TABS},
+};
+const std::pair<N, npu::Cmp> kCompares[] = {{N::LT, npu::Cmp::LT}, {N::LE, npu::Cmp::LE}, {N::GT, npu::Cmp::GT},
+                                             {N::GE, npu::Cmp::GE}, {N::EQ, npu::Cmp::EQ}, {N::NE, npu::Cmp::NE}};
+// The TCMP mode of a comparison, with its operands; false when e is none.
+bool npu_compare(const Expr &e, npu::Cmp &cmp, Expr &a, Expr &b) {
+    for (const auto &[node, mode] : kCompares)
+        if (e->node_type == node) return cmp = mode, binary_operands(e, a, b);
+    return false;
+}
+template<typename... T>
+bool operands_of(const Expr &e, Expr &a, Expr &b) {
+    return ((e.as<T>() && (a = e.as<T>()->a, b = e.as<T>()->b, true)) || ...);
+}
+}  // namespace
+
+const NpuOpRule *npu_op_rule(const Expr &e) {
+    const Call *c = e.as<Call>();
+    for (const NpuOpRule &r : kRules)
+        if (r.node == e->node_type && (!c || (c->name == r.call && c->args.size() == 1))) return &r;
+    return nullptr;
+}
+
+bool binary_operands(const Expr &e, Expr &a, Expr &b) {
+    return operands_of<Add, Sub, Mul, Div, Min, Max, LT, LE, GT, GE, EQ, NE>(e, a, b);
+}
+
 Operand Selector::expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out) {
     auto [r, c] = window_shape(s, R, C);
     Operand src = tile_operand(b, r, c, false);
     if (r == R && c == C) {
         if (dst < 0) return src;
-        instr(out, NpuPipe::V, "core.TCOPY(" + tile_code(dst, R, C) + ", " + src.code + ");", {b}, {dst});
+        instr(out, npu::Op::TCOPY, {tile_operand(dst, R, C, false), src});
         return tile_operand(dst, R, C, false);
     }
     // One expansion per buffer and loop body; of a hoisted load, one before the loop.
@@ -35,17 +76,14 @@ Operand Selector::expand_to(int b, Shape s, int dst, int R, int C, std::vector<N
     auto hit = cache.find(key);
     if (dst < 0 && hit != cache.end()) return tile_operand(hit->second, R, C, false);
     int t = dst >= 0 ? dst : hoist ? add_buffer(k.buffers[b].name + ".x", current, R, C, false) : temp(R, C);
-    instr(hoist ? hoisted : out, NpuPipe::V,
-          std::string("core.") + (s == Shape::Column ? "TROWEXPAND(" : "TCOLEXPAND(") + tile_code(t, R, C) + ", " +
-              src.code + ");",
-          {b}, {t});
+    instr(hoist ? hoisted : out, s == Shape::Column ? npu::Op::TROWEXPAND : npu::Op::TCOLEXPAND,
+          {tile_operand(t, R, C, false), src});
     if (dst >= 0) return tile_operand(t, R, C, false);
     if (hoist) hoisted_buffers.insert(t);
     cache[key] = t;
     return tile_operand(t, R, C, false);
 }
 
-// A read of a Func or image inside the tile.
 Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out) {
     const int R = n.R, C = n.C;
     Window w = window(c->name, c->args, n);
@@ -55,7 +93,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         const int64_t *o = const_int(off);
         const NpuBuffer &buf = k.buffers[ub->second];
         // A window whole rows down a 2-D buffer (a stencil's y offset) is an aligned tile at that row.
-        int row0 = o && w.shape == Shape::Full && buf.memory == "UB" && *o > 0 && *o % buf.cols == 0 &&
+        int row0 = o && w.shape == Shape::Full && buf.memory == npu::Mem::UB && *o > 0 && *o % buf.cols == 0 &&
                            *o / buf.cols + R <= buf.rows
                        ? (int)(*o / buf.cols)
                        : 0;
@@ -67,7 +105,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
                                                         "read whole, from its start)"
                           : *o % buf.cols != 0        ? "a column offset (a window shifted by less than a row is not "
                                                         "32-byte aligned)"
-                          : buf.memory != "UB"        ? "a row offset into a buffer outside UB"
+                          : buf.memory != npu::Mem::UB ? "a row offset into a buffer outside UB"
                           : *o < 0                    ? "a row offset before the start of the buffer"
                                                       : "a row offset that runs past the end of the buffer";
         user_assert(o && (*o == 0 || row0 > 0) && !w.clamped())
@@ -75,12 +113,11 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
             << " elements from the start of its UB buffer: " << why
             << "; tile instructions read whole aligned tiles at a constant place, so compute " << c->name
             << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
-        if (buf.memory == "L0C") return from_l0c(ub->second, dst, R, C, out);
+        if (buf.memory == npu::Mem::L0C) return from_l0c(ub->second, dst, R, C, out);
         if (row0) {
-            Operand src = tile_operand(ub->second, R, C, false);
-            src.code = tile_code(ub->second, R, C, row0);
+            Operand src = tile_operand(ub->second, R, C, false, row0);
             if (dst < 0) return src;
-            instr(out, NpuPipe::V, "core.TCOPY(" + tile_code(dst, R, C) + ", " + src.code + ");", {ub->second}, {dst});
+            instr(out, npu::Op::TCOPY, {tile_operand(dst, R, C, false), src});
             return tile_operand(dst, R, C, false);
         }
         return expand_to(ub->second, w.shape, dst, R, C, out);
@@ -114,7 +151,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         t = add_buffer(c->name + ".in", current, r, cc, false);
         Window we = w;
         we.x0 = expand(w.x0), we.y0 = expand(w.y0);
-        instr(hoisted, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, r, cc) + ", " + gm_code(c->name, we) + ");", {}, {t});
+        instr(hoisted, npu::Op::TLOAD, {tile_operand(t, r, cc, false), gm_arg(gm_code(c->name, we))});
         hoisted_buffers.insert(t);
         hoisted_loaded[key.str()] = t;
     } else if (hit != loaded.end()) {
@@ -122,14 +159,13 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     } else {
         bool full = r == R && cc == C;
         t = full && dst >= 0 ? dst : temp(r, cc);
-        instr(out, NpuPipe::MTE2, "core.TLOAD(" + tile_code(t, r, cc) + ", " + gm_code(c->name, w) + ");", {}, {t});
+        instr(out, npu::Op::TLOAD, {tile_operand(t, r, cc, false), gm_arg(gm_code(c->name, w))});
         loaded[key.str()] = t;
         if (full && t == dst) return tile_operand(t, R, C, false);
     }
     return expand_to(t, w.shape, dst, R, C, out);
 }
 
-// Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
 Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
     const int R = n.R, C = n.C;
     Expr full = expand(substitute(n.lets, e));
@@ -145,105 +181,86 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
     } fc;
     fc.include(e);
     if (!varies && !fc.found) {
-        Operand s{-1, scalar(full)};
+        Operand s{gm_arg(scalar(full)), false};
         if (dst < 0) return s;
-        instr(out, NpuPipe::V, "core.TDUP(" + tile_code(dst, R, C) + ", " + s.code + ");", {}, {dst});
+        instr(out, npu::Op::TDUP, {tile_operand(dst, R, C, false), s});
         return tile_operand(dst, R, C, false);
     }
     user_assert(e.type() == Float(32)) << "NPU target: Func " << current << ": " << e << " has type " << e.type().to_string()
                                        << "; the vector instructions Kiln selects work on float32";
-    if (const Call *c = e.as<Call>()) {
-        if (c->call_type == Call::Func || c->call_type == Call::Image) return select_call(c, dst, n, out);
-        static const std::map<std::string, std::string> unary = {
-            {"exp", "TEXP"}, {"log", "TLOG"}, {"sqrt", "TSQRT"}, {"tanh", "TTANH"}, {"abs", "TABS"}};
-        auto u = unary.find(c->name);
-        user_assert(u != unary.end() && c->args.size() == 1)
-            << "NPU target: Func " << current << " calls " << c->name
-            << ", which has no NPU vector instruction; the vector unit has exp, log, sqrt, tanh, abs (and "
-               "+, -, *, /, min, max); compute it on the host or rewrite it";
-        Operand a = select(c->args[0], -1, n, out);
+    const Call *call = e.as<Call>();
+    if (call && (call->call_type == Call::Func || call->call_type == Call::Image)) return select_call(call, dst, n, out);
+    if (const Select *sel = e.as<Select>()) return select_select(sel, dst, n, out);
+    const NpuOpRule *rule = npu_op_rule(e);
+    user_assert(!call || rule)
+        << "NPU target: Func " << current << " calls " << call->name
+        << ", which has no NPU vector instruction; the vector unit has exp, log, sqrt, tanh, abs (and "
+           "+, -, *, /, min, max); compute it on the host or rewrite it";
+    if (call) {
+        Operand a = select(call->args[0], -1, n, out);
         int t = result(dst, R, C, {&a});
-        instr(out, NpuPipe::V, "core." + u->second + "(" + tile_code(t, R, C) + ", " + a.code + ");", {a.buffer}, {t});
+        instr(out, rule->tile, {tile_operand(t, R, C, false), a});
         release(a, t);
         return tile_operand(t, R, C, dst < 0);
     }
-    if (const Select *sel = e.as<Select>()) return select_select(sel, dst, n, out);
-    const char *tt = nullptr, *ts = nullptr;
-    bool commutes = false;
     Expr x, y;
-    if (const Add *o = e.as<Add>()) { tt = "TADD"; ts = "TADDS"; commutes = true; x = o->a; y = o->b; }
-    else if (const Sub *o = e.as<Sub>()) { tt = "TSUB"; ts = "TSUBS"; x = o->a; y = o->b; }
-    else if (const Mul *o = e.as<Mul>()) { tt = "TMUL"; ts = "TMULS"; commutes = true; x = o->a; y = o->b; }
-    else if (const Div *o = e.as<Div>()) { tt = "TDIV"; ts = "TDIVS"; x = o->a; y = o->b; }
-    else if (const Max *o = e.as<Max>()) { tt = "TMAX"; ts = "TMAXS"; commutes = true; x = o->a; y = o->b; }
-    else if (const Min *o = e.as<Min>()) { tt = "TMIN"; ts = "TMINS"; commutes = true; x = o->a; y = o->b; }
-    user_assert(tt) << "NPU target: Func " << current << ": " << e
-                    << " has no NPU vector instruction (the vector unit has +, -, *, /, min, max, exp, log, "
-                       "sqrt, tanh, abs on float32 tiles)";
+    user_assert(rule && binary_operands(e, x, y))
+        << "NPU target: Func " << current << ": " << e
+        << " has no NPU vector instruction (the vector unit has +, -, *, /, min, max, exp, log, "
+           "sqrt, tanh, abs on float32 tiles)";
     Operand a = select(x, -1, n, out);
-    Operand b = equal(x, y) ? Operand{a.buffer, a.code, false} : select(y, -1, n, out);  // d * d: d once
+    Operand b = equal(x, y) ? again(a) : select(y, -1, n, out);  // d * d: d once
     int t = result(dst, R, C, {&a, &b});
-    std::string d = tile_code(t, R, C);
+    Operand d = tile_operand(t, R, C, false);
     if (a.buffer >= 0 && b.buffer >= 0) {
-        instr(out, NpuPipe::V, "core." + std::string(tt) + "(" + d + ", " + a.code + ", " + b.code + ");",
-              {a.buffer, b.buffer}, {t});
+        instr(out, rule->tile, {d, a, b});
     } else if (a.buffer >= 0) {
-        instr(out, NpuPipe::V, "core." + std::string(ts) + "(" + d + ", " + a.code + ", " + b.code + ");", {a.buffer}, {t});
-    } else if (commutes) {
-        instr(out, NpuPipe::V, "core." + std::string(ts) + "(" + d + ", " + b.code + ", " + a.code + ");", {b.buffer}, {t});
+        instr(out, rule->scalar, {d, a, b});
+    } else if (rule->commutes) {
+        instr(out, rule->scalar, {d, b, a});
     } else if (e.as<Sub>()) {  // s - t == (-t) + s exactly
-        instr(out, NpuPipe::V, "core.TNEG(" + d + ", " + b.code + ");", {b.buffer}, {t});
-        instr(out, NpuPipe::V, "core.TADDS(" + d + ", " + d + ", " + a.code + ");", {t}, {t});
+        instr(out, npu::Op::TNEG, {d, b});
+        instr(out, npu::Op::TADDS, {d, d, a});
     } else if (is_const(x, 1) || (x.as<FloatImm>() && x.as<FloatImm>()->value == 1.0)) {  // 1 / t
-        instr(out, NpuPipe::V, "core.TRECIP(" + d + ", " + b.code + ");", {b.buffer}, {t});
+        instr(out, npu::Op::TRECIP, {d, b});
     } else {  // s / t: the scalar spread over a tile, then a tile division
-        int s = temp(R, C);
-        instr(out, NpuPipe::V, "core.TDUP(" + tile_code(s, R, C) + ", " + a.code + ");", {}, {s});
-        instr(out, NpuPipe::V, "core.TDIV(" + d + ", " + tile_code(s, R, C) + ", " + b.code + ");", {s, b.buffer}, {t});
-        release(Operand{s, "", true}, t);
+        Operand s = tile_operand(temp(R, C), R, C, true);
+        instr(out, npu::Op::TDUP, {s, a});
+        instr(out, npu::Op::TDIV, {d, s, b});
+        release(s, t);
     }
     release(a, t);
     release(b, t);
     return tile_operand(t, R, C, dst < 0);
 }
 
-// A scalar operand spread over an R x C temporary (TDUP); tiles unchanged.
 Operand Selector::as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out) {
     if (o.buffer >= 0) return o;
     int t = temp(n.R, n.C);
-    instr(out, NpuPipe::V, "core.TDUP(" + tile_code(t, n.R, n.C) + ", " + o.code + ");", {}, {t});
+    instr(out, npu::Op::TDUP, {tile_operand(t, n.R, n.C, false), o});
     return tile_operand(t, n.R, n.C, true);
 }
 
-// select(a cmp b, t, f): TCMP into a u8 mask, then TSEL.
 Operand Selector::select_select(const Select *sel, int dst, const Nest &n, std::vector<NpuItem> &out) {
     const Expr &c = sel->condition;
     Expr ca, cb;
-    const char *cmp = nullptr;
-    if (const LT *o = c.as<LT>()) ca = o->a, cb = o->b, cmp = "LT";
-    else if (const LE *o = c.as<LE>()) ca = o->a, cb = o->b, cmp = "LE";
-    else if (const GT *o = c.as<GT>()) ca = o->a, cb = o->b, cmp = "GT";
-    else if (const GE *o = c.as<GE>()) ca = o->a, cb = o->b, cmp = "GE";
-    else if (const EQ *o = c.as<EQ>()) ca = o->a, cb = o->b, cmp = "EQ";
-    else if (const NE *o = c.as<NE>()) ca = o->a, cb = o->b, cmp = "NE";
-    user_assert(cmp && ca.type() == Float(32))
+    npu::Cmp cmp = npu::Cmp::EQ;
+    user_assert(npu_compare(c, cmp, ca, cb) && ca.type() == Float(32))
         << "NPU target: Func " << current << ": the condition " << c << " of a select has no NPU instruction; "
         << "TCMP compares two float32 tiles (<, <=, >, >=, ==, !=), so write the condition as one comparison of "
            "float32 values (nest selects instead of using && or ||)";
     Operand a = as_tile(select(ca, -1, n, out), n, out);
-    Operand b = equal(ca, cb) ? Operand{a.buffer, a.code, false} : as_tile(select(cb, -1, n, out), n, out);
-    int m = add_buffer(current + ".m" + std::to_string(temps++), current, n.R, n.C, current_double, "UB", "U8");
-    instr(out, NpuPipe::V, "core.TCMP(" + tile_code(m, n.R, n.C) + ", " + a.code + ", " + b.code + ", Cmp::" + cmp + ");",
-          {a.buffer, b.buffer}, {m});
+    Operand b = equal(ca, cb) ? again(a) : as_tile(select(cb, -1, n, out), n, out);
+    Operand m = tile_operand(add_buffer(current + ".m" + std::to_string(temps++), current, n.R, n.C, current_double,
+                                        npu::Mem::UB, npu::DType::U8),
+                             n.R, n.C, false);
+    instr(out, npu::Op::TCMP, {m, a, b}, cmp);
     release(a, -1);
     release(b, -1);
     Operand t = as_tile(select(sel->true_value, -1, n, out), n, out);
-    Operand f = equal(sel->true_value, sel->false_value) ? Operand{t.buffer, t.code, false}
-                                                         : as_tile(select(sel->false_value, -1, n, out), n, out);
+    Operand f = equal(sel->true_value, sel->false_value) ? again(t) : as_tile(select(sel->false_value, -1, n, out), n, out);
     int d = result(dst, n.R, n.C, {&t, &f});
-    instr(out, NpuPipe::V,
-          "core.TSEL(" + tile_code(d, n.R, n.C) + ", " + tile_code(m, n.R, n.C) + ", " + t.code + ", " + f.code + ");",
-          {m, t.buffer, f.buffer}, {d});
+    instr(out, npu::Op::TSEL, {tile_operand(d, n.R, n.C, false), m, t, f});
     release(t, d);
     release(f, d);
     return tile_operand(d, n.R, n.C, dst < 0);

@@ -34,9 +34,9 @@ namespace internal {
 
 namespace {
 
-std::string pipe(NpuPipe p) { return std::string("Pipe::") + npu_pipe_name(p); }
+std::string pipe(npu::Pipe p) { return std::string("Pipe::") + npu::pipe_name(p); }
 
-std::string flag(const char *op, NpuPipe q, NpuPipe p, const std::string &event) {
+std::string flag(const char *op, npu::Pipe q, npu::Pipe p, const std::string &event) {
     return "core." + std::string(op) + "(" + pipe(q) + ", " + pipe(p) + ", " + event + ");";
 }
 
@@ -94,14 +94,14 @@ std::string sibling_loops(const NpuItem &top, const std::vector<NpuBuffer> &buff
 }
 
 struct Access {
-    NpuPipe pipe;
+    npu::Pipe pipe;
     bool write;
     bool previous;             // from the previous iteration (second walk)
-    std::set<NpuPipe> ordered; // pipes known to run after this access
+    std::set<npu::Pipe> ordered; // pipes known to run after this access
 };
 
 // A carried flag class: (Q, P, double-buffered).
-using Carried = std::tuple<NpuPipe, NpuPipe, bool>;
+using Carried = std::tuple<npu::Pipe, npu::Pipe, bool>;
 
 class Syncer {
 public:
@@ -109,7 +109,7 @@ public:
 
     // Returns the body with flags, and the carried classes it needs.
     void run(std::vector<NpuItem> &body, bool loop) {
-        std::vector<std::vector<std::pair<NpuPipe, NpuPipe>>> intra(body.size());
+        std::vector<std::vector<std::pair<npu::Pipe, npu::Pipe>>> intra(body.size());
         walk(body, false, intra, nullptr);
         std::map<size_t, std::vector<Carried>> carried_at;
         if (loop) {
@@ -119,7 +119,7 @@ public:
         }
         // Events: 0 for adjacent pairs, then one (or two) per carried class.
         std::map<Carried, int> event;
-        std::map<std::pair<NpuPipe, NpuPipe>, int> next;
+        std::map<std::pair<npu::Pipe, npu::Pipe>, int> next;
         for (auto &kv : carried_at)
             for (const Carried &c : kv.second)
                 if (!event.count(c)) {
@@ -163,7 +163,7 @@ private:
     const std::vector<NpuBuffer> &buffers;
     std::map<int, std::vector<Access>> state;  // per buffer: its last write, then the reads since
 
-    void order(NpuPipe q, NpuPipe p, bool only_previous, bool only_double) {
+    void order(npu::Pipe q, npu::Pipe p, bool only_previous, bool only_double) {
         for (auto &kv : state) {
             if (only_double && buffers[kv.first].copies < 2) continue;
             for (Access &a : kv.second)
@@ -172,12 +172,12 @@ private:
     }
 
     void walk(const std::vector<NpuItem> &body, bool second,
-              std::vector<std::vector<std::pair<NpuPipe, NpuPipe>>> &intra,
+              std::vector<std::vector<std::pair<npu::Pipe, npu::Pipe>>> &intra,
               std::map<size_t, std::vector<Carried>> *carried) {
         for (size_t i = 0; i < body.size(); i++) {
             const NpuItem &in = body[i];
             if (in.kind != NpuItem::Instr) continue;
-            NpuPipe p = in.pipe;
+            npu::Pipe p = in.pipe;
             if (second)
                 for (auto &qp : intra[i]) order(qp.first, qp.second, false, false);
             auto need = [&](int b, bool write) {

@@ -939,6 +939,43 @@ TEST_CASE("npu_select::const_int refuses a temporary Expr", "[npu][regression]")
     CHECK(*v == 4);
 }
 
+TEST_CASE("the NPU op table maps IR operations onto instructions of the ISA's kinds", "[npu][select][optable]") {
+    using kiln::internal::npu_select::npu_op_rule;
+    using kiln::npu::Kind;
+    using kiln::npu::Op;
+    Param<float> pa("pa"), pb("pb");
+    Expr a = pa, b = pb;
+    struct Row {
+        Expr e;
+        Op tile, scalar;
+        bool commutes;
+    };
+    for (const Row &r : {Row{a + b, Op::TADD, Op::TADDS, true}, Row{a - b, Op::TSUB, Op::TSUBS, false},
+                         Row{a * b, Op::TMUL, Op::TMULS, true}, Row{a / b, Op::TDIV, Op::TDIVS, false},
+                         Row{max(a, b), Op::TMAX, Op::TMAXS, true}, Row{min(a, b), Op::TMIN, Op::TMINS, true}}) {
+        INFO(r.e);
+        const auto *rule = npu_op_rule(r.e);
+        REQUIRE(rule);
+        CHECK(rule->tile == r.tile);
+        CHECK(rule->scalar == r.scalar);
+        CHECK(rule->commutes == r.commutes);
+        CHECK(kiln::npu::op_kind(rule->tile) == Kind::Binary);
+        CHECK(kiln::npu::op_kind(rule->scalar) == Kind::TileScalar);
+    }
+    CHECK(npu_op_rule(a + b)->row == Op::TROWSUM);
+    CHECK(npu_op_rule(a + b)->col == Op::TCOLSUM);
+    CHECK(npu_op_rule(max(a, b))->row == Op::TROWMAX);
+    CHECK(npu_op_rule(max(a, b))->col == Op::TCOLMAX);
+    CHECK(kiln::npu::op_kind(npu_op_rule(a * b)->row) != Kind::Reduce);  // no multiplying reduction
+    CHECK(npu_op_rule(exp(a))->tile == Op::TEXP);
+    CHECK(npu_op_rule(log(a))->tile == Op::TLOG);
+    CHECK(npu_op_rule(sqrt(a))->tile == Op::TSQRT);
+    CHECK(npu_op_rule(tanh(a))->tile == Op::TTANH);
+    CHECK(kiln::npu::op_kind(npu_op_rule(exp(a))->tile) == Kind::Unary);
+    CHECK(npu_op_rule(sin(a)) == nullptr);
+    CHECK(npu_op_rule(a < b) == nullptr);
+}
+
 TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands", "[npu][codegen][error]") {
     auto source = [](Func f, const char *target = "npu") {
         return Pipeline(f).compile_to_cpp_source("bad", Target(target));
