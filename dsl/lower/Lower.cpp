@@ -96,9 +96,18 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     std::vector<std::string> out_names;
     for (const auto &o : outputs) out_names.push_back(o->name);
     const bool final = options.stop == LowerStop::Final;
+    const bool checked = final && options.stop_after.empty();  // entry checks and warnings: what codegen gets
     LoweredFunc f;
     f.name = name;
     f.args = args;
+    bool stopped = false;
+    // Runs one pass, unless lowering has stopped after an earlier one (LowerOptions::stop_after).
+    auto pass = [&](const char *pass_name, const Stmt &s, auto fn) -> Stmt {
+        if (stopped) return s;
+        Stmt r = log.run(pass_name, fn);
+        stopped = options.stop_after == pass_name;
+        return r;
+    };
 
     Environment env = find_environment(outputs);  // copies: a rewrite leaves the user's Funcs alone
     if (options.rewrite) options.rewrite(env);
@@ -106,24 +115,24 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     check_compute_with(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
 
-    Stmt s = log.run("schedule functions", [&] { return schedule_functions(out_names, order, env); });
+    Stmt s = pass("schedule functions", Stmt(), [&] { return schedule_functions(out_names, order, env); });
     // Before bounds inference, so that a specialization's dead copy of a
     // producer neither widens the regions nor reaches unroll_loops.
-    s = log.run("decide specializations", [&] { return decide_specializations(s); });
+    s = pass("decide specializations", s, [&] { return decide_specializations(s); });
     PipelineRegions regions;
-    s = log.run("bounds inference", [&] { return bounds_inference(s, out_names, order, env, regions); });
-    if (final && !target.has(Target::NoAsserts)) {
+    s = pass("bounds inference", s, [&] { return bounds_inference(s, out_names, order, env, regions); });
+    if (checked && !target.has(Target::NoAsserts)) {
         // Added now, while the lets that define the output regions exist.
-        s = log.run("entry checks", [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
+        s = pass("entry checks", s, [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
     }
-    s = log.run("decide specializations", [&] { return decide_specializations(s); });  // the regions' selects
+    s = pass("decide specializations", s, [&] { return decide_specializations(s); });  // the regions' selects
     SlidingReports own_sliding;
     SlidingReports &sliding = options.sliding ? *options.sliding : own_sliding;
-    s = log.run("sliding window", [&] { return sliding_window(s, env, &sliding); });
+    s = pass("sliding window", s, [&] { return sliding_window(s, env, &sliding); });
     // A store_at outside compute_at that does not slide recomputes its whole
     // region every iteration: say so (the fusion report says it too), once,
     // from the lowering that host code is generated from.
-    if (final)
+    if (checked)
         for (const auto &kv : sliding)
             if (!kv.second.not_slid.empty())
                 user_warning << "Func " << kv.first << " is stored at "
@@ -132,24 +141,27 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
                              << "; each iteration computes its whole region again";
     // Folding reads the region lets that sliding_window left in place; the
     // simplifier would substitute the trivial ones away.
-    s = log.run("storage folding", [&] { return storage_folding(s, env, &sliding); });
-    s = log.run("simplify", [&] { return simplify(s); });
-    if (!final) {
+    s = pass("storage folding", s, [&] { return storage_folding(s, env, &sliding); });
+    s = pass("simplify", s, [&] { return simplify(s); });
+    if (options.env) *options.env = env;
+    if (options.regions) *options.regions = regions;
+    if (!final || stopped) {
         f.body = s;
         return f;
     }
-    s = log.run("storage flattening", [&] { return storage_flattening(s, env); });
-    s = log.run("simplify", [&] { return simplify(s); });
+    s = pass("storage flattening", s, [&] { return storage_flattening(s, env); });
+    s = pass("simplify", s, [&] { return simplify(s); });
     std::map<std::string, std::string> origins = loop_origins(env);
-    s = log.run("unroll loops", [&] { return unroll_loops(s, origins); });
-    s = log.run("vectorize loops", [&] { return vectorize_loops(s, origins); });
-    s = log.run("partition loops", [&] { return partition_loops(s); });
-    s = log.run("simplify", [&] { return simplify(s); });
+    s = pass("unroll loops", s, [&] { return unroll_loops(s, origins); });
+    s = pass("vectorize loops", s, [&] { return vectorize_loops(s, origins); });
+    s = pass("partition loops", s, [&] { return partition_loops(s); });
+    s = pass("simplify", s, [&] { return simplify(s); });
     // After the last simplify, which would substitute the hoisted loads back.
-    s = log.run("hoist invariant loads", [&] { return hoist_invariant_loads(s); });
+    s = pass("hoist invariant loads", s, [&] { return hoist_invariant_loads(s); });
     // The NPU's instruction selection matches whole store values.
     if (!target.has(Target::NPU))
-        s = log.run("common subexpressions", [&] { return eliminate_common_subexpressions(s); });
+        s = pass("common subexpressions", s, [&] { return eliminate_common_subexpressions(s); });
+    internal_assert(options.stop_after.empty() || stopped) << "lower: no pass named " << options.stop_after;
 
     f.body = s;
     return f;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "BoundsInference.h"
 #include "SlidingWindow.h"
 #include "ir/Function.h"
 #include "kiln/Pipeline.h"
@@ -61,6 +62,14 @@ struct LowerOptions {
     // If given, what became of each Func stored outside the loop it is
     // computed in (slid, folded, or why not).
     SlidingReports *sliding = nullptr;
+    // Stop after the first pass of this name, as KILN_DEBUG prints it
+    // ("schedule functions", "bounds inference", "sliding window", "storage
+    // folding", ...), without entry checks: what the lowering tests look at.
+    std::string stop_after;
+    // If given, the lowering's copies of the Funcs (inlined, rewritten) and
+    // the regions bounds inference found for the inputs and outputs.
+    Environment *env = nullptr;
+    PipelineRegions *regions = nullptr;
 };
 
 // Lower the pipeline computing `outputs`: the one pipeline of passes, for

@@ -8,12 +8,7 @@
 #include "blur_fixture.h"
 #include "ir/IRPrinter.h"
 #include "kiln/kiln.h"
-#include "lower/BoundsInference.h"
-#include "lower/InlineFunctions.h"
-#include "lower/RealizationOrder.h"
-#include "lower/ScheduleFunctions.h"
-#include "lower/SlidingWindow.h"
-#include "lower/StorageFolding.h"
+#include "lower/Lower.h"
 
 using namespace kiln;
 using namespace kiln::internal;
@@ -23,21 +18,15 @@ namespace {
 
 const Target no_asserts = Target::host().with(Target::NoAsserts);
 
-// The passes of lower() through sliding_window.
-Stmt slid(const Func &out) {
-    std::vector<std::string> outputs{out.name()};
-    Environment env = find_environment({out.contents()});
-    inline_functions(env, outputs);
-    std::vector<std::string> order = realization_order(outputs, env);
-    PipelineRegions regions;
-    Stmt s = bounds_inference(schedule_functions(outputs, order, env), outputs, order, env, regions);
-    return sliding_window(s, env);
+// lower() up to and including one pass.
+Stmt until(const Func &out, const char *pass) {
+    LowerOptions o;
+    o.stop_after = pass;
+    return lower({out.contents()}, out.name(), {}, no_asserts, o).body;
 }
 
-Stmt folded(const Func &out) {
-    Environment env = find_environment({out.contents()});
-    return storage_folding(slid(out), env);
-}
+Stmt slid(const Func &out) { return until(out, "sliding window"); }
+Stmt folded(const Func &out) { return until(out, "storage folding"); }
 
 // blur_x's storage (blur_y reads it over rows [y - 1, y + 1]).
 const char *realize_rows = "realize blur_x([blur_y.s0.x.min, ((blur_y.s0.x.max - blur_y.s0.x.min) + 1)], "

@@ -9,8 +9,7 @@
 #include "ir/Simplify.h"
 #include "kiln/kiln.h"
 #include "lower/BoundsInference.h"
-#include "lower/InlineFunctions.h"
-#include "lower/RealizationOrder.h"
+#include "lower/Lower.h"
 #include "lower/ScheduleFunctions.h"
 #include "lower/SlidingWindow.h"
 #include "lower/StorageFlattening.h"
@@ -31,19 +30,24 @@ Expr load(const std::string &buf, Expr index, Type t = Int(32)) { return Load::m
 
 const Target no_asserts = Target::host().with(Target::NoAsserts);
 
-// The passes of lower() up to bounds inference, one at a time.
+// What lower() makes of `out` up to and including one pass
+// (LowerOptions::stop_after), with its copies of the Funcs and the regions
+// bounds inference found.
 struct Passes {
+    Func out;
     Environment env;
-    std::vector<std::string> outputs, order;
     PipelineRegions regions;
 
-    explicit Passes(const Func &out) : outputs{out.name()} {
-        env = find_environment({out.contents()});
-        inline_functions(env, outputs);
-        order = realization_order(outputs, env);
+    explicit Passes(const Func &out) : out(out) { scheduled(); }
+    Stmt until(const char *pass) {
+        LowerOptions o;
+        o.stop_after = pass;
+        o.env = &env;
+        o.regions = &regions;
+        return lower({out.contents()}, out.name(), {}, no_asserts, o).body;
     }
-    Stmt scheduled() { return schedule_functions(outputs, order, env); }
-    Stmt bounded() { return bounds_inference(scheduled(), outputs, order, env, regions); }
+    Stmt scheduled() { return until("schedule functions"); }
+    Stmt bounded() { return until("bounds inference"); }
 };
 
 // The two-stage blur of Halide's examples.
@@ -240,7 +244,7 @@ TEST_CASE("sliding_window + storage_folding + storage_flattening: store_root().c
     Blur b;
     b.blur_x.store_root().compute_at(b.out, b.y);
     Passes p(b.out);
-    Stmt s = sliding_window(p.bounded(), p.env);
+    Stmt s = p.until("sliding window");
     std::string slid = to_string(s);
     // After the first row, only the one new row y + 1 is computed.
     CHECK_THAT(slid, Contains("   let blur_x.s0.y.min = select((out.s0.y > out.s0.y.loop_min), "
@@ -251,10 +255,10 @@ TEST_CASE("sliding_window + storage_folding + storage_flattening: store_root().c
     CHECK_THAT(slid, Contains("realize blur_x([out.s0.x.min, ((out.s0.x.max - out.s0.x.min) + 1)], [(out.s0.y.min - 1), "));
 
     // The window of 3 rows folds to a circular buffer of 4.
-    s = storage_folding(s, p.env);
+    s = p.until("storage folding");
     CHECK_THAT(to_string(s), Contains("] folded by 4) {\n produce out {\n"));
 
-    s = simplify(storage_flattening(s));
+    s = simplify(p.until("storage flattening"));
     std::string flat = to_string(s);
     CHECK_THAT(flat, Contains("allocate blur_x[float32 * (blur_x.extent.0 * 4)]\n"));
     CHECK_THAT(flat, Contains("  let blur_x.s0.y.min = select((out.s0.y > out.min.1), (out.s0.y + 1), (out.s0.y - 1))\n"));

@@ -18,11 +18,7 @@
 #include "../../apps/lowering/stencil_chain.h"
 #include "ir/IRPrinter.h"
 #include "kiln/kiln.h"
-#include "lower/BoundsInference.h"
-#include "lower/DecideSpecializations.h"
-#include "lower/InlineFunctions.h"
-#include "lower/RealizationOrder.h"
-#include "lower/ScheduleFunctions.h"
+#include "lower/Lower.h"
 
 using namespace kiln;
 using namespace kiln::internal;
@@ -31,14 +27,10 @@ namespace {
 
 // The statement after bounds inference, as lower() makes it.
 std::string after_bounds_inference(const Func &output) {
-    std::vector<std::string> outputs{output.name()};
-    Environment env = find_environment({output.contents()});
-    inline_functions(env, outputs);
-    std::vector<std::string> order = realization_order(outputs, env);
-    Stmt s = decide_specializations(schedule_functions(outputs, order, env));
-    PipelineRegions regions;
+    LowerOptions o;
+    o.stop_after = "bounds inference";
     std::ostringstream os;
-    os << bounds_inference(s, outputs, order, env, regions);
+    os << lower({output.contents()}, output.name(), {}, Target::host(), o).body;
     return os.str();
 }
 
