@@ -1,12 +1,12 @@
-// The tile-NPU kernel between instruction selection and C++ emission.
-//
-// npu_select_kernel (NpuSelect.cpp) turns the loop nest after bounds
-// inference (Realize/Provide form: lower() stopped at LowerStop::LoopNest) into a tree of
-// items: lines of scalar C++ (the S pipe's loops and lets), loops, and typed
-// tile instructions (an npu::Op and its operands; the pipe from the ISA
-// table, the on-chip buffers read and written from the operands).
-// npu_insert_sync (NpuSync.cpp) adds the SET_FLAG / WAIT_FLAG pairs those
-// accesses need; CodeGen_NPU.cpp prints the tree.
+// The tile-NPU kernel that the NPU's passes, after lower() stopped at
+// LowerStop::LoopNest (Realize/Provide form), build and CodeGen_NPU.cpp
+// prints; KILN_DEBUG shows it after each of them:
+//   npu_select_kernel (NpuSelect.cpp): instruction selection, a tree of
+//     items: lines of scalar C++ (the S pipe's loops and lets), loops, and
+//     typed tile instructions (npu::Op and operands; the pipe from the ISA
+//     table, the on-chip buffers read and written from the operands);
+//   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories;
+//   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs.
 //
 //   for (output.s0.y.yo, ...) for (output.s0.x.xo, ...)       loop
 //     produce stage1: for y: for x: stage1(x, y) = exp(input(x, y))
@@ -75,16 +75,18 @@ struct NpuKernel {
     bool multi_core = false;              // a loop runs across cores
 };
 
-// Instruction selection with the NPU legality checks (user errors): see NpuSelect.cpp.
+// The NPU's passes, in order (see above); selection and placement check
+// legality (user errors).
 NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
                             const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
                             const std::vector<std::string> &outputs, const Target &t);
-
-// Inserts the flags the buffer accesses need: see NpuSync.cpp.
-void npu_insert_sync(NpuKernel &k);
+NpuKernel npu_place_buffers(NpuKernel k);
+NpuKernel npu_insert_sync(NpuKernel k);
 
 // An instruction as the C++ call the kernel makes (CodeGen_NPU.cpp).
 std::string npu_instr_code(const NpuKernel &k, const NpuItem &i);
+// The buffers and the body, as comments and the kernel's C++ (KILN_DEBUG).
+std::ostream &operator<<(std::ostream &s, const NpuKernel &k);
 
 }  // namespace internal
 }  // namespace kiln

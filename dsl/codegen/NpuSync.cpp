@@ -203,7 +203,7 @@ private:
 
 }  // namespace
 
-void npu_insert_sync(NpuKernel &k) {
+NpuKernel npu_insert_sync(NpuKernel k) {
     std::vector<NpuItem> out;
     std::vector<size_t> regions;
     for (size_t i = 0; i < k.body.size(); i++)
@@ -249,6 +249,7 @@ void npu_insert_sync(NpuKernel &k) {
         if (r < regions.size()) out.push_back(NpuItem::line("core.PIPE_BARRIER(Pipe::ALL);"));
     }
     k.body = std::move(out);
+    return k;
 }
 
 }  // namespace internal

@@ -7,9 +7,7 @@
 #include "Lower.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <map>
 
 #include "AddEntryChecks.h"
@@ -35,29 +33,12 @@
 namespace kiln {
 namespace internal {
 
+bool PassLog::env_on(const char *v) {
+    const char *e = std::getenv(v);
+    return e && *e && std::string(e) != "0";
+}
+
 namespace {
-
-class PassLog {
-public:
-    PassLog() : debug(env_on("KILN_DEBUG")), timing(env_on("KILN_TIME_PASSES")) {}
-
-    template<typename Fn>
-    Stmt run(const char *name, Fn fn) {
-        auto t0 = std::chrono::steady_clock::now();
-        Stmt s = fn();
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        if (timing) std::cerr << "kiln: " << name << ": " << ms << " ms\n";
-        if (debug) std::cerr << "kiln: after " << name << ":\n" << s << "\n";
-        return s;
-    }
-
-private:
-    static bool env_on(const char *v) {
-        const char *e = std::getenv(v);
-        return e && *e && std::string(e) != "0";
-    }
-    bool debug, timing;
-};
 
 // For each loop a schedule file made vectorized or unrolled, the
 // directive's "file:line:col: ", which those passes' errors start with.

@@ -1,6 +1,8 @@
 // lower(): algorithm + schedule -> one imperative statement ready for codegen.
 #pragma once
+#include <chrono>
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,29 @@ struct LowerOptions {
     // the regions bounds inference found for the inputs and outputs.
     Environment *env = nullptr;
     PipelineRegions *regions = nullptr;
+};
+
+// Runs one pass of lower() or of a target's own passes after it (the NPU's,
+// CodeGen_NPU.cpp): with KILN_DEBUG set prints what the pass returns (any
+// type with an operator<<) after "kiln: after <name>:", with
+// KILN_TIME_PASSES set the pass's time.
+class PassLog {
+public:
+    PassLog() : debug(env_on("KILN_DEBUG")), timing(env_on("KILN_TIME_PASSES")) {}
+
+    template<typename Fn>
+    auto run(const char *name, Fn fn) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto s = fn();
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (timing) std::cerr << "kiln: " << name << ": " << ms << " ms\n";
+        if (debug) std::cerr << "kiln: after " << name << ":\n" << s << "\n";
+        return s;
+    }
+
+private:
+    static bool env_on(const char *v);
+    bool debug, timing;
 };
 
 // Lower the pipeline computing `outputs`: the one pipeline of passes, for

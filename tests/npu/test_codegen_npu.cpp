@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <limits>
+#include <regex>
 #include <sstream>
 
 #include <kiln/kiln.h>
@@ -974,6 +976,43 @@ TEST_CASE("the NPU op table maps IR operations onto instructions of the ISA's ki
     CHECK(kiln::npu::op_kind(npu_op_rule(exp(a))->tile) == Kind::Unary);
     CHECK(npu_op_rule(sin(a)) == nullptr);
     CHECK(npu_op_rule(a < b) == nullptr);
+}
+
+TEST_CASE("KILN_DEBUG and KILN_TIME_PASSES show the NPU's passes after the common ones", "[npu][codegen][passes]") {
+    Chain c;
+    c.fused(128, 16, true);
+    std::ostringstream err;
+    std::streambuf *old = std::cerr.rdbuf(err.rdbuf());
+    setenv("KILN_DEBUG", "1", 1);
+    setenv("KILN_TIME_PASSES", "1", 1);
+    std::string code = Pipeline(c.output).compile_to_cpp_source("chain", Target("npu"));
+    unsetenv("KILN_DEBUG");
+    unsetenv("KILN_TIME_PASSES");
+    std::cerr.rdbuf(old);
+    const std::string log = err.str();
+    size_t common = log.find("kiln: after storage folding:"), select = log.find("kiln: after npu instruction selection:"),
+           place = log.find("kiln: after npu buffer placement:"), sync = log.find("kiln: after npu sync insertion:");
+    REQUIRE(common != std::string::npos);
+    REQUIRE(select != std::string::npos);
+    REQUIRE(place != std::string::npos);
+    REQUIRE(sync != std::string::npos);
+    CHECK(common < select);
+    CHECK(select < place);
+    CHECK(place < sync);
+    CHECK(log.find("kiln: npu sync insertion: ") != std::string::npos);  // its time
+    // Selection prints typed instructions as the kernel's calls; placement
+    // gives the buffers addresses; sync adds the flags.
+    const std::string selected = log.substr(select, place - select), placed = log.substr(place, sync - place),
+                      synced = log.substr(sync);
+    const std::regex nonzero_address("at UB\\+[1-9]");
+    CHECK(selected.find("core.TEXP(kiln_tile(core, kiln_addr(") != std::string::npos);
+    CHECK(selected.find("SET_FLAG") == std::string::npos);
+    CHECK(selected.find("// stage1: 16 x 128 f32 x 2 at UB+") != std::string::npos);
+    CHECK(!std::regex_search(selected, nonzero_address));
+    CHECK(std::regex_search(placed, nonzero_address));
+    CHECK(placed.find("SET_FLAG") == std::string::npos);
+    CHECK(synced.find("core.WAIT_FLAG(Pipe::MTE2, Pipe::V, ") != std::string::npos);
+    CHECK(code.find("core.TEXP(") != std::string::npos);
 }
 
 TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands", "[npu][codegen][error]") {
