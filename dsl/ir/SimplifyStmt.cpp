@@ -1,0 +1,102 @@
+// Simplifier rules for lets and statements: trivial lets substituted, the
+// constant bounds and values of lets and loop variables tracked for the
+// expression rules, and statements that do nothing removed:
+//   let x = 4 in x + y          ->  4 + y
+//   if (true) { s } else { t }  ->  s
+#include "SimplifyInternal.h"
+
+namespace kiln {
+namespace internal {
+namespace simplifier {
+
+namespace {
+bool uses_name(const Expr &e, const std::string &n) { return expr_uses_var(e, n); }
+bool uses_name(const Stmt &s, const std::string &n) { return stmt_uses_var(s, n); }
+}  // namespace
+
+// Trivial lets (constants, variables) are substituted away.
+template<typename T, typename Body>
+Body Simplifier::visit_let(const T *op, const Body &body) {
+    Expr v = mutate(op->value);
+    if (is_const(v) || v.template as<Variable>()) {
+        return mutate(substitute(op->name, v, body));
+    }
+    int64_t lo, hi;
+    bool bounded = !v.type().is_float() && v.type().is_scalar() && const_bounds(v, lo, hi);
+    bool indexed = is_index_type(v.type()) && v.type().is_scalar();
+    if (bounded) ranges[op->name].push_back({lo, hi});
+    if (indexed) let_values[op->name].push_back(v);
+    auto b = mutate(body);
+    if (indexed) let_values[op->name].pop_back();
+    if (bounded) ranges[op->name].pop_back();
+    if (!uses_name(b, op->name)) return b;
+    if (v.same_as(op->value) && b.same_as(body)) return Body(op);
+    return T::make(op->name, v, b);
+}
+
+Expr Simplifier::visit(const Let *op) { return visit_let(op, op->body); }
+Stmt Simplifier::visit(const LetStmt *op) { return visit_let(op, op->body); }
+
+Stmt Simplifier::visit(const For *op) {
+    Expr mn = mutate(op->min), ex = mutate(op->extent);
+    if (is_zero(ex) || (as_const_int(ex) && *as_const_int(ex) < 0)) return Stmt();
+    if (is_one(ex) && op->for_type != ForType::Parallel) {
+        return mutate(LetStmt::make(op->name, mn, op->body));
+    }
+    int64_t ml, mh, el, eh;
+    bool bounded = const_bounds(mn, ml, mh) && const_bounds(ex, el, eh);
+    if (bounded) ranges[op->name].push_back({ml, mh + eh - 1});
+    Stmt b = mutate(op->body);
+    if (bounded) ranges[op->name].pop_back();
+    if (!b.defined()) return Stmt();
+    if (mn.same_as(op->min) && ex.same_as(op->extent) && b.same_as(op->body)) return Stmt(op);
+    return For::make(op->name, mn, ex, op->for_type, b);
+}
+
+Stmt Simplifier::visit(const IfThenElse *op) {
+    Expr c = mutate(op->condition);
+    if (is_one(c)) return mutate(op->then_case);
+    if (is_zero(c)) return op->else_case.defined() ? mutate(op->else_case) : Stmt();
+    Stmt t = mutate(op->then_case), e = mutate(op->else_case);
+    if (!t.defined() && !e.defined()) return Stmt();
+    if (!t.defined()) return IfThenElse::make(mutate(Not::make(c)), e);
+    if (c.same_as(op->condition) && t.same_as(op->then_case) && e.same_as(op->else_case)) return Stmt(op);
+    return IfThenElse::make(c, t, e);
+}
+
+Stmt Simplifier::visit(const AssertStmt *op) {
+    Expr c = mutate(op->condition);
+    if (is_one(c)) return Stmt();
+    if (c.same_as(op->condition)) return Stmt(op);
+    return AssertStmt::make(c, op->error_code, op->message);
+}
+
+Stmt Simplifier::visit(const ProducerConsumer *op) {
+    Stmt b = mutate(op->body);
+    if (!b.defined()) return Stmt();
+    return b.same_as(op->body) ? Stmt(op) : ProducerConsumer::make(op->name, op->is_producer, b);
+}
+
+Stmt Simplifier::visit(const Realize *op) {
+    Stmt body = mutate(op->body);
+    if (!body.defined()) return Stmt();  // nothing uses the storage
+    std::vector<Range> bounds;
+    bool changed = !body.same_as(op->body);
+    for (const auto &r : op->bounds) {
+        bounds.push_back({mutate(r.min), mutate(r.extent)});
+        changed |= !bounds.back().min.same_as(r.min) || !bounds.back().extent.same_as(r.extent);
+    }
+    return changed ? Realize::make(op->name, op->types, bounds, body, op->fold_factors) : Stmt(op);
+}
+
+Stmt Simplifier::visit(const Allocate *op) {
+    Expr sz = mutate(op->size);
+    Stmt b = mutate(op->body);
+    if (!b.defined()) return Stmt();
+    if (sz.same_as(op->size) && b.same_as(op->body)) return Stmt(op);
+    return Allocate::make(op->name, op->type, sz, b);
+}
+
+}  // namespace simplifier
+}  // namespace internal
+}  // namespace kiln
