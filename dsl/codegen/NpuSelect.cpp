@@ -31,6 +31,7 @@
 #include <sstream>
 
 #include "NpuSelect.h"
+#include "CNames.h"
 #include "CodeGen_C.h"
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
@@ -42,11 +43,7 @@
 namespace kiln {
 namespace internal {
 
-std::string npu_c_name(const std::string &ir) {
-    std::string id = "v_";
-    for (char c : ir) id += std::isalnum((unsigned char)c) ? c : '_';
-    return id;
-}
+std::string npu_c_name(const std::string &ir) { return "v_" + c_mangle(ir); }
 
 namespace npu_select {
 
