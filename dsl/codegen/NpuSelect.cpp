@@ -264,7 +264,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     ScalarOwner owner(*this, f->name);
     std::string v = c_name(f->name), lo = scalar(f->min), ext = scalar(f->extent);
     if (f->for_type == ForType::Parallel) {
-        user_assert(loops == 0 && !k.multi_core && gm_funcs.empty())
+        user_assert(loop_vars.empty() && !k.multi_core && gm_funcs.empty())
             << "NPU target: loop " << f->name << " is parallel; a loop across cores must be the outermost loop "
             << "of the pipeline, with no Func stored in GM between stages";
         k.multi_core = true;
@@ -273,7 +273,6 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     } else {
         l.text = "for (int32_t " + v + " = " + lo + "; " + v + " < " + lo + " + " + ext + "; " + v + "++)";
     }
-    loops++;
     loop_vars.push_back(f->name);
     std::map<std::string, int> outer_loaded, outer_expanded;
     outer_loaded.swap(loaded);  // a load is reused only within one loop body
@@ -282,8 +281,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     loaded.swap(outer_loaded);
     expanded.swap(outer_expanded);
     loop_vars.pop_back();
-    loops--;
-    if (loops == 0) {  // the loop-invariant loads of the nest go first (their own region)
+    if (loop_vars.empty()) {  // the loop-invariant loads of the nest go first (their own region)
         for (NpuItem &h : hoisted) out.push_back(std::move(h));
         hoisted.clear();
         hoisted_loaded.clear();

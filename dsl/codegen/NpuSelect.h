@@ -135,7 +135,6 @@ private:
     // of their bodies to `lets`, expanded.
     const Provide *begin_stage(const std::vector<const For *> &loops, std::map<std::string, Expr> &lets);
 
-    int loops = 0;
     std::set<std::string> gm_funcs;
 
     static const Stmt &skip_lets(const Stmt &s) {
