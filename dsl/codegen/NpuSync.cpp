@@ -36,8 +36,17 @@ namespace {
 
 std::string pipe(npu::Pipe p) { return std::string("Pipe::") + npu::pipe_name(p); }
 
-std::string flag(const char *op, npu::Pipe q, npu::Pipe p, const std::string &event) {
-    return "core." + std::string(op) + "(" + pipe(q) + ", " + pipe(p) + ", " + event + ");";
+// A flag or a barrier, typed as the tile instructions are; its operands are C++ (pipes, events).
+NpuItem sync_instr(npu::Op op, std::vector<std::string> args) {
+    NpuItem i;
+    i.kind = NpuItem::Instr;
+    i.op = op;
+    for (std::string &a : args) i.args.push_back(NpuArg{-1, 0, 0, 0, std::move(a)});
+    return i;
+}
+
+NpuItem flag(npu::Op op, npu::Pipe q, npu::Pipe p, const std::string &event) {
+    return sync_instr(op, {pipe(q), pipe(p), event});
 }
 
 int count_instrs(const std::vector<NpuItem> &items) {
@@ -135,22 +144,22 @@ public:
         std::vector<NpuItem> out;
         for (size_t i = 0; i < body.size(); i++) {
             for (auto &qp : intra[i]) {
-                out.push_back(NpuItem::line(flag("SET_FLAG", qp.first, qp.second, "0")));
-                out.push_back(NpuItem::line(flag("WAIT_FLAG", qp.first, qp.second, "0")));
+                out.push_back(flag(npu::Op::SET_FLAG, qp.first, qp.second, "0"));
+                out.push_back(flag(npu::Op::WAIT_FLAG, qp.first, qp.second, "0"));
             }
             auto it = carried_at.find(i);
             if (it != carried_at.end())
                 for (const Carried &c : it->second)
-                    out.push_back(NpuItem::line(flag("WAIT_FLAG", std::get<0>(c), std::get<1>(c), ev(c))));
+                    out.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(c), std::get<1>(c), ev(c)));
             out.push_back(std::move(body[i]));
         }
-        for (auto &kv : event) out.push_back(NpuItem::line(flag("SET_FLAG", std::get<0>(kv.first), std::get<1>(kv.first), ev(kv.first))));
+        for (auto &kv : event) out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), ev(kv.first)));
         body = std::move(out);
         for (auto &kv : event)
             for (int copy = 0; copy < (std::get<2>(kv.first) ? 2 : 1); copy++) {
                 std::string e = std::to_string(kv.second + copy);
-                before.push_back(NpuItem::line(flag("SET_FLAG", std::get<0>(kv.first), std::get<1>(kv.first), e)));
-                after.push_back(NpuItem::line(flag("WAIT_FLAG", std::get<0>(kv.first), std::get<1>(kv.first), e)));
+                before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
+                after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
             }
         double_buffered = false;
         for (auto &kv : event) double_buffered |= std::get<2>(kv.first);
@@ -246,7 +255,7 @@ NpuKernel npu_insert_sync(NpuKernel k) {
             out.push_back(std::move(item));
             for (NpuItem &x : s.after) out.push_back(std::move(x));
         }
-        if (r < regions.size()) out.push_back(NpuItem::line("core.PIPE_BARRIER(Pipe::ALL);"));
+        if (r < regions.size()) out.push_back(sync_instr(npu::Op::PIPE_BARRIER, {"Pipe::ALL"}));
     }
     k.body = std::move(out);
     return k;

@@ -1042,6 +1042,9 @@ TEST_CASE("the NPU's buffer placement and sync insertion on a hand-built kernel"
                  instr(isa::Op::TSTORE, isa::Pipe::MTE3, {gm_out, f}, {1}, {})};
     k.body = {loop};
     k = npu_insert_sync(npu_place_buffers(std::move(k)));
+    REQUIRE(k.body.size() == 5);  // the flags are instructions, typed as the tile instructions are
+    CHECK((k.body[0].kind == NpuItem::Instr && k.body[0].op == isa::Op::SET_FLAG));
+    CHECK((k.body[4].kind == NpuItem::Instr && k.body[4].op == isa::Op::WAIT_FLAG));
     std::ostringstream printed;
     printed << k;
     const std::string tile_in = "kiln_tile(core, kiln_addr(0), 8, 64, 8, 64, \"f.in\")",
