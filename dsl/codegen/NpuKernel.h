@@ -6,7 +6,8 @@
 //     typed tile instructions (npu::Op and operands; the pipe from the ISA
 //     table, the on-chip buffers read and written from the operands);
 //   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories;
-//   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs.
+//   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs and
+//     barriers, instructions too (their operands C++).
 //
 //   for (output.s0.y.yo, ...) for (output.s0.x.xo, ...)       loop
 //     produce stage1: for y: for x: stage1(x, y) = exp(input(x, y))
@@ -75,8 +76,8 @@ struct NpuKernel {
     bool multi_core = false;              // a loop runs across cores
 };
 
-// The NPU's passes, in order (see above); selection and placement check
-// legality (user errors).
+// The NPU's passes, in order (see above); each may refuse the schedule (a
+// user error naming the Func and the fix).
 NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
                             const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
                             const std::vector<std::string> &outputs, const Target &t);
