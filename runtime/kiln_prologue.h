@@ -206,6 +206,34 @@ inline T kiln_div(T a, T b) {
     }
 }
 
+// Shifts of integers: a negative amount shifts the other way, and an amount
+// of the type's width or more shifts every bit out (an arithmetic right
+// shift of a negative value leaves -1). Left shifts are done unsigned, where
+// they wrap.
+template<typename T>
+inline T kiln_shift(T a, T b, bool left) {
+    using E = kiln_elem_t<T>;
+    static_assert(std::is_integral<E>::value, "kiln_shift is for integers");
+    if constexpr (kiln_lanes<T> == 1) {
+        constexpr int bits = 8 * sizeof(E);
+        int64_t n = (int64_t)b;
+        if (n < 0) {
+            left = !left;
+            n = n <= -bits ? bits : -n;
+        }
+        if (left) return n >= bits ? (E)0 : (E)((std::make_unsigned_t<E>)a << n);
+        if (n >= bits) return std::is_signed<E>::value && a < 0 ? (E)-1 : (E)0;
+        return (E)(a >> n);
+    } else {
+        T r = a;
+        for (int i = 0; i < kiln_lanes<T>; i++) r[i] = kiln_shift<E>(a[i], b[i], left);
+        return r;
+    }
+}
+template<typename T> inline T kiln_shl(T a, T b) { return kiln_shift(a, b, true); }
+template<typename T> inline T kiln_shr(T a, T b) { return kiln_shift(a, b, false); }
+template<typename T> inline T kiln_not(T a) { return (T)~a; }
+
 // Euclidean remainder of integers (0 <= r < |b|, x % 0 == 0); for floats
 // a - b * floor(a / b).
 template<typename T>

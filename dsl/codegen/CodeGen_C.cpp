@@ -485,6 +485,20 @@ void CodeGen_C::visit(const Call *op) {
     const char *fn = op->call_type == Call::PureExtern ? math_function(op->name) : nullptr;
     internal_assert(op->call_type == Call::PureExtern)
         << "call to " << op->name << " reached codegen; lowering should have replaced it with a Load";
+    // The integer intrinsics of IROperator.cpp: & | ^ as C operators, ~ and
+    // the shifts (whose amounts may be negative or too large) through the prologue.
+    static const std::map<std::string, const char *> bitwise = {
+        {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
+    auto b = bitwise.find(op->name);
+    if (b != bitwise.end()) {
+        result = arith(op->type, print(op->args[0]), b->second, print(op->args[1]));
+        return;
+    }
+    if (op->name == "bitwise_not" || op->name == "shift_left" || op->name == "shift_right") {
+        result = call(op->name == "bitwise_not" ? "kiln_not" : op->name == "shift_left" ? "kiln_shl" : "kiln_shr",
+                      op->args);
+        return;
+    }
     internal_assert(fn) << "unknown extern function " << op->name;
     internal_assert(op->type.is_float()) << op->name << " of " << op->type.to_string();
     // float32 exp, log and tanh are the prologue's own, for scalars too, so

@@ -246,6 +246,124 @@ Expr cast(Type t, Expr a) {
     return Cast::make(t, a);
 }
 
+Expr absd(Expr a, Expr b) {
+    match_types(a, b, "absd");
+    Type t = a.type();
+    if (t.is_float()) return Select::make(LT::make(a, b), Sub::make(b, a), Sub::make(a, b));
+    // In the unsigned type of the same width, where the difference always fits.
+    Type u = t.is_bool() ? t : UInt(t.bits, t.lanes);
+    Expr ua = cast(u, a), ub = cast(u, b);
+    return Select::make(LT::make(a, b), Sub::make(ub, ua), Sub::make(ua, ub));
+}
+
+Expr mux(Expr id, const std::vector<Expr> &values) {
+    check_defined(id, "mux");
+    user_assert(!values.empty()) << "mux(" << to_string(id) << ", {}): give at least one value to choose from";
+    user_assert(!id.type().is_float()) << "mux: the index " << to_string(id) << " has type " << id.type().to_string()
+                                       << "; it must be an integer";
+    std::vector<Expr> v = values;
+    Expr common = v[0];  // the type every value is coerced to
+    for (Expr x : v) match_types(common, x, "mux");
+    for (Expr &x : v) x = cast(common.type(), x);
+    Expr r = v.back();
+    for (size_t i = v.size() - 1; i-- > 0;) {
+        Expr at = make_const(id.type(), (int64_t)i);
+        r = Select::make(i == 0 ? LE::make(id, at) : EQ::make(id, at), v[i], r);
+    }
+    return r;
+}
+
+Expr saturating_cast(Type t, Expr e) {
+    check_defined(e, "saturating_cast");
+    Type from = e.type();
+    t = t.with_lanes(from.lanes);
+    if (t.is_float() || from.is_bool() || t.is_bool()) return cast(t, e);
+    // The ends of t's range that e's type can go past, as values of e's type.
+    const double lo = t.is_int() ? -std::ldexp(1.0, t.bits - 1) : 0.0;
+    const double hi = t.is_int() ? std::ldexp(1.0, t.bits - 1) - 1 : std::ldexp(1.0, t.bits) - 1;
+    if (from.is_float()) {
+        // The largest value of e's type not above hi (2^31 - 1 is no float32).
+        double top = hi;
+        if (from.bits == 32 && (double)(float)hi > hi) top = std::nextafter((float)hi, 0.0f);
+        else if (from.bits == 32) top = (float)hi;
+        return Cast::make(t, Max::make(Min::make(e, make_const(from, top)), make_const(from, lo)));
+    }
+    const double from_lo = from.is_int() ? -std::ldexp(1.0, from.bits - 1) : 0.0;
+    const double from_hi = from.is_int() ? std::ldexp(1.0, from.bits - 1) - 1 : std::ldexp(1.0, from.bits) - 1;
+    if (from_hi > hi) e = Min::make(e, make_const(from, (int64_t)hi));
+    if (from_lo < lo) e = Max::make(e, make_const(from, (int64_t)lo));
+    return cast(t, e);
+}
+
+// ---- Bitwise operators and shifts ----
+
+namespace {
+
+Expr bits_operand(Expr e, const char *op) {
+    check_defined(e, op);
+    user_assert(!e.type().is_float()) << "Operand " << to_string(e) << " of '" << op << "' has type "
+                                      << e.type().to_string() << "; bitwise operators and shifts take integers "
+                                      << "(reinterpret a float's bits is not supported)";
+    return e;
+}
+
+// a & b, a | b, a ^ b: on bools the logical operators; on integers of
+// different types Halide's coercion; a constant mask 2^k - 1 is a modulo
+// (which bounds inference and the vectorizer know).
+Expr bitwise(Expr a, Expr b, const char *op, const char *name) {
+    bits_operand(a, op);
+    bits_operand(b, op);
+    match_types(a, b, op);
+    const std::string o = op;
+    if (a.type().is_bool()) return o == "&" ? And::make(a, b) : o == "|" ? Or::make(a, b) : NE::make(a, b);
+    const int64_t *m = as_const_int(b);
+    if (o == "&" && m && *m >= 0 && ((*m + 1) & *m) == 0 && *m < INT64_MAX)
+        return Mod::make(a, make_const(a.type(), *m + 1));
+    return Call::make(a.type(), name, {a, b}, Call::PureExtern);
+}
+
+// a << b, a >> b: of a's type. A constant amount in [0, bits) is a multiply
+// or a (flooring) divide by 2^b; others go to the shift intrinsics, whose
+// negative amounts shift the other way and whose amounts of bits or more
+// shift everything out.
+Expr shift(Expr a, Expr b, bool left) {
+    const char *op = left ? "<<" : ">>";
+    bits_operand(a, op);
+    bits_operand(b, op);
+    if (a.type().is_bool()) a = cast(Int(32, a.type().lanes), a);
+    Type t = a.type();
+    user_assert(b.type().lanes == t.lanes || b.type().is_scalar()) << "Operands of '" << op << "' have different lane counts";
+    b = cast((b.type().is_uint() ? UInt(t.bits) : Int(t.bits)).with_lanes(t.lanes), b);
+    const int64_t *k = as_const_int(b);
+    if (k && *k >= 0 && *k < t.bits && *k < 63) {
+        Expr p = make_const(t, (int64_t)1 << *k);
+        return left ? Mul::make(a, p) : Div::make(a, p);
+    }
+    if (b.type() != t) b = Cast::make(t, b);  // the amount's bits, read as a's type's
+    return Call::make(t, left ? "shift_left" : "shift_right", {a, b}, Call::PureExtern);
+}
+
+}  // namespace
+
+Expr operator&(Expr a, Expr b) { return bitwise(a, b, "&", "bitwise_and"); }
+Expr operator|(Expr a, Expr b) { return bitwise(a, b, "|", "bitwise_or"); }
+Expr operator^(Expr a, Expr b) { return bitwise(a, b, "^", "bitwise_xor"); }
+Expr operator~(Expr a) {
+    bits_operand(a, "~");
+    if (a.type().is_bool()) return Not::make(a);
+    return Call::make(a.type(), "bitwise_not", {a}, Call::PureExtern);
+}
+Expr operator<<(Expr a, Expr b) { return shift(a, b, true); }
+Expr operator>>(Expr a, Expr b) { return shift(a, b, false); }
+Expr operator&(Expr a, int b) { return a & literal_like(bits_operand(a, "&"), b, "&"); }
+Expr operator&(int a, Expr b) { return literal_like(bits_operand(b, "&"), a, "&") & b; }
+Expr operator|(Expr a, int b) { return a | literal_like(bits_operand(a, "|"), b, "|"); }
+Expr operator|(int a, Expr b) { return literal_like(bits_operand(b, "|"), a, "|") | b; }
+Expr operator^(Expr a, int b) { return a ^ literal_like(bits_operand(a, "^"), b, "^"); }
+Expr operator^(int a, Expr b) { return literal_like(bits_operand(b, "^"), a, "^") ^ b; }
+Expr operator<<(Expr a, int b) { return a << Expr(b); }
+Expr operator>>(Expr a, int b) { return a >> Expr(b); }
+
 static Expr float_call(const char *name, std::vector<Expr> args) {
     for (auto &x : args) {
         check_defined(x, name);

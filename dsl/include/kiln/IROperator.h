@@ -67,6 +67,42 @@ Expr clamp(Expr x, Expr lo, Expr hi);
 Expr abs(Expr a);  // of a signed int: the unsigned type of the same width
 Expr cast(Type t, Expr a);
 template<typename T> Expr cast(Expr a) { return cast(type_of<T>(), std::move(a)); }
+// min and max of three or more values.
+template<typename... Rest> Expr min(Expr a, Expr b, Expr c, Rest &&...rest) {
+    return min(min(std::move(a), std::move(b)), std::move(c), std::forward<Rest>(rest)...);
+}
+template<typename... Rest> Expr max(Expr a, Expr b, Expr c, Rest &&...rest) {
+    return max(max(std::move(a), std::move(b)), std::move(c), std::forward<Rest>(rest)...);
+}
+// |a - b| without overflow: of integers, in the unsigned type of their width.
+Expr absd(Expr a, Expr b);
+// values[id]: values[0] for id <= 0, the last value for id >= values.size() - 1
+// (a channel packed into one definition: mux(c, {r, g, b})).
+Expr mux(Expr id, const std::vector<Expr> &values);
+// A cast that clamps to the range of t first (to its largest value below
+// for a float source): saturating_cast<uint8_t>(x * 1.5f).
+Expr saturating_cast(Type t, Expr e);
+template<typename T> Expr saturating_cast(Expr e) { return saturating_cast(type_of<T>(), std::move(e)); }
+
+// Bitwise operators and shifts of integers (& | ^ ~ of bools are the logical
+// ones). a << b and a >> b have a's type: >> of a signed a is arithmetic, a
+// negative b shifts the other way, and |b| of a's width or more shifts every
+// bit out (a negative a >> 40 is -1). An int literal takes the other side's
+// type.
+Expr operator&(Expr a, Expr b);
+Expr operator|(Expr a, Expr b);
+Expr operator^(Expr a, Expr b);
+Expr operator~(Expr a);
+Expr operator<<(Expr a, Expr b);
+Expr operator>>(Expr a, Expr b);
+Expr operator&(Expr a, int b);
+Expr operator&(int a, Expr b);
+Expr operator|(Expr a, int b);
+Expr operator|(int a, Expr b);
+Expr operator^(Expr a, int b);
+Expr operator^(int a, Expr b);
+Expr operator<<(Expr a, int b);
+Expr operator>>(Expr a, int b);
 
 Expr exp(Expr x);
 Expr log(Expr x);

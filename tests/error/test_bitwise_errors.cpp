@@ -1,0 +1,19 @@
+// Misused bitwise operators, shifts and mux: a CompileError naming the
+// operand and its type, or what mux needs.
+#include "expect_error.h"
+
+using namespace kiln;
+
+TEST_CASE("errors: bitwise operators and shifts take integers", "[error][bitwise]") {
+    Var x("x");
+    Expr f = cast<float>(x);
+    REQUIRE_COMPILE_ERROR(f & 3, Contains("of '&' has type float32; bitwise operators and shifts take integers"));
+    REQUIRE_COMPILE_ERROR(Expr(x) >> f, Contains("of '>>' has type float32"));
+    REQUIRE_COMPILE_ERROR(~f, Contains("of '~' has type float32"));
+}
+
+TEST_CASE("errors: mux needs values and an integer index", "[error][bitwise]") {
+    Var x("x");
+    REQUIRE_COMPILE_ERROR(mux(x, {}), Contains("mux(x, {}): give at least one value to choose from"));
+    REQUIRE_COMPILE_ERROR(mux(cast<float>(x), {Expr(1)}), Contains("mux: the index float32(x) has type float32"));
+}
