@@ -7,6 +7,7 @@
 #include "Func.h"
 #include "Generator.h"
 #include "IROperator.h"
+#include "InlineReductions.h"
 #include "Param.h"
 #include "Pipeline.h"
 #include "RDom.h"
