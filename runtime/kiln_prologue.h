@@ -210,29 +210,40 @@ inline T kiln_div(T a, T b) {
 // of the type's width or more shifts every bit out (an arithmetic right
 // shift of a negative value leaves -1). Left shifts are done unsigned, where
 // they wrap.
-template<typename T>
-inline T kiln_shift(T a, T b, bool left) {
-    using E = kiln_elem_t<T>;
-    static_assert(std::is_integral<E>::value, "kiln_shift is for integers");
-    if constexpr (kiln_lanes<T> == 1) {
-        constexpr int bits = 8 * sizeof(E);
-        int64_t n = (int64_t)b;
-        if (n < 0) {
-            left = !left;
-            n = n <= -bits ? bits : -n;
-        }
-        if (left) return n >= bits ? (E)0 : (E)((std::make_unsigned_t<E>)a << n);
-        if (n >= bits) return std::is_signed<E>::value && a < 0 ? (E)-1 : (E)0;
-        return (E)(a >> n);
-    } else {
-        T r = a;
-        for (int i = 0; i < kiln_lanes<T>; i++) r[i] = kiln_shift<E>(a[i], b[i], left);
-        return r;
+template<typename E>
+inline E kiln_shift_lane(E a, E b, bool left) {
+    constexpr int bits = 8 * sizeof(E);
+    int64_t n = (int64_t)b;
+    if (n < 0) {
+        left = !left;
+        n = n <= -bits ? bits : -n;
     }
+    if (left) return n >= bits ? (E)0 : (E)((std::make_unsigned_t<E>)a << n);
+    if (n >= bits) return std::is_signed<E>::value && a < 0 ? (E)-1 : (E)0;
+    return (E)(a >> n);
 }
-template<typename T> inline T kiln_shl(T a, T b) { return kiln_shift(a, b, true); }
-template<typename T> inline T kiln_shr(T a, T b) { return kiln_shift(a, b, false); }
+template<typename T> inline T kiln_shl(T a, T b) {
+    return kiln_lanewise(a, b, [](auto x, auto y) { return kiln_shift_lane(x, y, true); });
+}
+template<typename T> inline T kiln_shr(T a, T b) {
+    return kiln_lanewise(a, b, [](auto x, auto y) { return kiln_shift_lane(x, y, false); });
+}
 template<typename T> inline T kiln_not(T a) { return (T)~a; }
+
+// Bit counts in the integer's own width; leading and trailing zeros of 0 are the width.
+template<typename E> inline unsigned long long kiln_bits_of(E v) { return (std::make_unsigned_t<E>)v; }
+template<typename T> inline T kiln_count_leading_zeros(T x) {
+    return kiln_lanewise(x, [](auto v) {
+        constexpr int bits = 8 * sizeof(v);
+        return (decltype(v))(v == 0 ? bits : __builtin_clzll(kiln_bits_of(v)) - (64 - bits));
+    });
+}
+template<typename T> inline T kiln_count_trailing_zeros(T x) {
+    return kiln_lanewise(x, [](auto v) { return (decltype(v))(v == 0 ? 8 * sizeof(v) : __builtin_ctzll(kiln_bits_of(v))); });
+}
+template<typename T> inline T kiln_popcount(T x) {
+    return kiln_lanewise(x, [](auto v) { return (decltype(v))__builtin_popcountll(kiln_bits_of(v)); });
+}
 
 // Euclidean remainder of integers (0 <= r < |b|, x % 0 == 0); for floats
 // a - b * floor(a / b).

@@ -485,8 +485,8 @@ void CodeGen_C::visit(const Call *op) {
     const char *fn = op->call_type == Call::PureExtern ? math_function(op->name) : nullptr;
     internal_assert(op->call_type == Call::PureExtern)
         << "call to " << op->name << " reached codegen; lowering should have replaced it with a Load";
-    // The integer intrinsics of IROperator.cpp: & | ^ as C operators, ~ and
-    // the shifts (whose amounts may be negative or too large) through the prologue.
+    // The integer intrinsics of IROperator.cpp: & | ^ as C operators, the
+    // others (shift amounts may be negative or too large) through the prologue.
     static const std::map<std::string, const char *> bitwise = {
         {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
     auto b = bitwise.find(op->name);
@@ -494,9 +494,16 @@ void CodeGen_C::visit(const Call *op) {
         result = arith(op->type, print(op->args[0]), b->second, print(op->args[1]));
         return;
     }
-    if (op->name == "bitwise_not" || op->name == "shift_left" || op->name == "shift_right") {
-        result = call(op->name == "bitwise_not" ? "kiln_not" : op->name == "shift_left" ? "kiln_shl" : "kiln_shr",
-                      op->args);
+    static const std::map<std::string, const char *> helpers = {
+        {"bitwise_not", "kiln_not"},
+        {"shift_left", "kiln_shl"},
+        {"shift_right", "kiln_shr"},
+        {"count_leading_zeros", "kiln_count_leading_zeros"},
+        {"count_trailing_zeros", "kiln_count_trailing_zeros"},
+        {"popcount", "kiln_popcount"}};
+    auto h = helpers.find(op->name);
+    if (h != helpers.end()) {
+        result = call(h->second, op->args);
         return;
     }
     internal_assert(fn) << "unknown extern function " << op->name;

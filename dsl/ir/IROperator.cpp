@@ -295,6 +295,49 @@ Expr saturating_cast(Type t, Expr e) {
     return cast(t, e);
 }
 
+Expr lerp(Expr zero, Expr one, Expr weight) {
+    check_defined(weight, "lerp");
+    match_types(zero, one, "lerp");
+    Type t = zero.type(), w = weight.type();
+    user_assert(w.is_float() || w.is_uint()) << "lerp: the weight " << to_string(weight) << " has type "
+                                              << w.to_string() << "; it must be a float or an unsigned integer "
+                                              << "(a fixed-point fraction of its type's maximum)";
+    user_assert(t.is_float() || t.bits <= 32) << "lerp of " << t.to_string() << " values: 64-bit integers are not supported";
+    if (t.is_float()) {
+        Expr f = w.is_float() ? cast(t, weight) : cast(t, weight) / make_const(t, std::ldexp(1.0, w.bits) - 1);
+        return zero * (make_one(t) - f) + one * f;
+    }
+    if (t.is_bool()) {
+        Expr half = w.is_float() ? Expr(cast(w, Expr(0.5f))) : make_const(w, ((int64_t)1 << (w.bits - 1)) - 1);
+        return Select::make(GT::make(weight, half), one, zero);
+    }
+    // In the unsigned type of the values' width (signed values offset by the
+    // type's minimum), the weight scaled to that type's maximum M; then
+    // (zero * (M - w) + one * w) / M, rounded, through a type twice as wide.
+    const int bits = t.bits;
+    Type u = UInt(bits, t.lanes), wide = UInt(2 * bits, t.lanes);
+    Expr bias = t.is_int() ? make_const(u, (int64_t)1 << (bits - 1)) : Expr();
+    auto unsigned_of = [&](const Expr &v) { return bias.defined() ? Cast::make(u, v) + bias : cast(u, v); };
+    const double top = std::ldexp(1.0, bits) - 1;
+    Expr scaled;
+    if (w.is_float()) {
+        scaled = Cast::make(u, bits == 32 ? Cast::make(Float(64, t.lanes), weight) * top : weight * (float)top);
+    } else if (w.bits == bits) {
+        scaled = weight;
+    } else if (w.bits < bits) {
+        // 2^n - 1 = (2^m - 1)(2^m + 1)(2^2m + 1)...: repeat the weight's bits.
+        scaled = cast(u, weight);
+        for (int have = w.bits; have < bits; have *= 2) scaled = scaled + scaled * make_const(u, (int64_t)1 << have);
+    } else {
+        // (2^m - 1) / (2^n - 1) is an integer for n dividing m (65535 / 255 = 257).
+        scaled = cast(u, Div::make(weight, make_const(w, (int64_t)(((1ull << w.bits) - 1) / ((1ull << bits) - 1)))));
+    }
+    Expr inverse = make_const(u, (int64_t)top) - scaled;
+    Expr sum = cast(wide, unsigned_of(zero)) * cast(wide, inverse) + cast(wide, unsigned_of(one)) * cast(wide, scaled);
+    Expr r = Cast::make(u, (sum + make_const(wide, (int64_t)top / 2)) / make_const(wide, (int64_t)top));  // rounded
+    return bias.defined() ? Cast::make(t, r - bias) : r;
+}
+
 // ---- Bitwise operators and shifts ----
 
 namespace {
@@ -363,6 +406,15 @@ Expr operator^(Expr a, int b) { return a ^ literal_like(bits_operand(a, "^"), b,
 Expr operator^(int a, Expr b) { return literal_like(bits_operand(b, "^"), a, "^") ^ b; }
 Expr operator<<(Expr a, int b) { return a << Expr(b); }
 Expr operator>>(Expr a, int b) { return a >> Expr(b); }
+
+static Expr bit_count(Expr x, const char *name) {
+    bits_operand(x, name);
+    user_assert(!x.type().is_bool()) << name << "(" << to_string(x) << "): the operand must be an integer, not a bool";
+    return Call::make(x.type(), name, {x}, Call::PureExtern);
+}
+Expr count_leading_zeros(Expr x) { return bit_count(x, "count_leading_zeros"); }
+Expr count_trailing_zeros(Expr x) { return bit_count(x, "count_trailing_zeros"); }
+Expr popcount(Expr x) { return bit_count(x, "popcount"); }
 
 static Expr float_call(const char *name, std::vector<Expr> args) {
     for (auto &x : args) {

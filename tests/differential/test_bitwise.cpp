@@ -57,3 +57,60 @@ TEST_CASE("differential: a shift amount and a mask in an index", "[differential]
         {out.pair()});
     kd::compare(out);
 }
+
+TEST_CASE("differential: lerp of floats, uint8, uint16 and int16", "[differential][lerp]") {
+    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(70, 20, 0, 0, 0, 65535, 31);
+    auto out = kd::outs<int32_t>({"l8", "l16", "ls", "lw"}, {64, 20});
+    auto lf = kd::outs<float>({"lf"}, {64, 20});
+    kd::run(
+        [&](auto lib) {
+            using L = decltype(lib);
+            typename L::ImageParam in(L::i32, 2, "in");
+            L::set(in, input);
+            typename L::Var x("x"), y("y");
+            typename L::Func l8("l8"), l16("l16"), ls("ls"), lw("lw"), lf("lf");  // NOLINT(shadow)
+            typename L::Expr a = in(x, y), b = in(x + 1, y), c = in(x + 2, y);
+            // A weight in [0, 1] both compute exactly (Kiln would multiply by the reciprocal of 65535).
+            typename L::Expr fw = cast(L::f32, c % 1025) * 0.0009765625f;
+            l8(x, y) = cast(L::i32, lerp(cast(L::u8, a), cast(L::u8, b), cast(L::u8, c))) +
+                       cast(L::i32, lerp(cast(L::u8, a), cast(L::u8, b), fw)) * 1000;
+            l16(x, y) = cast(L::i32, lerp(cast(L::u16, a), cast(L::u16, b), cast(L::u8, c))) +
+                        cast(L::i32, lerp(cast(L::u16, a), cast(L::u16, b), fw));
+            ls(x, y) = cast(L::i32, lerp(cast(L::i16, a - 32768), cast(L::i16, b - 32768), cast(L::u16, c)));
+            lw(x, y) = cast(L::i32, lerp(cast(L::u8, a), cast(L::u8, b), cast(L::u16, c)));
+            lf(x, y) = lerp(cast(L::f32, a), cast(L::f32, b), fw) + lerp(cast(L::f32, b), cast(L::f32, a), cast(L::u8, c));
+            l8.vectorize(x, 16);
+            ls.vectorize(x, 8);
+            return typename L::Pipeline({l8, l16, ls, lw, lf});
+        },
+        kd::pairs(out, lf), kd::H::strict_float());  // Halide would contract a * b + c
+    for (auto &o : out) kd::compare(o);
+    kd::compare(lf[0], 2);  // Kiln multiplies by the reciprocal of 255 where strict Halide divides
+}
+
+TEST_CASE("differential: count_leading_zeros, count_trailing_zeros, popcount", "[differential][bitwise]") {
+    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(70, 12, 0, 0, -70000, 70000, 41);
+    auto out = kd::outs<int32_t>({"c32", "c8", "c16"}, {64, 12});
+    kd::run(
+        [&](auto lib) {
+            using L = decltype(lib);
+            typename L::ImageParam in(L::i32, 2, "in");
+            L::set(in, input);
+            typename L::Var x("x"), y("y");
+            typename L::Func c32("c32"), c8("c8"), c16("c16");
+            typename L::Expr a = in(x, y) & 0x7ff0f;  // zeros, small and negative-free values
+            typename L::Expr s = in(x, y);           // negative ones too
+            c32(x, y) = count_leading_zeros(a) + 100 * count_trailing_zeros(s) + 10000 * popcount(s);
+            typename L::Expr u = cast(L::u8, a);
+            c8(x, y) = cast(L::i32, count_leading_zeros(u)) + 100 * cast(L::i32, count_trailing_zeros(u)) +
+                       10000 * cast(L::i32, popcount(u));
+            typename L::Expr h = cast(L::i16, s);
+            c16(x, y) = cast(L::i32, count_leading_zeros(h)) + 100 * cast(L::i32, count_trailing_zeros(h)) +
+                        10000 * cast(L::i32, popcount(h));
+            c8.vectorize(x, 16);
+            c16.vectorize(x, 8);
+            return typename L::Pipeline({c32, c8, c16});
+        },
+        kd::pairs(out));
+    for (auto &o : out) kd::compare(o);
+}

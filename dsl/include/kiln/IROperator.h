@@ -74,6 +74,10 @@ template<typename... Rest> Expr min(Expr a, Expr b, Expr c, Rest &&...rest) {
 template<typename... Rest> Expr max(Expr a, Expr b, Expr c, Rest &&...rest) {
     return max(max(std::move(a), std::move(b)), std::move(c), std::forward<Rest>(rest)...);
 }
+// zero * (1 - weight) + one * weight, as Halide computes it: a float weight
+// in [0, 1], or an unsigned one as a fraction of its type's maximum; integer
+// values are interpolated in fixed point and rounded to nearest.
+Expr lerp(Expr zero, Expr one, Expr weight);
 // |a - b| without overflow: of integers, in the unsigned type of their width.
 Expr absd(Expr a, Expr b);
 // values[id]: values[0] for id <= 0, the last value for id >= values.size() - 1
@@ -103,6 +107,11 @@ Expr operator^(Expr a, int b);
 Expr operator^(int a, Expr b);
 Expr operator<<(Expr a, int b);
 Expr operator>>(Expr a, int b);
+// Bit counts of an integer in its own width, of its type; leading and
+// trailing zeros of 0 are the width.
+Expr count_leading_zeros(Expr x);
+Expr count_trailing_zeros(Expr x);
+Expr popcount(Expr x);
 
 Expr exp(Expr x);
 Expr log(Expr x);
