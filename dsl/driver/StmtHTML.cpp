@@ -615,9 +615,11 @@ std::string stmt_html(const Pipeline &p, const std::string &fn_name, const std::
     in.cpp = p.compile_to_cpp_source(fn_name, args, t);
     in.report = p.report(sizes, t);
     auto outs = output_contents(p);
-    in.func = internal::lower(outs, fn_name, internal::lowered_args(args, outs.size()), t);
     internal::LowerOptions nest;
     nest.stop = internal::LowerStop::LoopNest;
+    // For the NPU target the final statement is the loop nest its own passes start from.
+    in.func = internal::lower(outs, fn_name, internal::lowered_args(args, outs.size()), t,
+                              t.has(Target::NPU) ? nest : internal::LowerOptions());
     in.loop_nest = internal::lower(outs, fn_name, {}, t, nest).body;
     in.target = t.to_string();
     return internal::stmt_html(in);

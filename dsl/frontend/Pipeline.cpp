@@ -35,10 +35,13 @@ size_t num_output_buffers(const std::vector<std::shared_ptr<FunctionContents>> &
     return n;
 }
 
+// For the NPU target, the loop nest its own passes start from (CodeGen_NPU.cpp).
 LoweredFunc lower_pipeline(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
                            const Target &t) {
     auto outs = output_contents(p.outputs());
-    return lower(outs, fn_name, lowered_args(args, num_output_buffers(outs)), t);
+    LowerOptions o;
+    if (t.has(Target::NPU)) o.stop = LowerStop::LoopNest;
+    return lower(outs, fn_name, lowered_args(args, num_output_buffers(outs)), t, o);
 }
 
 std::string describe(const Argument &a) {

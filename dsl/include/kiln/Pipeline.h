@@ -61,7 +61,8 @@ public:
     // name, e.g. {{"blur_y", {4096, 4096}}}); see Report.h.
     PipelineReport report(const std::map<std::string, std::vector<int>> &sizes,
                           const Target &t = Target::host(), int64_t cache_bytes = 1 << 20) const;
-    // The loop nest after all lowering passes, as text.
+    // The loop nest after all lowering passes, as text (for the NPU target,
+    // the loop nest its own passes start from; KILN_DEBUG prints those passes).
     std::string lowered_stmt(const Target &t = Target::host()) const;
     // The same for the kernel `fn_name` with an explicit signature (as above).
     std::string lowered_stmt(const std::string &fn_name, const std::vector<Argument> &args, const Target &t) const;
