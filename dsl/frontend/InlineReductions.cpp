@@ -1,6 +1,7 @@
 // sum, product, maximum, minimum, argmax, argmin (kiln/InlineReductions.h):
 // the free Vars and the one RDom of the expression, then a Func with the
-// identity as its pure definition and the reduction as its update.
+// identity as its pure definition and the reduction as its update. And
+// lambda (kiln/Func.h), the same naming for a pure Func.
 #include "kiln/InlineReductions.h"
 
 #include <algorithm>
@@ -112,6 +113,14 @@ Expr minimum(Expr e, const std::string &name) {
     return fold(e, name, "minimum", type_max, [](Expr a, Expr b) { return min(a, b); });
 }
 Tuple argmax(Expr e, const std::string &name) { return arg_extreme(e, name, "argmax", true); }
+
+Func lambda(const std::vector<Var> &vars, const Expr &e) {
+    user_assert(e.defined()) << "lambda(): the expression is undefined";
+    Func f(func_name("", "lambda"));
+    std::vector<Expr> args(vars.begin(), vars.end());
+    f(args) = e;
+    return f;
+}
 Tuple argmin(Expr e, const std::string &name) { return arg_extreme(e, name, "argmin", false); }
 
 }  // namespace kiln

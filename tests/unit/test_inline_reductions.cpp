@@ -38,3 +38,16 @@ TEST_CASE("inline reductions: the Func they make", "[inline_reduction]") {
         .apply(p, sched_test::avx2());
     CHECK(w.schedule.compute_level.is_root());
 }
+
+TEST_CASE("lambda: a Func defined inline", "[inline_reduction][lambda]") {
+    Var x("x"), y("y");
+    Func t = lambda(x, y, Expr(x) * 10 + y);
+    CHECK(t.name().rfind("lambda", 0) == 0);
+    CHECK(t.args().size() == 2);
+    Buffer<int> out = t.realize({4, 3});
+    CHECK(out(3, 2) == 32);
+    Func u = lambda(x, t(x, 1) + 1);
+    Buffer<int> one = u.realize({3});
+    CHECK(one(2) == 22);
+    CHECK(u.name() != t.name());
+}

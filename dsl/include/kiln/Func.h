@@ -277,4 +277,14 @@ private:
     std::shared_ptr<internal::FunctionContents> func;
 };
 
+// A Func defined inline, as Halide's lambda: lambda(x, y, in(y, x)) is a
+// Func f (named "lambda", then "lambda_1", ... in a process) with
+// f(x, y) = in(y, x).
+Func lambda(const std::vector<Var> &vars, const Expr &e);
+inline Func lambda(const Var &x, const Expr &e) { return lambda(std::vector<Var>{x}, e); }
+inline Func lambda(const Var &x, const Var &y, const Expr &e) { return lambda(std::vector<Var>{x, y}, e); }
+inline Func lambda(const Var &x, const Var &y, const Var &z, const Expr &e) {
+    return lambda(std::vector<Var>{x, y, z}, e);
+}
+
 }  // namespace kiln
