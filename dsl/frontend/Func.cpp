@@ -235,11 +235,29 @@ Stage FuncRef::operator=(const FuncRef &other) {
     return (*this = Expr(other));
 }
 
+// undef() stands only as a whole value: nothing can be computed from it.
+class NestedUndef : public IRVisitor {
+public:
+    bool found = false;
+
+protected:
+    void visit(const Call *op) override {
+        found |= op->call_type == Call::PureExtern && op->name == "undef";
+        IRVisitor::visit(op);
+    }
+};
+
 Stage FuncRef::define(std::vector<Expr> values) {
     bump_definition_epoch();
-    for (size_t i = 0; i < values.size(); i++)
+    for (size_t i = 0; i < values.size(); i++) {
         user_assert(values[i].defined()) << "Func " << func->name << " is given an undefined value (element " << i
                                          << " of its Tuple)";
+        const Call *whole = values[i].as<Call>();
+        NestedUndef nested;
+        if (!(whole && whole->name == "undef" && whole->call_type == Call::PureExtern)) nested.include(values[i]);
+        user_assert(!nested.found) << "Func " << func->name << ": undef() appears inside " << values[i]
+                                   << "; it can only be a whole value (of the definition or of a Tuple element)";
+    }
     FunctionContents &f = *func;
     check_call_arity(f, args, values);
     bool all_vars = true;

@@ -407,6 +407,8 @@ Expr operator^(int a, Expr b) { return literal_like(bits_operand(b, "^"), a, "^"
 Expr operator<<(Expr a, int b) { return a << Expr(b); }
 Expr operator>>(Expr a, int b) { return a >> Expr(b); }
 
+Expr undef(Type t) { return Call::make(t, "undef", {}, Call::PureExtern); }
+
 static Expr bit_count(Expr x, const char *name) {
     bits_operand(x, name);
     user_assert(!x.type().is_bool()) << name << "(" << to_string(x) << "): the operand must be an integer, not a bool";

@@ -89,18 +89,28 @@ protected:
     // A Tuple's values are all computed before any is stored: an update
     // such as f(x) = {select(c, v, f(x)[0]), select(c, i, f(x)[1])} reads
     // the old values of every element.
+    // An undef() value stores nothing (a Tuple element an update leaves alone).
+    static bool undef(const Expr &e) {
+        const Call *c = e.as<Call>();
+        return c && c->call_type == Call::PureExtern && c->name == "undef";
+    }
     Stmt visit(const Provide *op) override {
         int n = (int)op->values.size();
         std::vector<Expr> args;
         for (const auto &a : op->args) args.push_back(mutate(a));
-        if (n == 1) return Store::make(op->name, mutate(op->values[0]), flat_index(op->name, args));
+        if (n == 1)
+            return undef(op->values[0]) ? Evaluate::make(0)
+                                        : Store::make(op->name, mutate(op->values[0]), flat_index(op->name, args));
         std::vector<Stmt> stores;
         for (int i = 0; i < n; i++) {
             std::string b = tuple_buffer_name(op->name, i, n);
-            stores.push_back(Store::make(b, make_var(b + ".value", op->values[i].type()), flat_index(b, args)));
+            if (!undef(op->values[i]))
+                stores.push_back(Store::make(b, make_var(b + ".value", op->values[i].type()), flat_index(b, args)));
         }
-        Stmt s = Block::make(stores);
-        for (int i = n - 1; i >= 0; i--) s = LetStmt::make(tuple_buffer_name(op->name, i, n) + ".value", mutate(op->values[i]), s);
+        Stmt s = stores.empty() ? Evaluate::make(0) : Block::make(stores);
+        for (int i = n - 1; i >= 0; i--)
+            if (!undef(op->values[i]))
+                s = LetStmt::make(tuple_buffer_name(op->name, i, n) + ".value", mutate(op->values[i]), s);
         return s;
     }
     Expr visit(const Call *op) override {

@@ -69,7 +69,7 @@ void wrap_around(int lo, int hi, int blo, int bhi, int vector_lanes, Ops... ops)
 
 auto sum3 = [](auto a, auto b) { return a + b * 3; };
 auto diff = [](auto a, auto b) { return a - b; };
-auto product = [](auto a, auto b) { return a * b; };
+auto times = [](auto a, auto b) { return a * b; };
 auto negate = [](auto a, auto) { return -a; };
 auto offset = [](auto a, auto) { return a + 100; };
 
@@ -100,20 +100,20 @@ TEST_CASE("arith: uint8 division and modulo, vectorized", "[arith][division]") {
 }
 
 TEST_CASE("arith: uint8 wrap-around, vectorized", "[arith][wrap]") {
-    wrap_around<uint8_t>(0, 255, 0, 255, 16, sum3, diff, product, offset);
+    wrap_around<uint8_t>(0, 255, 0, 255, 16, sum3, diff, times, offset);
 }
 
 TEST_CASE("arith: int8 wrap-around, scalar", "[arith][wrap]") {
-    wrap_around<int8_t>(-128, 127, -128, 127, 1, sum3, diff, product, negate, offset);
+    wrap_around<int8_t>(-128, 127, -128, 127, 1, sum3, diff, times, negate, offset);
 }
 
 TEST_CASE("arith: int8 wrap-around, vectorized", "[arith][wrap]") {
-    wrap_around<int8_t>(-128, 127, -128, 127, 16, sum3, diff, product, negate, offset);
+    wrap_around<int8_t>(-128, 127, -128, 127, 16, sum3, diff, times, negate, offset);
 }
 
 TEST_CASE("arith: int16 and uint16 wrap-around, vectorized", "[arith][wrap]") {
-    wrap_around<int16_t>(-32768, 32767, -300, 300, 8, sum3, diff, product, negate, offset);
-    wrap_around<uint16_t>(0, 65535, 0, 255, 8, sum3, diff, product, offset);
+    wrap_around<int16_t>(-32768, 32767, -300, 300, 8, sum3, diff, times, negate, offset);
+    wrap_around<uint16_t>(0, 65535, 0, 255, 8, sum3, diff, times, offset);
 }
 
 TEST_CASE("arith: casts between int, uint, float and double", "[arith][cast]") {

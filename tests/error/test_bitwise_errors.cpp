@@ -26,3 +26,10 @@ TEST_CASE("errors: lerp weights and bit counts", "[error][bitwise]") {
                           Contains("lerp of int64 values: 64-bit integers are not supported"));
     REQUIRE_COMPILE_ERROR(popcount(cast<float>(x)), Contains("of 'popcount' has type float32"));
 }
+
+TEST_CASE("errors: undef is a whole value", "[error][undef]") {
+    Var x("x");
+    Func f("f");
+    REQUIRE_COMPILE_ERROR(f(x) = undef<int>() + 1,
+                          Contains("Func f: undef() appears inside (undef() + 1); it can only be a whole value"));
+}

@@ -107,6 +107,12 @@ Expr operator^(Expr a, int b);
 Expr operator^(int a, Expr b);
 Expr operator<<(Expr a, int b);
 Expr operator>>(Expr a, int b);
+// No value: the whole right-hand side of a pure definition that the updates
+// overwrite everywhere (nothing is computed for it), or a Tuple element an
+// update leaves unchanged. Reading a point no definition wrote gives garbage.
+Expr undef(Type t);
+template<typename T> Expr undef() { return undef(type_of<T>()); }
+
 // Bit counts of an integer in its own width, of its type; leading and
 // trailing zeros of 0 are the width.
 Expr count_leading_zeros(Expr x);
