@@ -40,6 +40,19 @@ void IRPrinter::print_list(const std::vector<Expr> &v) {
         include(v[i]);
     }
 }
+void IRPrinter::call(const std::string &name, const std::vector<Expr> &args) {
+    os << name << '(';
+    print_list(args);
+    os << ')';
+}
+void IRPrinter::braced(const Stmt &body) {
+    os << " {\n";
+    indent++;
+    include(body);
+    indent--;
+    do_indent();
+    os << "}\n";
+}
 void IRPrinter::binary(const Expr &a, const Expr &b, const char *op) {
     os << '(';
     include(a);
@@ -74,20 +87,8 @@ void IRPrinter::visit(const Sub *op) { binary(op->a, op->b, "-"); }
 void IRPrinter::visit(const Mul *op) { binary(op->a, op->b, "*"); }
 void IRPrinter::visit(const Div *op) { binary(op->a, op->b, "/"); }
 void IRPrinter::visit(const Mod *op) { binary(op->a, op->b, "%"); }
-void IRPrinter::visit(const Min *op) {
-    os << "min(";
-    include(op->a);
-    os << ", ";
-    include(op->b);
-    os << ')';
-}
-void IRPrinter::visit(const Max *op) {
-    os << "max(";
-    include(op->a);
-    os << ", ";
-    include(op->b);
-    os << ')';
-}
+void IRPrinter::visit(const Min *op) { call("min", {op->a, op->b}); }
+void IRPrinter::visit(const Max *op) { call("max", {op->a, op->b}); }
 void IRPrinter::visit(const EQ *op) { binary(op->a, op->b, "=="); }
 void IRPrinter::visit(const NE *op) { binary(op->a, op->b, "!="); }
 void IRPrinter::visit(const LT *op) { binary(op->a, op->b, "<"); }
@@ -100,15 +101,7 @@ void IRPrinter::visit(const Not *op) {
     os << '!';
     include(op->a);
 }
-void IRPrinter::visit(const Select *op) {
-    os << "select(";
-    include(op->condition);
-    os << ", ";
-    include(op->true_value);
-    os << ", ";
-    include(op->false_value);
-    os << ')';
-}
+void IRPrinter::visit(const Select *op) { call("select", {op->condition, op->true_value, op->false_value}); }
 void IRPrinter::visit(const Load *op) {
     os << op->name << '[';
     include(op->index);
@@ -127,9 +120,7 @@ void IRPrinter::visit(const Broadcast *op) {
     os << ')';
 }
 void IRPrinter::visit(const Call *op) {
-    os << op->name << '(';
-    print_list(op->args);
-    os << ')';
+    call(op->name, op->args);
     // Element i of a Tuple: f(x)[i] (a self-call knows only a nonzero index).
     if (op->value_index > 0 || (op->func && op->func->types.size() > 1)) os << '[' << op->value_index << ']';
 }
@@ -158,12 +149,8 @@ void IRPrinter::visit(const AssertStmt *op) {
 }
 void IRPrinter::visit(const ProducerConsumer *op) {
     do_indent();
-    os << (op->is_producer ? "produce " : "consume ") << op->name << " {\n";
-    indent++;
-    include(op->body);
-    indent--;
-    do_indent();
-    os << "}\n";
+    os << (op->is_producer ? "produce " : "consume ") << op->name;
+    braced(op->body);
 }
 void IRPrinter::visit(const For *op) {
     do_indent();
@@ -177,12 +164,8 @@ void IRPrinter::visit(const For *op) {
     include(op->min);
     os << ", ";
     include(op->extent);
-    os << ") {\n";
-    indent++;
-    include(op->body);
-    indent--;
-    do_indent();
-    os << "}\n";
+    os << ')';
+    braced(op->body);
 }
 void IRPrinter::visit(const Store *op) {
     do_indent();
@@ -230,12 +213,8 @@ void IRPrinter::visit(const Realize *op) {
             include(op->fold_factors[i]);
         }
     }
-    os << ") {\n";
-    indent++;
-    include(op->body);
-    indent--;
-    do_indent();
-    os << "}\n";
+    os << ')';
+    braced(op->body);
 }
 void IRPrinter::visit(const Block *op) {
     include(op->first);

@@ -26,6 +26,8 @@ protected:
     int indent = 0;
     void do_indent();
     void print_list(const std::vector<Expr> &v);
+    void call(const std::string &name, const std::vector<Expr> &args);  // name(a, b, ...)
+    void braced(const Stmt &body);  // " {", the body indented, "}"
     void binary(const Expr &a, const Expr &b, const char *op);
 #define KILN_VISIT_DECL(N) void visit(const N *) override;
     KILN_FOR_EACH_EXPR_NODE(KILN_VISIT_DECL)
