@@ -169,14 +169,18 @@ Expr IRMutator::visit(const Broadcast *op) {
     Expr v = mutate(op->value);
     return v.same_as(op->value) ? Expr(op) : Broadcast::make(v, op->lanes);
 }
+bool IRMutator::mutate_all(const std::vector<Expr> &in, std::vector<Expr> &out) {
+    bool changed = false;
+    for (const auto &e : in) {
+        out.push_back(mutate(e));
+        changed |= !out.back().same_as(e);
+    }
+    return changed;
+}
+
 Expr IRMutator::visit(const Call *op) {
     std::vector<Expr> args;
-    bool changed = false;
-    for (const auto &a : op->args) {
-        args.push_back(mutate(a));
-        changed |= !args.back().same_as(a);
-    }
-    if (!changed) return Expr(op);
+    if (!mutate_all(op->args, args)) return Expr(op);
     Type t = op->type;
     if (op->call_type == Call::PureExtern && !args.empty()) t = op->type.with_lanes(args[0].type().lanes);
     return Call::make(t, op->name, args, op->call_type, op->func, op->param, op->value_index);
@@ -195,11 +199,7 @@ Stmt IRMutator::visit(const LetStmt *op) {
 Stmt IRMutator::visit(const AssertStmt *op) {
     Expr c = mutate(op->condition);
     std::vector<Expr> msg;
-    bool changed = !c.same_as(op->condition);
-    for (const auto &m : op->message) {
-        msg.push_back(mutate(m));
-        changed |= !msg.back().same_as(m);
-    }
+    bool changed = mutate_all(op->message, msg) || !c.same_as(op->condition);
     return changed ? AssertStmt::make(c, op->error_code, msg) : Stmt(op);
 }
 Stmt IRMutator::visit(const ProducerConsumer *op) {
@@ -218,17 +218,9 @@ Stmt IRMutator::visit(const Store *op) {
     return Store::make(op->name, v, i);
 }
 Stmt IRMutator::visit(const Provide *op) {
-    std::vector<Expr> v;
-    bool changed = false;
-    for (const auto &e : op->values) {
-        v.push_back(mutate(e));
-        changed |= !v.back().same_as(e);
-    }
-    std::vector<Expr> args;
-    for (const auto &a : op->args) {
-        args.push_back(mutate(a));
-        changed |= !args.back().same_as(a);
-    }
+    std::vector<Expr> v, args;
+    bool changed = mutate_all(op->values, v);
+    changed |= mutate_all(op->args, args);
     return changed ? Provide::make(op->name, v, args) : Stmt(op);
 }
 Stmt IRMutator::visit(const Allocate *op) {

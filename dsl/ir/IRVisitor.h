@@ -28,6 +28,8 @@ public:
     virtual Stmt mutate(const Stmt &s);
 
 protected:
+    // Appends the mutated elements of in to out; whether any changed.
+    bool mutate_all(const std::vector<Expr> &in, std::vector<Expr> &out);
 #define KILN_VISIT_DECL(N) virtual Expr visit(const N *);
     KILN_FOR_EACH_EXPR_NODE(KILN_VISIT_DECL)
 #undef KILN_VISIT_DECL

@@ -168,14 +168,9 @@ protected:
     }
     Expr visit(const Call *op) override {
         std::vector<Expr> args;
-        bool changed = false;
+        if (!mutate_all(op->args, args)) return Expr(op);
         int n = 1;
-        for (const auto &a : op->args) {
-            args.push_back(mutate(a));
-            changed |= !args.back().same_as(a);
-            n = std::max(n, (int)args.back().type().lanes);
-        }
-        if (!changed) return Expr(op);
+        for (const auto &a : args) n = std::max(n, (int)a.type().lanes);
         internal_assert(op->call_type == Call::PureExtern) << "unflattened call in vectorization";
         for (auto &a : args) a = widen(a, n);
         return Call::make(op->type.with_lanes(n), op->name, args, op->call_type);
