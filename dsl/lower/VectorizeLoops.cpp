@@ -177,40 +177,22 @@ protected:
     }
     // A let bound to a ramp or broadcast is substituted, so that indices built
     // from it stay ramps (dense loads and stores).
-    bool substitute_let(const std::string &name, Expr &v) {
-        if (!v.type().is_vector()) return false;
-        v = simplify(v);
-        if (v.as<Ramp>() || v.as<Broadcast>()) {
-            scope[name] = v;
-            return true;
-        }
-        scope[name] = Variable::make(v.type(), name);
-        return false;
-    }
-    Expr visit(const Let *op) override {
+    template<typename T, typename Body> Body visit_let(const T *op) {
         Expr v = mutate(op->value);
-        if (substitute_let(op->name, v)) {
-            Expr b = mutate(op->body);
-            scope.erase(op->name);
-            return b;
+        bool substituted = false;
+        if (v.type().is_vector()) {
+            v = simplify(v);
+            substituted = v.as<Ramp>() || v.as<Broadcast>();
+            scope[op->name] = substituted ? v : Variable::make(v.type(), op->name);
         }
-        Expr b = mutate(op->body);
+        Body b = mutate(op->body);
         scope.erase(op->name);
-        if (v.same_as(op->value) && b.same_as(op->body)) return Expr(op);
-        return Let::make(op->name, v, b);
+        if (substituted) return b;
+        if (v.same_as(op->value) && b.same_as(op->body)) return Body(op);
+        return T::make(op->name, v, b);
     }
-    Stmt visit(const LetStmt *op) override {
-        Expr v = mutate(op->value);
-        if (substitute_let(op->name, v)) {
-            Stmt b = mutate(op->body);
-            scope.erase(op->name);
-            return b;
-        }
-        Stmt b = mutate(op->body);
-        scope.erase(op->name);
-        if (v.same_as(op->value) && b.same_as(op->body)) return Stmt(op);
-        return LetStmt::make(op->name, v, b);
-    }
+    Expr visit(const Let *op) override { return visit_let<Let, Expr>(op); }
+    Stmt visit(const LetStmt *op) override { return visit_let<LetStmt, Stmt>(op); }
     Stmt visit(const Store *op) override {
         Expr v = mutate(op->value), i = mutate(op->index);
         if (v.same_as(op->value) && i.same_as(op->index)) return Stmt(op);
