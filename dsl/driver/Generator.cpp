@@ -11,8 +11,11 @@
 #include "ir/Error.h"
 #include "codegen/CNames.h"
 #include "ir/IR.h"
+#include "ir/Util.h"
 
 namespace kiln {
+
+using internal::join;
 
 namespace {
 
@@ -27,12 +30,6 @@ std::vector<GeneratorBase *> &live_generators() {
 std::map<std::string, GeneratorRegistry::Factory> &registry() {
     static std::map<std::string, GeneratorRegistry::Factory> r;
     return r;
-}
-
-std::string join(const std::vector<std::string> &v) {
-    std::string s;
-    for (const std::string &x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
 }
 
 // The element types a buffer or GeneratorParam<Type> may have.

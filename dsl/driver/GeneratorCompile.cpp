@@ -9,6 +9,7 @@
 #include "codegen/CNames.h"
 #include "driver/NpuReport.h"
 #include "ir/Error.h"
+#include "ir/Util.h"
 #include "kiln/Generator.h"
 #include "kiln/ScheduleFile.h"
 #include "kiln/StmtHTML.h"
@@ -160,9 +161,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     const auto &kinds = generator_emit_kinds();
     for (const std::string &e : o.emit) {
         if (std::find(kinds.begin(), kinds.end(), e) != kinds.end()) continue;
-        std::string valid;
-        for (const std::string &k : kinds) valid += (valid.empty() ? "" : ", ") + k;
-        user_error << "Unknown emit kind \"" << e << "\"; the kinds are: " << valid;
+        user_error << "Unknown emit kind \"" << e << "\"; the kinds are: " << internal::join(kinds);
     }
     check_estimates(g, o.estimates);
     std::string fn = o.function_name.empty() ? g.name() : o.function_name;

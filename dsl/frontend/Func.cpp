@@ -13,6 +13,7 @@
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Util.h"
 #include "kiln/Func.h"
 #include "kiln/Pipeline.h"
 #include "kiln_runtime.h"
@@ -64,16 +65,10 @@ protected:
     }
 };
 
-std::string list(const std::vector<std::string> &v) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i];
-    return s;
-}
-
 std::string type_list(const std::vector<Type> &v) {
     std::vector<std::string> names;
     for (const Type &t : v) names.push_back(t.to_string());
-    return list(names);
+    return join(names);
 }
 
 // The first call in an expression whose argument count differs from the
@@ -109,9 +104,9 @@ void check_call_arity(const FunctionContents &f, const std::vector<Expr> &lhs, c
     const FunctionContents &g = *c->func;
     std::string where = f.init.defined() ? "the update " + f.name + ".update(" + std::to_string(f.updates.size()) + ")"
                                          : "the definition of " + f.name;
-    user_error << "Func " << g.name << " is defined with " << g.args.size() << " argument(s) (" << list(g.args)
+    user_error << "Func " << g.name << " is defined with " << g.args.size() << " argument(s) (" << join(g.args)
                << ") but is called with " << c->args.size() << " in " << where << ": " << find.bad
-               << "; call it with one coordinate per dimension, e.g. " << g.name << "(" << list(g.args) << ")";
+               << "; call it with one coordinate per dimension, e.g. " << g.name << "(" << join(g.args) << ")";
 }
 
 // An RDom's where() condition is evaluated inside the update's loops, where
@@ -119,7 +114,7 @@ void check_call_arity(const FunctionContents &f, const std::vector<Expr> &lhs, c
 std::string where_var_message(const ReductionDomainContents &r, const std::string &v, const std::string &update,
                               const std::vector<std::string> &pure) {
     return "RDom " + r.name + ": the where() condition " + to_string(r.predicate) + " uses Var " + v +
-           ", which is not a pure Var of " + update + " (" + (pure.empty() ? "it has none" : "its pure Vars: " + list(pure)) +
+           ", which is not a pure Var of " + update + " (" + (pure.empty() ? "it has none" : "its pure Vars: " + join(pure)) +
            "), so " + v + " has no value where the condition is tested; write the condition with the RVars of " +
            r.name + ", the pure Vars of " + update + ", Params and constants (e.g. a Param<int> in place of " + v + ")";
 }
@@ -274,7 +269,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
                               << f.name << "(x) = 0 and then an update";
         std::set<std::string> uniq(names.begin(), names.end());
         user_assert(uniq.size() == names.size())
-            << "Func " << f.name << ": the pure definition uses a Var twice on the left-hand side (" << list(names)
+            << "Func " << f.name << ": the pure definition uses a Var twice on the left-hand side (" << join(names)
             << ")";
         CollectVars cv;
         for (const auto &v : values) cv.include(v);
@@ -283,7 +278,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
                                       << f.name << "(x) = 0; " << f.name << "(x) += ...";
         for (const auto &v : cv.vars)
             user_assert(uniq.count(v)) << "Func " << f.name << ": the definition uses Var " << v
-                                       << ", which does not appear on the left-hand side (" << list(names)
+                                       << ", which does not appear on the left-hand side (" << join(names)
                                        << ")";
         f.args = names;
         f.types.clear();
@@ -299,7 +294,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
     std::string what = f.name + ".update(" + std::to_string(stage - 1) + ")";
     user_assert(args.size() == f.args.size())
         << "Update definition " << what << " has " << args.size() << " argument(s) but " << f.name
-        << " has " << f.args.size() << " dimension(s) (" << list(f.args) << ")";
+        << " has " << f.args.size() << " dimension(s) (" << join(f.args) << ")";
     user_assert(values.size() == f.types.size())
         << "Update definition " << what << " gives " << values.size() << " value(s) but " << f.name << " has "
         << f.types.size() << " (" << type_list(f.types) << "); an update must give "
@@ -496,7 +491,7 @@ Func &Func::fold_storage(const Var &var, Expr factor, bool fold_forward) {
     bool found = false;
     for (const auto &a : func->args) found |= a == var.name();
     user_assert(found) << "Func " << name() << ": " << call << ": " << var.name() << " is not a dimension of "
-                       << name() << " (dimensions: " << list(func->args) << ")";
+                       << name() << " (dimensions: " << join(func->args) << ")";
     Expr rows = factor.defined() && !factor.type().is_float() ? simplify(cast(Int(32), factor)) : Expr();
     const int64_t *c = rows.defined() ? as_const_int(rows) : nullptr;
     user_assert(c) << "Func " << name() << ": " << call
@@ -517,16 +512,16 @@ Func &Func::reorder_storage(const std::vector<Var> &dims) {
     bump_definition_epoch();
     std::vector<std::string> names;
     for (const Var &v : dims) names.push_back(v.name());
-    const std::string call = "reorder_storage(" + list(names) + ")";
+    const std::string call = "reorder_storage(" + join(names) + ")";
     user_assert(names.size() >= 2) << "Func " << name() << ": " << call
                                    << ": name at least two dimensions, innermost first, e.g. reorder_storage("
-                                   << list({func->args.back(), func->args[0]}) << ")";
+                                   << join({func->args.back(), func->args[0]}) << ")";
     std::vector<std::string> order = func->schedule.storage_dims.empty() ? func->args : func->schedule.storage_dims;
     std::vector<size_t> places;  // where the named dimensions are now; they trade places
     for (const std::string &n : names) {
         size_t at = std::find(order.begin(), order.end(), n) - order.begin();
         user_assert(at < order.size()) << "Func " << name() << ": " << call << ": " << n << " is not a dimension of "
-                                       << name() << " (dimensions: " << list(func->args) << ")";
+                                       << name() << " (dimensions: " << join(func->args) << ")";
         user_assert(std::find(places.begin(), places.end(), at) == places.end())
             << "Func " << name() << ": " << call << ": " << n << " is named twice";
         places.push_back(at);
@@ -541,7 +536,7 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
     bool found = false;
     for (const auto &a : func->args) found |= a == var.name();
     user_assert(found) << "Func " << name() << ": bound(" << var.name() << ", ...): " << var.name()
-                       << " is not a dimension of " << name() << " (dimensions: " << list(func->args) << ")";
+                       << " is not a dimension of " << name() << " (dimensions: " << join(func->args) << ")";
     user_assert(min.defined() && extent.defined()) << "Func " << name() << ": bound(" << var.name()
                                                    << ", ...) with an undefined min or extent";
     user_assert(!min.type().is_float() && !extent.type().is_float())

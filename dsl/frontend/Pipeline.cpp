@@ -8,6 +8,7 @@
 #include "codegen/CodeGen_NPU.h"
 #include "driver/JIT.h"
 #include "ir/IRPrinter.h"
+#include "ir/Util.h"
 #include "lower/Lower.h"
 #include "lower/RealizationOrder.h"
 #include "schedule/Directives.h"
@@ -100,8 +101,7 @@ void check_output_buffers(const std::vector<std::shared_ptr<FunctionContents>> &
                           const std::vector<halide_buffer_t *> &bufs) {
     size_t k = 0;
     for (const auto &o : outs) {
-        std::string args;
-        for (const auto &a : o->args) args += (args.empty() ? "" : ", ") + a;
+        std::string args = join(o->args);
         for (int i = 0; i < o->num_values(); i++, k++) {
             const halide_buffer_t *b = bufs[k];
             if (!b) continue;

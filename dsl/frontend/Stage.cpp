@@ -13,6 +13,7 @@
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
+#include "ir/Util.h"
 #include "kiln/Func.h"
 
 namespace kiln {
@@ -20,17 +21,6 @@ namespace kiln {
 using namespace internal;
 
 namespace {
-
-std::string last_component(const std::string &n) {
-    size_t p = n.rfind('.');
-    return p == std::string::npos ? n : n.substr(p + 1);
-}
-
-std::string join(const std::vector<std::string> &v) {
-    std::string r;
-    for (const auto &n : v) r += (r.empty() ? "" : ", ") + n;
-    return r;
-}
 
 // The stage's loops, outermost first.
 std::string dims_list(const StageSchedule &s) {

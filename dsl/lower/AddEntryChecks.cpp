@@ -4,6 +4,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Util.h"
 #include "kiln_runtime.h"
 
 namespace kiln {
@@ -37,8 +38,7 @@ protected:
 // What to do about an input read past its edges, after the numbers:
 //   "; computing Func f reads it there. Read the input through a boundary condition ..."
 std::string input_fix(const std::string &buf, const std::vector<std::string> &readers) {
-    std::string who;
-    for (const auto &r : readers) who += (who.empty() ? "" : ", ") + r;
+    std::string who = join(readers);
     bool one = readers.size() == 1;
     std::string m = readers.empty() ? "" : "; computing Func" + std::string(one ? " " : "s ") + who +
                                                (one ? " reads" : " read") + " it there";

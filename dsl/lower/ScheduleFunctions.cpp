@@ -7,19 +7,11 @@
 #include "InlineFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
+#include "ir/Util.h"
 #include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
-
-namespace {
-
-std::string last_component(const std::string &n) {
-    size_t p = n.rfind('.');
-    return p == std::string::npos ? n : n.substr(p + 1);
-}
-
-}  // namespace
 
 TailStrategy resolve_tail(TailStrategy t, bool is_rvar, int stage, bool is_output) {
     if (t != TailStrategy::Auto) return t;
@@ -361,12 +353,10 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
             ci = find_site(legal.common, cl, env);
             if (ci < 0) {
                 bool uses = std::find(legal.users.begin(), legal.users.end(), cl.func()) != legal.users.end();
-                std::string users;
-                for (const auto &u : legal.users) users += (users.empty() ? "" : ", ") + u;
                 if (!uses)
                     user_error << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var()
                                << "), but " << cl.func() << " does not use " << f.name << " (it is used by "
-                               << users << "). Legal sites: " << describe_sites(legal.common, env)
+                               << join(legal.users) << "). Legal sites: " << describe_sites(legal.common, env)
                                << ", or compute_inline()";
                 user_error << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at("
                            << cl.func() << ", " << cl.var() << "), but there is no loop over " << cl.var() << " in " << cl.func()

@@ -33,11 +33,6 @@ using namespace internal::sched;
 
 namespace {
 
-std::string last_component(const std::string &n) {
-    size_t p = n.rfind('.');
-    return p == std::string::npos ? n : n.substr(p + 1);
-}
-
 // The schedule of stage `stage`, or of its specialization `spec` (>= 0).
 const StageSchedule &schedule_of(const Func &f, int stage, int spec) {
     const Definition &d = f.contents()->stage(stage);

@@ -23,6 +23,7 @@
 
 namespace kiln {
 
+using internal::join;
 using namespace internal::sched;
 
 namespace {

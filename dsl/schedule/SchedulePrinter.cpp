@@ -29,7 +29,7 @@ std::string ScheduleFile::to_string() const {
     std::string out;
     for (const auto &s : stanzas_) {
         out += s.func;
-        if (s.wrapper) out += ".in(" + internal::sched::join(s.wrapper_of) + ")";
+        if (s.wrapper) out += ".in(" + internal::join(s.wrapper_of) + ")";
         if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";
         if (!s.condition.empty()) out += ".specialize(" + s.condition + ")";
         out += ":";

@@ -299,12 +299,6 @@ std::string nearest(const std::string &name, const std::vector<std::string> &can
     return best;
 }
 
-std::string join(const std::vector<std::string> &v) {
-    std::string r;
-    for (const auto &s : v) r += (r.empty() ? "" : ", ") + s;
-    return r;
-}
-
 }  // namespace sched
 }  // namespace internal
 }  // namespace kiln

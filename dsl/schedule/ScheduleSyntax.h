@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/Target.h"
+#include "ir/Util.h"
 #include "kiln/Type.h"
 
 namespace kiln {
@@ -64,9 +65,6 @@ int evaluate(const Arg &a, const Target &t, Type func_type, const std::string &f
 // The candidate closest to `name` by edit distance, or "" if none is close
 // enough to be a plausible typo.
 std::string nearest(const std::string &name, const std::vector<std::string> &candidates);
-
-// "a, b, c".
-std::string join(const std::vector<std::string> &v);
 
 }  // namespace sched
 }  // namespace internal
