@@ -117,13 +117,16 @@ protected:
         int64_t lo = *std::min_element(r, r + 4), hi = *std::max_element(r, r + 4);
         if (lo >= *tl && hi <= *th) result = Interval(make_const(t, lo), make_const(t, hi));
     }
+    // The two cases above, for + - *: true when one applied.
+    bool overflowing(Type t, const Interval &a, const Interval &b, IRNodeType k) {
+        if (wraps(t)) wrapping(t, a, b, k);
+        else if (int32_ends_overflow(t, a, b, k)) result = Interval();
+        else return false;
+        return true;
+    }
     void visit(const Add *op) override {
         Interval a = of(op->a), b = of(op->b);
-        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Add);
-        if (int32_ends_overflow(op->type, a, b, IRNodeType::Add)) {
-            result = Interval();
-            return;
-        }
+        if (overflowing(op->type, a, b, IRNodeType::Add)) return;
         result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
                           a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
         if (const Interval *known = scope.find_sum(Expr(op))) {
@@ -133,41 +136,27 @@ protected:
     }
     void visit(const Sub *op) override {
         Interval a = of(op->a), b = of(op->b);
-        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Sub);
-        if (int32_ends_overflow(op->type, a, b, IRNodeType::Sub)) {
-            result = Interval();
-            return;
-        }
+        if (overflowing(op->type, a, b, IRNodeType::Sub)) return;
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
                           a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr());
     }
     void visit(const Mul *op) override {
         Interval a = of(op->a), b = of(op->b);
-        if (wraps(op->type)) return wrapping(op->type, a, b, IRNodeType::Mul);
-        if (int32_ends_overflow(op->type, a, b, IRNodeType::Mul)) {
-            result = Interval();
-            return;
-        }
-        if (!a.bounded() || !b.bounded()) {
-            // x * c with c constant keeps the one bounded side.
-            const int64_t *c = as_const_int(b.min);
-            if (c && equal(b.min, b.max)) {
-                Expr lo = a.min.defined() ? simplify(Mul::make(a.min, b.min)) : Expr();
-                Expr hi = a.max.defined() ? simplify(Mul::make(a.max, b.min)) : Expr();
-                result = *c >= 0 ? Interval(lo, hi) : Interval(hi, lo);
-            } else {
-                result = Interval();
-            }
-            return;
-        }
-        if (equal(a.min, a.max) && equal(b.min, b.max)) {
+        if (overflowing(op->type, a, b, IRNodeType::Mul)) return;
+        if (a.bounded() && b.bounded() && equal(a.min, a.max) && equal(b.min, b.max)) {
             result = Interval::point(simplify(Mul::make(a.min, b.min)));
             return;
         }
         const int64_t *cb = as_const_int(b.min);
         if (cb && equal(b.min, b.max)) {
-            Expr lo = simplify(Mul::make(a.min, b.min)), hi = simplify(Mul::make(a.max, b.min));
+            // x * c with c constant keeps the bounded sides of x.
+            Expr lo = a.min.defined() ? simplify(Mul::make(a.min, b.min)) : Expr();
+            Expr hi = a.max.defined() ? simplify(Mul::make(a.max, b.min)) : Expr();
             result = *cb >= 0 ? Interval(lo, hi) : Interval(hi, lo);
+            return;
+        }
+        if (!a.bounded() || !b.bounded()) {
+            result = Interval();
             return;
         }
         const int64_t *ca = as_const_int(a.min);
