@@ -259,10 +259,6 @@ public:
 
 }  // namespace
 
-bool evaluate_int(const Expr &e, const std::map<std::string, int64_t> &values, int64_t &out) {
-    return Evaluator(values).eval(e, out);
-}
-
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values) {
     Walker w(values);
     w.walk(s, 1);

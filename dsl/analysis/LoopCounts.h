@@ -41,8 +41,5 @@ struct LoopCounts {
 // `values`: every free Int variable the loop bounds need.
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values);
 
-// Evaluate an integer expression; false if it needs something unknown.
-bool evaluate_int(const Expr &e, const std::map<std::string, int64_t> &values, int64_t &out);
-
 }  // namespace internal
 }  // namespace kiln

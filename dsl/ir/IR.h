@@ -175,7 +175,6 @@ struct Call : ExprNode<Call> {
     static Expr make(Type t, const std::string &name, std::vector<Expr> args, CallType ct,
                      std::shared_ptr<FunctionContents> func = nullptr,
                      std::shared_ptr<ParameterContents> param = nullptr, int value_index = 0);
-    bool is_extern(const char *n) const { return call_type == PureExtern && name == n; }
 };
 struct Let : ExprNode<Let> {
     KILN_NODE(Let)
