@@ -47,26 +47,20 @@ Expr Variable::make(Type t, const std::string &name, std::shared_ptr<ParameterCo
     return Expr(std::shared_ptr<const BaseExprNode>(std::move(n)));
 }
 
-#define KILN_ARITH(N)                                                                           \
+// Arithmetic has its operands' type; a comparison is Bool with their lanes.
+#define KILN_BINARY(N, RESULT_TYPE)                                                             \
     Expr N::make(Expr a, Expr b) {                                                              \
         internal_assert(a.defined() && b.defined()) << #N " of undefined";                     \
         internal_assert(a.type() == b.type())                                                   \
             << #N " of mismatched types " << a.type().to_string() << ", " << b.type().to_string(); \
-        Type t = a.type();                                                                      \
+        Type t = RESULT_TYPE;                                                                   \
         return mk<N>(t, std::move(a), std::move(b));                                            \
     }
-KILN_ARITH(Add) KILN_ARITH(Sub) KILN_ARITH(Mul) KILN_ARITH(Div) KILN_ARITH(Mod) KILN_ARITH(Min) KILN_ARITH(Max)
-#undef KILN_ARITH
-#define KILN_CMP(N)                                                                             \
-    Expr N::make(Expr a, Expr b) {                                                              \
-        internal_assert(a.defined() && b.defined()) << #N " of undefined";                     \
-        internal_assert(a.type() == b.type())                                                   \
-            << #N " of mismatched types " << a.type().to_string() << ", " << b.type().to_string(); \
-        Type t = bool_of(a);                                                                    \
-        return mk<N>(t, std::move(a), std::move(b));                                            \
-    }
-KILN_CMP(EQ) KILN_CMP(NE) KILN_CMP(LT) KILN_CMP(LE) KILN_CMP(GT) KILN_CMP(GE)
-#undef KILN_CMP
+KILN_BINARY(Add, a.type()) KILN_BINARY(Sub, a.type()) KILN_BINARY(Mul, a.type()) KILN_BINARY(Div, a.type())
+KILN_BINARY(Mod, a.type()) KILN_BINARY(Min, a.type()) KILN_BINARY(Max, a.type())
+KILN_BINARY(EQ, bool_of(a)) KILN_BINARY(NE, bool_of(a)) KILN_BINARY(LT, bool_of(a)) KILN_BINARY(LE, bool_of(a))
+KILN_BINARY(GT, bool_of(a)) KILN_BINARY(GE, bool_of(a))
+#undef KILN_BINARY
 #define KILN_LOGIC(N)                                                                  \
     Expr N::make(Expr a, Expr b) {                                                     \
         internal_assert(a.defined() && b.defined()) << #N " of undefined";            \
