@@ -253,11 +253,6 @@ Expr Simplifier::visit(const Cast *op) {
     return Cast::make(t, v);
 }
 
-Expr Simplifier::visit(const Broadcast *op) {
-    Expr v = mutate(op->value);
-    return v.same_as(op->value) ? Expr(op) : Broadcast::make(v, op->lanes);
-}
-
 Expr Simplifier::visit(const Ramp *op) {
     Expr b = mutate(op->base), s = mutate(op->stride);
     if (is_zero(s)) return Broadcast::make(b, op->lanes);

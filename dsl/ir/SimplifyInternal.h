@@ -106,7 +106,6 @@ protected:
     Expr visit(const Div *op) override;
     Expr visit(const Mod *op) override;
     Expr visit(const Cast *op) override;
-    Expr visit(const Broadcast *op) override;
     Expr visit(const Ramp *op) override;
     Expr visit(const Call *op) override;
 
