@@ -433,12 +433,7 @@ Stage FuncRef::operator/=(const Tuple &v) { return define_update_with(v.as_vecto
 
 // ---- Where a Func is computed and stored ----
 
-Func &Func::compute_root() {
-    bump_definition_epoch();
-    func->schedule.compute_level = LoopLevel::root();
-    if (!func->schedule.store_level_set) func->schedule.store_level = LoopLevel::root();
-    return *this;
-}
+Func &Func::compute_root() { return compute_at(LoopLevel::root()); }
 Func &Func::compute_at(const Func &f, const VarOrRVar &var) { return compute_at(LoopLevel(f, var)); }
 Func &Func::compute_at(const LoopLevel &level) {
     bump_definition_epoch();
