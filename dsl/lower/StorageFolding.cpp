@@ -137,18 +137,12 @@ protected:
         bool backward = (smin == 0 || smin == -1) && (smax == 0 || smax == -1);
         std::ostringstream span;
         span << "[" << mn << ", " << mx << "]";
-        if (fold.fold_forward && !forward && backward) {
+        if (fold.fold_forward ? !forward && backward : !backward && forward) {  // the other direction
             StorageFold other = fold;
-            other.fold_forward = false;
-            user_error << what << ", but its region in " << fold.var << " moves toward smaller " << fold.var
-                       << " as " << loop << " advances; fold it in that direction with " << directive(other)
-                       << ", or remove the fold_storage";
-        }
-        if (!fold.fold_forward && !backward && forward) {
-            StorageFold other = fold;
-            other.fold_forward = true;
-            user_error << what << ", but its region in " << fold.var << " moves toward larger " << fold.var
-                       << " as " << loop << " advances; fold it in that direction with " << directive(other)
+            other.fold_forward = !fold.fold_forward;
+            user_error << what << ", but its region in " << fold.var << " moves toward "
+                       << (fold.fold_forward ? "smaller " : "larger ") << fold.var << " as " << loop
+                       << " advances; fold it in that direction with " << directive(other)
                        << ", or remove the fold_storage";
         }
         user_assert(fold.fold_forward ? forward : backward)
