@@ -352,11 +352,38 @@ private:
         std::memcpy(p, &raw, elem.bytes());
     }
 
+    // The integer intrinsics of IROperator.cpp, by their definitions there.
+    int64_t int_call(Type t, const std::string &n, int64_t a, int64_t b) const {
+        const int bits = t.bits;
+        const uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1, u = (uint64_t)a & mask;
+        if (n == "bitwise_and") return wrap(t, a & b);
+        if (n == "bitwise_or") return wrap(t, a | b);
+        if (n == "bitwise_xor") return wrap(t, a ^ b);
+        if (n == "bitwise_not") return wrap(t, ~a);
+        if (n == "popcount") return __builtin_popcountll(u);
+        if (n == "count_leading_zeros") return u == 0 ? bits : __builtin_clzll(u) - (64 - bits);
+        if (n == "count_trailing_zeros") return u == 0 ? bits : __builtin_ctzll(u);
+        bool left = n == "shift_left";
+        if (!left && n != "shift_right") fail("unknown integer intrinsic " + n);
+        if (b < 0) {
+            left = !left;
+            b = b <= -bits ? bits : -b;
+        }
+        if (left) return b >= bits ? 0 : wrap(t, (int64_t)(u << b));
+        if (b >= bits) return t.is_int() && a < 0 ? -1 : 0;
+        return t.is_int() ? wrap(t, a >> b) : (int64_t)(u >> b);
+    }
+
     Value call(const Call *c) {
         if (c->call_type != Call::PureExtern) fail("call to " + c->name + " survived lowering");
         std::vector<Value> args;
         for (const Expr &a : c->args) args.push_back(eval(a));
         Value v = make(c->type);
+        if (!c->type.is_float()) {
+            for (int k = 0; k < v.lanes(); k++)
+                v.i[k] = int_call(c->type, c->name, args[0].i[k], args.size() > 1 ? args[1].i[k] : 0);
+            return v;
+        }
         for (int k = 0; k < v.lanes(); k++) {
             double x = args[0].f[k], r = 0;
             bool f32 = c->type.bits == 32;

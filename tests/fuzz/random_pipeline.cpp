@@ -11,7 +11,9 @@ using namespace kiln;
 std::string PipelineSpec::to_string() const {
     std::ostringstream s;
     s << "input " << in_w << "x" << in_h << ", output " << out_w << "x" << out_h << "\n";
-    static const char *const posts[] = {"v", "v / 3", "v % 7", "min(v, 40)", "max(v, -40)", "select(v > 10, v - 5, v + 3)"};
+    static const char *const posts[] = {"v",          "v / 3",       "v % 7",
+                                        "min(v, 40)", "max(v, -40)", "select(v > 10, v - 5, v + 3)",
+                                        "(v >> 1) ^ (v & 6)", "(v << 1) | (v & 3)"};
     for (size_t k = 0; k < stages.size(); k++) {
         const StageSpec &st = stages[k];
         s << "f" << k << ": v = ";
@@ -38,7 +40,7 @@ PipelineSpec random_pipeline(Rng &r) {
             int coef = r.pick(-2, 3);
             st.taps.push_back({i == 0 ? k - 1 : r.pick(-1, k - 1), r.pick(-2, 2), r.pick(-2, 2), coef ? coef : 1});
         }
-        st.post = r.pick(0, 5);
+        st.post = r.pick(0, 7);
         int kind = r.pick(0, 9);
         st.kind = kind < 6 ? 0 : kind < 8 ? 1 : 2;
         p.stages.push_back(st);
@@ -57,6 +59,8 @@ int64_t post(int which, int64_t v) {
     case 3: return std::min<int64_t>(v, 40);
     case 4: return std::max<int64_t>(v, -40);
     case 5: return v > 10 ? v - 5 : v + 3;
+    case 6: return (v >> 1) ^ (v & 6);  // >> of a negative int64 is arithmetic, as in the IR
+    case 7: return (int64_t)((uint64_t)v << 1) | (v & 3);
     default: return v;
     }
 }

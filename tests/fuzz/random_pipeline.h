@@ -4,8 +4,8 @@
 // k-1 (or the input) and up to two more earlier stages or the input (several
 // consumers per Func), each at offsets in [-2, 2]. A stage is pure, a
 // reduction over RDom r in [0, 3) (f = 0; f += ...), or pure plus an update
-// (f = f * 2 + 1); its value may pass through Euclidean / or %, min, max or
-// select. The input is read through repeat_edge.
+// (f = f * 2 + 1); its value may pass through Euclidean / or %, min, max,
+// select, or bitwise operators and shifts. The input is read through repeat_edge.
 //
 // reference() evaluates the algorithm directly (no schedule at all), the
 // oracle every random schedule is compared against. random_schedule() picks
@@ -32,7 +32,9 @@ struct Tap {
 };
 struct StageSpec {
     std::vector<Tap> taps;
-    int post = 0;  // 0 none, 1 / 3, 2 % 7, 3 min(v, 40), 4 max(v, -40), 5 select(v > 10, v - 5, v + 3)
+    // 0 none, 1 / 3, 2 % 7, 3 min(v, 40), 4 max(v, -40), 5 select(v > 10, v - 5, v + 3),
+    // 6 (v >> 1) ^ (v & 6), 7 (v << 1) | (v & 3)
+    int post = 0;
     int kind = 0;  // 0 pure, 1 reduction over r in [0, 3), 2 pure + update f = f * 2 + 1
 };
 struct PipelineSpec {
@@ -70,6 +72,8 @@ E post_op(int which, E v) {
     case 3: return min(v, 40);
     case 4: return max(v, -40);
     case 5: return select(v > 10, v - 5, v + 3);
+    case 6: return (v >> 1) ^ (v & 6);
+    case 7: return (v << 1) | (v & 3);
     default: return v;
     }
 }
