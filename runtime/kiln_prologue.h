@@ -210,24 +210,32 @@ inline T kiln_div(T a, T b) {
 // of the type's width or more shifts every bit out (an arithmetic right
 // shift of a negative value leaves -1). Left shifts are done unsigned, where
 // they wrap.
-template<typename E>
-inline E kiln_shift_lane(E a, E b, bool left) {
+template<typename E, typename S>
+inline E kiln_shift_lane(E a, S b, bool left) {
     constexpr int bits = 8 * sizeof(E);
-    int64_t n = (int64_t)b;
-    if (n < 0) {
-        left = !left;
-        n = n <= -bits ? bits : -n;
+    int n;
+    if constexpr (std::is_signed<S>::value) {
+        if (b < 0) left = !left;
+        n = b <= -bits || b >= bits ? bits : (int)(b < 0 ? -b : b);
+    } else {
+        n = b >= (S)bits ? bits : (int)b;
     }
     if (left) return n >= bits ? (E)0 : (E)((std::make_unsigned_t<E>)a << n);
     if (n >= bits) return std::is_signed<E>::value && a < 0 ? (E)-1 : (E)0;
     return (E)(a >> n);
 }
-template<typename T> inline T kiln_shl(T a, T b) {
-    return kiln_lanewise(a, b, [](auto x, auto y) { return kiln_shift_lane(x, y, true); });
+// The amount has a's width and its own signedness.
+template<typename T, typename S> inline T kiln_shift(T a, S b, bool left) {
+    if constexpr (kiln_lanes<T> == 1) {
+        return kiln_shift_lane(a, b, left);
+    } else {
+        T r = a;
+        for (int i = 0; i < kiln_lanes<T>; i++) r[i] = kiln_shift_lane(a[i], b[i], left);
+        return r;
+    }
 }
-template<typename T> inline T kiln_shr(T a, T b) {
-    return kiln_lanewise(a, b, [](auto x, auto y) { return kiln_shift_lane(x, y, false); });
-}
+template<typename T, typename S> inline T kiln_shl(T a, S b) { return kiln_shift(a, b, true); }
+template<typename T, typename S> inline T kiln_shr(T a, S b) { return kiln_shift(a, b, false); }
 template<typename T> inline T kiln_not(T a) { return (T)~a; }
 
 // Bit counts in the integer's own width; leading and trailing zeros of 0 are the width.

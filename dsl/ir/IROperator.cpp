@@ -367,8 +367,8 @@ Expr bitwise(Expr a, Expr b, const char *op, const char *name) {
 
 // a << b, a >> b: of a's type. A constant amount in [0, bits) is a multiply
 // or a (flooring) divide by 2^b; others go to the shift intrinsics, whose
-// negative amounts shift the other way and whose amounts of bits or more
-// shift everything out.
+// amount (of a's width, its own signedness) shifts the other way when
+// negative and shifts everything out when of a's width or more.
 Expr shift(Expr a, Expr b, bool left) {
     const char *op = left ? "<<" : ">>";
     bits_operand(a, op);
@@ -382,7 +382,6 @@ Expr shift(Expr a, Expr b, bool left) {
         Expr p = make_const(t, (int64_t)1 << *k);
         return left ? Mul::make(a, p) : Div::make(a, p);
     }
-    if (b.type() != t) b = Cast::make(t, b);  // the amount's bits, read as a's type's
     return Call::make(t, left ? "shift_left" : "shift_right", {a, b}, Call::PureExtern);
 }
 

@@ -8,6 +8,7 @@ using namespace kiln;
 
 namespace {
 
+// A shift of a (of type E) by n, which has E's width and its own signedness.
 template<typename E>
 int64_t shifted(int64_t a, int64_t n, bool left) {
     const int bits = 8 * sizeof(E);
@@ -21,9 +22,10 @@ int64_t shifted(int64_t a, int64_t n, bool left) {
     return (E)((E)a >> n);
 }
 
-template<typename E>
+// Shifts of E values by amounts of type S (E's width).
+template<typename E, typename S>
 void check_shifts(bool vectorized) {
-    INFO(type_of<E>().to_string() << (vectorized ? ", vectorized" : ""));
+    INFO(type_of<E>().to_string() << " by " << type_of<S>().to_string() << (vectorized ? ", vectorized" : ""));
     Buffer<int> a = kt::random_image<int>(70, 9, 0, 0, -30000, 30000, 5);
     Buffer<int> n = kt::random_image<int>(70, 9, 0, 0, -2 * (int)sizeof(E) * 8, 2 * (int)sizeof(E) * 8, 6);
     ImageParam av(Int(32), 2, "av"), nv(Int(32), 2, "nv");
@@ -32,14 +34,14 @@ void check_shifts(bool vectorized) {
     Var x("x"), y("y");
     Func l("l"), r("r");
     Type t = type_of<E>();
-    l(x, y) = cast<int>(cast(t, av(x, y)) << cast(t, nv(x, y)));
-    r(x, y) = cast<int>(cast(t, av(x, y)) >> cast(t, nv(x, y)));
+    l(x, y) = cast<int>(cast(t, av(x, y)) << cast<S>(nv(x, y)));
+    r(x, y) = cast<int>(cast(t, av(x, y)) >> cast<S>(nv(x, y)));
     if (vectorized) {
         l.vectorize(x, 16);
         r.vectorize(x, 16);
     }
-    // A uint16 amount read from a negative int is a large positive one.
-    auto amount = [&](int px, int py) { return (int64_t)(E)n(px, py); };
+    // An unsigned amount read from a negative int is a large positive one.
+    auto amount = [&](int px, int py) { return (int64_t)(S)n(px, py); };
     kt::realize_and_check<int>(l, {{67, 9, 0, 0}}, [&](int px, int py) { return (double)shifted<E>(a(px, py), amount(px, py), true); });
     kt::realize_and_check<int>(r, {{67, 9, 0, 0}}, [&](int px, int py) { return (double)shifted<E>(a(px, py), amount(px, py), false); });
 }
@@ -48,9 +50,11 @@ void check_shifts(bool vectorized) {
 
 TEST_CASE("shifts: negative and oversized amounts", "[bitwise][shift]") {
     for (bool v : {false, true}) {
-        check_shifts<int8_t>(v);
-        check_shifts<uint16_t>(v);
-        check_shifts<int32_t>(v);
+        check_shifts<int8_t, int8_t>(v);
+        check_shifts<uint16_t, int16_t>(v);  // negative amounts of an unsigned value
+        check_shifts<uint16_t, uint16_t>(v);
+        check_shifts<int32_t, int32_t>(v);
+        check_shifts<int32_t, uint32_t>(v);
     }
 }
 

@@ -89,9 +89,10 @@ Expr saturating_cast(Type t, Expr e);
 template<typename T> Expr saturating_cast(Expr e) { return saturating_cast(type_of<T>(), std::move(e)); }
 
 // Bitwise operators and shifts of integers (& | ^ ~ of bools are the logical
-// ones). a << b and a >> b have a's type: >> of a signed a is arithmetic, a
-// negative b shifts the other way, and |b| of a's width or more shifts every
-// bit out (a negative a >> 40 is -1). An int literal takes the other side's
+// ones). a << b and a >> b have a's type (b is converted to a's width,
+// keeping its signedness): >> of a signed a is arithmetic, a negative b
+// shifts the other way, and |b| of a's width or more shifts every bit out (a
+// negative a >> 40 is -1). An int literal takes the other side's
 // type.
 Expr operator&(Expr a, Expr b);
 Expr operator|(Expr a, Expr b);
