@@ -282,10 +282,10 @@ Expr saturating_cast(Type t, Expr e) {
     const double lo = t.is_int() ? -std::ldexp(1.0, t.bits - 1) : 0.0;
     const double hi = t.is_int() ? std::ldexp(1.0, t.bits - 1) - 1 : std::ldexp(1.0, t.bits) - 1;
     if (from.is_float()) {
-        // The largest value of e's type not above hi (2^31 - 1 is no float32).
-        double top = hi;
-        if (from.bits == 32 && (double)(float)hi > hi) top = std::nextafter((float)hi, 0.0f);
-        else if (from.bits == 32) top = (float)hi;
+        // The largest value of e's type below hi + 1, a power of two (2^31 - 1
+        // is no float32, 2^63 - 1 no float64): 2147483520 for int32 from float32.
+        const double end = hi + 1;
+        const double top = from.bits == 32 ? (double)std::nextafter((float)end, 0.0f) : std::nextafter(end, 0.0);
         return Cast::make(t, Max::make(Min::make(e, make_const(from, top)), make_const(from, lo)));
     }
     const double from_lo = from.is_int() ? -std::ldexp(1.0, from.bits - 1) : 0.0;

@@ -71,5 +71,10 @@ TEST_CASE("saturating_cast: float to int at the ends of the range", "[bitwise][s
     const double want32[] = {2147483520.0, -2147483648.0, 2147483520.0, 255, 0};
     const double want8[] = {255, 0, 255, 255, 0};
     kt::realize_and_check<int>(i32, {{5, 1, 0, 0}}, [&](int px, int) { return want32[px]; });
+    // From float64 to int64: 2^63 - 1 is no double either; the largest below 2^63 is 2^63 - 1024.
+    Func i64("i64");
+    i64(x, y) = cast<int>(saturating_cast<int64_t>(cast<double>(p(x)) * 1e10) >> 40);
+    const double want64[] = {8388607, -8388608, 8388607, 2, -1};
+    kt::realize_and_check<int>(i64, {{5, 1, 0, 0}}, [&](int px, int) { return want64[px]; });
     kt::realize_and_check<int>(u8, {{5, 1, 0, 0}}, [&](int px, int) { return want8[px]; });
 }
