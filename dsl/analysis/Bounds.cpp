@@ -34,7 +34,7 @@ protected:
 
     void type_range(Type t) {
         if (t.is_bool()) result = Interval(make_zero(t), make_one(t));
-        else if (!t.is_float() && t.bits <= 16) result = Interval(type_min(t), type_max(t));
+        else if (!t.is_float() && t.bits() <= 16) result = Interval(type_min(t), type_max(t));
         else result = Interval();
     }
     void visit(const IntImm *op) override { result = Interval::point(Expr(op)); }
@@ -50,22 +50,22 @@ protected:
         if (fixed(op)) return;
         Interval v = of(op->value);
         Type from = op->value.type(), to = op->type;
-        bool monotonic_safe = to.can_represent(from) || (from.is_float() && !to.is_float() && to.bits >= 32) ||
-                              (from.is_int() && to.is_int() && to.bits >= from.bits);
+        bool monotonic_safe = to.can_represent(from) || (from.is_float() && !to.is_float() && to.bits() >= 32) ||
+                              (from.is_int() && to.is_int() && to.bits() >= from.bits());
         // Index values are assumed to fit in 31 bits (as for int32 overflow):
         // uint32 -> int32 keeps them, and int32 -> uint32 does when they are
         // provably non-negative (abs(x), max(x, 0), ...).
-        if (from.is_uint() && to.is_int() && from.bits >= 32 && to.bits >= 32) monotonic_safe = true;
-        if (from.is_int() && to.is_uint() && to.bits >= from.bits && from.bits >= 32 && non_negative(v.min))
+        if (from.is_uint() && to.is_int() && from.bits() >= 32 && to.bits() >= 32) monotonic_safe = true;
+        if (from.is_int() && to.is_uint() && to.bits() >= from.bits() && from.bits() >= 32 && non_negative(v.min))
             monotonic_safe = true;
         if (!monotonic_safe) {
             // Still exact when both ends are constants the new type holds.
             const int64_t *lo = as_const_int(v.min), *hi = as_const_int(v.max);
             type_range(to);
             Interval range = result;
-            if (lo && hi && !to.is_float() && to.bits < 64 && *lo <= *hi) {
-                int64_t tmin = to.is_int() ? -((int64_t)1 << (to.bits - 1)) : 0;
-                int64_t tmax = to.is_int() ? ((int64_t)1 << (to.bits - 1)) - 1 : (((int64_t)1 << to.bits) - 1);
+            if (lo && hi && !to.is_float() && to.bits() < 64 && *lo <= *hi) {
+                int64_t tmin = to.is_int() ? -((int64_t)1 << (to.bits() - 1)) : 0;
+                int64_t tmax = to.is_int() ? ((int64_t)1 << (to.bits() - 1)) - 1 : (((int64_t)1 << to.bits()) - 1);
                 if (*lo >= tmin && *hi <= tmax) result = Interval(make_const(to, *lo), make_const(to, *hi));
             } else {
                 result = range;
@@ -83,7 +83,7 @@ protected:
     }
     // Narrow and unsigned integers wrap around, so their sums and products
     // are only known to lie in the type's range.
-    bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits >= 32); }
+    bool wraps(Type t) const { return !t.is_float() && !(t.is_int() && t.bits() >= 32); }
     // int32 arithmetic is assumed not to overflow, but an interval of
     // constants may still reach past int32 where the expression is never
     // evaluated (the untaken side of a select): folding those ends would

@@ -41,7 +41,7 @@ Monotonic scaled(Monotonic m, const Expr &c) {
 
 Monotonic monotonic(const Expr &e, const std::string &v) {
     if (!expr_uses_var(e, v)) return Monotonic::Constant;
-    if (!e.type().is_int() || e.type().bits < 32 || !e.type().is_scalar()) return Monotonic::Unknown;
+    if (!e.type().is_int() || e.type().bits() < 32 || !e.type().is_scalar()) return Monotonic::Unknown;
     if (const auto *var = e.as<Variable>()) return var->name == v ? Monotonic::Increasing : Monotonic::Constant;
     if (const auto *a = e.as<Add>()) return both(monotonic(a->a, v), monotonic(a->b, v));
     if (const auto *s = e.as<Sub>()) return both(monotonic(s->a, v), flip(monotonic(s->b, v)));

@@ -127,11 +127,11 @@ std::string scalar_c_type(Type t) {
     internal_assert(t.is_scalar()) << "scalar_c_type of " << t.to_string();
     if (t.is_bool()) return "bool";
     if (t.is_float()) {
-        internal_assert(t.bits == 32 || t.bits == 64) << "no C type for " << t.to_string();
-        return t.bits == 32 ? "float" : "double";
+        internal_assert(t.bits() == 32 || t.bits() == 64) << "no C type for " << t.to_string();
+        return t.bits() == 32 ? "float" : "double";
     }
-    internal_assert(t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64) << "no C type for " << t.to_string();
-    return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits) + "_t";
+    internal_assert(t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64) << "no C type for " << t.to_string();
+    return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits()) + "_t";
 }
 
 // The power of two k if e is the constant 2^k (or a broadcast of it).
@@ -223,12 +223,12 @@ private:
     std::string mask_type(int bits, int lanes) { return vector_type(TypeCode::Int, bits, lanes); }
     std::string c_type(Type t) {
         internal_assert(!(t.is_bool() && t.is_vector())) << "bool vectors are masks";
-        return t.is_scalar() ? scalar_c_type(t) : vector_type(t.code, t.bits, t.lanes);
+        return t.is_scalar() ? scalar_c_type(t) : vector_type(t.code(), t.bits(), t.lanes());
     }
     // The C type of e's value, masks included.
     std::string c_type_of(const Expr &e) {
         Type t = e.type();
-        if (t.is_bool() && t.is_vector()) return mask_type(mask_bits_or_default(e), t.lanes);
+        if (t.is_bool() && t.is_vector()) return mask_type(mask_bits_or_default(e), t.lanes());
         return c_type(t);
     }
     // "<V>" or "<V, N>" when V is padded past N lanes.
@@ -278,7 +278,7 @@ int CodeGen_C::mask_bits(const Expr &e) {
         return it == mask_bits_of.end() ? 32 : it->second;
     }
 #define KILN_CMP_CASE(N) \
-    if (const N *op = e.as<N>()) return op->a.type().is_bool() ? common_mask_bits(op->a, op->b) : op->a.type().bits;
+    if (const N *op = e.as<N>()) return op->a.type().is_bool() ? common_mask_bits(op->a, op->b) : op->a.type().bits();
     KILN_CMP_CASE(EQ) KILN_CMP_CASE(NE) KILN_CMP_CASE(LT) KILN_CMP_CASE(LE) KILN_CMP_CASE(GT) KILN_CMP_CASE(GE)
 #undef KILN_CMP_CASE
     if (const And *op = e.as<And>()) return common_mask_bits(op->a, op->b);
@@ -287,7 +287,7 @@ int CodeGen_C::mask_bits(const Expr &e) {
     if (const Max *op = e.as<Max>()) return common_mask_bits(op->a, op->b);
     if (const Not *op = e.as<Not>()) return mask_bits(op->a);
     if (const Select *op = e.as<Select>()) return common_mask_bits(op->true_value, op->false_value);
-    if (const Cast *op = e.as<Cast>()) return op->value.type().is_bool() ? mask_bits(op->value) : op->value.type().bits;
+    if (const Cast *op = e.as<Cast>()) return op->value.type().is_bool() ? mask_bits(op->value) : op->value.type().bits();
     if (e.as<Broadcast>()) return 0;
     if (e.as<Load>()) return 8;
     if (const Let *op = e.as<Let>()) {
@@ -311,16 +311,16 @@ std::string CodeGen_C::mask(const Expr &e, int bits) {
         wanted_mask_bits = saved;
         return s;
     }
-    return "__builtin_convertvector(" + print(e) + ", " + mask_type(bits, e.type().lanes) + ")";
+    return "__builtin_convertvector(" + print(e) + ", " + mask_type(bits, e.type().lanes()) + ")";
 }
 
 // ---- Expressions ----
 
 void CodeGen_C::visit(const IntImm *op) {
     int64_t v = op->value;
-    if (op->type.bits == 64) {
+    if (op->type.bits() == 64) {
         result = v == INT64_MIN ? "INT64_MIN" : "INT64_C(" + std::to_string(v) + ")";
-    } else if (op->type.bits == 32) {
+    } else if (op->type.bits() == 32) {
         result = v == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(v);
     } else {
         result = "(" + scalar_c_type(op->type) + ")" + std::to_string(v);
@@ -329,12 +329,12 @@ void CodeGen_C::visit(const IntImm *op) {
 void CodeGen_C::visit(const UIntImm *op) {
     uint64_t v = op->value;
     if (op->type.is_bool()) result = v ? "true" : "false";
-    else if (op->type.bits == 64) result = "UINT64_C(" + std::to_string(v) + ")";
-    else if (op->type.bits == 32) result = std::to_string(v) + "u";
+    else if (op->type.bits() == 64) result = "UINT64_C(" + std::to_string(v) + ")";
+    else if (op->type.bits() == 32) result = std::to_string(v) + "u";
     else result = "(" + scalar_c_type(op->type) + ")" + std::to_string(v);
 }
 void CodeGen_C::visit(const FloatImm *op) {
-    bool f32 = op->type.bits == 32;
+    bool f32 = op->type.bits() == 32;
     const char *suffix = f32 ? "f" : "";
     if (std::isnan(op->value)) {
         result = f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
@@ -370,12 +370,12 @@ void CodeGen_C::visit(const Variable *op) { result = names.get(op->name); }
 // promoted, so they are added, subtracted and multiplied as unsigned lanes.
 std::string CodeGen_C::arith(Type t, const std::string &a, const char *op, const std::string &b) {
     bool wraps = std::strcmp(op, "+") == 0 || std::strcmp(op, "-") == 0 || std::strcmp(op, "*") == 0;
-    if (wraps && t.is_vector() && t.is_int() && t.bits < 32) {
-        std::string u = "(" + vector_type(TypeCode::UInt, t.bits, t.lanes) + ")";
+    if (wraps && t.is_vector() && t.is_int() && t.bits() < 32) {
+        std::string u = "(" + vector_type(TypeCode::UInt, t.bits(), t.lanes()) + ")";
         return "(" + c_type(t) + ")(" + u + paren(a) + " " + op + " " + u + paren(b) + ")";
     }
     std::string s = "(" + a + " " + op + " " + b + ")";
-    if (t.is_scalar() && !t.is_float() && t.bits < 32) s = "(" + scalar_c_type(t) + ")" + s;
+    if (t.is_scalar() && !t.is_float() && t.bits() < 32) s = "(" + scalar_c_type(t) + ")" + s;
     return s;
 }
 void CodeGen_C::visit(const Add *op) { result = arith(op->type, print(op->a), "+", print(op->b)); }
@@ -445,7 +445,7 @@ void CodeGen_C::visit(const Select *op) {
         result = "(" + cond + " ? " + mask(op->true_value, bits) + " : " + mask(op->false_value, bits) + ")";
         return;
     }
-    if (cond.empty()) cond = mask(op->condition, t.bits);
+    if (cond.empty()) cond = mask(op->condition, t.bits());
     result = "(" + cond + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
 }
 
@@ -455,18 +455,18 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
     std::string buf = names.get(name);
     if (t.is_scalar()) return buf + "[" + unparen(print(index)) + "]";
     bool is_bool = t.is_bool();
-    std::string v = is_bool ? vector_type(TypeCode::UInt, 8, t.lanes) : c_type(t);
+    std::string v = is_bool ? vector_type(TypeCode::UInt, 8, t.lanes()) : c_type(t);
     std::string s;
     const Ramp *ramp = index.as<Ramp>();
-    if (slot_lanes.count(name)) return buf + "[" + std::to_string(*as_const_int(ramp->base) / t.lanes) + "]";
+    if (slot_lanes.count(name)) return buf + "[" + std::to_string(*as_const_int(ramp->base) / t.lanes()) + "]";
     if (const Broadcast *b = index.as<Broadcast>()) {
         std::string scalar = buf + "[" + unparen(print(b->value)) + "]";
-        if (is_bool) return "kiln_broadcast<" + mask_type(8, t.lanes) + ">(" + scalar + " ? -1 : 0)";
+        if (is_bool) return "kiln_broadcast<" + mask_type(8, t.lanes()) + ">(" + scalar + " ? -1 : 0)";
         return "kiln_broadcast<" + v + ">(" + scalar + ")";
     } else if (ramp && is_one(ramp->stride)) {
-        s = "kiln_load" + type_args(v, t.lanes) + "(" + buf + " + " + print(ramp->base) + ")";
+        s = "kiln_load" + type_args(v, t.lanes()) + "(" + buf + " + " + print(ramp->base) + ")";
     } else {
-        s = "kiln_gather" + type_args(v, t.lanes) + "(" + buf + ", " + unparen(print(index)) + ")";
+        s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + ", " + unparen(print(index)) + ")";
     }
     return is_bool ? "(" + s + " != 0)" : s;
 }
@@ -510,7 +510,7 @@ void CodeGen_C::visit(const Call *op) {
     internal_assert(op->type.is_float()) << op->name << " of " << op->type.to_string();
     // float32 exp, log and tanh are the prologue's own, for scalars too, so
     // that a vector body and its scalar tail give the same bits.
-    const bool own = op->type.bits == 32 && (op->name == "exp" || op->name == "log" || op->name == "tanh");
+    const bool own = op->type.bits() == 32 && (op->name == "exp" || op->name == "log" || op->name == "tanh");
     result = call(op->type.is_scalar() && !own ? std::string("kiln_libm_") + fn : "kiln_" + op->name, op->args);
 }
 
@@ -607,22 +607,22 @@ void CodeGen_C::visit(const Store *op) {
     std::string buf = names.get(op->name);
     Type t = op->value.type();
     if (target.has(Target::Trace))
-        line() << "kiln_trace_store(\"" << escape(op->name, false) << "\", " << t.lanes << ");\n";
+        line() << "kiln_trace_store(\"" << escape(op->name, false) << "\", " << t.lanes() << ");\n";
     if (t.is_scalar()) {
         line() << buf << "[" << unparen(print(op->index)) << "] = " << unparen(print(op->value)) << ";\n";
         return;
     }
     std::string value = t.is_bool() ? "__builtin_convertvector(" + mask(op->value, 8) + " & 1, " +
-                                          vector_type(TypeCode::UInt, 8, t.lanes) + ")"
+                                          vector_type(TypeCode::UInt, 8, t.lanes()) + ")"
                                     : unparen(print(op->value));
     const Ramp *ramp = op->index.as<Ramp>();
     if (slot_lanes.count(op->name)) {
-        line() << buf << "[" << *as_const_int(ramp->base) / t.lanes << "] = " << value << ";\n";
+        line() << buf << "[" << *as_const_int(ramp->base) / t.lanes() << "] = " << value << ";\n";
     } else if (ramp && is_one(ramp->stride)) {
-        line() << "kiln_store" << count_args(t.lanes) << "(" << buf << " + " << print(ramp->base) << ", "
+        line() << "kiln_store" << count_args(t.lanes()) << "(" << buf << " + " << print(ramp->base) << ", "
                << value << ");\n";
     } else {
-        line() << "kiln_scatter" << count_args(t.lanes) << "(" << buf << ", "
+        line() << "kiln_scatter" << count_args(t.lanes()) << "(" << buf << ", "
                << unparen(print(op->index)) << ", " << value << ");\n";
     }
 }
@@ -642,7 +642,7 @@ void CodeGen_C::visit(const Allocate *op) {
         // Whole vectors at constant offsets only: an array of vectors, whose
         // slots g++ keeps in registers (VectorSlots.h).
         Type t = op->type.element_of();
-        line() << "alignas(64) " << vector_type(t.code, t.bits, lanes) << " " << name << "["
+        line() << "alignas(64) " << vector_type(t.code(), t.bits(), lanes) << " " << name << "["
                << *as_const_int(op->size) / lanes << "];\n";
         slot_lanes[op->name] = lanes;
     } else if (allocation_on_stack(op)) {
@@ -729,7 +729,7 @@ void CodeGen_C::emit_signature_and_checks() {
         std::string host = names.get(a.name), type = scalar_c_type(a.type.element_of());
         std::string ptr = (a.is_output ? "" : "const ") + type + " *";
         line() << "if (int err = kiln_check_buffer(" << buf << ", \"" << func.name << "\", " << quoted(a.name)
-               << ", " << halide_type_code_name(a.type.code) << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
+               << ", " << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
         line() << ptr << host << " = (" << ptr << ")" << buf << "->host;\n";
         for (int d = 0; d < a.dimensions; d++) {
             for (const char *field : {"min", "extent", "stride"}) {
@@ -808,8 +808,8 @@ std::string assert_error_call(const std::string &kernel, const std::vector<Expr>
         }
         Type t = part.type();
         internal_assert(t.is_scalar()) << "vector in an assert message";
-        const char *spec = t.is_float() ? "%g" : t.bits == 64 ? (t.is_uint() ? "%llu" : "%lld") : t.is_uint() && !t.is_bool() ? "%u" : "%d";
-        const char *cast = t.is_float() ? "(double)" : t.bits == 64 ? (t.is_uint() ? "(unsigned long long)" : "(long long)") : t.is_uint() && !t.is_bool() ? "(unsigned)" : "(int)";
+        const char *spec = t.is_float() ? "%g" : t.bits() == 64 ? (t.is_uint() ? "%llu" : "%lld") : t.is_uint() && !t.is_bool() ? "%u" : "%d";
+        const char *cast = t.is_float() ? "(double)" : t.bits() == 64 ? (t.is_uint() ? "(unsigned long long)" : "(long long)") : t.is_uint() && !t.is_bool() ? "(unsigned)" : "(int)";
         format += spec;
         args += std::string(", ") + cast + print(part);
     }

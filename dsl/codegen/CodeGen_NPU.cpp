@@ -50,9 +50,9 @@ std::string describe(const NpuBuffer &b) {
 }
 
 std::string c_type(const Type &t) {
-    if (t.is_float()) return t.bits == 64 ? "double" : "float";
+    if (t.is_float()) return t.bits() == 64 ? "double" : "float";
     if (t.is_bool()) return "bool";
-    return std::string(t.is_uint() ? "uint" : "int") + std::to_string(t.bits) + "_t";
+    return std::string(t.is_uint() ? "uint" : "int") + std::to_string(t.bits()) + "_t";
 }
 
 std::string c_name(const std::string &ir) { return npu_c_name(ir); }
@@ -135,7 +135,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
             << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers, so convert it to "
                    "float32 on the host or leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
-          << halide_type_code_name(a.type.code) << ", " << (int)a.type.bits << ", " << a.dimensions << ")) return err;\n";
+          << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
     }
     s << "    try {\n"
       << "        const char *machine_file = std::getenv(\"KILN_NPU_MACHINE\");\n"

@@ -24,11 +24,11 @@ private:
         const Ramp *ramp = index.as<Ramp>();
         const int64_t *base = ramp ? as_const_int(ramp->base) : nullptr;
         if (t.is_scalar() || t.is_bool() || !ramp || !is_one(ramp->stride) || !base ||
-            (lanes != 0 && lanes != t.lanes) || *base % t.lanes != 0) {
+            (lanes != 0 && lanes != t.lanes()) || *base % t.lanes() != 0) {
             ok = false;
             return;
         }
-        lanes = t.lanes;
+        lanes = t.lanes();
     }
     void visit(const Load *op) override {
         if (op->name == name) access(op->type, op->index);

@@ -25,8 +25,8 @@ std::string c_type(const Argument &a) {
     if (a.is_buffer) return "struct halide_buffer_t *";
     const Type &t = a.type;
     if (t.is_bool()) return "bool ";
-    if (t.is_float()) return t.bits == 64 ? "double " : "float ";
-    return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits) + "_t ";
+    if (t.is_float()) return t.bits() == 64 ? "double " : "float ";
+    return (t.is_uint() ? "uint" : "int") + std::to_string(t.bits()) + "_t ";
 }
 
 std::string describe(const Argument &a) {

@@ -302,8 +302,8 @@ protected:
     void visit(const Store *op) override {
         ExprText i = render(op->index, pal), v = render(op->value, pal);
         std::string c = pal.cls(op->name), lanes;
-        if (op->value.type().lanes > 1)
-            lanes = "<span class=\"kind k-vec\">&times;" + std::to_string(op->value.type().lanes) + "</span>";
+        if (op->value.type().lanes() > 1)
+            lanes = "<span class=\"kind k-vec\">&times;" + std::to_string(op->value.type().lanes()) + "</span>";
         line("st " + c,
              lanes + "<span class=\"ld " + c + "\"><b>" + escape(op->name) + "</b>[" + i.html + "]</span> = " + v.html,
              op->name + "[" + i.text + "] = " + v.text);

@@ -87,7 +87,7 @@ void check_signature(const Pipeline &p, const std::vector<Argument> &args) {
 // The C++ element type of a Buffer holding t, for messages.
 std::string c_type_name(const Type &t) {
     if (t.is_bool()) return "bool";
-    if (t.is_float()) return t.bits == 32 ? "float" : t.bits == 64 ? "double" : t.to_string();
+    if (t.is_float()) return t.bits() == 32 ? "float" : t.bits() == 64 ? "double" : t.to_string();
     return t.to_string() + "_t";
 }
 

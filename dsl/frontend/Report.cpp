@@ -36,7 +36,7 @@ int64_t scalar_value(const ParameterContents &p) {
     const Type &t = p.type;
     uint64_t bits = p.scalar_bits;
     if (t.is_float()) {
-        if (t.bits == 32) {
+        if (t.bits() == 32) {
             float f;
             std::memcpy(&f, &bits, 4);
             return (int64_t)f;
@@ -45,8 +45,8 @@ int64_t scalar_value(const ParameterContents &p) {
         std::memcpy(&d, &bits, 8);
         return (int64_t)d;
     }
-    if (t.is_uint()) return t.bits >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits) - 1));
-    int sh = 64 - t.bits;
+    if (t.is_uint()) return t.bits() >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits()) - 1));
+    int sh = 64 - t.bits();
     return (int64_t)(bits << sh) >> sh;
 }
 

@@ -12,31 +12,31 @@ template<typename T>
 Stmt mks(std::shared_ptr<T> n) {
     return Stmt(std::shared_ptr<const BaseStmtNode>(std::move(n)));
 }
-Type bool_of(const Expr &a) { return Bool(a.type().lanes); }
+Type bool_of(const Expr &a) { return Bool(a.type().lanes()); }
 }  // namespace
 
 Expr IntImm::make(Type t, int64_t v) {
     internal_assert(t.is_int() && t.is_scalar()) << "IntImm of type " << t.to_string();
-    if (t.bits < 64) {
-        int sh = 64 - t.bits;
+    if (t.bits() < 64) {
+        int sh = 64 - t.bits();
         v = (int64_t)((uint64_t)v << sh) >> sh;  // wrap to width
     }
     return mk<IntImm>(t, v);
 }
 Expr UIntImm::make(Type t, uint64_t v) {
     internal_assert(t.is_uint() && t.is_scalar()) << "UIntImm of type " << t.to_string();
-    if (t.bits < 64) v &= ((uint64_t)1 << t.bits) - 1;
+    if (t.bits() < 64) v &= ((uint64_t)1 << t.bits()) - 1;
     return mk<UIntImm>(t, v);
 }
 Expr FloatImm::make(Type t, double v) {
     internal_assert(t.is_float() && t.is_scalar()) << "FloatImm of type " << t.to_string();
-    if (t.bits == 32) v = (double)(float)v;
+    if (t.bits() == 32) v = (double)(float)v;
     return mk<FloatImm>(t, v);
 }
 Expr StringImm::make(const std::string &v) { return mk<StringImm>(v); }
 Expr Cast::make(Type t, Expr v) {
     internal_assert(v.defined()) << "Cast of undefined";
-    internal_assert(t.lanes == v.type().lanes) << "Cast changes lanes";
+    internal_assert(t.lanes() == v.type().lanes()) << "Cast changes lanes";
     return mk<Cast>(t, std::move(v));
 }
 Expr Variable::make(Type t, const std::string &name, std::shared_ptr<ParameterContents> p,
@@ -65,7 +65,7 @@ KILN_BINARY(GT, bool_of(a)) KILN_BINARY(GE, bool_of(a))
     Expr N::make(Expr a, Expr b) {                                                     \
         internal_assert(a.defined() && b.defined()) << #N " of undefined";            \
         internal_assert(a.type().is_bool() && b.type().is_bool()) << #N " of non-bool"; \
-        internal_assert(a.type().lanes == b.type().lanes) << #N " lane mismatch";      \
+        internal_assert(a.type().lanes() == b.type().lanes()) << #N " lane mismatch";      \
         Type t = a.type();                                                             \
         return mk<N>(t, std::move(a), std::move(b));                                   \
     }
@@ -81,13 +81,13 @@ Expr Select::make(Expr c, Expr t, Expr f) {
     internal_assert(c.defined() && t.defined() && f.defined()) << "Select of undefined";
     internal_assert(c.type().is_bool()) << "Select condition must be bool";
     internal_assert(t.type() == f.type()) << "Select of mismatched types";
-    internal_assert(c.type().lanes == 1 || c.type().lanes == t.type().lanes) << "Select lane mismatch";
+    internal_assert(c.type().lanes() == 1 || c.type().lanes() == t.type().lanes()) << "Select lane mismatch";
     Type ty = t.type();
     return mk<Select>(ty, std::move(c), std::move(t), std::move(f));
 }
 Expr Load::make(Type t, const std::string &name, Expr index) {
     internal_assert(index.defined() && index.type().element_of() == Int(32)) << "Load index must be int32";
-    internal_assert(t.lanes == index.type().lanes) << "Load lanes mismatch";
+    internal_assert(t.lanes() == index.type().lanes()) << "Load lanes mismatch";
     return mk<Load>(t, name, std::move(index));
 }
 Expr Ramp::make(Expr base, Expr stride, int lanes) {
@@ -155,7 +155,7 @@ Stmt For::make(const std::string &name, Expr min, Expr extent, ForType t, Stmt b
 }
 Stmt Store::make(const std::string &name, Expr value, Expr index) {
     internal_assert(value.defined() && index.defined()) << "Store of undefined";
-    internal_assert(value.type().lanes == index.type().lanes) << "Store lanes mismatch";
+    internal_assert(value.type().lanes() == index.type().lanes()) << "Store lanes mismatch";
     auto n = std::make_shared<Store>();
     n->name = name;
     n->value = std::move(value);

@@ -19,30 +19,32 @@ Expr make_const(Type t, int64_t v) {
     if (t.is_int()) e = IntImm::make(t.element_of(), v);
     else if (t.is_uint()) e = UIntImm::make(t.element_of(), (uint64_t)v);
     else e = FloatImm::make(t.element_of(), (double)v);
-    return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+    return t.is_vector() ? Broadcast::make(e, t.lanes()) : e;
 }
 Expr make_const(Type t, double v) {
     if (!t.is_float()) return make_const(t, (int64_t)v);
     Expr e = FloatImm::make(t.element_of(), v);
-    return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+    return t.is_vector() ? Broadcast::make(e, t.lanes()) : e;
 }
 Expr make_zero(Type t) { return make_const(t, (int64_t)0); }
 Expr make_one(Type t) { return make_const(t, (int64_t)1); }
 Expr make_bool(bool b, int lanes) { return make_const(Bool(lanes), (int64_t)(b ? 1 : 0)); }
 
 Expr type_max(Type t) {
-    if (t.is_int()) return make_const(t, (int64_t)((((uint64_t)1) << (t.bits - 1)) - 1));
+    if (t.is_int()) return make_const(t, (int64_t)((((uint64_t)1) << (t.bits() - 1)) - 1));
     if (t.is_uint()) {
-        Expr e = UIntImm::make(t.element_of(), t.bits == 64 ? ~(uint64_t)0 : (((uint64_t)1) << t.bits) - 1);
-        return t.is_vector() ? Broadcast::make(e, t.lanes) : e;
+        Expr e = UIntImm::make(t.element_of(), t.bits() == 64 ? ~(uint64_t)0 : (((uint64_t)1) << t.bits()) - 1);
+        return t.is_vector() ? Broadcast::make(e, t.lanes()) : e;
     }
-    return make_const(t, t.bits == 32 ? (double)HUGE_VALF : HUGE_VAL);
+    return make_const(t, t.bits() == 32 ? (double)HUGE_VALF : HUGE_VAL);
 }
 Expr type_min(Type t) {
-    if (t.is_int()) return make_const(t, t.bits == 64 ? INT64_MIN : -((int64_t)1 << (t.bits - 1)));
+    if (t.is_int()) return make_const(t, t.bits() == 64 ? INT64_MIN : -((int64_t)1 << (t.bits() - 1)));
     if (t.is_uint()) return make_zero(t);
-    return make_const(t, t.bits == 32 ? -(double)HUGE_VALF : -HUGE_VAL);
+    return make_const(t, t.bits() == 32 ? -(double)HUGE_VALF : -HUGE_VAL);
 }
+Expr Type::max() const { return type_max(*this); }
+Expr Type::min() const { return type_min(*this); }
 
 const int64_t *as_const_int(const Expr &e) {
     if (!e.defined()) return nullptr;
@@ -81,24 +83,24 @@ void match_types(Expr &a, Expr &b, const char *op) {
     check_defined(b, op);
     Type ta = a.type(), tb = b.type();
     if (ta == tb) return;
-    user_assert(ta.lanes == tb.lanes) << "Operands of '" << op << "' have different lane counts";
+    user_assert(ta.lanes() == tb.lanes()) << "Operands of '" << op << "' have different lane counts";
     if (ta.is_float() && !tb.is_float()) {
         b = cast(ta, b);
     } else if (tb.is_float() && !ta.is_float()) {
         a = cast(tb, a);
     } else if (ta.is_float() && tb.is_float()) {
-        if (ta.bits > tb.bits) b = cast(ta, b);
+        if (ta.bits() > tb.bits()) b = cast(ta, b);
         else a = cast(tb, a);
     } else if (ta.is_bool() && !tb.is_bool()) {
         a = cast(tb, a);
     } else if (tb.is_bool() && !ta.is_bool()) {
         b = cast(ta, b);
-    } else if (ta.code == tb.code) {
-        if (ta.bits > tb.bits) b = cast(ta, b);
+    } else if (ta.code() == tb.code()) {
+        if (ta.bits() > tb.bits()) b = cast(ta, b);
         else a = cast(tb, a);
     } else {
         // Mixed signedness: signed of the larger width.
-        Type t = Int(std::max(ta.bits, tb.bits), ta.lanes);
+        Type t = Int(std::max(ta.bits(), tb.bits()), ta.lanes());
         a = cast(t, a);
         b = cast(t, b);
     }
@@ -113,9 +115,9 @@ Expr literal_like(const Expr &e, int v, const char *op) {
         user_assert(v >= 0) << "Integer literal " << v << " used with an expression of unsigned type "
                             << t.to_string() << "; cast one side explicitly.";
     }
-    if (t.bits < 32) {
-        int64_t lo = t.is_int() ? -((int64_t)1 << (t.bits - 1)) : 0;
-        int64_t hi = t.is_int() ? ((int64_t)1 << (t.bits - 1)) - 1 : ((int64_t)1 << t.bits) - 1;
+    if (t.bits() < 32) {
+        int64_t lo = t.is_int() ? -((int64_t)1 << (t.bits() - 1)) : 0;
+        int64_t hi = t.is_int() ? ((int64_t)1 << (t.bits() - 1)) - 1 : ((int64_t)1 << t.bits()) - 1;
         user_assert(v >= lo && v <= hi) << "Integer literal " << v << " does not fit in type " << t.to_string()
                                         << " of the other operand of '" << op << "'; cast one side explicitly.";
     }
@@ -131,7 +133,7 @@ Expr literal_like(const Expr &e, double v, const char *op) {
 // A bool next to an int literal is compared or combined as an int32 (0 or 1).
 Expr int_if_bool(const Expr &e, const char *op) {
     check_defined(e, op);
-    return e.type().is_bool() ? Cast::make(Int(32, e.type().lanes), e) : e;
+    return e.type().is_bool() ? Cast::make(Int(32, e.type().lanes()), e) : e;
 }
 
 
@@ -157,7 +159,7 @@ Expr int_if_bool(const Expr &e, const char *op) {
 
 // Bool operands of arithmetic become int32 first.
 static Expr arith_operand(Expr e) {
-    if (e.defined() && e.type().is_bool()) return Cast::make(Int(32, e.type().lanes), e);
+    if (e.defined() && e.type().is_bool()) return Cast::make(Int(32, e.type().lanes()), e);
     return e;
 }
 namespace internal {
@@ -233,14 +235,14 @@ Expr abs(Expr a) {
         // Negated in the unsigned type, where it wraps: 0 - a in int32 would
         // overflow (undefined, IR.h) for the most negative value, whose abs
         // the unsigned result holds.
-        Expr u = Cast::make(UInt(t.bits, t.lanes), a);
+        Expr u = Cast::make(UInt(t.bits(), t.lanes()), a);
         return Select::make(LT::make(a, make_zero(t)), Sub::make(make_zero(u.type()), u), u);
     }
     return Select::make(LT::make(a, make_zero(t)), Sub::make(make_zero(t), a), a);
 }
 Expr cast(Type t, Expr a) {
     check_defined(a, "cast");
-    if (a.type().lanes > 1 && t.lanes == 1) t = t.with_lanes(a.type().lanes);
+    if (a.type().lanes() > 1 && t.lanes() == 1) t = t.with_lanes(a.type().lanes());
     if (a.type() == t) return a;
     if (t.is_bool()) return NE::make(a, make_zero(a.type()));
     return Cast::make(t, a);
@@ -251,7 +253,7 @@ Expr absd(Expr a, Expr b) {
     Type t = a.type();
     if (t.is_float()) return Select::make(LT::make(a, b), Sub::make(b, a), Sub::make(a, b));
     // In the unsigned type of the same width, where the difference always fits.
-    Type u = t.is_bool() ? t : UInt(t.bits, t.lanes);
+    Type u = t.is_bool() ? t : UInt(t.bits(), t.lanes());
     Expr ua = cast(u, a), ub = cast(u, b);
     return Select::make(LT::make(a, b), Sub::make(ub, ua), Sub::make(ua, ub));
 }
@@ -276,20 +278,20 @@ Expr mux(Expr id, const std::vector<Expr> &values) {
 Expr saturating_cast(Type t, Expr e) {
     check_defined(e, "saturating_cast");
     Type from = e.type();
-    t = t.with_lanes(from.lanes);
+    t = t.with_lanes(from.lanes());
     if (t.is_float() || from.is_bool() || t.is_bool()) return cast(t, e);
     // The ends of t's range that e's type can go past, as values of e's type.
-    const double lo = t.is_int() ? -std::ldexp(1.0, t.bits - 1) : 0.0;
-    const double hi = t.is_int() ? std::ldexp(1.0, t.bits - 1) - 1 : std::ldexp(1.0, t.bits) - 1;
+    const double lo = t.is_int() ? -std::ldexp(1.0, t.bits() - 1) : 0.0;
+    const double hi = t.is_int() ? std::ldexp(1.0, t.bits() - 1) - 1 : std::ldexp(1.0, t.bits()) - 1;
     if (from.is_float()) {
         // The largest value of e's type below hi + 1, a power of two (2^31 - 1
         // is no float32, 2^63 - 1 no float64): 2147483520 for int32 from float32.
         const double end = hi + 1;
-        const double top = from.bits == 32 ? (double)std::nextafter((float)end, 0.0f) : std::nextafter(end, 0.0);
+        const double top = from.bits() == 32 ? (double)std::nextafter((float)end, 0.0f) : std::nextafter(end, 0.0);
         return Cast::make(t, Max::make(Min::make(e, make_const(from, top)), make_const(from, lo)));
     }
-    const double from_lo = from.is_int() ? -std::ldexp(1.0, from.bits - 1) : 0.0;
-    const double from_hi = from.is_int() ? std::ldexp(1.0, from.bits - 1) - 1 : std::ldexp(1.0, from.bits) - 1;
+    const double from_lo = from.is_int() ? -std::ldexp(1.0, from.bits() - 1) : 0.0;
+    const double from_hi = from.is_int() ? std::ldexp(1.0, from.bits() - 1) - 1 : std::ldexp(1.0, from.bits()) - 1;
     if (from_hi > hi) e = Min::make(e, make_const(from, (int64_t)hi));
     if (from_lo < lo) e = Max::make(e, make_const(from, (int64_t)lo));
     return cast(t, e);
@@ -302,35 +304,35 @@ Expr lerp(Expr zero, Expr one, Expr weight) {
     user_assert(w.is_float() || w.is_uint()) << "lerp: the weight " << to_string(weight) << " has type "
                                               << w.to_string() << "; it must be a float or an unsigned integer "
                                               << "(a fixed-point fraction of its type's maximum)";
-    user_assert(t.is_float() || t.bits <= 32) << "lerp of " << t.to_string() << " values: 64-bit integers are not supported";
+    user_assert(t.is_float() || t.bits() <= 32) << "lerp of " << t.to_string() << " values: 64-bit integers are not supported";
     if (t.is_float()) {
-        Expr f = w.is_float() ? cast(t, weight) : cast(t, weight) / make_const(t, std::ldexp(1.0, w.bits) - 1);
+        Expr f = w.is_float() ? cast(t, weight) : cast(t, weight) / make_const(t, std::ldexp(1.0, w.bits()) - 1);
         return zero * (make_one(t) - f) + one * f;
     }
     if (t.is_bool()) {
-        Expr half = w.is_float() ? Expr(cast(w, Expr(0.5f))) : make_const(w, ((int64_t)1 << (w.bits - 1)) - 1);
+        Expr half = w.is_float() ? Expr(cast(w, Expr(0.5f))) : make_const(w, ((int64_t)1 << (w.bits() - 1)) - 1);
         return Select::make(GT::make(weight, half), one, zero);
     }
     // In the unsigned type of the values' width (signed values offset by the
     // type's minimum), the weight scaled to that type's maximum M; then
     // (zero * (M - w) + one * w) / M, rounded, through a type twice as wide.
-    const int bits = t.bits;
-    Type u = UInt(bits, t.lanes), wide = UInt(2 * bits, t.lanes);
+    const int bits = t.bits();
+    Type u = UInt(bits, t.lanes()), wide = UInt(2 * bits, t.lanes());
     Expr bias = t.is_int() ? make_const(u, (int64_t)1 << (bits - 1)) : Expr();
     auto unsigned_of = [&](const Expr &v) { return bias.defined() ? Cast::make(u, v) + bias : cast(u, v); };
     const double top = std::ldexp(1.0, bits) - 1;
     Expr scaled;
     if (w.is_float()) {
-        scaled = Cast::make(u, bits == 32 ? Cast::make(Float(64, t.lanes), weight) * top : weight * (float)top);
-    } else if (w.bits == bits) {
+        scaled = Cast::make(u, bits == 32 ? Cast::make(Float(64, t.lanes()), weight) * top : weight * (float)top);
+    } else if (w.bits() == bits) {
         scaled = weight;
-    } else if (w.bits < bits) {
+    } else if (w.bits() < bits) {
         // 2^n - 1 = (2^m - 1)(2^m + 1)(2^2m + 1)...: repeat the weight's bits.
         scaled = cast(u, weight);
-        for (int have = w.bits; have < bits; have *= 2) scaled = scaled + scaled * make_const(u, (int64_t)1 << have);
+        for (int have = w.bits(); have < bits; have *= 2) scaled = scaled + scaled * make_const(u, (int64_t)1 << have);
     } else {
         // (2^m - 1) / (2^n - 1) is an integer for n dividing m (65535 / 255 = 257).
-        scaled = cast(u, Div::make(weight, make_const(w, (int64_t)(((1ull << w.bits) - 1) / ((1ull << bits) - 1)))));
+        scaled = cast(u, Div::make(weight, make_const(w, (int64_t)(((1ull << w.bits()) - 1) / ((1ull << bits) - 1)))));
     }
     Expr inverse = make_const(u, (int64_t)top) - scaled;
     Expr sum = cast(wide, unsigned_of(zero)) * cast(wide, inverse) + cast(wide, unsigned_of(one)) * cast(wide, scaled);
@@ -373,12 +375,12 @@ Expr shift(Expr a, Expr b, bool left) {
     const char *op = left ? "<<" : ">>";
     bits_operand(a, op);
     bits_operand(b, op);
-    if (a.type().is_bool()) a = cast(Int(32, a.type().lanes), a);
+    if (a.type().is_bool()) a = cast(Int(32, a.type().lanes()), a);
     Type t = a.type();
-    user_assert(b.type().lanes == t.lanes || b.type().is_scalar()) << "Operands of '" << op << "' have different lane counts";
-    b = cast((b.type().is_uint() ? UInt(t.bits) : Int(t.bits)).with_lanes(t.lanes), b);
+    user_assert(b.type().lanes() == t.lanes() || b.type().is_scalar()) << "Operands of '" << op << "' have different lane counts";
+    b = cast((b.type().is_uint() ? UInt(t.bits()) : Int(t.bits())).with_lanes(t.lanes()), b);
     const int64_t *k = as_const_int(b);
-    if (k && *k >= 0 && *k < t.bits && *k < 63) {
+    if (k && *k >= 0 && *k < t.bits() && *k < 63) {
         Expr p = make_const(t, (int64_t)1 << *k);
         return left ? Mul::make(a, p) : Div::make(a, p);
     }
@@ -420,7 +422,7 @@ Expr popcount(Expr x) { return bit_count(x, "popcount"); }
 static Expr float_call(const char *name, std::vector<Expr> args) {
     for (auto &x : args) {
         check_defined(x, name);
-        if (!x.type().is_float()) x = cast(Float(32, x.type().lanes), x);
+        if (!x.type().is_float()) x = cast(Float(32, x.type().lanes()), x);
     }
     if (args.size() == 2 && args[0].type() != args[1].type()) match_types(args[0], args[1], name);
     Type t = args[0].type();

@@ -73,7 +73,7 @@ void IRPrinter::visit(const FloatImm *op) {
     if (std::isinf(op->value)) os << (op->value > 0 ? "inf" : "-inf");
     else if (std::isnan(op->value)) os << "nan";
     else os << std::fixed << std::setprecision(6) << op->value << std::defaultfloat;
-    if (op->type.bits == 32) os << 'f';
+    if (op->type.bits() == 32) os << 'f';
 }
 void IRPrinter::visit(const StringImm *op) { os << '"' << op->value << '"'; }
 void IRPrinter::visit(const Cast *op) {

@@ -158,7 +158,7 @@ Expr IRMutator::visit(const Select *op) {
 Expr IRMutator::visit(const Load *op) {
     Expr i = mutate(op->index);
     if (i.same_as(op->index)) return Expr(op);
-    return Load::make(op->type.with_lanes(i.type().lanes), op->name, i);
+    return Load::make(op->type.with_lanes(i.type().lanes()), op->name, i);
 }
 Expr IRMutator::visit(const Ramp *op) {
     Expr b = mutate(op->base), s = mutate(op->stride);
@@ -182,7 +182,7 @@ Expr IRMutator::visit(const Call *op) {
     std::vector<Expr> args;
     if (!mutate_all(op->args, args)) return Expr(op);
     Type t = op->type;
-    if (op->call_type == Call::PureExtern && !args.empty()) t = op->type.with_lanes(args[0].type().lanes);
+    if (op->call_type == Call::PureExtern && !args.empty()) t = op->type.with_lanes(args[0].type().lanes());
     return Call::make(t, op->name, args, op->call_type, op->func, op->param, op->value_index);
 }
 Expr IRMutator::visit(const Let *op) {

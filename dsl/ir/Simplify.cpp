@@ -155,9 +155,9 @@ bool Simplifier::const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth
         return true;
     }
     if (const auto *c = e.as<Cast>()) {
-        if (e.type().is_int() && e.type().bits >= 32 && c->value.type().is_int() && c->value.type().bits <= e.type().bits)
+        if (e.type().is_int() && e.type().bits() >= 32 && c->value.type().is_int() && c->value.type().bits() <= e.type().bits())
             return const_bounds(c->value, lo, hi, depth + 1);
-        if (c->value.type().is_bool() || (c->value.type().is_uint() && c->value.type().bits < e.type().bits)) {
+        if (c->value.type().is_bool() || (c->value.type().is_uint() && c->value.type().bits() < e.type().bits())) {
             if (const_bounds(c->value, lo, hi, depth + 1)) return true;
         }
     }
@@ -166,9 +166,9 @@ bool Simplifier::const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth
         hi = 1;
         return true;
     }
-    if (e.type().bits <= 16) {
-        lo = e.type().is_int() ? -((int64_t)1 << (e.type().bits - 1)) : 0;
-        hi = e.type().is_int() ? ((int64_t)1 << (e.type().bits - 1)) - 1 : ((int64_t)1 << e.type().bits) - 1;
+    if (e.type().bits() <= 16) {
+        lo = e.type().is_int() ? -((int64_t)1 << (e.type().bits() - 1)) : 0;
+        hi = e.type().is_int() ? ((int64_t)1 << (e.type().bits() - 1)) - 1 : ((int64_t)1 << e.type().bits()) - 1;
         return true;
     }
     return false;

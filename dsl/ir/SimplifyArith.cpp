@@ -51,7 +51,7 @@ bool try_fold(Type t, const Expr &a, const Expr &b, IRNodeType k, Expr &out) {
     if (t.is_float()) {
         const double *fa = as_const_float(a), *fb = as_const_float(b);
         if (fa && fb) {
-            out = make_const(t, t.bits == 32 ? fold_float<float>(k, *fa, *fb) : fold_float<double>(k, *fa, *fb));
+            out = make_const(t, t.bits() == 32 ? fold_float<float>(k, *fa, *fb) : fold_float<double>(k, *fa, *fb));
             return true;
         }
         return false;
@@ -59,7 +59,7 @@ bool try_fold(Type t, const Expr &a, const Expr &b, IRNodeType k, Expr &out) {
     const int64_t *ia = as_const_int(a), *ib = as_const_int(b);
     if (ia && ib) {
         out = make_const(t.element_of(), fold_int(t, *ia, *ib, k));
-        if (t.is_vector()) out = Broadcast::make(out, t.lanes);
+        if (t.is_vector()) out = Broadcast::make(out, t.lanes());
         return true;
     }
     return false;
@@ -69,7 +69,7 @@ bool try_fold(Type t, const Expr &a, const Expr &b, IRNodeType k, Expr &out) {
 bool Simplifier::vector_rule(const Expr &a, const Expr &b, IRNodeType k, Expr &out) {
     const auto *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
     const auto *ra = a.as<Ramp>(), *rb = b.as<Ramp>();
-    int lanes = a.type().lanes;
+    int lanes = a.type().lanes();
     auto scalar = [&](Expr x, Expr y) -> Expr {
         switch (k) {
         case IRNodeType::Add: return mutate(Add::make(x, y));
@@ -170,7 +170,7 @@ Expr Simplifier::visit(const Div *op) {
     if (t.is_float() && as_const_float(b)) {
         // As Halide does: a float divided by a constant is multiplied by its reciprocal.
         double r = 1.0 / *as_const_float(b);
-        if (t.bits == 32) r = (double)(1.0f / (float)*as_const_float(b));
+        if (t.bits() == 32) r = (double)(1.0f / (float)*as_const_float(b));
         return Mul::make(a, make_const(t, r));
     }
     if (!t.is_float()) {
@@ -248,7 +248,7 @@ Expr Simplifier::visit(const Cast *op) {
         // int32(int64(x)) for an int32 x
         if (const auto *c = v.as<Cast>(); c && c->value.type() == t && v.type().can_represent(t)) return c->value;
     }
-    if (const auto *b = v.as<Broadcast>()) return Broadcast::make(mutate(Cast::make(t.element_of(), b->value)), t.lanes);
+    if (const auto *b = v.as<Broadcast>()) return Broadcast::make(mutate(Cast::make(t.element_of(), b->value)), t.lanes());
     if (v.same_as(op->value)) return Expr(op);
     return Cast::make(t, v);
 }

@@ -38,7 +38,7 @@ inline int64_t floor_mod(int64_t a, int64_t b) {
 }
 
 // Signed integer types where the no-overflow assumption holds.
-inline bool is_index_type(Type t) { return t.is_int() && t.bits >= 32; }
+inline bool is_index_type(Type t) { return t.is_int() && t.bits() >= 32; }
 
 // A sum of terms coeff*atom plus a constant, for canonicalizing int sums.
 // Atoms are compared and ordered by their printed text (expr_key).

@@ -52,14 +52,14 @@ Expr Simplifier::visit_cmp(const Expr &orig, Expr a, Expr b) {
     const double *fa = as_const_float(a), *fb = as_const_float(b);
     if (ia && ib && a.type().is_scalar()) {
         bool r = a.type().is_uint() ? compare<uint64_t>(k, *ia, *ib) : compare(k, *ia, *ib);
-        return make_bool(r, t.lanes);
+        return make_bool(r, t.lanes());
     }
-    if (fa && fb && a.type().is_scalar()) return make_bool(compare(k, *fa, *fb), t.lanes);
+    if (fa && fb && a.type().is_scalar()) return make_bool(compare(k, *fa, *fb), t.lanes());
     int64_t lo, hi;
     if (!a.type().is_float() && a.type().is_scalar() && diff_bounds(a, b, lo, hi)) {
         Decided d = decide(k, lo, hi);
-        if (d.holds) return make_bool(true, t.lanes);
-        if (d.fails) return make_bool(false, t.lanes);
+        if (d.holds) return make_bool(true, t.lanes());
+        if (d.fails) return make_bool(false, t.lanes());
     }
     return Op::make(a, b);
 }
@@ -94,7 +94,7 @@ Expr Simplifier::visit(const Or *op) {
 
 Expr Simplifier::visit(const Not *op) {
     Expr a = mutate(op->a);
-    if (is_const(a)) return make_bool(is_zero(a), op->type.lanes);
+    if (is_const(a)) return make_bool(is_zero(a), op->type.lanes());
     if (const auto *n = a.as<Not>()) return n->a;
     return Not::make(a);
 }

@@ -3,12 +3,12 @@
 namespace kiln {
 
 bool Type::can_represent(const Type &o) const {
-    if (lanes != o.lanes) return false;
-    if (is_float()) return o.is_float() ? bits >= o.bits : bits > o.bits || (o.bits <= 16 && bits == 32);
+    if (lanes_ != o.lanes()) return false;
+    if (is_float()) return o.is_float() ? bits_ >= o.bits() : bits_ > o.bits() || (o.bits() <= 16 && bits_ == 32);
     if (o.is_float()) return false;
-    if (is_int() && o.is_uint()) return bits > o.bits;
+    if (is_int() && o.is_uint()) return bits_ > o.bits();
     if (is_uint() && o.is_int()) return false;
-    return bits >= o.bits;
+    return bits_ >= o.bits();
 }
 
 std::string Type::to_string() const {
@@ -16,9 +16,9 @@ std::string Type::to_string() const {
     if (is_bool()) s = "bool";
     else {
         s = is_int() ? "int" : is_uint() ? "uint" : "float";
-        s += std::to_string(bits);
+        s += std::to_string(bits_);
     }
-    if (lanes > 1) s += "x" + std::to_string(lanes);
+    if (lanes_ > 1) s += "x" + std::to_string(lanes_);
     return s;
 }
 

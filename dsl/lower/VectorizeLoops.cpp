@@ -14,7 +14,7 @@ namespace {
 struct Scalarize {};  // thrown when a loop body cannot be vectorized
 
 Expr widen(const Expr &e, int lanes) {
-    if (e.type().lanes == lanes) return e;
+    if (e.type().lanes() == lanes) return e;
     internal_assert(e.type().is_scalar()) << "lane mismatch in vectorization";
     return Broadcast::make(e, lanes);
 }
@@ -112,7 +112,7 @@ protected:
     Expr binary(const T *op) {
         Expr a = mutate(op->a), b = mutate(op->b);
         if (a.same_as(op->a) && b.same_as(op->b)) return Expr(op);
-        int n = std::max(a.type().lanes, b.type().lanes);
+        int n = std::max(a.type().lanes(), b.type().lanes());
         return T::make(widen(a, n), widen(b, n));
     }
 #define KILN_VBIN(N) \
@@ -127,12 +127,12 @@ protected:
     Expr visit(const Cast *op) override {
         Expr v = mutate(op->value);
         if (v.same_as(op->value)) return Expr(op);
-        return Cast::make(op->type.with_lanes(v.type().lanes), v);
+        return Cast::make(op->type.with_lanes(v.type().lanes()), v);
     }
     Expr visit(const Select *op) override {
         Expr c = mutate(op->condition), t = mutate(op->true_value), f = mutate(op->false_value);
         if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) return Expr(op);
-        int n = std::max({c.type().lanes, t.type().lanes, f.type().lanes});
+        int n = std::max({c.type().lanes(), t.type().lanes(), f.type().lanes()});
         if (c.type().is_vector()) c = widen(c, n);
         return Select::make(c, widen(t, n), widen(f, n));
     }
@@ -140,7 +140,7 @@ protected:
         Expr idx = mutate(op->index);
         if (idx.same_as(op->index)) return Expr(op);
         idx = simplify(idx);
-        Expr load = Load::make(op->type.with_lanes(idx.type().lanes), op->name, idx);
+        Expr load = Load::make(op->type.with_lanes(idx.type().lanes()), op->name, idx);
         return dense_fast_path(op, idx, load);
     }
     // select(all lanes inside the clamp, dense load, clamped gather)
@@ -170,7 +170,7 @@ protected:
         std::vector<Expr> args;
         if (!mutate_all(op->args, args)) return Expr(op);
         int n = 1;
-        for (const auto &a : args) n = std::max(n, (int)a.type().lanes);
+        for (const auto &a : args) n = std::max(n, (int)a.type().lanes());
         internal_assert(op->call_type == Call::PureExtern) << "unflattened call in vectorization";
         for (auto &a : args) a = widen(a, n);
         return Call::make(op->type.with_lanes(n), op->name, args, op->call_type);
@@ -196,7 +196,7 @@ protected:
     Stmt visit(const Store *op) override {
         Expr v = mutate(op->value), i = mutate(op->index);
         if (v.same_as(op->value) && i.same_as(op->index)) return Stmt(op);
-        int n = std::max(v.type().lanes, i.type().lanes);
+        int n = std::max(v.type().lanes(), i.type().lanes());
         if (i.type().is_scalar()) throw Scalarize();  // every lane would store to one address
         return Store::make(op->name, widen(v, n), simplify(widen(i, n)));
     }

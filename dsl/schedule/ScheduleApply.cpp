@@ -164,7 +164,7 @@ private:
     Expr condition(const Func &f, const ScheduleStanza &s) {
         std::vector<Token> toks = lex(s.condition, file, s.line, s.col);
         Type ft = f.types()[0];
-        for (const Type &t : f.types()) ft = t.bits > ft.bits ? t : ft;
+        for (const Type &t : f.types()) ft = t.bits() > ft.bits() ? t : ft;
         Expr all;
         for (size_t pos = 0;;) {
             Expr a = operand(parse_arg(toks, pos, file, "specialize"), ft, s);
@@ -260,7 +260,7 @@ private:
         DirectiveCall c{f, Stage(f.contents(), stage, spec)};
         // natural_vector_size of a Tuple: that of its widest element.
         Type ft = f.types()[0];
-        for (const Type &t : f.types()) ft = t.bits > ft.bits ? t : ft;
+        for (const Type &t : f.types()) ft = t.bits() > ft.bits() ? t : ft;
         for (size_t i = 0; i < d.args.size(); i++) {
             bool placed = i < d.arg_lines.size() && i < d.arg_cols.size();  // hand-built directives may lack them
             int line = placed ? d.arg_lines[i] : d.line, col = placed ? d.arg_cols[i] : d.col;

@@ -25,24 +25,24 @@ struct Value {
     Type t;
     std::vector<int64_t> i;
     std::vector<double> f;
-    int lanes() const { return t.lanes; }
+    int lanes() const { return t.lanes(); }
 };
 
 int64_t wrap(Type t, int64_t v) {
-    if (t.bits >= 64) return v;
+    if (t.bits() >= 64) return v;
     if (t.is_bool()) return v != 0;
-    uint64_t mask = (uint64_t(1) << t.bits) - 1, u = (uint64_t)v & mask;
+    uint64_t mask = (uint64_t(1) << t.bits()) - 1, u = (uint64_t)v & mask;
     if (t.is_uint()) return (int64_t)u;
-    uint64_t sign = uint64_t(1) << (t.bits - 1);
+    uint64_t sign = uint64_t(1) << (t.bits() - 1);
     return (int64_t)((u ^ sign) - sign);
 }
-double round_float(Type t, double v) { return t.bits == 32 ? (double)(float)v : v; }
+double round_float(Type t, double v) { return t.bits() == 32 ? (double)(float)v : v; }
 
 Value make(Type t) {
     Value v;
     v.t = t;
-    if (t.is_float()) v.f.resize(t.lanes);
-    else v.i.resize(t.lanes);
+    if (t.is_float()) v.f.resize(t.lanes());
+    else v.i.resize(t.lanes());
     return v;
 }
 Value scalar_int(Type t, int64_t x) {
@@ -111,7 +111,7 @@ private:
     void bind_argument(const LoweredArgument &a, void *arg) {
         if (!a.is_buffer) {
             Value v = make(a.type);
-            if (a.type.is_float()) v.f[0] = a.type.bits == 32 ? *(const float *)arg : *(const double *)arg;
+            if (a.type.is_float()) v.f[0] = a.type.bits() == 32 ? *(const float *)arg : *(const double *)arg;
             else {
                 int64_t raw = 0;
                 std::memcpy(&raw, arg, a.type.bytes());
@@ -122,7 +122,7 @@ private:
         }
         const halide_buffer_t *b = (const halide_buffer_t *)arg;
         if (!b || !b->host) fail("buffer argument '" + a.name + "' is null or has no host memory");
-        if (b->dimensions != a.dimensions || b->type.bits != (a.type.is_bool() ? 8 : a.type.bits))
+        if (b->dimensions != a.dimensions || b->type.bits != (a.type.is_bool() ? 8 : a.type.bits()))
             fail("buffer argument '" + a.name + "' has the wrong type or dimensionality");
         Memory m;
         m.elem = a.type.element_of();
@@ -215,7 +215,7 @@ private:
     Value cast(Type to, const Value &a) {
         Value v = make(to);
         Type from = a.t;
-        for (int k = 0; k < to.lanes; k++) {
+        for (int k = 0; k < to.lanes(); k++) {
             if (to.is_float()) {
                 double x = from.is_float() ? a.f[k] : from.is_uint() ? (double)(uint64_t)a.i[k] : (double)a.i[k];
                 v.f[k] = round_float(to, x);
@@ -232,11 +232,11 @@ private:
     }
 
     Value binary(IRNodeType op, Type t, const Value &a, const Value &b) {
-        if (a.lanes() != b.lanes() || a.t.code != b.t.code || a.t.bits != b.t.bits)
+        if (a.lanes() != b.lanes() || a.t.code() != b.t.code() || a.t.bits() != b.t.bits())
             fail("operands of different types: " + a.t.to_string() + " and " + b.t.to_string());
         Value v = make(t);
         Type ot = a.t;
-        for (int k = 0; k < t.lanes; k++) {
+        for (int k = 0; k < t.lanes(); k++) {
             if (ot.is_float()) {
                 double x = a.f[k], y = b.f[k], r = 0;
                 bool c = false, is_cmp = true;
@@ -324,7 +324,7 @@ private:
 
     static void read(Type elem, const uint8_t *p, Value &v, int k) {
         if (elem.is_float()) {
-            if (elem.bits == 32) {
+            if (elem.bits() == 32) {
                 float x;
                 std::memcpy(&x, p, 4);
                 v.f[k] = x;
@@ -340,7 +340,7 @@ private:
     }
     static void write(Type elem, uint8_t *p, const Value &v, int k) {
         if (elem.is_float()) {
-            if (elem.bits == 32) {
+            if (elem.bits() == 32) {
                 float x = (float)v.f[k];
                 std::memcpy(p, &x, 4);
             } else {
@@ -354,7 +354,7 @@ private:
 
     // The integer intrinsics of IROperator.cpp, by their definitions there.
     int64_t int_call(Type t, const std::string &n, int64_t a, int64_t b) const {
-        const int bits = t.bits;
+        const int bits = t.bits();
         const uint64_t mask = bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1, u = (uint64_t)a & mask;
         if (n == "bitwise_and") return wrap(t, a & b);
         if (n == "bitwise_or") return wrap(t, a | b);
@@ -386,7 +386,7 @@ private:
         }
         for (int k = 0; k < v.lanes(); k++) {
             double x = args[0].f[k], r = 0;
-            bool f32 = c->type.bits == 32;
+            bool f32 = c->type.bits() == 32;
             const std::string &n = c->name;
             if (n == "exp") r = f32 ? std::exp((float)x) : std::exp(x);
             else if (n == "log") r = f32 ? std::log((float)x) : std::log(x);
@@ -452,7 +452,7 @@ private:
                 std::snprintf(buf, sizeof(buf), "%g", v.f[0]);
                 text += buf;
             } else {
-                text += v.t.is_uint() && v.t.bits == 64 ? std::to_string((uint64_t)v.i[0]) : std::to_string(v.i[0]);
+                text += v.t.is_uint() && v.t.bits() == 64 ? std::to_string((uint64_t)v.i[0]) : std::to_string(v.i[0]);
             }
         }
         if (a->message.empty()) text = "check failed";

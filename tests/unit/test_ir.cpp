@@ -137,6 +137,26 @@ TEST_CASE("IR: Block::make drops undefined parts and builds right-nested lists",
     CHECK(to_string(s) == "1\n2\n3\n");
 }
 
+TEST_CASE("IR: Type is read through methods, as in Halide", "[ir]") {
+    Type t = UInt(16, 8);
+    CHECK(t.code() == TypeCode::UInt);
+    CHECK(t.bits() == 16);
+    CHECK(t.lanes() == 8);
+    CHECK(t.bytes() == 2);
+    CHECK(t.is_int_or_uint());
+    CHECK_FALSE(Float(32).is_int_or_uint());
+    CHECK(t.with_code(TypeCode::Int) == Int(16, 8));
+    CHECK(t.with_bits(8).element_of() == UInt(8));
+    CHECK(Bool().bits() == 1);
+    // max() and min() are the type's extreme values, as Exprs.
+    CHECK(*as_const_int(Int(8).max()) == 127);
+    CHECK(*as_const_int(Int(16).min()) == -32768);
+    CHECK(UInt(8).max().as<UIntImm>()->value == 255);
+    CHECK(std::isinf(Float(32).max().as<FloatImm>()->value));
+    Expr e = cast<uint8_t>(var("x")) + 1;
+    CHECK(e.type().bits() == 8);
+}
+
 TEST_CASE("IR: immediates wrap to their width; comparisons are bool", "[ir]") {
     CHECK(IntImm::make(Int(8), 200).as<IntImm>()->value == -56);
     CHECK(IntImm::make(Int(16), 65537).as<IntImm>()->value == 1);

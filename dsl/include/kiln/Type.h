@@ -1,38 +1,54 @@
 // Scalar and vector types of Kiln expressions.
 //
 // A Type is a code (signed int, unsigned int, float), a bit width and a lane
-// count. Booleans are UInt(1). Vector types only appear after vectorization.
+// count, read through code(), bits() and lanes(). Booleans are UInt(1).
+// Vector types only appear after vectorization.
 #pragma once
 #include <cstdint>
 #include <string>
 
 namespace kiln {
 
+class Expr;
+
 enum class TypeCode : uint8_t { Int, UInt, Float };
 
 struct Type {
-    TypeCode code = TypeCode::Int;
-    uint8_t bits = 32;
-    uint16_t lanes = 1;
-
     Type() = default;
-    Type(TypeCode c, int b, int l = 1) : code(c), bits((uint8_t)b), lanes((uint16_t)l) {}
+    Type(TypeCode c, int b, int l = 1) : code_(c), bits_((uint8_t)b), lanes_((uint16_t)l) {}
 
-    bool is_int() const { return code == TypeCode::Int; }
-    bool is_uint() const { return code == TypeCode::UInt; }
-    bool is_float() const { return code == TypeCode::Float; }
-    bool is_bool() const { return code == TypeCode::UInt && bits == 1; }
-    bool is_scalar() const { return lanes == 1; }
-    bool is_vector() const { return lanes > 1; }
-    int bytes() const { return (bits + 7) / 8; }
-    Type with_lanes(int l) const { return Type(code, bits, l); }
+    TypeCode code() const { return code_; }
+    int bits() const { return bits_; }
+    int lanes() const { return lanes_; }
+    int bytes() const { return (bits_ + 7) / 8; }
+
+    bool is_int() const { return code_ == TypeCode::Int; }
+    bool is_uint() const { return code_ == TypeCode::UInt; }
+    bool is_int_or_uint() const { return code_ != TypeCode::Float; }
+    bool is_float() const { return code_ == TypeCode::Float; }
+    bool is_bool() const { return code_ == TypeCode::UInt && bits_ == 1; }
+    bool is_scalar() const { return lanes_ == 1; }
+    bool is_vector() const { return lanes_ > 1; }
+
+    Type with_code(TypeCode c) const { return Type(c, bits_, lanes_); }
+    Type with_bits(int b) const { return Type(code_, b, lanes_); }
+    Type with_lanes(int l) const { return Type(code_, bits_, l); }
     Type element_of() const { return with_lanes(1); }
-    Type with_bits(int b) const { return Type(code, b, lanes); }
-    bool operator==(const Type &o) const { return code == o.code && bits == o.bits && lanes == o.lanes; }
+
+    bool operator==(const Type &o) const { return code_ == o.code_ && bits_ == o.bits_ && lanes_ == o.lanes_; }
     bool operator!=(const Type &o) const { return !(*this == o); }
     // Can every value of this type be represented in `o`?
     bool can_represent(const Type &o) const;
     std::string to_string() const;  // "int32", "float32x8", "bool"
+    // The largest and smallest values of the type (infinities for floats);
+    // the same as type_max(t) and type_min(t).
+    Expr max() const;
+    Expr min() const;
+
+private:
+    TypeCode code_ = TypeCode::Int;
+    uint8_t bits_ = 32;
+    uint16_t lanes_ = 1;
 };
 
 inline Type Int(int bits, int lanes = 1) { return Type(TypeCode::Int, bits, lanes); }
