@@ -54,12 +54,16 @@ GeneratorBase::~GeneratorBase() {
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
 }
 
-GeneratorBase &GeneratorBase::owner_of(const void *member, const std::string &what) {
+GeneratorBase &GeneratorBase::owner_of(const void *member, const std::string &kind, const std::string &name) {
+    std::string what = kind + " '" + name + "'";
     std::lock_guard<std::mutex> lock(live_mutex);
     const char *p = (const char *)member;
     for (GeneratorBase *g : live_generators()) {
         const char *begin = (const char *)g;
-        if (p >= begin && p < begin + g->object_size_) return *g;
+        if (p >= begin && p < begin + g->object_size_) {
+            g->check_new_name(what, name);
+            return *g;
+        }
     }
     user_error << what << " is not a data member of a generator; declare Inputs, Outputs and GeneratorParams "
                << "as members of a class derived from Generator<T>";
@@ -81,24 +85,15 @@ void GeneratorBase::check_new_name(const std::string &what, const std::string &n
 namespace internal {
 
 void register_generator_member(GeneratorParamBase *param) {
-    std::string what = "GeneratorParam '" + param->name() + "'";
-    GeneratorBase &g = GeneratorBase::owner_of(param, what);
-    g.check_new_name(what, param->name());
-    g.params_.push_back(param);
+    GeneratorBase::owner_of(param, "GeneratorParam", param->name()).params_.push_back(param);
 }
 
 void register_generator_member(GeneratorInputBase *input) {
-    std::string what = "Input '" + input->name() + "'";
-    GeneratorBase &g = GeneratorBase::owner_of(input, what);
-    g.check_new_name(what, input->name());
-    g.inputs_.push_back(input);
+    GeneratorBase::owner_of(input, "Input", input->name()).inputs_.push_back(input);
 }
 
 void register_generator_member(GeneratorOutputBase *output) {
-    std::string what = "Output '" + output->name() + "'";
-    GeneratorBase &g = GeneratorBase::owner_of(output, what);
-    g.check_new_name(what, output->name());
-    g.outputs_.push_back(output);
+    GeneratorBase::owner_of(output, "Output", output->name()).outputs_.push_back(output);
 }
 
 }  // namespace internal

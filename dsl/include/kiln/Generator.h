@@ -442,9 +442,9 @@ private:
     friend void internal::register_generator_member(GeneratorParamBase *);
     friend void internal::register_generator_member(GeneratorInputBase *);
     friend void internal::register_generator_member(GeneratorOutputBase *);
-    // The live generator whose object holds `member`; a CompileError naming
-    // the member if there is none.
-    static GeneratorBase &owner_of(const void *member, const std::string &what);
+    // The live generator whose object holds `member` (a `kind` named `name`),
+    // where the name must be new; else a CompileError naming the member.
+    static GeneratorBase &owner_of(const void *member, const std::string &kind, const std::string &name);
     void check_new_name(const std::string &what, const std::string &name) const;
     std::string display_name() const;
 
