@@ -15,11 +15,8 @@ public:
 protected:
     const std::map<std::string, std::string> &origins;
     Stmt visit(const For *op) override {
+        if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
         Stmt body = mutate(op->body);
-        if (op->for_type != ForType::Unrolled) {
-            if (body.same_as(op->body)) return Stmt(op);
-            return For::make(op->name, op->min, op->extent, op->for_type, body);
-        }
         const int64_t *n = as_const_int(op->extent);
         auto origin = origins.find(op->name);
         user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled unroll(), but its extent " << op->extent

@@ -236,19 +236,14 @@ public:
 protected:
     const std::map<std::string, std::string> &origins;
     Stmt visit(const For *op) override {
-        if (op->for_type == ForType::Vectorized) {
-            HasVectorLoop inner;
-            inner.include(op->body);
-            user_assert(inner.found.empty())
-                << "Loop " << inner.found << " is vectorized inside loop " << op->name
-                << ", which is vectorized too; vectorize only one loop of a loop nest (vectorize the "
-                   "innermost one, unroll() the other)";
-        }
+        if (op->for_type != ForType::Vectorized) return IRMutator::visit(op);
+        HasVectorLoop inner;
+        inner.include(op->body);
+        user_assert(inner.found.empty())
+            << "Loop " << inner.found << " is vectorized inside loop " << op->name
+            << ", which is vectorized too; vectorize only one loop of a loop nest (vectorize the "
+               "innermost one, unroll() the other)";
         Stmt body = mutate(op->body);
-        if (op->for_type != ForType::Vectorized) {
-            if (body.same_as(op->body)) return Stmt(op);
-            return For::make(op->name, op->min, op->extent, op->for_type, body);
-        }
         const int64_t *n = as_const_int(op->extent);
         auto origin = origins.find(op->name);
         user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled vectorize(), but its extent " << op->extent
