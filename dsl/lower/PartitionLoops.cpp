@@ -203,31 +203,28 @@ protected:
         std::vector<Expr> lower, upper, invariant;
         for (const auto &c : fc.conditions)
             if (!bound_from(c, op->name, lower, upper, invariant)) return same;
-        // An IfThenElse whose condition gives no bounds (e.g. x == 0) stays
-        // in the steady state; the others are decided there.
-        std::vector<const IfThenElse *> ifs;
-        for (size_t i = 0; i < fc.ifs.size(); i++) {
+        // Adds the bounds a condition gives, all or none: whether it gives any.
+        auto add_bounds = [&](const Expr &c) {
             std::vector<Expr> l, u, inv;
-            if (!bound_from(fc.if_conditions[i], op->name, l, u, inv)) continue;
+            if (!bound_from(c, op->name, l, u, inv)) return false;
             lower.insert(lower.end(), l.begin(), l.end());
             upper.insert(upper.end(), u.begin(), u.end());
             invariant.insert(invariant.end(), inv.begin(), inv.end());
-            ifs.push_back(fc.ifs[i]);
-        }
+            return true;
+        };
+        // An IfThenElse whose condition gives no bounds (e.g. x == 0) stays
+        // in the steady state; the others are decided there.
+        std::vector<const IfThenElse *> ifs;
+        for (size_t i = 0; i < fc.ifs.size(); i++)
+            if (add_bounds(fc.if_conditions[i])) ifs.push_back(fc.ifs[i]);
         // A min/max alone partitions only a loop without inner loops: around
         // a loop nest it feeds values computed once per iteration (the
         // first column of a tile), and a steady state would copy the nest
         // (every producer computed in the tile) for nothing but them.
         std::vector<std::pair<Expr, Expr>> min_max;
         const bool min_max_alone = fc.selects.empty() && ifs.empty();
-        for (size_t i = 0; i < fc.min_max.size() && !(min_max_alone && fc.has_inner_loop); i++) {
-            std::vector<Expr> l, u, inv;
-            if (!bound_from(fc.min_max_conditions[i], op->name, l, u, inv)) continue;
-            lower.insert(lower.end(), l.begin(), l.end());
-            upper.insert(upper.end(), u.begin(), u.end());
-            invariant.insert(invariant.end(), inv.begin(), inv.end());
-            min_max.push_back(fc.min_max[i]);
-        }
+        for (size_t i = 0; i < fc.min_max.size() && !(min_max_alone && fc.has_inner_loop); i++)
+            if (add_bounds(fc.min_max_conditions[i])) min_max.push_back(fc.min_max[i]);
         if (fc.selects.empty() && ifs.empty() && min_max.empty()) return same;
         std::string n = op->name;
         Expr first = op->min, end = op->min + op->extent;  // [first, end)
