@@ -277,14 +277,12 @@ int CodeGen_C::mask_bits(const Expr &e) {
         auto it = mask_bits_of.find(v->name);
         return it == mask_bits_of.end() ? 32 : it->second;
     }
-#define KILN_CMP_CASE(N) \
+    // Numbers compared: their width; bool operands (always, for And, Or, Min and Max): their masks' width.
+#define KILN_BINARY_CASE(N) \
     if (const N *op = e.as<N>()) return op->a.type().is_bool() ? common_mask_bits(op->a, op->b) : op->a.type().bits();
-    KILN_CMP_CASE(EQ) KILN_CMP_CASE(NE) KILN_CMP_CASE(LT) KILN_CMP_CASE(LE) KILN_CMP_CASE(GT) KILN_CMP_CASE(GE)
-#undef KILN_CMP_CASE
-    if (const And *op = e.as<And>()) return common_mask_bits(op->a, op->b);
-    if (const Or *op = e.as<Or>()) return common_mask_bits(op->a, op->b);
-    if (const Min *op = e.as<Min>()) return common_mask_bits(op->a, op->b);
-    if (const Max *op = e.as<Max>()) return common_mask_bits(op->a, op->b);
+    KILN_BINARY_CASE(EQ) KILN_BINARY_CASE(NE) KILN_BINARY_CASE(LT) KILN_BINARY_CASE(LE) KILN_BINARY_CASE(GT)
+    KILN_BINARY_CASE(GE) KILN_BINARY_CASE(And) KILN_BINARY_CASE(Or) KILN_BINARY_CASE(Min) KILN_BINARY_CASE(Max)
+#undef KILN_BINARY_CASE
     if (const Not *op = e.as<Not>()) return mask_bits(op->a);
     if (const Select *op = e.as<Select>()) return common_mask_bits(op->true_value, op->false_value);
     if (const Cast *op = e.as<Cast>()) return op->value.type().is_bool() ? mask_bits(op->value) : op->value.type().bits();
