@@ -24,10 +24,7 @@ const Expr &Tuple::operator[](size_t i) const {
     user_assert(i < values_.size()) << "Element " << i << " of a Tuple of " << values_.size() << " values does not exist";
     return values_[i];
 }
-Expr &Tuple::operator[](size_t i) {
-    user_assert(i < values_.size()) << "Element " << i << " of a Tuple of " << values_.size() << " values does not exist";
-    return values_[i];
-}
+Expr &Tuple::operator[](size_t i) { return const_cast<Expr &>(static_cast<const Tuple &>(*this)[i]); }
 
 Tuple select(const Expr &condition, const Tuple &true_value, const Tuple &false_value) {
     user_assert(true_value.size() == false_value.size())
@@ -41,15 +38,11 @@ Tuple select(const Expr &condition, const Tuple &true_value, const Tuple &false_
 Realization::Realization(std::vector<Buffer<>> buffers) : buffers_(std::move(buffers)) {
     user_assert(!buffers_.empty()) << "A Realization needs at least one buffer";
 }
-Buffer<> &Realization::operator[](size_t i) {
-    user_assert(i < buffers_.size()) << "Buffer " << i << " of a Realization of " << buffers_.size()
-                                     << " does not exist";
-    return buffers_[i];
-}
 const Buffer<> &Realization::operator[](size_t i) const {
     user_assert(i < buffers_.size()) << "Buffer " << i << " of a Realization of " << buffers_.size()
                                      << " does not exist";
     return buffers_[i];
 }
+Buffer<> &Realization::operator[](size_t i) { return const_cast<Buffer<> &>(static_cast<const Realization &>(*this)[i]); }
 
 }  // namespace kiln
