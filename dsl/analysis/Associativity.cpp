@@ -206,17 +206,14 @@ bool match_min_max_arg_reduction(const std::string &func, const std::vector<Expr
 
 AssociativeOp find_associative_op(const std::string &func, const std::vector<Expr> &args,
                                   const std::vector<Expr> &values) {
+    for (auto match : {match_arg_reduction, match_min_max_arg_reduction}) {
+        AssociativeOp r;
+        if (values.size() > 1 && match(func, args, values, r)) {
+            r.found = true;
+            return r;
+        }
+    }
     AssociativeOp r;
-    if (values.size() > 1 && match_arg_reduction(func, args, values, r)) {
-        r.found = true;
-        return r;
-    }
-    r = AssociativeOp();
-    if (values.size() > 1 && match_min_max_arg_reduction(func, args, values, r)) {
-        r.found = true;
-        return r;
-    }
-    r = AssociativeOp();
     for (size_t i = 0; i < values.size(); i++) {
         r.x_names.push_back("rfactor.x" + std::to_string(i));
         r.y_names.push_back("rfactor.y" + std::to_string(i));
