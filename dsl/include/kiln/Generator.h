@@ -219,8 +219,13 @@ protected:
 
 class GeneratorOutputBase : public GeneratorIOBase {
 public:
-    // The Func that generate() defines.
-    virtual const Func &func() const = 0;
+    // The Func that generate() defines, named after the Output.
+    const Func &func() const { return func_; }
+    operator Func() const { return func_; }
+    FuncRef operator()(std::vector<Expr> args) const { return func_(std::move(args)); }
+    template<typename... Args> FuncRef operator()(Expr a, Args &&...rest) const {
+        return func_(std::vector<Expr>{a, Expr(rest)...});
+    }
     // Its buffers in the signature: one, or one per element of a Tuple
     // ("<name>.0", "<name>.1", ...; in C, <name>_0, <name>_1, ...). argument()
     // is the first.
@@ -228,6 +233,9 @@ public:
 
 protected:
     explicit GeneratorOutputBase(const std::string &name);
+
+private:
+    Func func_{name_};
 };
 
 namespace internal {
@@ -352,16 +360,6 @@ template<typename T, int Dims, int Storage>
 class Output<Halide::Runtime::Buffer<T, Dims, Storage>> : public internal::BufferMember<GeneratorOutputBase, T, Dims> {
 public:
     using internal::BufferMember<GeneratorOutputBase, T, Dims>::BufferMember;
-
-    const Func &func() const override { return func_; }
-    operator Func() const { return func_; }
-    FuncRef operator()(std::vector<Expr> args) const { return func_(std::move(args)); }
-    template<typename... Args> FuncRef operator()(Expr a, Args &&...rest) const {
-        return func_(std::vector<Expr>{a, Expr(rest)...});
-    }
-
-private:
-    Func func_{this->name()};
 };
 
 // A Func output, as in Halide: of one type, or a Tuple of several (one
@@ -377,12 +375,6 @@ public:
 
     const std::vector<Type> &types() const { return types_; }
     int dimensions() const { return dims_; }
-    const Func &func() const override { return func_; }
-    operator Func() const { return func_; }
-    FuncRef operator()(std::vector<Expr> args) const { return func_(std::move(args)); }
-    template<typename... Args> FuncRef operator()(Expr a, Args &&...rest) const {
-        return func_(std::vector<Expr>{a, Expr(rest)...});
-    }
     Argument argument() const override { return arguments()[0]; }
     std::vector<Argument> arguments() const override;
     std::string describe() const override;
@@ -390,7 +382,6 @@ public:
 private:
     std::vector<Type> types_;
     int dims_;
-    Func func_{this->name()};
 };
 
 template<typename T>
