@@ -39,13 +39,8 @@ const std::vector<std::string> *words_of(Slot kind, std::string *what) {
                                         : kind == Slot::Bool   ? &bools
                                         : kind == Slot::Memory ? &memories
                                                                : nullptr;
-    if (w) {
-        std::vector<std::string> all = *w;
-        std::string last = all.back();
-        all.pop_back();
-        *what = join(all) + " or " + last;
-        if (kind == Slot::Tail) *what = "a TailStrategy (" + join(*w) + ")";
-    }
+    if (w && kind == Slot::Tail) *what = "a TailStrategy (" + join(*w) + ")";
+    else if (w) *what = join(std::vector<std::string>(w->begin(), w->end() - 1)) + " or " + w->back();
     return w;
 }
 
