@@ -309,22 +309,20 @@ protected:
              op->name + "[" + i.text + "] = " + v.text);
     }
     void visit(const Provide *op) override {  // only before flattening
-        std::string html, text;
-        for (const Expr &a : op->args) {
-            ExprText t = render(a, pal);
-            html += (html.empty() ? "" : ", ") + t.html;
-            text += (text.empty() ? "" : ", ") + t.text;
-        }
-        ExprText v;
-        for (const Expr &e : op->values) {
-            ExprText t = render(e, pal);
-            v.html += (v.html.empty() ? "" : ", ") + t.html;
-            v.text += (v.text.empty() ? "" : ", ") + t.text;
-        }
+        auto render_list = [&](const std::vector<Expr> &es) {
+            ExprText r;
+            for (const Expr &e : es) {
+                ExprText t = render(e, pal);
+                r.html += (r.html.empty() ? "" : ", ") + t.html;
+                r.text += (r.text.empty() ? "" : ", ") + t.text;
+            }
+            return r;
+        };
+        ExprText a = render_list(op->args), v = render_list(op->values);
         if (op->values.size() > 1) v = {"{" + v.html + "}", "{" + v.text + "}"};
         std::string c = pal.cls(op->name);
-        line("st " + c, "<span class=\"ld " + c + "\"><b>" + escape(op->name) + "</b>(" + html + ")</span> = " + v.html,
-             op->name + "(" + text + ") = " + v.text);
+        line("st " + c, "<span class=\"ld " + c + "\"><b>" + escape(op->name) + "</b>(" + a.html + ")</span> = " + v.html,
+             op->name + "(" + a.text + ") = " + v.text);
     }
     void visit(const Allocate *op) override {
         std::string size = short_expr(op->size, pal);
