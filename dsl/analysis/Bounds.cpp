@@ -228,16 +228,11 @@ protected:
         Expr hi = a.max.defined() && b.max.defined() ? smax(a.max, b.max) : Expr();
         result = Interval(lo, hi);
     }
-    void bool_result(Type t) { result = Interval(make_zero(t), make_one(t)); }
-    void visit(const EQ *op) override { bool_result(op->type); }
-    void visit(const NE *op) override { bool_result(op->type); }
-    void visit(const LT *op) override { bool_result(op->type); }
-    void visit(const LE *op) override { bool_result(op->type); }
-    void visit(const GT *op) override { bool_result(op->type); }
-    void visit(const GE *op) override { bool_result(op->type); }
-    void visit(const And *op) override { bool_result(op->type); }
-    void visit(const Or *op) override { bool_result(op->type); }
-    void visit(const Not *op) override { bool_result(op->type); }
+#define KILN_BOOL_NODE(N) \
+    void visit(const N *op) override { result = Interval(make_zero(op->type), make_one(op->type)); }
+    KILN_BOOL_NODE(EQ) KILN_BOOL_NODE(NE) KILN_BOOL_NODE(LT) KILN_BOOL_NODE(LE) KILN_BOOL_NODE(GT)
+    KILN_BOOL_NODE(GE) KILN_BOOL_NODE(And) KILN_BOOL_NODE(Or) KILN_BOOL_NODE(Not)
+#undef KILN_BOOL_NODE
     void visit(const Select *op) override {
         // abs(x) is select(x < 0, 0 - x, x), or for a signed x
         // select(x < 0, 0 - u, u) with u = cast<unsigned>(x): never negative.
