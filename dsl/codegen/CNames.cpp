@@ -10,9 +10,11 @@ bool is_c_identifier(const std::string &s) {
 }
 
 std::string c_mangle(const std::string &name) {
-    std::string r = name;
-    for (char &c : r)
-        if (!std::isalnum((unsigned char)c) && c != '_') c = '_';
+    std::string r;
+    for (char c : name) {
+        if (c == '$') r += "__";  // blur$1, a renamed Func: blur__1, apart from a Func named blur_1
+        else r += std::isalnum((unsigned char)c) ? c : '_';
+    }
     return r;
 }
 

@@ -438,7 +438,8 @@ Func &Func::compute_at(const Func &f, const VarOrRVar &var) { return compute_at(
 Func &Func::compute_at(const LoopLevel &level) {
     bump_definition_epoch();
     if (!level.is_root() && !level.is_inlined()) {
-        user_assert(level.func() != name()) << "Func " << name() << ": compute_at(" << name() << ", "
+        auto target = level.func_contents().lock();
+        user_assert(target ? target != func : level.func() != name()) << "Func " << name() << ": compute_at(" << name() << ", "
                                             << level.var() << ") asks " << name()
                                             << " to be computed inside its own loops; use a consumer of "
                                             << name() << ", or compute_root()";

@@ -6,7 +6,8 @@
 
 namespace kiln {
 
-LoopLevel::LoopLevel(const Func &f, const VarOrRVar &v) : kind(At), func_name(f.name()), var_name(v.name()) {}
+LoopLevel::LoopLevel(const Func &f, const VarOrRVar &v)
+    : kind(At), func_name(f.name()), var_name(v.name()), contents(f.contents()) {}
 LoopLevel LoopLevel::root() {
     LoopLevel l;
     l.kind = Root;
@@ -52,7 +53,9 @@ const char *to_string(MemoryType m) {
 }
 
 namespace internal {
-static std::atomic<uint64_t> epoch{0};
+static std::atomic<uint64_t> epoch{0}, functions_made{0};
+FunctionContents::FunctionContents() : serial(functions_made++) {}
+
 uint64_t definition_epoch() { return epoch.load(); }
 void bump_definition_epoch() { epoch++; }
 

@@ -309,6 +309,7 @@ Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrate
         << "): a stage with specializations cannot be fused; fuse the unspecialized stages";
     FuseLevel &l = schedule().fuse_with;
     l.func = s.func->name;
+    l.target = s.func;
     l.stage = s.stage_index;
     l.var = var.name();
     l.align = align;

@@ -10,6 +10,8 @@
 namespace kiln {
 namespace internal {
 
+struct FunctionContents;
+
 // One step of loop shaping, in the order the user wrote it.
 struct Split {
     enum Kind { SplitVar, FuseVars };
@@ -32,6 +34,7 @@ struct Dim {
 // `func`, from the loop `var` outward.
 struct FuseLevel {
     std::string func;
+    std::weak_ptr<FunctionContents> target;  // the Func named `func` (follows it when names are made unique)
     int stage = 0;
     std::string var;  // user name of the loop
     LoopAlignStrategy align = LoopAlignStrategy::Auto;
@@ -59,8 +62,6 @@ struct StorageFold {
     Expr factor;
     bool fold_forward = true;  // the region moves toward larger coordinates
 };
-
-struct FunctionContents;
 
 struct FuncSchedule {
     LoopLevel compute_level, store_level;  // default: inlined
@@ -101,7 +102,11 @@ uint64_t definition_epoch();
 void bump_definition_epoch();
 
 struct FunctionContents {
+    FunctionContents();
     std::string name;
+    // Order of creation: of two Funcs given the same name, the later one is
+    // renamed (lower/UniqueNames.h).
+    uint64_t serial;
     std::vector<std::string> args;
     std::vector<Type> types;  // one per Tuple element (a single one for most Funcs)
     Definition init;

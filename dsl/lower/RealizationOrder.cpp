@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ComputeWith.h"
+#include "UniqueNames.h"
 #include "WrapCalls.h"
 #include "ir/IRVisitor.h"
 
@@ -79,23 +80,16 @@ Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>
 }
 
 Environment find_user_functions(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
-    Environment env;
-    std::map<std::string, const FunctionContents *> originals;
+    std::vector<std::shared_ptr<FunctionContents>> funcs;
+    std::set<const FunctionContents *> seen;
     std::vector<std::shared_ptr<FunctionContents>> work = outputs;
     while (!work.empty()) {
         auto f = work.back();
         work.pop_back();
         user_assert(f->init.defined()) << "Func " << f->name
                                        << " is used in the pipeline but never defined; give it a definition";
-        auto it = originals.find(f->name);
-        if (it != originals.end()) {
-            user_assert(it->second == f.get())
-                << "Two different Funcs are named " << f->name
-                << " in this pipeline; give each Func a unique name (schedules refer to Funcs by name)";
-            continue;
-        }
-        originals[f->name] = f.get();
-        env[f->name] = f;
+        if (!seen.insert(f.get()).second) continue;
+        funcs.push_back(f);
         check_where_vars(*f);
         FindCalls c;
         for_each_definition_expr(*f, [&](const Expr &e) { c.include(e); });
@@ -110,6 +104,9 @@ Environment find_user_functions(const std::vector<std::shared_ptr<FunctionConten
             for (auto &w : kv.second->wrappers) work.push_back(w.second);
         if (auto w = f->wrapped_func.lock()) work.push_back(w);
     }
+    make_names_unique(funcs);
+    Environment env;
+    for (const auto &f : funcs) env[f->name] = f;
     return env;
 }
 

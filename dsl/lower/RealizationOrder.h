@@ -33,29 +33,31 @@ std::vector<std::string> realization_order(const std::vector<std::string> &outpu
 // The inputs the pipeline reads: image and scalar parameters, by name.
 std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env);
 
-// Apply f to every Expr of a Func's definitions (values, args, RDom bounds).
-template<typename Fn>
-void for_each_definition_expr(const FunctionContents &f, Fn fn) {
+// Apply fn to every Expr of a Func's definitions (values, args, split
+// factors, specializations, RDom bounds, bounds). With a non-const Func, fn
+// gets each Expr by reference and may replace it.
+template<typename Contents, typename Fn>
+void for_each_definition_expr(Contents &f, Fn fn) {
     for (int s = 0; s < f.num_stages(); s++) {
-        const Definition &d = f.stage(s);
-        for (const auto &v : d.values) fn(v);
-        for (const auto &a : d.args) fn(a);
-        for (const auto &sp : d.schedule.splits)
+        auto &d = f.stage(s);
+        for (auto &v : d.values) fn(v);
+        for (auto &a : d.args) fn(a);
+        for (auto &sp : d.schedule.splits)
             if (sp.factor.defined()) fn(sp.factor);  // a Param may size a split
-        for (const auto &spec : d.specializations) {
+        for (auto &spec : d.specializations) {
             fn(spec.condition);
-            for (const auto &sp : spec.schedule.splits)
+            for (auto &sp : spec.schedule.splits)
                 if (sp.factor.defined()) fn(sp.factor);
         }
         if (d.rdom) {
-            for (const auto &v : d.rdom->vars) {
+            for (auto &v : d.rdom->vars) {
                 fn(v.min);
                 fn(v.extent);
             }
             if (d.rdom->predicate.defined()) fn(d.rdom->predicate);
         }
     }
-    for (const auto &b : f.schedule.bounds) {
+    for (auto &b : f.schedule.bounds) {
         fn(b.min);
         fn(b.extent);
     }

@@ -211,7 +211,19 @@ private:
     std::vector<PendingLevel> pending;
 
     const Func &find_func(const std::string &name, int line, int col, const std::string &context) {
-        auto it = funcs.find(name);
+        // Funcs given one name are blur, blur$1, ... (lower/UniqueNames.h);
+        // blur$0 names the first, and plain blur is ambiguous.
+        bool first = name.size() > 2 && name.compare(name.size() - 2, 2, "$0") == 0;
+        std::string base = first ? name.substr(0, name.size() - 2) : name;
+        std::vector<std::string> same;
+        for (const auto &n : names)
+            if (n.compare(0, base.size() + 1, base + "$") == 0) same.push_back(n);
+        auto it = same.empty() && first ? funcs.end() : funcs.find(base);
+        if (it != funcs.end() && !same.empty() && !first)
+            error_at(file, line, col,
+                     context + "'" + name + "' is ambiguous: " + std::to_string(same.size() + 1) +
+                         " Funcs of the pipeline were given that name, and are now " + name + "$0 (shown as " +
+                         name + ") and " + join(same) + ", in the order they were made; name one of them");
         if (it != funcs.end()) return it->second;
         std::string near = nearest(name, names);
         error_at(file, line, col,

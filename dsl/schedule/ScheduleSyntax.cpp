@@ -22,7 +22,7 @@ namespace sched {
 namespace {
 
 bool ident_start(char c) { return std::isalpha((unsigned char)c) || c == '_'; }
-bool ident_char(char c) { return std::isalnum((unsigned char)c) || c == '_'; }
+bool ident_char(char c) { return std::isalnum((unsigned char)c) || c == '_' || c == '$'; }  // blur$1: a renamed Func
 
 const char *const kTypes[] = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                               "float16", "float32", "float64"};

@@ -100,17 +100,6 @@ TEST_CASE("error: an ImageParam called with the wrong number of arguments", "[er
     REQUIRE_COMPILE_ERROR(in.dim(2), Contains("ImageParam in has 2 dimensions; dim(2) does not exist"));
 }
 
-TEST_CASE("error: two Funcs with the same name in one pipeline", "[error][definition]") {
-    Var x("x");
-    Func a("dup"), b("dup"), out("out");
-    a(x) = x;
-    b(x) = x * 2;
-    out(x) = a(x) + b(x);
-    a.compute_root();
-    REQUIRE_COMPILE_ERROR(out.lowered_stmt(), Contains("Two different Funcs are named dup") &&
-                                                  Contains("give each Func a unique name"));
-}
-
 TEST_CASE("error: an output named like an input", "[error][definition]") {
     ImageParam in(Int(32), 1, "in");
     Var x("x");

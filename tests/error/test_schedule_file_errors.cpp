@@ -161,3 +161,41 @@ TEST_CASE("error: a loop type changed from C++ after the schedule file has no fi
     REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
                           Catch::StartsWith("Loop blur_y.s0.x is scheduled unroll(), but its extent"));
 }
+
+// Two Funcs given the name "blur" are blur and blur$1 in the pipeline
+// (lower/UniqueNames.h); a schedule file must say which.
+TEST_CASE("error: a schedule file naming a Func name two Funcs were given", "[error][sched]") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func a("blur"), b("blur"), out("out");
+    a(x) = in(x) + in(x + 1);
+    b(x) = a(x) + a(x + 1);
+    out(x) = b(x) * 2;
+    std::string path = sched_file("ambiguous.sched", "out: parallel(x)\nblur: compute_root()\n");
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load(path).apply(Pipeline(out)),
+                          Contains(path + ":2:1: 'blur' is ambiguous: 2 Funcs of the pipeline were given that name") &&
+                              Contains("are now blur$0 (shown as blur) and blur$1, in the order they were made"));
+    std::string level = sched_file("level.sched", "blur$0: compute_at(blur, x)\n");
+    REQUIRE_COMPILE_ERROR(ScheduleFile::load(level).apply(Pipeline(out)),
+                          Contains(level + ":1:20: compute_at: 'blur' is ambiguous"));
+    std::string fine = sched_file("fine.sched", "blur$0: compute_at(blur$1, x)\nblur$1: compute_root()\n");
+    REQUIRE_NOTHROW(ScheduleFile::load(fine).apply(Pipeline(out)));
+    // Without a second Func of the name there is no blur$0.
+    Blur p;
+    std::string none = sched_file("none.sched", "blur_x$0: compute_root()\n");
+    REQUIRE_COMPILE_ERROR(p.apply(none), Contains(none + ":1:1: no Func named 'blur_x$0' in the pipeline"));
+}
+
+TEST_CASE("error: a wrapper for a consumer whose name two Funcs were given", "[error][sched]") {
+    Var x("x");
+    Func f("f"), g1("g"), g2("g"), out("out");
+    f(x) = x;
+    g1(x) = f(x) + 1;
+    g2(x) = f(x) * 2;
+    out(x) = g1(x) + g2(x);
+    f.compute_root();
+    f.in(g1).compute_root();
+    REQUIRE_COMPILE_ERROR(out.lowered_stmt(), Contains("Func f has a wrapper f_in_g made by f.in(g), but 2 Funcs of "
+                                                       "the pipeline are named g") &&
+                                                  Contains("give those Funcs distinct names"));
+}

@@ -435,7 +435,8 @@ TEST_CASE("codegen: names are C identifiers, constants exact", "[codegen]") {
 TEST_CASE("codegen: c_mangle makes IR names C identifier characters", "[codegen]") {
     CHECK(c_mangle("f.s0.x.xo") == "f_s0_x_xo");
     CHECK(c_mangle("blur_y") == "blur_y");
-    CHECK(c_mangle("a-b c$") == "a_b_c_");
+    CHECK(c_mangle("a-b c") == "a_b_c");
+    CHECK(c_mangle("blur$1.s0.x") == "blur__1_s0_x");  // a renamed Func (lower/UniqueNames.h)
     CHECK(c_mangle("0.min") == "0_min");  // a leading digit stays: callers prefix "v_"
     CHECK(c_mangle("") == "");
     CHECK(is_c_identifier("blur_x"));

@@ -1,11 +1,16 @@
 // Vocabulary of schedules: tail strategies, loop kinds, loop levels.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "RDom.h"
 #include "Var.h"
 
 namespace kiln {
+
+namespace internal {
+struct FunctionContents;
+}
 
 // What a split does when the factor does not divide the extent.
 enum class TailStrategy {
@@ -72,10 +77,16 @@ public:
     bool operator==(const LoopLevel &o) const {
         return kind == o.kind && func_name == o.func_name && var_name == o.var_name;
     }
+    // The Func a level made from a Func object names (null for levels made
+    // by name), so that the level follows it when the pipeline makes Func
+    // names unique (lower/UniqueNames.h).
+    const std::weak_ptr<internal::FunctionContents> &func_contents() const { return contents; }
+    void rename_func(const std::string &n) { func_name = n; }
 
 private:
     enum Kind { Inlined, Root, At } kind = Inlined;
     std::string func_name, var_name;
+    std::weak_ptr<internal::FunctionContents> contents;
 };
 
 }  // namespace kiln
