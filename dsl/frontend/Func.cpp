@@ -13,6 +13,7 @@
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "ir/Util.h"
 #include "kiln/Func.h"
 #include "kiln/Pipeline.h"
@@ -48,6 +49,42 @@ protected:
         }
     }
 };
+
+// The left-hand side of a pure definition with the implicit Vars (_0, _1,
+// ...) its right-hand side uses: in place of its `_`, or else at the end.
+//   f(x, _) = g(_, x)  (g 3-D)  ->  f(x, _0, _1) = g(_0, _1, x)
+//   f() = g(_)         (g 2-D)  ->  f(_0, _1) = g(_0, _1)
+std::vector<Expr> with_implicit_vars(const std::string &f, const std::vector<Expr> &args,
+                                     const std::vector<Expr> &values) {
+    CollectVars cv;
+    for (const auto &v : values) cv.include(v);
+    int n = 0;
+    for (const auto &v : cv.vars) {
+        user_assert(v != "_") << "Func " << f << ": _ is used as a value in its definition; _ can only be an "
+                              << "argument of a Func or image call, where it stands for the remaining dimensions";
+        if (is_implicit_var(v)) n = std::max(n, std::stoi(v.substr(1)) + 1);
+    }
+    std::vector<Expr> implicit, r;
+    for (int k = 0; k < n; k++) implicit.push_back(Var::implicit(k));
+    bool placeholder = false;
+    for (const auto &a : args) {
+        if (!is_placeholder(a)) {
+            r.push_back(a);
+            continue;
+        }
+        user_assert(!placeholder) << "Func " << f << " is defined with _ twice on the left-hand side; _ stands for "
+                                  << "all the implicit dimensions, so it can appear once";
+        placeholder = true;
+        r.insert(r.end(), implicit.begin(), implicit.end());
+    }
+    if (!placeholder)
+        for (const auto &v : implicit) {
+            bool named = false;
+            for (const auto &a : args) named |= equal(a, v);
+            if (!named) r.push_back(v);
+        }
+    return r;
+}
 
 // Calls from f's definitions to f itself keep no owning pointer (no cycle).
 class DropSelfReference : public IRMutator {
@@ -156,6 +193,8 @@ int Func::num_update_definitions() const { return (int)func->updates.size(); }
 FuncRef Func::operator()(std::vector<Expr> args) const {
     for (size_t i = 0; i < args.size(); i++)
         user_assert(args[i].defined()) << "Func " << name() << ": argument " << i << " is undefined";
+    // A `_` of a Func not yet defined is resolved by its definition (with_implicit_vars).
+    if (defined()) args = expand_placeholder(args, dimensions(), "Func " + name());
     return FuncRef(func, std::move(args));
 }
 
@@ -254,6 +293,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
                                    << "; it can only be a whole value (of the definition or of a Tuple element)";
     }
     FunctionContents &f = *func;
+    if (!f.init.defined()) args = with_implicit_vars(f.name, args, values);
     check_call_arity(f, args, values);
     bool all_vars = true;
     std::vector<std::string> names;

@@ -1,5 +1,7 @@
 // Var, RVar, RDom, Param and ImageParam: the leaves of the front end.
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <map>
 #include <mutex>
 
@@ -38,6 +40,40 @@ void check_param_range(const std::string &name, const Expr &lo, const Expr &hi) 
 
 Var::Var() : name_(unique_name('v')) {}
 Var::operator Expr() const { return Variable::make(Int(32), name_); }
+bool Var::is_implicit() const { return is_implicit_var(name_); }
+
+const Var _("_");
+const Var _0("_0"), _1("_1"), _2("_2"), _3("_3"), _4("_4"), _5("_5"), _6("_6"), _7("_7"), _8("_8"), _9("_9");
+
+namespace internal {
+bool is_implicit_var(const std::string &n) {
+    return n.size() > 1 && n[0] == '_' && std::all_of(n.begin() + 1, n.end(), [](char c) { return std::isdigit((unsigned char)c); });
+}
+bool is_placeholder(const Expr &e) {
+    const auto *v = e.as<Variable>();
+    return v && !v->param && !v->rdom && v->name == "_";
+}
+std::vector<Expr> expand_placeholder(const std::vector<Expr> &args, int dims, const std::string &who) {
+    std::vector<Expr> r;
+    int at = -1;
+    for (size_t i = 0; i < args.size(); i++) {
+        if (!is_placeholder(args[i])) continue;
+        user_assert(at < 0) << who << " is called with _ twice; _ stands for all the dimensions the other arguments "
+                            << "leave, so it can appear once";
+        at = (int)i;
+    }
+    if (at < 0) return args;
+    int n = dims - ((int)args.size() - 1);
+    user_assert(n >= 0) << who << " has " << dims << " dimension(s) but is called with " << args.size() - 1
+                        << " argument(s) besides _; drop some, or drop the _";
+    for (int i = 0; i < (int)args.size(); i++) {
+        if (i != at) r.push_back(args[i]);
+        else
+            for (int k = 0; k < n; k++) r.push_back(Var::implicit(k));
+    }
+    return r;
+}
+}  // namespace internal
 
 RVar::RVar(const std::string &name) : free_name(name) {}
 const std::string &RVar::name() const { return dom ? dom->vars[index].name : free_name; }
@@ -144,6 +180,7 @@ void ImageParam::set_raw(const halide_buffer_t *b) {
 }
 Expr ImageParam::operator()(std::vector<Expr> args) const {
     user_assert(contents) << "Call to an undefined ImageParam";
+    args = expand_placeholder(args, dimensions(), "ImageParam " + name());
     user_assert((int)args.size() == dimensions())
         << "ImageParam " << name() << " has " << dimensions() << " dimensions but was called with " << args.size()
         << " arguments";

@@ -225,3 +225,17 @@ TEST_CASE("error: realizing a Func that has no definition", "[error][definition]
     Buffer<int> b(4);
     REQUIRE_COMPILE_ERROR(f.realize(b), Contains("Func f is an output of the pipeline but has no definition"));
 }
+
+TEST_CASE("error: misused _ (implicit arguments)", "[error][definition]") {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y"), z("z");
+    Func g("g"), f("f"), h("h"), k("k");
+    g(x, y) = in(x, y);
+    REQUIRE_COMPILE_ERROR(g(x, _, _), Contains("Func g is called with _ twice") && Contains("it can appear once"));
+    REQUIRE_COMPILE_ERROR(g(x, y, z, _), Contains("Func g has 2 dimension(s) but is called with 3 argument(s) besides "
+                                                  "_; drop some, or drop the _"));
+    REQUIRE_COMPILE_ERROR(in(x, y, z, _), Contains("ImageParam in has 2 dimension(s) but is called with 3"));
+    REQUIRE_COMPILE_ERROR(f(x) = Expr(_) + x, Contains("Func f: _ is used as a value in its definition") &&
+                                                  Contains("can only be an argument of a Func or image call"));
+    REQUIRE_COMPILE_ERROR(h(_, x, _) = g(_) + x, Contains("Func h is defined with _ twice on the left-hand side"));
+}

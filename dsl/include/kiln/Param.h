@@ -43,6 +43,12 @@ std::string unique_name(char prefix);
 // the same names (a .sched file naming them works for every build).
 std::string derived_name(std::map<std::string, int> &uses, const std::string &base);
 void bump_definition_epoch();
+// Implicit arguments (`_`, Var.h): "_0", "_1", ... are implicit Vars; `e` is
+// the placeholder `_`; a call's `_` replaced by the implicit Vars of the
+// dimensions the other arguments leave (`who` names the callee in errors).
+bool is_implicit_var(const std::string &name);
+bool is_placeholder(const Expr &e);
+std::vector<Expr> expand_placeholder(const std::vector<Expr> &args, int dims, const std::string &who);
 }  // namespace internal
 
 template<typename T>
