@@ -2,6 +2,7 @@
 #pragma once
 #include "BoundaryConditions.h"
 #include "Buffer.h"
+#include "Derivative.h"
 #include "Error.h"
 #include "Expr.h"
 #include "Func.h"

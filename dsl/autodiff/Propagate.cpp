@@ -1,0 +1,275 @@
+// The backward walk over Funcs and stages (Propagate.h).
+#include "autodiff/Propagate.h"
+
+#include "autodiff/ForwardCopies.h"
+#include "autodiff/ForwardRegions.h"
+#include "autodiff/Gather.h"
+#include "autodiff/ReverseAccumulate.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// The adjoint of a stage's value inside reverse accumulation.
+const char *const kSeed = "adj$seed";
+
+class FindRVar : public IRVisitor {
+public:
+    bool found = false;
+
+protected:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { found |= op->rdom != nullptr; }
+};
+
+bool uses_rvars(const Expr &e) {
+    FindRVar find;
+    find.include(e);
+    return find.found;
+}
+
+bool is_self_call(const Expr &e, const std::string &f) {
+    const Call *c = e.as<Call>();
+    return c && c->call_type == Call::Func && !c->func && c->name == f;
+}
+
+bool reads(const Expr &e, const std::string &f) {
+    for (const Call *c : calls_in(e))
+        if (c->call_type == Call::Func && !c->func && c->name == f) return true;
+    return false;
+}
+
+bool same_args(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++)
+        if (!equal(a[i], b[i])) return false;
+    return true;
+}
+
+std::vector<Expr> vars_of(const std::vector<std::string> &names) {
+    std::vector<Expr> v;
+    for (const auto &n : names) v.push_back(make_var(n));
+    return v;
+}
+
+class Backward {
+public:
+    Backward(const std::shared_ptr<FunctionContents> &output, const Box &region)
+        : fwd(find_forward_pipeline(output, region)) {}
+
+    std::map<std::string, std::vector<Func>> run(const std::shared_ptr<FunctionContents> &output, const Expr &seed) {
+        for (const auto &f : fwd.funcs) {
+            if (f->num_values() != 1 || !f->types[0].is_float()) continue;
+            std::vector<Func> stages;
+            for (int s = 0; s + 1 < f->num_stages(); s++) stages.emplace_back(f->name + "_" + std::to_string(s) + "_adjoint");
+            stages.emplace_back(f->name + "_adjoint");
+            add(f->name, stages, f->args, f->types[0]);
+        }
+        static const char *names[] = {"x", "y", "z", "w"};
+        for (const auto &[name, p] : fwd.images) {
+            if (!p->type.is_float()) continue;
+            std::vector<std::string> v;
+            for (int d = 0; d < p->dimensions; d++) v.push_back(d < 4 ? names[d] : "v" + std::to_string(d));
+            add(name, {Func(name + "_adjoint")}, v, p->type);
+        }
+        for (const auto &[name, p] : fwd.params)
+            if (p->type.is_float()) add(name, {Func(name + "_adjoint")}, {}, p->type);
+
+        pending[output->name].push_back({vars_of(output->args), seed, false});
+        for (auto it = fwd.funcs.rbegin(); it != fwd.funcs.rend(); ++it) {
+            const auto &f = *it;
+            if (!adjoints.count(f->name)) continue;
+            define(f->name);
+            for (int s = f->num_stages() - 1; s >= 0; s--) stage(f, s);
+        }
+        for (const auto &[name, p] : fwd.images)
+            if (adjoints.count(name)) define(name);
+        for (const auto &[name, p] : fwd.params)
+            if (adjoints.count(name)) define(name);
+        return adjoints;
+    }
+
+private:
+    ForwardPipeline fwd;
+    std::map<std::string, std::vector<Func>> adjoints;  // per stage; one for images and Params
+    std::map<std::string, std::vector<std::string>> vars;
+    std::map<std::string, Type> types;
+    std::map<std::string, std::vector<AdjointTerm>> pending;  // what readers sent to the final adjoint
+    std::map<std::string, Func> values;                       // stage_value() copies, made once
+
+    void add(const std::string &name, std::vector<Func> stages, std::vector<std::string> v, Type t) {
+        adjoints[name] = std::move(stages);
+        vars[name] = std::move(v);
+        types[name] = t;
+    }
+
+    Func value_before(const std::shared_ptr<FunctionContents> &f, int s) {
+        std::string key = f->name + "#" + std::to_string(s - 1);
+        auto it = values.find(key);
+        if (it == values.end()) it = values.emplace(key, stage_value(f, s - 1)).first;
+        return it->second;
+    }
+
+    // The final adjoint of `name`: the gathers summed in its pure
+    // definition, every sum or scatter an update.
+    void define(const std::string &name) {
+        Func g = adjoints[name].back();
+        std::vector<Expr> pv = vars_of(vars[name]);
+        Expr pure;
+        std::vector<AdjointTerm> updates;
+        for (const AdjointTerm &t : pending[name]) {
+            if (!t.scatter && !uses_rvars(t.value) && same_args(t.lhs, pv)) pure = pure.defined() ? pure + t.value : t.value;
+            else updates.push_back(t);
+        }
+        g(pv) = pure.defined() ? pure : make_zero(types[name]);
+        for (const AdjointTerm &t : updates) g(t.lhs) += t.value;
+    }
+
+    ReadingStage reading_stage(const FunctionContents &f, const Definition &d, const std::string &what) {
+        ReadingStage r;
+        r.what = what;
+        const Box &box = fwd.regions[f.name];
+        for (size_t i = 0; i < d.args.size(); i++) {
+            const Variable *v = d.args[i].as<Variable>();
+            if (!v || v->rdom || v->param) continue;
+            r.pure_vars.push_back(v->name);
+            r.pure_ranges.push_back(i < box.size() && !box[i].is_empty_marker ? box[i] : Interval());
+        }
+        if (d.rdom) {
+            r.rvars = d.rdom->vars;
+            r.predicate = d.rdom->predicate;
+        }
+        return r;
+    }
+
+    void contribute(const LeafAdjoint &leaf, const ReadingStage &stage, const Expr &seed) {
+        std::string target;
+        std::vector<Expr> access;
+        if (const Call *c = leaf.leaf.as<Call>()) {
+            target = c->name;
+            access = c->args;
+            user_assert(c->call_type == Call::Image || (c->func && c->func->num_values() == 1))
+                << "Cannot differentiate " << stage.what << ": it reads element " << c->value_index
+                << " of the Tuple-valued Func " << c->name
+                << "; autodiff handles Funcs of one value only (split the Tuple into one Func per element)";
+        } else {
+            target = leaf.leaf.as<Variable>()->name;
+        }
+        auto it = adjoints.find(target);
+        internal_assert(it != adjoints.end()) << "no adjoint for " << target;
+        pending[target].push_back(
+            gather_or_scatter(it->second.back().name(), vars[target], access, leaf.adjoint, kSeed, seed, stage));
+    }
+
+    void contribute_all(const std::vector<LeafAdjoint> &leaves, const ReadingStage &stage, const Expr &seed) {
+        for (const LeafAdjoint &l : leaves) contribute(l, stage, seed);
+    }
+
+    void stage(const std::shared_ptr<FunctionContents> &fp, int s) {
+        const FunctionContents &f = *fp;
+        const Definition &d = f.stage(s);
+        const std::string what = s == 0 ? "Func " + f.name : f.stage_name(s);
+        const std::vector<Func> &adj = adjoints[f.name];
+        const Type t = types[f.name];
+        Expr seed = adj[s](d.args), seed_var = make_var(kSeed, t);
+        ReadingStage rs = reading_stage(f, d, what);
+        const Expr &value = d.values[0];
+        if (s == 0) {
+            contribute_all(reverse_accumulate(value, seed_var, what), rs, seed);
+            return;
+        }
+        Func prev = adj[s - 1];
+        std::vector<Expr> pv = vars_of(f.args);
+        const bool pure_lhs = same_args(d.args, pv);
+        bool self = reads(value, f.name);
+        for (const Expr &a : d.args) self |= reads(a, f.name);
+        if (!self) {
+            // Overwritten points get nothing from the stage before.
+            if (pure_lhs) {
+                prev(pv) = make_zero(t);
+            } else {
+                prev(pv) = adj[s](pv);
+                prev(d.args) = make_zero(t);
+            }
+            contribute_all(reverse_accumulate(value, seed_var, what), rs, seed);
+            return;
+        }
+        for (const Call *c : calls_in(value)) {
+            if (c->call_type != Call::Func || c->func || c->name != f.name) continue;
+            user_assert(same_args(c->args, d.args))
+                << "Cannot differentiate " << what << ": it reads " << f.name << " at other points than it writes ("
+                << Expr(c) << " in an update of " << f.name << "(" << d.args.size() << " argument(s))), a scan whose "
+                << "adjoint needs every intermediate value; write the scan into a Func with one more dimension "
+                << "indexed by the RVar, so that no value is overwritten";
+        }
+        std::vector<LeafAdjoint> leaves = reverse_accumulate(value, seed_var, what), others;
+        Expr self_adjoint;
+        bool others_read_self = false;
+        for (const LeafAdjoint &l : leaves) {
+            if (is_self_call(l.leaf, f.name)) {
+                self_adjoint = self_adjoint.defined() ? self_adjoint + l.adjoint : l.adjoint;
+            } else {
+                others.push_back(l);
+                others_read_self |= reads(l.adjoint, f.name);
+            }
+        }
+        Expr unit = self_adjoint.defined() ? simplify(substitute(kSeed, make_one(t), self_adjoint)) : Expr();
+        if (unit.defined() && is_one(unit) && !others_read_self) {
+            // A sum: the stage before has the same adjoint.
+            prev(pv) = adj[s](pv);
+            contribute_all(others, rs, seed);
+            return;
+        }
+        if (!d.rdom && self_adjoint.defined()) {
+            // Each point is updated once: dh/df reads f before the update.
+            Func before = value_before(fp, s);
+            Expr back = redirect_self_calls(self_adjoint, f.name, before);
+            if (pure_lhs) {
+                prev(pv) = substitute(kSeed, seed, back);
+            } else {
+                prev(pv) = adj[s](pv);
+                prev(d.args) = substitute(kSeed, seed, back);
+            }
+            for (LeafAdjoint &l : others) l.adjoint = redirect_self_calls(l.adjoint, f.name, before);
+            contribute_all(others, rs, seed);
+            return;
+        }
+        const Max *mx = value.as<Max>();
+        const Min *mn = value.as<Min>();
+        if ((mx || mn) && pure_lhs) {
+            Expr a = mx ? mx->a : mn->a, b = mx ? mx->b : mn->b;
+            Expr incoming = is_self_call(a, f.name) ? b : is_self_call(b, f.name) ? a : Expr();
+            if (incoming.defined() && !reads(incoming, f.name)) {
+                Func w = winner(fp, s, value_before(fp, s), incoming, mx != nullptr);
+                Expr won = make_bool(true);
+                for (size_t k = 0; k < d.rdom->vars.size(); k++)
+                    won = won && Variable::make(Int(32), d.rdom->vars[k].name, nullptr, d.rdom) == w(pv)[(int)k + 1];
+                Expr kept = w(pv)[1] == d.rdom->vars[0].min - 1;
+                prev(pv) = select(kept, adj[s](pv), make_zero(t));
+                Expr winning_seed = Select::make(won, seed_var, make_zero(t));
+                contribute_all(reverse_accumulate(incoming, winning_seed, what), rs, seed);
+                return;
+            }
+        }
+        user_error << "Cannot differentiate " << what << " (" << f.name << "(...) = " << value
+                   << "): an update over an RDom must add to " << f.name << " (f(...) += e, -=) or reduce it "
+                   << "with min or max (f(x) = max(f(x), e) with f's own Vars on the left); a product or any other "
+                   << "combination of " << f.name << "'s running value is not associative-invertible, its adjoint "
+                   << "needs every intermediate value. Rewrite it as a sum (a product as exp of a sum of logs), "
+                   << "or into a Func with one more dimension indexed by the RVar";
+    }
+};
+
+}  // namespace
+
+std::map<std::string, std::vector<Func>> propagate(const std::shared_ptr<FunctionContents> &output, const Expr &seed,
+                                                   const Box &output_region) {
+    return Backward(output, output_region).run(output, seed);
+}
+
+}  // namespace internal
+}  // namespace kiln

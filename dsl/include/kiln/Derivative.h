@@ -1,0 +1,68 @@
+// Reverse-mode automatic differentiation of a pipeline, as Halide's
+// propagate_adjoints(): the adjoint (the gradient of a scalar loss, or the
+// vector-Jacobian product with a given output adjoint) of every Func, input
+// image and Param the output depends on, each an ordinary Func that is
+// scheduled and realized like any other.
+//
+//   Func loss("loss");  RDom r(0, w, 0, h);
+//   loss() = 0.0;  loss() += blur_y(r.x, r.y) * blur_y(r.x, r.y);
+//   Derivative d = propagate_adjoints(loss);
+//   Func d_in = d(input);                      // "input_adjoint", 2-D, d loss / d input(x, y)
+//   d(blur_x).compute_at(d_in, y);             // "blur_x_adjoint", scheduled like any Func
+//   d_in.realize(grad);
+//
+// Names are stable: the adjoint of Func f (of its final value, what its
+// consumers read) is "<f>_adjoint"; of an image or Param p, "<p>_adjoint".
+// A Func with update definitions also has one adjoint per earlier stage,
+// "<f>_<s>_adjoint" for stage s (0 the pure definition), which
+// d(f, update_id) returns with Halide's numbering (-1 the pure definition).
+// What is differentiated, and how, is in docs/autodiff.md.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "BoundaryConditions.h"
+#include "Func.h"
+#include "Param.h"
+
+namespace kiln {
+
+class Derivative {
+public:
+    Derivative() = default;
+    // The adjoint of f's final value ("<f>_adjoint").
+    Func operator()(const Func &f) const;
+    // The adjoint of f after update update_id (-1: after the pure
+    // definition), as Halide's Derivative::operator()(func, update_id).
+    Func operator()(const Func &f, int update_id) const;
+    Func operator()(const ImageParam &im) const;
+    template<typename T> Func operator()(const Param<T> &p) const { return (*this)(p.name()); }
+    // By name: a Func's final adjoint, an image's or a Param's.
+    Func operator()(const std::string &name) const;
+    // Every Func, image and Param that has an adjoint, sorted by name.
+    std::vector<std::string> names() const;
+
+    // One Func per stage (a single one for images and Params), filled by
+    // propagate_adjoints().
+    std::map<std::string, std::vector<Func>> adjoints;
+};
+
+// Propagate `adjoint` (a Func with output's dimensions and type) backward
+// from `output`, whose region of interest is output_bounds ({min, extent}
+// per dimension): the adjoint is taken as zero outside it.
+Derivative propagate_adjoints(const Func &output, const Func &adjoint,
+                              const BoundaryConditions::Region &output_bounds);
+// The same with the adjoint read from an image, zero outside the image's
+// region (which is the output's region of interest).
+Derivative propagate_adjoints(const Func &output, const ImageParam &adjoint);
+// The same with no region: `adjoint` must itself be zero wherever it should
+// not contribute. Differentiating a read that needs the output's region (a
+// clamped or data-dependent access, a Func read at fewer dimensions than it
+// has, a Param) is then an error asking for output_bounds.
+Derivative propagate_adjoints(const Func &output, const Func &adjoint);
+// The gradient of a scalar loss: a 0-D Func (typically a sum over an RDom),
+// seeded with 1.
+Derivative propagate_adjoints(const Func &loss);
+
+}  // namespace kiln
