@@ -1,0 +1,248 @@
+// Autodiff (kiln/Derivative.h): gradients of float64 pipelines against
+// central finite differences, (L(in + h e_i) - L(in - h e_i)) / 2h with
+// h = 1e-6, for every element of every input, on random inputs.
+//
+// Tolerance. Central differences of a smooth loss err by O(h^2 L''') from
+// truncation and O(eps |L| / h) from rounding: with float64 (eps 1.1e-16),
+// |L| below ~100 and h = 1e-6 that is below 1e-8; each case allows
+// 1e-6 * max(1, |gradient|). Where a float32 stage rounds the values, a
+// step of 1e-6 is below its resolution (2^-24 relative): there h = 1e-3
+// and the tolerance 1e-3 (truncation ~h^2, rounding ~6e-8 / h). Kinks (max, select, abs, clamp) are never within h of a
+// random input.
+#include "check.h"
+
+#include <random>
+
+using namespace kiln;
+
+namespace {
+
+Var x("x"), y("y");
+// 0.0 is a float32 constant (as in Halide): the pipelines here are float64.
+const Expr zero = make_zero(Float(64));
+
+struct Data {
+    ImageParam param;
+    Buffer<double> buf;
+};
+
+Data random_input(const std::string &name, std::vector<int> sizes, uint32_t seed, double lo = -1, double hi = 1) {
+    Data in{ImageParam(Float(64), (int)sizes.size(), name), Buffer<double>(sizes)};
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(lo, hi);
+    in.buf.for_each_value([&](double &v) { v = u(rng); });
+    in.param.set(in.buf);
+    return in;
+}
+
+double value_of(Func &loss) {
+    Buffer<double> b = loss.realize(std::vector<int>{});
+    return b();
+}
+
+// loss() = sum over out's region [0, sizes) of out * weights (random).
+Func weighted_sum(Func out, std::vector<int> sizes, uint32_t seed = 99) {
+    static int count = 0;
+    Data w = random_input("weights" + std::to_string(count++), sizes, seed);
+    std::vector<std::pair<Expr, Expr>> region;
+    for (int s : sizes) region.push_back({0, s});
+    RDom r(region, "loss_r");
+    std::vector<Expr> at;
+    for (int i = 0; i < r.dimensions(); i++) at.push_back(r[i]);
+    Func loss("loss");
+    loss() = zero;
+    loss() += out(at) * w.param(at);
+    static std::vector<Data> keep;  // the weights' buffers stay bound
+    keep.push_back(w);
+    return loss;
+}
+
+// The gradient of loss with respect to each input, against central differences.
+void check_gradients(Func loss, std::vector<Data> inputs, double tol, double h = 1e-6) {
+    Derivative d = propagate_adjoints(loss);
+    for (Data &in : inputs) {
+        std::vector<int> sizes;
+        for (int i = 0; i < in.buf.dimensions(); i++) sizes.push_back(in.buf.dim(i).extent());
+        Buffer<double> g(sizes);
+        Func din = d(in.param);
+        CHECK(din.name() == in.param.name() + "_adjoint");
+        din.realize(g);
+        double worst = 0;
+        in.buf.for_each_element([&](const int *pos) {
+            double &v = in.buf(pos), keep = v;
+            v = keep + h;
+            double up = value_of(loss);
+            v = keep - h;
+            double down = value_of(loss);
+            v = keep;
+            double fd = (up - down) / (2 * h), ad = g(pos);
+            double err = std::abs(fd - ad) / std::max(1.0, std::abs(fd));
+            worst = std::max(worst, err);
+            if (err > tol) {
+                INFO(in.param.name() << " at (" << pos[0] << (in.buf.dimensions() > 1 ? ", " + std::to_string(pos[1]) : "")
+                                     << "): autodiff " << ad << ", finite differences " << fd);
+                CHECK(err <= tol);
+            }
+        });
+        INFO("largest relative error of d loss / d " << in.param.name() << ": " << worst);
+        CHECK(worst <= tol);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("autodiff: pointwise chain (softplus and every math function)", "[autodiff]") {
+    Data in = random_input("in", {17}, 1, 0.2, 1.5);
+    Func pre("pre"), soft("soft"), f("f");
+    pre(x) = in.param(x) * 1.5 - 0.25;
+    soft(x) = log(1.0 + exp(pre(x)));
+    f(x) = tanh(soft(x)) * sqrt(soft(x) + 1) + sin(pre(x)) * cos(in.param(x)) + pow(soft(x), in.param(x)) +
+           abs(pre(x) - 0.5) + min(pre(x), 0.3) + max(pre(x), 0.4) + soft(x) / (in.param(x) + 2) -
+           floor(pre(x) * 3) + cast<double>(cast<int>(in.param(x) * 100)) + lerp(pre(x), soft(x), in.param(x) * 0.5);
+    check_gradients(weighted_sum(f, {17}), {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: 3x3 blur with repeat_edge", "[autodiff]") {
+    Data in = random_input("in", {11, 8}, 2);
+    Func clamped = BoundaryConditions::repeat_edge(in.param);
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    Func loss = weighted_sum(blur_y, {11, 8});
+    check_gradients(loss, {in}, 1e-6);
+    Derivative d = propagate_adjoints(loss);
+    CHECK(d(blur_x).name() == "blur_x_adjoint");
+    CHECK(d(blur_y).name() == "blur_y_adjoint");
+}
+
+TEST_CASE("autodiff: constant_exterior, clamps and a Param", "[autodiff]") {
+    Data in = random_input("in", {9, 7}, 3);
+    Param<double> gain("gain", 1.25);
+    Func ext = BoundaryConditions::constant_exterior(in.param, 0.5);
+    Func f("f");
+    f(x, y) = ext(x - 2, y + 1) * gain + in.param(clamp(x + 3, 0, 8), clamp(y * 2, 0, 6)) * gain * gain;
+    Func loss = weighted_sum(f, {9, 7});
+    check_gradients(loss, {in}, 1e-6);
+    Derivative d = propagate_adjoints(loss);
+    Buffer<double> g = d(gain).realize(std::vector<int>{});
+    double h = 1e-6, up, down;
+    gain.set(1.25 + h);
+    up = value_of(loss);
+    gain.set(1.25 - h);
+    down = value_of(loss);
+    gain.set(1.25);
+    CHECK(std::abs(g() - (up - down) / (2 * h)) <= 1e-6 * std::max(1.0, std::abs(g())));
+}
+
+TEST_CASE("autodiff: sum reduction and its loss", "[autodiff]") {
+    Data in = random_input("in", {10, 6}, 4);
+    RDom r(0, 10, "r");
+    Func rows("rows"), loss("loss");
+    rows(y) = zero;
+    rows(y) += in.param(r, y) * in.param(r, y);
+    RDom ry(0, 6, "ry");
+    loss() = zero;
+    loss() += sqrt(rows(ry) + 1.0);
+    check_gradients(loss, {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: max and min reductions send the gradient to the winner", "[autodiff]") {
+    Data in = random_input("in", {12, 5}, 5);
+    RDom r(0, 12, "r");
+    Func mx("mx"), mn("mn"), f("f");
+    mx(y) = in.param(0, y) * 0.5;
+    mx(y) = max(mx(y), in.param(r, y) * in.param(r, y));
+    mn(y) = make_const(Float(64), 10.0);
+    mn(y) = min(in.param(r, y) - 0.1, mn(y));
+    f(y) = mx(y) * 2 + mn(y) * mx(y) + maximum(in.param(r, y) * 3);
+    check_gradients(weighted_sum(f, {5}), {in}, 1e-6);
+    Derivative d = propagate_adjoints(weighted_sum(f, {5}));
+    CHECK(d(mx, -1).name() == "mx_0_adjoint");
+    CHECK(d(mx, 0).name() == "mx_adjoint");
+}
+
+TEST_CASE("autodiff: select and ReLU", "[autodiff]") {
+    Data in = random_input("in", {15, 4}, 6);
+    Func relu("relu"), leaky("leaky");
+    relu(x, y) = max(in.param(x, y), 0.0);
+    leaky(x, y) = select(in.param(x, y) > 0.2, relu(x, y) * relu(x, y), in.param(x, y) * 0.1) + relu(x, y);
+    check_gradients(weighted_sum(leaky, {15, 4}), {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: matrix multiply, an update over an RDom", "[autodiff]") {
+    const int n = 6, m = 5, k = 7;
+    Data a = random_input("A", {k, m}, 7), b = random_input("B", {n, k}, 8);
+    RDom r(0, k, "k");
+    Func c("c");
+    c(x, y) = zero;
+    c(x, y) += a.param(r, y) * b.param(x, r);
+    check_gradients(weighted_sum(c, {n, m}), {a, b}, 1e-6);
+}
+
+TEST_CASE("autodiff: scatter reads (x / 2, 2 * x, x - 1) become gathers", "[autodiff]") {
+    Data in = random_input("in", {16}, 9);
+    Func up("up"), down("down"), f("f");
+    up(x) = in.param(x / 2) * in.param(x / 2);
+    down(x) = in.param(2 * x + 1) - in.param(x + 3);
+    f(x) = up(x) + down(x / 2) * 3;
+    check_gradients(weighted_sum(f, {12}), {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: a data-dependent read is a general scatter (histogram-like)", "[autodiff]") {
+    Data values = random_input("values", {20}, 10), table = random_input("table", {8}, 11);
+    ImageParam index(Int(32), 1, "index");
+    Buffer<int> ib(20);
+    for (int i = 0; i < 20; i++) ib(i) = (i * 7) % 11 - 1;  // some outside [0, 8): clamped
+    index.set(ib);
+    Func f("f");
+    f(x) = table.param(clamp(index(x), 0, 7)) * values.param(x);
+    check_gradients(weighted_sum(f, {20}), {values, table}, 1e-6);
+    // A histogram: a scatter in the forward pipeline, a gather in the backward one.
+    RDom r(0, 20, "r");
+    Func hist("hist");
+    hist(x) = zero;
+    hist(clamp(index(r), 0, 7)) += values.param(r) * values.param(r);
+    check_gradients(weighted_sum(hist, {8}), {values}, 1e-6);
+}
+
+TEST_CASE("autodiff: casts between float32 and float64", "[autodiff]") {
+    Data in = random_input("in", {9}, 12);
+    Func narrow("narrow"), f("f");
+    narrow(x) = cast<float>(in.param(x) * 2.0);
+    f(x) = cast<double>(narrow(x) * narrow(x)) + in.param(x);
+    check_gradients(weighted_sum(f, {9}), {in}, 1e-3, 1e-3);
+}
+
+TEST_CASE("autodiff: updates without an RDom read the value before them", "[autodiff]") {
+    Data in = random_input("in", {10}, 13);
+    Func f("f");
+    f(x) = in.param(x) + 0.5;
+    f(x) = f(x) * f(x);
+    f(x) = exp(f(x)) + in.param(x);
+    check_gradients(weighted_sum(f, {10}), {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: an output adjoint over a region, and an image adjoint", "[autodiff]") {
+    Data in = random_input("in", {10, 6}, 14), seed = random_input("seed", {8, 5}, 15);
+    Func clamped = BoundaryConditions::repeat_edge(in.param);
+    Func f("f");
+    f(x, y) = clamped(x + 1, y) * clamped(x, y - 1);
+    // The vector-Jacobian product equals the gradient of sum(f * seed) over the region.
+    Derivative by_image = propagate_adjoints(f, seed.param);
+    Derivative by_func = propagate_adjoints(f, Func(seed.param), {{0, 8}, {0, 5}});
+    Buffer<double> g1(10, 6), g2(10, 6), g3(10, 6);
+    by_image(in.param).realize(g1);
+    by_func(in.param).realize(g2);
+    Func loss = weighted_sum(f, {8, 5});
+    (void)loss;
+    Func l2("l2");
+    RDom r(0, 8, 0, 5, "r2");
+    l2() = zero;
+    l2() += f(r.x, r.y) * seed.param(r.x, r.y);
+    propagate_adjoints(l2)(in.param).realize(g3);
+    for (int yy = 0; yy < 6; yy++)
+        for (int xx = 0; xx < 10; xx++) {
+            CHECK(g1(xx, yy) == Approx(g3(xx, yy)).epsilon(1e-12));
+            CHECK(g2(xx, yy) == Approx(g3(xx, yy)).epsilon(1e-12));
+        }
+}
