@@ -49,6 +49,7 @@ Func stage_value(const std::shared_ptr<FunctionContents> &f, int stage) {
         internal_assert(values.size() == 1) << "stage_value of a Tuple-valued Func " << f->name;
         FuncRef(copy.contents(), args) = values[0];
     }
+    if (stage > 0) copy.compute_root();  // not redone per point of each consumer
     return copy;
 }
 
@@ -67,6 +68,7 @@ Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &b
     w(args) = Tuple(init);
     Expr best = w(args)[0];
     w(args) = select(is_max ? incoming > best : incoming < best, Tuple(point), Tuple(w(args)));
+    w.compute_root();
     return w;
 }
 

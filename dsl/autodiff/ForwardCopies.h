@@ -10,7 +10,9 @@
 //     m_1_argmax(y) = select(in(r, y) > m_1_argmax(y)[0], Tuple(in(r, y), r), Tuple(m_1_argmax(y)));
 //     (index r.min - 1: the value before the reduction won; ties keep the first)
 //
-// Both are ordinary Funcs, inlined or scheduled like any other.
+// Both are ordinary Funcs, scheduled like any other; those with updates
+// start compute_root() (at the innermost loop of each consumer, the default
+// of a Func with updates, they would be recomputed for every point).
 #pragma once
 #include <memory>
 

@@ -63,7 +63,7 @@ public:
 
     std::map<std::string, std::vector<Func>> run(const std::shared_ptr<FunctionContents> &output, const Expr &seed) {
         for (const auto &f : fwd.funcs) {
-            if (f->num_values() != 1 || !f->types[0].is_float()) continue;
+            if (f->num_values() != 1 || !f->types[0].is_float() || image_of(*f)) continue;
             std::vector<Func> stages;
             for (int s = 0; s + 1 < f->num_stages(); s++) stages.emplace_back(f->name + "_" + std::to_string(s) + "_adjoint");
             stages.emplace_back(f->name + "_adjoint");
@@ -78,11 +78,14 @@ public:
         }
         for (const auto &[name, p] : fwd.params)
             if (p->type.is_float()) add(name, {Func(name + "_adjoint")}, {}, p->type);
+        // An image's Func (in_im(_0, _1) = in(_0, _1)) shares the image's adjoint.
+        for (const auto &f : fwd.funcs)
+            if (const char *image = image_of(*f); image && adjoints.count(image)) alias[f->name] = image;
 
         pending[output->name].push_back({vars_of(output->args), seed, false});
         for (auto it = fwd.funcs.rbegin(); it != fwd.funcs.rend(); ++it) {
             const auto &f = *it;
-            if (!adjoints.count(f->name)) continue;
+            if (!adjoints.count(f->name) || alias.count(f->name)) continue;
             define(f->name);
             for (int s = f->num_stages() - 1; s >= 0; s--) stage(f, s);
         }
@@ -90,6 +93,7 @@ public:
             if (adjoints.count(name)) define(name);
         for (const auto &[name, p] : fwd.params)
             if (adjoints.count(name)) define(name);
+        for (const auto &[from, to] : alias) adjoints[from] = adjoints[to];
         return adjoints;
     }
 
@@ -100,6 +104,14 @@ private:
     std::map<std::string, Type> types;
     std::map<std::string, std::vector<AdjointTerm>> pending;  // what readers sent to the final adjoint
     std::map<std::string, Func> values;                       // stage_value() copies, made once
+    std::map<std::string, std::string> alias;                 // an image's Func -> the image
+
+    // The image an image's Func reads (its name), or null.
+    static const char *image_of(const FunctionContents &f) {
+        if (!f.is_image_wrapper) return nullptr;
+        const Call *c = f.init.values[0].as<Call>();
+        return c && c->call_type == Call::Image ? c->name.c_str() : nullptr;
+    }
 
     void add(const std::string &name, std::vector<Func> stages, std::vector<std::string> v, Type t) {
         adjoints[name] = std::move(stages);
@@ -127,6 +139,9 @@ private:
         }
         g(pv) = pure.defined() ? pure : make_zero(types[name]);
         for (const AdjointTerm &t : updates) g(t.lhs) += t.value;
+        // A sum or scatter computed at the innermost loop of each consumer
+        // (the default of a Func with updates) would redo it per point.
+        if (!updates.empty()) g.compute_root();
     }
 
     ReadingStage reading_stage(const FunctionContents &f, const Definition &d, const std::string &what) {
@@ -159,6 +174,7 @@ private:
         } else {
             target = leaf.leaf.as<Variable>()->name;
         }
+        if (alias.count(target)) target = alias[target];
         auto it = adjoints.find(target);
         internal_assert(it != adjoints.end()) << "no adjoint for " << target;
         pending[target].push_back(
@@ -194,6 +210,7 @@ private:
             } else {
                 prev(pv) = adj[s](pv);
                 prev(d.args) = make_zero(t);
+                prev.compute_root();
             }
             contribute_all(reverse_accumulate(value, seed_var, what), rs, seed);
             return;
@@ -233,6 +250,7 @@ private:
             } else {
                 prev(pv) = adj[s](pv);
                 prev(d.args) = substitute(kSeed, seed, back);
+                prev.compute_root();
             }
             for (LeafAdjoint &l : others) l.adjoint = redirect_self_calls(l.adjoint, f.name, before);
             contribute_all(others, rs, seed);

@@ -246,3 +246,35 @@ TEST_CASE("autodiff: an output adjoint over a region, and an image adjoint", "[a
             CHECK(g2(xx, yy) == Approx(g3(xx, yy)).epsilon(1e-12));
         }
 }
+
+// The adjoints are ordinary Funcs: schedules, in C++ or in a schedule file
+// naming them, change where they are computed, never their values.
+TEST_CASE("autodiff: scheduled adjoints give the same gradient", "[autodiff]") {
+    Data in = random_input("in", {67, 45}, 16);
+    Func clamped = BoundaryConditions::repeat_edge(in.param);
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    Func loss = weighted_sum(blur_y, {67, 45});
+    Buffer<double> plain(67, 45), scheduled(67, 45), from_file(67, 45);
+    propagate_adjoints(loss)(in.param).realize(plain);
+
+    Derivative d = propagate_adjoints(loss);
+    Var xo("xo"), xi("xi");
+    d(in.param).parallel(y).vectorize(x, 4);
+    d(blur_x).compute_root().parallel(y).vectorize(x, 4);
+    d(blur_y).compute_at(d(blur_x), y).split(x, xo, xi, 8);
+    d(in.param).realize(scheduled);
+
+    Derivative e = propagate_adjoints(loss);
+    ScheduleFile::parse("in_adjoint: parallel(y)\n"
+                        "blur_x_adjoint: compute_root() vectorize(x, 4)\n"
+                        "blur_y_adjoint: compute_at(blur_x_adjoint, y)\n")
+        .apply(Pipeline(e(in.param)));
+    e(in.param).realize(from_file);
+    for (int yy = 0; yy < 45; yy++)
+        for (int xx = 0; xx < 67; xx++) {
+            CHECK(scheduled(xx, yy) == plain(xx, yy));
+            CHECK(from_file(xx, yy) == plain(xx, yy));
+        }
+}
