@@ -89,6 +89,13 @@ void check_gradients(Func loss, std::vector<Data> inputs, double tol, double h =
     }
 }
 
+// The 3x3 blur with repeat_edge.
+void blur3x3(const ImageParam &in, Func &blur_x, Func &blur_y) {
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+}
+
 }  // namespace
 
 TEST_CASE("autodiff: pointwise chain (softplus and every math function)", "[autodiff]") {
@@ -104,10 +111,8 @@ TEST_CASE("autodiff: pointwise chain (softplus and every math function)", "[auto
 
 TEST_CASE("autodiff: 3x3 blur with repeat_edge", "[autodiff]") {
     Data in = random_input("in", {11, 8}, 2);
-    Func clamped = BoundaryConditions::repeat_edge(in.param);
     Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    blur3x3(in.param, blur_x, blur_y);
     Func loss = weighted_sum(blur_y, {11, 8});
     check_gradients(loss, {in}, 1e-6);
     Derivative d = propagate_adjoints(loss);
@@ -251,10 +256,8 @@ TEST_CASE("autodiff: an output adjoint over a region, and an image adjoint", "[a
 // naming them, change where they are computed, never their values.
 TEST_CASE("autodiff: scheduled adjoints give the same gradient", "[autodiff]") {
     Data in = random_input("in", {67, 45}, 16);
-    Func clamped = BoundaryConditions::repeat_edge(in.param);
     Func blur_x("blur_x"), blur_y("blur_y");
-    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-    blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    blur3x3(in.param, blur_x, blur_y);
     Func loss = weighted_sum(blur_y, {67, 45});
     Buffer<double> plain(67, 45), scheduled(67, 45), from_file(67, 45);
     propagate_adjoints(loss)(in.param).realize(plain);
