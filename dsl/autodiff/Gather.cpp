@@ -158,9 +158,11 @@ AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::
         if (s.solutions.count(v)) continue;
         const Interval &r = stage.pure_ranges[i];
         user_assert(r.bounded())
-            << "Cannot differentiate " << stage.what << ": the adjoint of " << target << " sums over its Var " << v
-            << (term.scatter ? " (the read of " + target + " cannot be inverted, so it is scattered)"
-                             : " (which the read of " + target + " does not depend on)")
+            << "Cannot differentiate " << stage.what << ": sending its adjoint to " << target
+            << " sums over every value of its Var " << v
+            << (term.scatter ? " (the read cannot be inverted: a clamp, a boundary condition or a data-dependent "
+                               "index, so it is scattered)"
+                             : " (the read does not depend on " + v + ")")
             << ", but the region of " << stage.what << " in " << v << " is unknown; pass the output's region: "
             << "propagate_adjoints(output, adjoint, {{min, extent}, ...}), or differentiate a scalar loss";
         region.push_back({r.min, simplify(r.max - r.min + 1)});

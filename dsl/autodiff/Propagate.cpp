@@ -275,10 +275,10 @@ private:
         }
         user_error << "Cannot differentiate " << what << " (" << f.name << "(...) = " << value
                    << "): an update over an RDom must add to " << f.name << " (f(...) += e, -=) or reduce it "
-                   << "with min or max (f(x) = max(f(x), e) with f's own Vars on the left); a product or any other "
-                   << "combination of " << f.name << "'s running value is not associative-invertible, its adjoint "
-                   << "needs every intermediate value. Rewrite it as a sum (a product as exp of a sum of logs), "
-                   << "or into a Func with one more dimension indexed by the RVar";
+                   << "with min or max (f(x) = max(f(x), e) with f's own Vars on the left); the adjoint of a "
+                   << "product or any other combination of " << f.name << "'s running value needs every "
+                   << "intermediate value. Rewrite it as a sum (a product as exp of a sum of logs), or into a Func "
+                   << "with one more dimension indexed by the RVar";
     }
 };
 

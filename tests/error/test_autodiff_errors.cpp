@@ -79,7 +79,9 @@ TEST_CASE("error: autodiff needs the output's region to sum or scatter", "[error
     seed(p.x) = 1.0f;
     p.f(p.x) = BoundaryConditions::repeat_edge(p.in)(p.x - 1);
     REQUIRE_COMPILE_ERROR(propagate_adjoints(p.f, seed),
-                          Contains("the region of Func in_im_repeat_edge in _0 is unknown") &&
+                          Contains("Cannot differentiate Func in_im_repeat_edge: sending its adjoint to in_adjoint "
+                                   "sums over every value of its Var _0 (the read cannot be inverted") &&
+                              Contains("the region of Func in_im_repeat_edge in _0 is unknown") &&
                               Contains("propagate_adjoints(output, adjoint, {{min, extent}, ...})"));
 }
 
