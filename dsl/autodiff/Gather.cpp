@@ -39,14 +39,48 @@ Linear linear_in(const Expr &e, const std::string &v) {
     return {};
 }
 
-// One value of a solved variable, valid where `cond` holds.
+// One value of a solved variable, valid where `cond` holds; or, for a tail
+// of a clamp, every value in [tail_min, tail_min + tail_extent), all read at
+// the clamp's end `fixed`.
 struct Choice {
     Expr value, cond;
+    Expr tail_min, tail_extent, fixed;
+    bool tail() const { return fixed.defined(); }
 };
 
+// clamp(v + b, lo, hi), as clamp() builds it or reordered: v + b, lo, hi.
+bool as_clamp(const Expr &e, Expr &inner, Expr &lo, Expr &hi) {
+    const Max *mx = e.as<Max>();
+    const Min *mn = mx ? mx->a.as<Min>() : nullptr;
+    if (mx && mn) {
+        inner = mn->a, hi = mn->b, lo = mx->b;
+        return true;
+    }
+    const Min *mn2 = e.as<Min>();
+    const Max *mx2 = mn2 ? mn2->a.as<Max>() : nullptr;
+    if (mn2 && mx2) {
+        inner = mx2->a, lo = mx2->b, hi = mn2->b;
+        return true;
+    }
+    return false;
+}
+
 // The values of v for which access == u, when there are few: a*v + b == u
-// (one value, if a divides u - b), (v + b) / k == u (k values).
-std::vector<Choice> invert(const Expr &access, const std::string &v, const Expr &u) {
+// (one value, if a divides u - b), (v + b) / k == u (k values); and of a
+// clamped v + b, with v in `range`, the one value inside [lo, hi] and the
+// two tails that the clamp sends to lo and to hi.
+std::vector<Choice> invert(const Expr &access, const std::string &v, const Expr &u, const Interval &range) {
+    Expr clamped, lo, hi;
+    if (range.bounded() && as_clamp(access, clamped, lo, hi) && !expr_uses_var(lo, v) && !expr_uses_var(hi, v)) {
+        Linear l = linear_in(clamped, v);
+        if (!l.ok || l.a != 1) return {};
+        Expr zero = make_zero(Int(32));
+        Choice inside{simplify(u - l.b), simplify(u >= lo && u <= hi)};
+        Choice below{Expr(), Expr(), range.min, simplify(max(lo - l.b - range.min, zero)), lo};
+        Expr above_min = simplify(hi - l.b + 1);
+        Choice above{Expr(), Expr(), above_min, simplify(max(range.max - above_min + 1, zero)), hi};
+        return {inside, below, above};
+    }
     Linear l = linear_in(access, v);
     if (l.ok && l.a != 0) {
         Expr rest = simplify(u - l.b);
@@ -61,7 +95,7 @@ std::vector<Choice> invert(const Expr &access, const std::string &v, const Expr 
     Linear inner = linear_in(d->a, v);
     if (!inner.ok || inner.a != 1) return {};
     std::vector<Choice> all;
-    for (int64_t t = 0; t < *k; t++) all.push_back({simplify(u * (int)*k - inner.b + (int)t), Expr()});
+    for (int64_t t = 0; t < *k; t++) all.push_back({simplify(u * (int)*k - inner.b + (int)t)});
     return all;
 }
 
@@ -103,9 +137,20 @@ public:
     std::vector<bool> arg_solved;
     std::vector<Expr> arg_conds;  // a determined argument: u_i == its value
 
+    std::map<std::string, size_t> arg_of;  // a solved variable -> the argument it was solved from
+
+    Interval range_of(const std::string &v) const {
+        for (size_t i = 0; i < stage.pure_vars.size(); i++)
+            if (stage.pure_vars[i] == v) return stage.pure_ranges[i];
+        for (const auto &rv : stage.rvars)
+            if (rv.name == v) return Interval(rv.min, simplify(rv.min + rv.extent - 1));
+        return Interval();
+    }
+
 private:
     void solve(const std::set<std::string> &forced) {
         solutions.clear();
+        arg_of.clear();
         arg_solved.assign(args.size(), false);
         arg_conds.assign(args.size(), Expr());
         for (bool progress = true; progress;) {
@@ -129,9 +174,10 @@ private:
                     arg_conds[i] = u == simplify(a);
                     progress = true;
                 } else if (used.size() == 1 && !forced.count(used[0])) {
-                    std::vector<Choice> c = invert(simplify(a), used[0], u);
+                    std::vector<Choice> c = invert(simplify(a), used[0], u, range_of(used[0]));
                     if (c.empty()) continue;
                     solutions[used[0]] = c;
+                    arg_of[used[0]] = i;
                     arg_solved[i] = true;
                     progress = true;
                 }
@@ -142,16 +188,16 @@ private:
 
 }  // namespace
 
-AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::string> &target_vars,
-                              const std::vector<Expr> &access_args, const Expr &contribution,
-                              const std::string &seed_name, const Expr &seed, const ReadingStage &stage) {
+std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std::vector<std::string> &target_vars,
+                                           const std::vector<Expr> &access_args, const Expr &contribution,
+                                           const std::string &seed_name, const Expr &seed, const ReadingStage &stage) {
     Solver s(access_args, stage);
     s.run();
-    AdjointTerm term;
-    for (bool solved : s.arg_solved) term.scatter |= !solved;
+    bool scatter = false;
+    for (bool solved : s.arg_solved) scatter |= !solved;
 
-    // The variables left become the dimensions of one RDom.
-    std::vector<std::pair<Expr, Expr>> region;
+    // The variables left become dimensions of an RDom.
+    std::vector<std::pair<Expr, Expr>> left_region;
     std::vector<std::string> left;
     for (size_t i = 0; i < stage.pure_vars.size(); i++) {
         const std::string &v = stage.pure_vars[i];
@@ -160,44 +206,60 @@ AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::
         user_assert(r.bounded())
             << "Cannot differentiate " << stage.what << ": sending its adjoint to " << target
             << " sums over every value of its Var " << v
-            << (term.scatter ? " (the read cannot be inverted: a clamp, a boundary condition or a data-dependent "
-                               "index, so it is scattered)"
-                             : " (the read does not depend on " + v + ")")
+            << (scatter ? " (the read cannot be inverted: a boundary condition or a data-dependent index, so it is "
+                          "scattered)"
+                        : " (the read does not depend on " + v + ")")
             << ", but the region of " << stage.what << " in " << v << " is unknown; pass the output's region: "
             << "propagate_adjoints(output, adjoint, {{min, extent}, ...}), or differentiate a scalar loss";
-        region.push_back({r.min, simplify(r.max - r.min + 1)});
+        left_region.push_back({r.min, simplify(r.max - r.min + 1)});
         left.push_back(v);
     }
     for (const auto &rv : stage.rvars) {
         if (s.solutions.count(rv.name)) continue;
-        region.push_back({rv.min, rv.extent});
+        left_region.push_back({rv.min, rv.extent});
         left.push_back(rv.name);
     }
-    RDom rdom;
-    if (!region.empty()) rdom = RDom(region, target + "_r");
+    RDom shared;
+    if (!left_region.empty()) shared = RDom(left_region, target + "_r");
 
-    // Every combination of the solved variables' choices adds one term.
+    // Every combination of the solved variables' choices adds a term: those
+    // without a clamp's tail to one gather, each with tails an update of its own.
     std::vector<std::pair<std::string, const std::vector<Choice> *>> solved(s.solutions.size());
     std::transform(s.solutions.begin(), s.solutions.end(), solved.begin(),
                    [](const auto &kv) { return std::make_pair(kv.first, &kv.second); });
     std::vector<size_t> pick(solved.size(), 0);
+    std::vector<AdjointTerm> terms(1);
     Expr total;
     Type t = contribution.type();
     while (true) {
+        std::vector<std::pair<Expr, Expr>> region = left_region;
+        std::vector<const Choice *> choice(solved.size());
+        for (size_t j = 0; j < solved.size(); j++) {
+            choice[j] = &(*solved[j].second)[pick[j]];
+            if (choice[j]->tail()) region.push_back({choice[j]->tail_min, choice[j]->tail_extent});
+        }
+        const bool tails = region.size() > left_region.size();
+        RDom rdom = tails ? RDom(region, target + "_r" + std::to_string(terms.size())) : shared;
         std::map<std::string, Expr> forward, adjoint;
+        std::vector<Expr> lhs;
+        for (size_t i = 0; i < access_args.size(); i++) lhs.push_back(make_var(u_name(i)));
         Expr cond;
         for (size_t k = 0; k < left.size(); k++) forward[left[k]] = adjoint[left[k]] = rdom[(int)k];
-        for (size_t j = 0; j < solved.size(); j++) {
+        for (size_t j = 0, tail = left.size(); j < solved.size(); j++) {
             const std::string &v = solved[j].first;
-            const Choice &c = (*solved[j].second)[pick[j]];
+            const Choice &c = *choice[j];
+            if (c.tail()) {
+                forward[v] = adjoint[v] = rdom[(int)tail++];
+                lhs[s.arg_of[v]] = c.fixed;
+                continue;
+            }
             cond = conj(cond, c.cond);
             Expr clamped = c.value;
             for (size_t i = 0; i < stage.pure_vars.size(); i++) {
                 const Interval &r = stage.pure_ranges[i];
                 if (stage.pure_vars[i] == v && r.bounded()) clamped = clamp(c.value, r.min, r.max);
             }
-            forward[v] = clamped;
-            adjoint[v] = clamped;
+            forward[v] = adjoint[v] = clamped;
             for (const auto &rv : stage.rvars) {
                 if (rv.name != v) continue;
                 Expr hi = simplify(rv.min + rv.extent - 1);
@@ -212,10 +274,15 @@ AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::
         Expr value = substitute(forward, contribution);
         value = substitute(seed_name, substitute(adjoint, seed), value);
         if (cond.defined()) value = Select::make(simplify(cond), value, make_zero(t));
-        total = total.defined() ? total + value : value;
-        if (term.lhs.empty())
-            for (size_t i = 0; i < access_args.size(); i++)
-                term.lhs.push_back(s.arg_solved[i] ? make_var(u_name(i)) : simplify(substitute(forward, access_args[i])));
+        for (size_t i = 0; i < access_args.size(); i++)
+            if (!s.arg_solved[i]) lhs[i] = simplify(substitute(forward, access_args[i]));
+        if (tails) {
+            terms.push_back({lhs, value, true});
+        } else {
+            terms[0].lhs = lhs;
+            terms[0].scatter = scatter;
+            total = total.defined() ? total + value : value;
+        }
         size_t j = 0;
         for (; j < pick.size(); j++) {
             if (++pick[j] < solved[j].second->size()) break;
@@ -223,11 +290,14 @@ AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::
         }
         if (j == pick.size()) break;
     }
+    terms[0].value = total;
     std::map<std::string, Expr> rename;
     for (size_t i = 0; i < target_vars.size(); i++) rename[u_name(i)] = make_var(target_vars[i]);
-    term.value = simplify(substitute(rename, total));
-    for (Expr &a : term.lhs) a = substitute(rename, a);
-    return term;
+    for (AdjointTerm &term : terms) {
+        term.value = simplify(substitute(rename, term.value));
+        for (Expr &a : term.lhs) a = substitute(rename, a);
+    }
+    return terms;
 }
 
 }  // namespace internal

@@ -12,11 +12,18 @@
 //   g(r, y)         ->  g_adj(u, v) = select(u in r's range, c[r -> u, y -> v], 0)
 //   g(x)  in f(x, y) ->  g_adj(u) += c[y -> ry]  over an RDom ry spanning f's region in y
 //
-// A read no solution inverts (a clamp, a data-dependent index, two Vars in
-// one argument) becomes a general scatter, an update over an RDom spanning
-// the variables it leaves:
+// A clamped read (repeat_edge) is a gather inside the clamp's range and,
+// for each end, an update at that end summing the points clamped to it:
 //
-//   g(clamp(x, 0, w - 1))  ->  g_adj(clamp(rx, 0, w - 1)) += c[x -> rx]   (rx over f's region)
+//   g(clamp(x, 0, w - 1))  ->  g_adj(u) = select(0 <= u <= w - 1, c[x -> u], 0)
+//                              g_adj(0) += c[x -> rx]       rx over [f.min, -1]
+//                              g_adj(w - 1) += c[x -> rx]   rx over [w, f.max]
+//
+// A read no solution inverts (a data-dependent index, two Vars in one
+// argument, the select of a mirrored boundary) becomes a general scatter,
+// an update over an RDom spanning the variables it leaves:
+//
+//   g(idx(x))  ->  g_adj(idx(rx)) += c[x -> rx]   (rx over f's region)
 //
 // Forward reads inside c are clamped to f's region (and r's range), so an
 // adjoint never reads the forward pipeline where it did not compute; the
@@ -40,7 +47,7 @@ struct ReadingStage {
     Expr predicate;                        // its RDom's where() condition, or undefined
 };
 
-// The definition of the adjoint Func receiving the contribution.
+// A definition of the adjoint Func receiving the contribution.
 struct AdjointTerm {
     std::vector<Expr> lhs;  // the arguments of the definition: g's Vars for a gather
     Expr value;             // the contribution, with its RDom's RVars if it sums or scatters
@@ -51,9 +58,9 @@ struct AdjointTerm {
 // `target_vars` are its pure Vars; `contribution` is c, in which the
 // Variable `seed_name` stands for `seed` (the adjoint of the reading
 // stage's value, read unclamped).
-AdjointTerm gather_or_scatter(const std::string &target, const std::vector<std::string> &target_vars,
-                              const std::vector<Expr> &access_args, const Expr &contribution,
-                              const std::string &seed_name, const Expr &seed, const ReadingStage &stage);
+std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std::vector<std::string> &target_vars,
+                                           const std::vector<Expr> &access_args, const Expr &contribution,
+                                           const std::string &seed_name, const Expr &seed, const ReadingStage &stage);
 
 }  // namespace internal
 }  // namespace kiln

@@ -177,8 +177,9 @@ private:
         if (alias.count(target)) target = alias[target];
         auto it = adjoints.find(target);
         internal_assert(it != adjoints.end()) << "no adjoint for " << target;
-        pending[target].push_back(
-            gather_or_scatter(it->second.back().name(), vars[target], access, leaf.adjoint, kSeed, seed, stage));
+        for (AdjointTerm &t :
+             gather_or_scatter(it->second.back().name(), vars[target], access, leaf.adjoint, kSeed, seed, stage))
+            pending[target].push_back(std::move(t));
     }
 
     void contribute_all(const std::vector<LeafAdjoint> &leaves, const ReadingStage &stage, const Expr &seed) {
