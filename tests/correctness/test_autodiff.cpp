@@ -141,9 +141,10 @@ TEST_CASE("autodiff: constant_exterior, mirror_image, clamps and a Param", "[aut
     CHECK(std::abs(g() - (up - down) / (2 * h)) <= 1e-6 * std::max(1.0, std::abs(g())));
 }
 
-TEST_CASE("autodiff: sum reduction and its loss", "[autodiff]") {
+TEST_CASE("autodiff: sum reduction over an RDom with where(), and its loss", "[autodiff]") {
     Data in = random_input("in", {10, 6}, 4);
     RDom r(0, 10, "r");
+    r.where(r <= y + 4);  // a triangle: the predicate is differentiated through too
     Func rows("rows"), loss("loss");
     rows(y) = zero;
     rows(y) += in.param(r, y) * in.param(r, y);
