@@ -30,6 +30,8 @@ CaseResult bench_unsharp(const SuiteOptions &o);
 CaseResult bench_harris(const SuiteOptions &o);
 CaseResult bench_luma_blur5x5_unfused(const SuiteOptions &o);
 CaseResult bench_luma_blur5x5_fused(const SuiteOptions &o);
+CaseResult bench_bilateral_grid(const SuiteOptions &o);
+CaseResult bench_bilateral_grid_unfused(const SuiteOptions &o);
 CaseResult bench_softplus(const SuiteOptions &o);
 CaseResult bench_tanh_affine(const SuiteOptions &o);
 

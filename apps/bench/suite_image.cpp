@@ -1,7 +1,8 @@
 // The image and pointwise cases of apps/bench: blur3x3, unsharp, harris,
-// luma_blur5x5 and the two elementwise chains. The Halide programs below are
-// the generators' algorithms with the schedules of
-// schedules/<generator>/host_tiled.sched (luma_blur5x5: fused and unfused).
+// luma_blur5x5, bilateral_grid and the two elementwise chains. The Halide
+// programs below are the generators' algorithms with the schedules of
+// schedules/<generator>/host_tiled.sched (luma_blur5x5: fused and unfused;
+// bilateral_grid: host_tiled and unfused).
 #include "anchors.h"
 #include "case_util.h"
 #include "suite.h"
@@ -100,6 +101,47 @@ Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused) {
     return Pipeline(output);
 }
 
+// bilateral_grid with s_sigma = 8 (schedules/bilateral_grid/host_tiled.sched,
+// Halide's own CPU schedule of the app, or unfused.sched).
+Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled) {
+    const int s = 8;
+    Var x("x"), y("y"), z("z"), c("c");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    RDom r(0, s, 0, s, "r");
+    Expr v = clamp(clamped(x * s + r.x - s / 2, y * s + r.y - s / 2), 0.0f, 1.0f);
+    Func histogram("histogram"), blurz("blurz"), blurx("blurx"), blury("blury"), output("output");
+    histogram(x, y, z, c) = 0.0f;
+    histogram(x, y, cast<int>(v * (1.0f / r_sigma) + 0.5f), c) += mux(c, {v, 1.0f});
+    blurz(x, y, z, c) = histogram(x, y, z - 2, c) + histogram(x, y, z - 1, c) * 4 + histogram(x, y, z, c) * 6 +
+                        histogram(x, y, z + 1, c) * 4 + histogram(x, y, z + 2, c);
+    blurx(x, y, z, c) = blurz(x - 2, y, z, c) + blurz(x - 1, y, z, c) * 4 + blurz(x, y, z, c) * 6 +
+                        blurz(x + 1, y, z, c) * 4 + blurz(x + 2, y, z, c);
+    blury(x, y, z, c) = blurx(x, y - 2, z, c) + blurx(x, y - 1, z, c) * 4 + blurx(x, y, z, c) * 6 +
+                        blurx(x, y + 1, z, c) * 4 + blurx(x, y + 2, z, c);
+    Expr vz = clamp(in(x, y), 0.0f, 1.0f) * (1.0f / r_sigma);
+    Expr zi = cast<int>(vz), zf = vz - zi, xi = x / s, yi = y / s;
+    Expr xf = cast<float>(x % s) / s, yf = cast<float>(y % s) / s;
+    auto plane = [&](Expr k) {
+        return lerp(lerp(blury(xi, yi, k, c), blury(xi + 1, yi, k, c), xf),
+                    lerp(blury(xi, yi + 1, k, c), blury(xi + 1, yi + 1, k, c), xf), yf);
+    };
+    Func interpolated("interpolated");
+    interpolated(x, y, c) = lerp(plane(zi), plane(zi + 1), zf);
+    output(x, y) = interpolated(x, y, 0) / interpolated(x, y, 1);
+    output.vectorize(x, 8).parallel(y);
+    if (tiled) {
+        blurz.compute_root().reorder(c, z, x, y).vectorize(x, 8).unroll(c).parallel(y);
+        histogram.compute_at(blurz, y);
+        histogram.update().reorder(c, r.x, r.y, x, y).unroll(c);
+    } else {
+        histogram.compute_root().reorder(c, x, z, y).vectorize(x, 8).unroll(c).parallel(y);
+        histogram.update().reorder(c, r.x, r.y, x, y).unroll(c).parallel(y);
+        blurz.compute_root().reorder(c, x, y, z).vectorize(x, 8).unroll(c).parallel(z);
+    }
+    for (Func f : {blurx, blury}) f.compute_root().reorder(c, x, y, z).vectorize(x, 8).unroll(c).parallel(z);
+    return Pipeline(output);
+}
+
 // elementwise_chain (schedules/elementwise_chain/host_tiled.sched).
 Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
@@ -145,6 +187,25 @@ CaseResult luma_blur5x5_case(const SuiteOptions &o, const std::string &schedule)
                       [=](Buffer<float> b) { return halide_luma_blur5x5(b, fused); }, 4.0 * n * n * 4);
 }
 
+// bilateral_grid under one of its schedule files, against Halide under the
+// same schedule, on a 2-D float image in [0, 1].
+CaseResult bilateral_grid_case(const SuiteOptions &o, const std::string &schedule) {
+    const int n = image_size(o);
+    FBuf in = random_buffer({n, n}, 0, 1, 7), out(n, n);
+    KilnRunner k("bilateral_grid", {"s_sigma=8"}, schedule);
+    k.bind("input", in);
+    k.set("r_sigma", "0.1");
+    const bool tiled = schedule == "host_tiled";
+    CaseResult c = image_case(o, "bilateral_grid " + schedule + " " + std::to_string(n) + "^2", k, in, out,
+                              [=](Buffer<float> b) { return halide_bilateral_grid(b, 0.1f, tiled); }, 8.0 * n * n);
+    // Both run with FMA contraction here; a value that rounds to a grid
+    // cell one way in Kiln and the other in Halide moves its pixel's
+    // weight between cells (the differential tier checks bit equality
+    // under strict float).
+    c.tolerance = 1e-3;
+    return c;
+}
+
 }  // namespace
 
 CaseResult bench_blur3x3(const SuiteOptions &o) {
@@ -185,6 +246,10 @@ CaseResult bench_harris(const SuiteOptions &o) {
 CaseResult bench_luma_blur5x5_unfused(const SuiteOptions &o) { return luma_blur5x5_case(o, "unfused"); }
 
 CaseResult bench_luma_blur5x5_fused(const SuiteOptions &o) { return luma_blur5x5_case(o, "fused"); }
+
+CaseResult bench_bilateral_grid(const SuiteOptions &o) { return bilateral_grid_case(o, "host_tiled"); }
+
+CaseResult bench_bilateral_grid_unfused(const SuiteOptions &o) { return bilateral_grid_case(o, "unfused"); }
 
 CaseResult bench_softplus(const SuiteOptions &o) {
     const int n = image_size(o);
