@@ -594,6 +594,31 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
     return *this;
 }
 
+std::vector<OutputImageParam> Func::output_buffers() const {
+    user_assert(defined()) << "Func " << name()
+                           << ": output_buffers() before the Func is defined; define it first (its buffers take "
+                              "their types and dimensions from the definition)";
+    if (func->output_buffers.empty())
+        for (int i = 0; i < func->num_values(); i++) {
+            auto p = std::make_shared<ParameterContents>();
+            p->name = func->buffer_name(i);
+            p->type = func->types[i];
+            p->is_buffer = p->is_output = true;
+            p->dimensions = (int)func->args.size();
+            func->output_buffers.push_back(p);
+        }
+    std::vector<OutputImageParam> r;
+    for (const auto &p : func->output_buffers) r.push_back(OutputImageParam(p));
+    return r;
+}
+
+OutputImageParam Func::output_buffer() const {
+    user_assert(!defined() || outputs() == 1)
+        << "Func " << name() << " has " << outputs() << " values (a Tuple), each realized into its own buffer; "
+        << "use output_buffers()[i] for element i";
+    return output_buffers()[0];
+}
+
 // ---- Compilation entry points ----
 
 namespace {

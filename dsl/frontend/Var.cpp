@@ -7,6 +7,7 @@
 
 #include "ir/Function.h"
 #include "ir/IR.h"
+#include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
 #include "kiln/Func.h"
 #include "kiln/Param.h"
@@ -151,28 +152,86 @@ RDom::operator RVar() const {
     return x;
 }
 
-Expr Dimension::min() const { return param_variable(param, param->name + ".min." + std::to_string(dim), Int(32)); }
+Expr Dimension::min() const { return param_variable(param, param->name + ".min." + std::to_string(dim_), Int(32)); }
 Expr Dimension::extent() const {
-    return param_variable(param, param->name + ".extent." + std::to_string(dim), Int(32));
+    return param_variable(param, param->name + ".extent." + std::to_string(dim_), Int(32));
 }
 Expr Dimension::max() const { return min() + extent() - 1; }
 Expr Dimension::stride() const {
-    return param_variable(param, param->name + ".stride." + std::to_string(dim), Int(32));
+    return param_variable(param, param->name + ".stride." + std::to_string(dim_), Int(32));
+}
+Dimension Dimension::dim(int d) const { return OutputImageParam(param).dim(d); }
+Dimension Dimension::set_min(Expr min) { return set(&DimConstraint::min, "set_min", std::move(min)); }
+Dimension Dimension::set_extent(Expr extent) { return set(&DimConstraint::extent, "set_extent", std::move(extent)); }
+Dimension Dimension::set_stride(Expr stride) { return set(&DimConstraint::stride, "set_stride", std::move(stride)); }
+Dimension Dimension::set_bounds(Expr min, Expr extent) {
+    set(&DimConstraint::min, "set_bounds", std::move(min));
+    return set(&DimConstraint::extent, "set_bounds", std::move(extent));
+}
+
+namespace {
+
+std::string buffer_description(const ParameterContents &p) {
+    return p.is_output ? "output buffer " + p.name : "ImageParam " + p.name;
+}
+
+// The first Var or RVar of e (a Variable that is not a Param or a buffer field), or "".
+std::string free_var(const Expr &e) {
+    struct Find : IRVisitor {
+        std::string name;
+        void visit(const Variable *op) override {
+            if (!op->param && name.empty()) name = op->name;
+        }
+    } f;
+    f.include(e);
+    return f.name;
+}
+
+}  // namespace
+
+Dimension Dimension::set(Expr DimConstraint::*field, const char *method, Expr value) {
+    const std::string call = buffer_description(*param) + ".dim(" + std::to_string(dim_) + ")." + method;
+    if (value.defined()) {
+        user_assert(value.type().is_int() || value.type().is_uint())
+            << call << "(" << value << "): the value is a " << value.type().to_string()
+            << "; a buffer's min, extent or stride is an integer (use cast<int>(...))";
+        value = value.type() == Int(32) ? value : cast(Int(32), value);
+        std::string var = free_var(value);
+        user_assert(var.empty()) << call << "(" << value << ") uses Var " << var
+                                 << ", which has no value when the kernel starts; constrain a buffer with "
+                                    "constants, Params and other buffers' fields (e.g. input.dim(0).extent())";
+        const int64_t *c = as_const_int(value);
+        user_assert(!c || field == &DimConstraint::min || *c >= 0)
+            << call << "(" << value << "): " << (field == &DimConstraint::stride ? "a stride" : "an extent")
+            << " cannot be negative";
+    }
+    user_assert(field != &DimConstraint::stride || dim_ != 0 || (value.defined() && is_one(value)))
+        << call << "(" << value << "): Kiln's kernels need dimension 0 of every buffer dense (stride 1), so "
+        << "dimension 0 takes only set_stride(1); reorder the algorithm's dimensions so that the dense one is "
+           "first";
+    bump_definition_epoch();
+    param->constraints.resize(param->dimensions);
+    param->constraints[dim_].*field = value;
+    return *this;
+}
+
+
+Dimension OutputImageParam::dim(int d) const {
+    user_assert(contents) << "dim(" << d << ") of an undefined ImageParam";
+    user_assert(d >= 0 && d < dimensions())
+        << (contents->is_output ? "The output buffer " : "ImageParam ") << name() << " has " << dimensions()
+        << " dimensions; dim(" << d << ") does not exist";
+    return Dimension(contents, d);
 }
 
 ImageParam::ImageParam(Type t, int dims, const std::string &name)
-    : contents(std::make_shared<ParameterContents>()) {
+    : OutputImageParam(std::make_shared<ParameterContents>()) {
     user_assert(dims >= 0 && dims <= 8) << "ImageParam " << name << ": " << dims
                                         << " dimensions is not supported (0 to 8)";
     contents->name = name;
     contents->type = t;
     contents->is_buffer = true;
     contents->dimensions = dims;
-}
-Dimension ImageParam::dim(int d) const {
-    user_assert(contents && d >= 0 && d < dimensions())
-        << "ImageParam " << name() << " has " << dimensions() << " dimensions; dim(" << d << ") does not exist";
-    return Dimension(contents, d);
 }
 void ImageParam::set_raw(const halide_buffer_t *b) {
     contents->held = Halide::Runtime::Buffer<const void>();

@@ -127,6 +127,11 @@ struct FunctionContents {
     std::weak_ptr<FunctionContents> wrapped_func;
     std::weak_ptr<ParameterContents> wrapped_image;
 
+    // The buffers it is realized into when it is an output, made by
+    // Func::output_buffer(s)() (one per Tuple element): their fields as
+    // Exprs, and their constraints (Dimension::set_bounds, ...).
+    std::vector<std::shared_ptr<ParameterContents>> output_buffers;
+
     // The JIT cache (a JITCache) of realize() calls made directly on this Func.
     std::shared_ptr<void> jit_cache;
 

@@ -1,6 +1,7 @@
 #include "AddEntryChecks.h"
 
 #include <algorithm>
+#include <set>
 
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -69,11 +70,47 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
     }
 }
 
+// Whether every variable of e is a Param or a buffer field (known on entry).
+bool known_on_entry(const Expr &e) {
+    struct Find : IRVisitor {
+        bool free = false;
+        void visit(const Variable *op) override { free |= !op->param; }
+    } f;
+    f.include(e);
+    return !f.free;
+}
+
+// A split factor of Params or buffer fields is positive.
+void check_split_factors(std::vector<Stmt> &checks, const std::string &kernel, const Environment &env) {
+    std::set<std::string> seen;
+    for (const auto &kv : env) {
+        const FunctionContents &f = *kv.second;
+        for (int k = 0; k < f.num_stages(); k++) {
+            std::vector<const StageSchedule *> scheds = {&f.stage(k).schedule};
+            for (const auto &sp : f.stage(k).specializations) scheds.push_back(&sp.schedule);
+            for (const StageSchedule *sc : scheds)
+                for (const Split &sp : sc->splits) {
+                    if (sp.kind != Split::SplitVar || is_const(sp.factor) || !known_on_entry(sp.factor)) continue;
+                    std::string call = "Func " + f.stage_name(k) + ": split(" + last_component(sp.old_var) + ", " +
+                                       last_component(sp.outer) + ", " + last_component(sp.inner) + ", " +
+                                       to_string(sp.factor) + ")";
+                    if (!seen.insert(call).second) continue;
+                    checks.push_back(AssertStmt::make(
+                        sp.factor > 0, kiln_error_bad_split_factor,
+                        {str(kernel + ": " + call + " has factor "), sp.factor,
+                         str(" in this run; a split factor must be positive: pass larger buffers or Params, or write "
+                             "max(1, ...)")}));
+                }
+        }
+    }
+}
+
 }  // namespace
 
 Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRegions &regions,
-                      const std::map<std::string, std::shared_ptr<ParameterContents>> &params) {
+                      const std::map<std::string, std::shared_ptr<ParameterContents>> &params, const Environment &env) {
     std::vector<Stmt> checks;
+    check_split_factors(checks, kernel, env);
     FindReaders find;
     find.include(s);
     // Outputs first: a tile wider than the output also reads the inputs past

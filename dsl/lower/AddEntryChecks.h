@@ -5,6 +5,10 @@
 //   assert(input.min.0 <= (out.min.0 - 1) && (out.min.0 + out.extent.0) <= input.min.0 + input.extent.0,
 //          kiln_error_input_too_small, "blur: input 'input' is read over [", ..., "] in dimension 0 ...")
 //
+// A split factor computed at run time (of Params and buffer fields, e.g.
+// f.output_buffer().width() / 4) is asserted positive
+// (kiln_error_bad_split_factor): a factor of 0 would compute nothing.
+//
 // They go after the outermost lets (which define the output regions) and
 // before any allocation or loop. Dropped by the no_asserts target feature.
 // Null pointers, types, dimensions and strides are checked by codegen's
@@ -17,7 +21,7 @@ namespace kiln {
 namespace internal {
 
 Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRegions &regions,
-                      const std::map<std::string, std::shared_ptr<ParameterContents>> &params);
+                      const std::map<std::string, std::shared_ptr<ParameterContents>> &params, const Environment &env);
 
 }  // namespace internal
 }  // namespace kiln

@@ -12,6 +12,7 @@
 
 #include "AddEntryChecks.h"
 #include "BoundsInference.h"
+#include "BufferConstraints.h"
 #include "CSE.h"
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
@@ -94,6 +95,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     if (options.rewrite) options.rewrite(env);
     inline_functions(env, out_names);
     check_compute_with(env, out_names);
+    if (target.has(Target::NPU)) check_npu_buffer_constraints(env, out_names);
     std::vector<std::string> order = realization_order(out_names, env);
 
     Stmt s = pass("schedule functions", Stmt(), [&] { return schedule_functions(out_names, order, env); });
@@ -104,7 +106,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("bounds inference", s, [&] { return bounds_inference(s, out_names, order, env, regions); });
     if (checked && !target.has(Target::NoAsserts)) {
         // Added now, while the lets that define the output regions exist.
-        s = pass("entry checks", s, [&] { return add_entry_checks(s, name, regions, find_parameters(env)); });
+        s = pass("entry checks", s, [&] { return add_entry_checks(s, name, regions, find_parameters(env), env); });
     }
     s = pass("decide specializations", s, [&] { return decide_specializations(s); });  // the regions' selects
     SlidingReports own_sliding;
@@ -131,6 +133,11 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
         return f;
     }
     s = pass("storage flattening", s, [&] { return storage_flattening(s, env); });
+    // After flattening, which names the buffers' strides, and the entry
+    // checks, which its own come before: a buffer of the wrong size is
+    // reported as breaking its constraint, not as too small.
+    const bool constraint_checks = checked && !target.has(Target::NoAsserts);
+    s = pass("buffer constraints", s, [&] { return add_buffer_constraints(s, name, env, out_names, constraint_checks); });
     s = pass("simplify", s, [&] { return simplify(s); });
     std::map<std::string, std::string> origins = loop_origins(env);
     s = pass("unroll loops", s, [&] { return unroll_loops(s, origins); });

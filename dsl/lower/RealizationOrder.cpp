@@ -21,8 +21,23 @@ public:
     std::map<std::string, std::shared_ptr<ParameterContents>> params;
     std::set<std::string> vars;  // free Variables: Vars, and RVars named without their RDom
     Expr bad_arity;  // a call with the wrong number of arguments (FuncRef::define reports those it sees)
+    // The output buffers whose fields are used (Func::output_buffer()): not inputs.
+    std::map<std::string, std::shared_ptr<ParameterContents>> output_buffers;
+
+    // A buffer's constraints (Dimension::set_min, ...) may use Params and other buffers.
+    void include_constraints(const ParameterContents &p) {
+        for (const DimConstraint &c : p.constraints)
+            for (const Expr &e : {c.min, c.extent, c.stride})
+                if (e.defined()) include(e);
+    }
 
 protected:
+    void add(const std::shared_ptr<ParameterContents> &p) {
+        auto &m = p->is_output ? output_buffers : params;
+        if (m.count(p->name)) return;
+        m[p->name] = p;
+        include_constraints(*p);
+    }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
         if (op->call_type == Call::Func) {
@@ -31,10 +46,10 @@ protected:
             names.push_back(op->name);
             if (op->func && op->args.size() != op->func->args.size() && !bad_arity.defined()) bad_arity = Expr(op);
         }
-        if (op->call_type == Call::Image && op->param) params[op->param->name] = op->param;
+        if (op->call_type == Call::Image && op->param) add(op->param);
     }
     void visit(const Variable *op) override {
-        if (op->param) params[op->param->name] = op->param;
+        if (op->param) add(op->param);
         else if (!op->rdom) vars.insert(op->name);
         if (op->rdom) {
             for (const auto &v : op->rdom->vars) {
@@ -119,10 +134,23 @@ std::vector<std::string> direct_callees(const FunctionContents &f) {
     return r;
 }
 
-std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env) {
+namespace {
+FindCalls find_in_definitions(const Environment &env) {
     FindCalls c;
-    for (const auto &kv : env) for_each_definition_expr(*kv.second, [&](const Expr &e) { c.include(e); });
-    return c.params;
+    for (const auto &kv : env) {
+        for_each_definition_expr(*kv.second, [&](const Expr &e) { c.include(e); });
+        for (const auto &p : kv.second->output_buffers) c.include_constraints(*p);
+    }
+    return c;
+}
+}  // namespace
+
+std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env) {
+    return find_in_definitions(env).params;
+}
+
+std::map<std::string, std::shared_ptr<ParameterContents>> find_output_buffer_uses(const Environment &env) {
+    return find_in_definitions(env).output_buffers;
 }
 
 std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env) {

@@ -31,7 +31,10 @@ std::vector<std::string> direct_callees(const FunctionContents &f);
 std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env);
 
 // The inputs the pipeline reads: image and scalar parameters, by name.
+// Buffer constraints (Dimension::set_stride, ...) count as reads.
 std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const Environment &env);
+// The output buffers whose fields the pipeline uses (f.output_buffer().width()), by name.
+std::map<std::string, std::shared_ptr<ParameterContents>> find_output_buffer_uses(const Environment &env);
 
 // Apply fn to every Expr of a Func's definitions (values, args, split
 // factors, specializations, RDom bounds, bounds). With a non-const Func, fn

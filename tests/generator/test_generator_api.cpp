@@ -324,3 +324,23 @@ TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator
         }
     }
 }
+
+TEST_CASE("generator api: an output's buffer constraints and fields", "[generator][buffer_constraints]") {
+    struct Fixed : Generator<Fixed> {
+        Input<Buffer<float, 2>> input{"input"};
+        Output<Buffer<float, 2>> output{"output"};
+        void generate() {
+            Var x("x"), y("y"), xo("xo"), xi("xi");
+            output(x, y) = input(x, y) * 2.0f;
+            output.dim(0).set_bounds(0, 64);
+            input.dim(1).set_stride(64);
+            Func(output).split(x, xo, xi, output.width() / 4).bound(y, output.dim(1).min(), output.height());
+        }
+    };
+    Fixed g;
+    Pipeline p = g.build_pipeline();
+    const std::string src = p.compile_to_cpp_source("fixed", g.arguments(), Target("host"));
+    CHECK_THAT(src, Contains("input 'input' has stride ") && Contains("(input.dim(1).set_stride(64))") &&
+                        Contains("(output.output_buffer().dim(0).set_extent(64))") && Contains("return -15;"));
+    CHECK(g.arguments().size() == 2);  // the output's buffer is no argument of its own
+}

@@ -17,6 +17,7 @@
 #include "Buffer.h"
 #include "Expr.h"
 #include "IROperator.h"
+#include "Param.h"
 #include "RDom.h"
 #include "Schedule.h"
 #include "Target.h"
@@ -256,6 +257,12 @@ public:
     Func &double_buffer();
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
+    // The buffer the Func is realized into when it is an output of the
+    // pipeline (one per Tuple element: output_buffers()): its fields as
+    // Exprs for bound() and schedules, and constraints on them (Param.h).
+    //   f.output_buffer().dim(0).set_bounds(0, 256);  f.split(x, xo, xi, f.output_buffer().width() / 4);
+    OutputImageParam output_buffer() const;
+    std::vector<OutputImageParam> output_buffers() const;
 
     // JIT: compile for the host and run into the caller's buffer(s): one,
     // or one per Tuple element (a Realization).

@@ -360,6 +360,14 @@ template<typename T, int Dims, int Storage>
 class Output<Halide::Runtime::Buffer<T, Dims, Storage>> : public internal::BufferMember<GeneratorOutputBase, T, Dims> {
 public:
     using internal::BufferMember<GeneratorOutputBase, T, Dims>::BufferMember;
+    // The buffer the caller passes (once generate() has defined the
+    // output): its fields as Exprs, and constraints the kernel checks.
+    //   output.dim(0).set_bounds(0, 256);   Func(output).bound(x, 0, output.width());
+    OutputImageParam output_buffer() const { return this->func().output_buffer(); }
+    Dimension dim(int d) const { return output_buffer().dim(d); }
+    Expr width() const { return output_buffer().width(); }
+    Expr height() const { return output_buffer().height(); }
+    Expr channels() const { return output_buffer().channels(); }
 };
 
 // A Func output, as in Halide: of one type, or a Tuple of several (one

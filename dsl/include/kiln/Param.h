@@ -16,13 +16,23 @@ class Func;
 
 namespace internal {
 struct FunctionContents;
+// What Dimension::set_min / set_extent / set_stride said about one
+// dimension of a buffer: each field the generated kernel asserts on entry
+// and lowering then takes as known. Undefined: not constrained.
+struct DimConstraint {
+    Expr min, extent, stride;
+};
 // The shared state behind a Param or ImageParam: its name, type and, for
 // JIT realization, its current value or buffer.
 struct ParameterContents {
     std::string name;
     Type type;
     bool is_buffer = false;
+    // The buffer of an output Func (Func::output_buffer()): not an argument
+    // of its own; its fields are those of the output's halide_buffer_t.
+    bool is_output = false;
     int dimensions = 0;
+    std::vector<DimConstraint> constraints;  // per dimension once one is set
     uint64_t scalar_bits = 0;            // current scalar value, bit pattern
     const halide_buffer_t *buffer = nullptr;  // current bound buffer (JIT)
     Halide::Runtime::Buffer<const void> held;  // keeps a buffer given to set() alive
@@ -84,26 +94,45 @@ private:
     std::shared_ptr<internal::ParameterContents> contents;
 };
 
-// One dimension of an ImageParam, as symbolic expressions of the bound buffer.
+// One dimension of an input image or an output buffer, as symbolic
+// expressions of the bound buffer, and constraints on it (as Halide's
+// Internal::Dimension). A constraint is checked by the generated kernel on
+// entry (a buffer that breaks it is refused with
+// kiln_error_constraint_violated and a message) and lets lowering use the
+// value: known strides, constant mins and extents.
+//
+//   input.dim(0).set_min(0).dim(1).set_stride(input.dim(0).extent());
+//   f.output_buffer().dim(0).set_bounds(0, 256);   // out.min.0 == 0, out.extent.0 == 256
+//
+// A constraint is an integer Expr of constants, Params and buffer fields;
+// an undefined Expr removes it. Kiln's kernels need dimension 0 dense, so
+// set_stride on dimension 0 accepts only 1.
 class Dimension {
 public:
-    Dimension(std::shared_ptr<internal::ParameterContents> p, int d) : param(std::move(p)), dim(d) {}
+    Dimension(std::shared_ptr<internal::ParameterContents> p, int d) : param(std::move(p)), dim_(d) {}
     Expr min() const;
     Expr extent() const;
     Expr max() const;
     Expr stride() const;
+    Dimension set_min(Expr min);
+    Dimension set_extent(Expr extent);
+    Dimension set_stride(Expr stride);
+    Dimension set_bounds(Expr min, Expr extent);
+    Dimension dim(int d) const;  // another dimension of the same buffer, for chaining
 
 private:
+    Dimension set(Expr internal::DimConstraint::*field, const char *method, Expr value);
     std::shared_ptr<internal::ParameterContents> param;
-    int dim;
+    int dim_;
 };
 
-class ImageParam {
+// A buffer of the pipeline seen from the algorithm: an input (ImageParam)
+// or the buffer an output Func is realized into (Func::output_buffer()).
+//   f.bound(x, 0, f.output_buffer().width());   f.split(x, xo, xi, f.output_buffer().width() / 4);
+class OutputImageParam {
 public:
-    ImageParam() = default;
-    ImageParam(Type t, int dims, const std::string &name = internal::unique_name('i'));
-    // A handle to an existing ImageParam (e.g. found by name in a pipeline).
-    explicit ImageParam(std::shared_ptr<internal::ParameterContents> p) : contents(std::move(p)) {}
+    OutputImageParam() = default;
+    explicit OutputImageParam(std::shared_ptr<internal::ParameterContents> p) : contents(std::move(p)) {}
     const std::string &name() const { return contents->name; }
     Type type() const { return contents->type; }
     int dimensions() const { return contents->dimensions; }
@@ -111,6 +140,23 @@ public:
     Expr width() const { return dim(0).extent(); }
     Expr height() const { return dim(1).extent(); }
     Expr channels() const { return dim(2).extent(); }
+    Expr left() const { return dim(0).min(); }
+    Expr right() const { return dim(0).max(); }
+    Expr top() const { return dim(1).min(); }
+    Expr bottom() const { return dim(1).max(); }
+    const std::shared_ptr<internal::ParameterContents> &parameter() const { return contents; }
+    bool defined() const { return contents != nullptr; }
+
+protected:
+    std::shared_ptr<internal::ParameterContents> contents;
+};
+
+class ImageParam : public OutputImageParam {
+public:
+    ImageParam() = default;
+    ImageParam(Type t, int dims, const std::string &name = internal::unique_name('i'));
+    // A handle to an existing ImageParam (e.g. found by name in a pipeline).
+    explicit ImageParam(std::shared_ptr<internal::ParameterContents> p) : OutputImageParam(std::move(p)) {}
     // Bind a buffer for realize(); the ImageParam keeps a reference to it
     // (temporaries such as b.cropped(...) stay valid).
     template<typename T, int D> void set(const Halide::Runtime::Buffer<T, D> &b) {
@@ -130,11 +176,6 @@ public:
     Func in();
     Func in(const Func &consumer);
     Func in(const std::vector<Func> &consumers);
-    const std::shared_ptr<internal::ParameterContents> &parameter() const { return contents; }
-    bool defined() const { return contents != nullptr; }
-
-private:
-    std::shared_ptr<internal::ParameterContents> contents;
 };
 
 }  // namespace kiln
