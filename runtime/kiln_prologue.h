@@ -541,6 +541,33 @@ KILN_F32_MATH(log, kiln_libm_log)
 KILN_F32_MATH(tanh, kiln_libm_tanh)
 #undef KILN_F32_MATH
 
+// ---- Prefetch (Func::prefetch) ----
+//
+// Every cache line of a box of elements starting at p into the cache:
+// box = {extent_0, stride_0, extent_1, stride_1, ...} in elements,
+// innermost dimension first. A prefetch never faults, so a box partly
+// outside its buffer (PrefetchBoundStrategy::NonFaulting) is harmless.
+
+template<typename T>
+inline void kiln_prefetch_box(const T *p, const int32_t *box, int d) {
+    const int32_t extent = box[2 * d], stride = box[2 * d + 1];
+    if (d > 0) {
+        for (int32_t i = 0; i < extent; i++) kiln_prefetch_box(p + (int64_t)i * stride, box, d - 1);
+    } else if (stride == 1) {
+        const char *c = (const char *)p;
+        const int64_t bytes = (int64_t)extent * (int64_t)sizeof(T);
+        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b);
+        if (bytes > 0) __builtin_prefetch(c + bytes - 1);
+    } else {
+        for (int32_t i = 0; i < extent; i++) __builtin_prefetch(p + (int64_t)i * stride);
+    }
+}
+template<typename T, size_t N>
+inline void kiln_prefetch(const T *p, const int32_t (&box)[N]) {
+    static_assert(N % 2 == 0, "kiln_prefetch: an extent and a stride per dimension");
+    kiln_prefetch_box(p, box, (int)N / 2 - 1);
+}
+
 // ---- Storage of intermediates ----
 
 // The block a thread's last kiln_heap freed, kept for the next one: an

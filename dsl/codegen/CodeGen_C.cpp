@@ -499,6 +499,15 @@ void CodeGen_C::visit(const Call *op) {
         {"count_leading_zeros", "kiln_count_leading_zeros"},
         {"count_trailing_zeros", "kiln_count_trailing_zeros"},
         {"popcount", "kiln_popcount"}};
+    if (op->name == "prefetch") {  // prefetch("buf", index, extent_0, stride_0, ...): the prologue's kiln_prefetch
+        const StringImm *buf = op->args[0].as<StringImm>();
+        internal_assert(buf) << "prefetch of " << op->args[0];
+        std::string box;
+        for (size_t i = 2; i < op->args.size(); i++) box += (i > 2 ? ", " : "") + unparen(print(op->args[i]));
+        if (box.empty()) box = "1, 1";  // a 0-D Func: its one element
+        result = "kiln_prefetch(" + names.get(buf->value) + " + " + print(op->args[1]) + ", {" + box + "})";
+        return;
+    }
     auto h = helpers.find(op->name);
     if (h != helpers.end()) {
         result = call(h->second, op->args);
@@ -703,6 +712,10 @@ void CodeGen_C::visit(const IfThenElse *op) {
 
 void CodeGen_C::visit(const Evaluate *op) {
     if (is_const(op->value)) return;
+    if (const Call *c = op->value.as<Call>(); c && c->name == "prefetch") {
+        line() << print(op->value) << ";\n";
+        return;
+    }
     line() << "(void)" << paren(print(op->value)) << ";\n";
 }
 

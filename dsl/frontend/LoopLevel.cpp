@@ -37,6 +37,14 @@ const char *to_string(ForType t) {
     }
     return "?";
 }
+const char *to_string(PrefetchBoundStrategy s) {
+    switch (s) {
+    case PrefetchBoundStrategy::Clamp: return "Clamp";
+    case PrefetchBoundStrategy::GuardWithIf: return "GuardWithIf";
+    case PrefetchBoundStrategy::NonFaulting: return "NonFaulting";
+    }
+    return "?";
+}
 const char *to_string(LoopAlignStrategy a) {
     switch (a) {
     case LoopAlignStrategy::AlignStart: return "AlignStart";

@@ -316,6 +316,50 @@ Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrate
     return *this;
 }
 
+Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                       PrefetchBoundStrategy strategy) {
+    user_assert(f.defined()) << "In schedule of " << name() << ": prefetch(" << f.name() << ", " << at.name()
+                             << ", ...): " << f.name() << " is not defined";
+    return add_prefetch(f.name(), false, at, from, offset, strategy);
+}
+
+Stage &Stage::prefetch(const OutputImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                       PrefetchBoundStrategy strategy) {
+    user_assert(image.defined()) << "In schedule of " << name() << ": prefetch of an undefined ImageParam";
+    // An output's buffer is its Func's storage.
+    return add_prefetch(image.name(), !image.parameter()->is_output, at, from, offset, strategy);
+}
+
+Stage &Stage::add_prefetch(const std::string &target, bool is_image, const VarOrRVar &at, const VarOrRVar &from,
+                           Expr offset, PrefetchBoundStrategy strategy) {
+    bump_definition_epoch();
+    std::string call = "In schedule of " + name() + ": prefetch(" + target + ", " + at.name() + ", " + from.name();
+    user_assert(offset.defined() && (offset.type().is_int() || offset.type().is_uint()))
+        << call << ", ...): the offset must be an integer (iterations of " << from.name() << " ahead)";
+    struct FreeVar : internal::IRVisitor {
+        std::string name;
+        void visit(const Variable *op) override {
+            if (!op->param && name.empty()) name = op->name;
+        }
+    } free;
+    free.include(offset);
+    user_assert(free.name.empty()) << call << ", " << offset << "): the offset uses " << free.name
+                                   << "; it may use constants and Params only";
+    user_assert(specialization < 0)
+        << call << ", ...) in a specialization is not supported; prefetch in the stage's own schedule (a "
+        << "specialization made afterwards starts as a copy of it)";
+    // As every loop directive, it names current loops (lowering checks again, after later splits).
+    const int a = find_dim(at, "prefetch"), f = find_dim(from, "prefetch");
+    user_assert(f >= a) << call << ", ...): loop " << from.name() << " is inside loop " << at.name()
+                        << "; `from` must be `at` itself or a loop around it, e.g. prefetch(" << target << ", "
+                        << from.name() << ", " << at.name() << ", ...)";
+    user_assert(schedule().dims[a].for_type != ForType::Vectorized)
+        << call << ", ...): loop " << at.name() << " is vectorized, and a prefetch goes into each iteration; "
+        << "prefetch at a loop around it";
+    schedule().prefetches.push_back({target, is_image, at.name(), from.name(), cast(Int(32), offset), strategy});
+    return *this;
+}
+
 // Variables a specialization condition may use: Params and buffer fields.
 class CheckCondition : public IRVisitor {
 public:
@@ -394,6 +438,11 @@ Stage Func::specialize(Expr c) { return stage0().specialize(c); }
 void Func::specialize_fail(const std::string &m) { stage0().specialize_fail(m); }
 KILN_FORWARD(npu_tile, (const VarOrRVar &x, const VarOrRVar &y), (x, y))
 KILN_FORWARD(compute_with, (const Stage &s, const VarOrRVar &v, LoopAlignStrategy a), (s, v, a))
+KILN_FORWARD(prefetch, (const Func &f, const VarOrRVar &a, const VarOrRVar &b, Expr o, PrefetchBoundStrategy s),
+             (f, a, b, o, s))
+KILN_FORWARD(prefetch,
+             (const OutputImageParam &i, const VarOrRVar &a, const VarOrRVar &b, Expr o, PrefetchBoundStrategy s),
+             (i, a, b, o, s))
 Func &Func::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
     return compute_with(Stage(f.contents(), 0), v, a);
 }

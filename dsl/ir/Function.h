@@ -41,6 +41,17 @@ struct FuseLevel {
     bool defined() const { return !func.empty(); }
 };
 
+// prefetch(name, at, from, offset, strategy): at the top of each iteration
+// of loop `at`, prefetch the box of `name` (a Func or an image) that the
+// iteration uses, with loop `from` advanced by `offset` (InjectPrefetches.h).
+struct Prefetch {
+    std::string name;
+    bool is_image = false;
+    std::string at, from;  // user names of loops of the stage
+    Expr offset;
+    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf;
+};
+
 struct StageSchedule {
     std::vector<Split> splits;
     std::vector<Dim> dims;  // innermost first
@@ -48,6 +59,7 @@ struct StageSchedule {
     // npu_tile(x, y): the loops (Dim::var, x first) the NPU target turns into
     // one tile of instructions; empty: the innermost two (checked less).
     std::vector<std::string> npu_tile;
+    std::vector<Prefetch> prefetches;  // in the order given
 };
 
 struct Bound {

@@ -17,6 +17,7 @@
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
 #include "HoistLoads.h"
+#include "InjectPrefetches.h"
 #include "InlineFunctions.h"
 #include "PartitionLoops.h"
 #include "RealizationOrder.h"
@@ -132,6 +133,9 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
         f.body = s;
         return f;
     }
+    // After bounds inference and sliding window, whose regions a prefetch
+    // must not widen; before flattening, which turns it into an address.
+    s = pass("inject prefetches", s, [&] { return inject_prefetches(s, env, out_names); });
     s = pass("storage flattening", s, [&] { return storage_flattening(s, env); });
     // After flattening, which names the buffers' strides, and the entry
     // checks, which its own come before: a buffer of the wrong size is

@@ -37,8 +37,8 @@ std::map<std::string, std::shared_ptr<ParameterContents>> find_parameters(const 
 std::map<std::string, std::shared_ptr<ParameterContents>> find_output_buffer_uses(const Environment &env);
 
 // Apply fn to every Expr of a Func's definitions (values, args, split
-// factors, specializations, RDom bounds, bounds). With a non-const Func, fn
-// gets each Expr by reference and may replace it.
+// factors, prefetch offsets, specializations, RDom bounds, bounds). With a
+// non-const Func, fn gets each Expr by reference and may replace it.
 template<typename Contents, typename Fn>
 void for_each_definition_expr(Contents &f, Fn fn) {
     for (int s = 0; s < f.num_stages(); s++) {
@@ -47,6 +47,7 @@ void for_each_definition_expr(Contents &f, Fn fn) {
         for (auto &a : d.args) fn(a);
         for (auto &sp : d.schedule.splits)
             if (sp.factor.defined()) fn(sp.factor);  // a Param may size a split
+        for (auto &p : d.schedule.prefetches) fn(p.offset);  // ... or a prefetch's offset
         for (auto &spec : d.specializations) {
             fn(spec.condition);
             for (auto &sp : spec.schedule.splits)

@@ -113,7 +113,21 @@ protected:
                 s = LetStmt::make(tuple_buffer_name(op->name, i, n) + ".value", mutate(op->values[i]), s);
         return s;
     }
+    // prefetch(f(coordinates), extents...) -> prefetch("f", index, extent_0, stride_0, ...).
+    Expr flatten_prefetch(const Call *op) {
+        const Call *first = op->args[0].as<Call>();
+        internal_assert(first && first->call_type != Call::PureExtern) << "prefetch of " << op->args[0];
+        std::vector<Expr> coords;
+        for (const auto &a : first->args) coords.push_back(mutate(a));
+        std::vector<Expr> args = {StringImm::make(first->name), flat_index(first->name, coords)};
+        for (size_t d = 1; d < op->args.size(); d++) {
+            args.push_back(mutate(op->args[d]));
+            args.push_back(make_var(first->name + ".stride." + std::to_string(d - 1)));
+        }
+        return Call::make(op->type, op->name, args, Call::PureExtern);
+    }
     Expr visit(const Call *op) override {
+        if (op->call_type == Call::PureExtern && op->name == "prefetch") return flatten_prefetch(op);
         if (op->call_type == Call::PureExtern) return IRMutator::visit(op);
         std::vector<Expr> args;
         for (const auto &a : op->args) args.push_back(mutate(a));

@@ -16,7 +16,8 @@ namespace {
 
 constexpr Slot Loop = Slot::Loop, Name = Slot::Name, Int = Slot::Int, Tail = Slot::Tail, Root = Slot::Root,
                AFunc = Slot::Func, FuncLoop = Slot::FuncLoop, Dim = Slot::Dim, Memory = Slot::Memory,
-               Align = Slot::Align, Bool = Slot::Bool, NewFunc = Slot::NewFunc;
+               Align = Slot::Align, Bool = Slot::Bool, NewFunc = Slot::NewFunc, Buffer = Slot::Buffer,
+               PrefetchWay = Slot::Prefetch;
 
 const char *const kLevel = "compute_at(func, var) or compute_at(root)";
 
@@ -140,6 +141,24 @@ const std::vector<Directive> &directives() {
          {{{{"func", AFunc}, {"var", FuncLoop}, {"align", Align}}, 2}}, false, nullptr,
          [](DirectiveCall &c) { c.stage.compute_with(*c.site, c.site_loops[0], align(c)); },
          "runs the stage inside the loops of func from var outward (horizontal fusion)"},
+        {"prefetch", Scope::Stage, "prefetch(func, at, from[, offset[, strategy]])",
+         {{{{"func", Buffer}, {"at", Loop}, {"from", Loop}, {"offset", Int}, {"strategy", PrefetchWay}}, 3}}, false,
+         nullptr,
+         [](DirectiveCall &c) {
+             Expr offset = c.size() > 3 ? c.ints[3] : Expr(1);
+             PrefetchBoundStrategy s =
+                 c.size() > 4 ? named(c.args[4], {PrefetchBoundStrategy::Clamp, PrefetchBoundStrategy::NonFaulting},
+                                      PrefetchBoundStrategy::GuardWithIf)
+                              : PrefetchBoundStrategy::GuardWithIf;
+             if (c.image) c.stage.prefetch(ImageParam(c.image), c.loops[1], c.loops[2], offset, s);
+             else c.stage.prefetch(*c.site, c.loops[1], c.loops[2], offset, s);
+         },
+         "prefetches what loop at uses of func, offset iterations of loop from ahead (host: __builtin_prefetch)",
+         [](const FunctionContents &f) {
+             for (int k = 0; k < f.num_stages(); k++)
+                 if (!f.stage(k).schedule.prefetches.empty()) return true;
+             return false;
+         }},
         {"npu_tile", Scope::Stage, "npu_tile(x, y)", {{{{"x", Loop}, {"y", Loop}}, 2}}, false, nullptr,
          [](DirectiveCall &c) { c.stage.npu_tile(c.loops[0], c.loops[1]); },
          "names the two loops the NPU target turns into one tile of instructions"},

@@ -36,6 +36,8 @@ enum class Slot {
     Align,     // a LoopAlignStrategy
     Bool,      // true or false
     NewFunc,   // the name of a Func the directive makes (rfactor's intermediate)
+    Buffer,    // a Func of the pipeline or an input image (prefetch)
+    Prefetch,  // a PrefetchBoundStrategy
 };
 
 struct Parameter {
@@ -62,7 +64,8 @@ struct DirectiveCall {
     std::vector<Arg> args;
     std::vector<Expr> ints;        // the value of each integer argument
     std::vector<VarOrRVar> loops;  // each argument read as a loop of the stage
-    const Func *site = nullptr;    // the Func a Func argument names
+    const Func *site = nullptr;    // the Func a Func (or Buffer) argument names
+    std::shared_ptr<ParameterContents> image;  // the input image a Buffer argument names
     std::vector<VarOrRVar> site_loops;  // the FuncLoop argument as a loop of site (one or none)
     std::function<void(const Func &)> define;  // makes a new Func nameable by later stanzas
 

@@ -294,6 +294,11 @@ private:
             if (params[i].slot == Slot::Dim && !bad && !is_dimension(f, a.name, &h)) bad = &a;
             if (bad == &a) hint = h;
             if (params[i].slot == Slot::Func) c.site = &find_func(a.name, a.line, a.col, d.name + ": ");
+            if (params[i].slot == Slot::Buffer) {
+                auto img = images.find(a.name);
+                if (img != images.end()) c.image = img->second;
+                else c.site = &find_func(a.name, a.line, a.col, d.name + ": no input image and ");
+            }
             if (params[i].slot == Slot::FuncLoop) {
                 bool rvar = false;
                 for (int s = 0; s < c.site->contents()->num_stages(); s++)

@@ -33,13 +33,16 @@ const std::vector<std::string> *words_of(Slot kind, std::string *what) {
     static const std::vector<std::string> tails = {"Auto", "GuardWithIf", "ShiftInwards", "RoundUp"},
                                            aligns = {"AlignStart", "AlignEnd", "NoAlign", "Auto"},
                                            bools = {"true", "false"},
-                                           memories = {"GM", "UB", "L1", "L0A", "L0B", "L0C"};
-    const std::vector<std::string> *w = kind == Slot::Tail     ? &tails
-                                        : kind == Slot::Align  ? &aligns
-                                        : kind == Slot::Bool   ? &bools
-                                        : kind == Slot::Memory ? &memories
-                                                               : nullptr;
+                                           memories = {"GM", "UB", "L1", "L0A", "L0B", "L0C"},
+                                           prefetches = {"Clamp", "GuardWithIf", "NonFaulting"};
+    const std::vector<std::string> *w = kind == Slot::Tail       ? &tails
+                                        : kind == Slot::Align    ? &aligns
+                                        : kind == Slot::Bool     ? &bools
+                                        : kind == Slot::Memory   ? &memories
+                                        : kind == Slot::Prefetch ? &prefetches
+                                                                 : nullptr;
     if (w && kind == Slot::Tail) *what = "a TailStrategy (" + join(*w) + ")";
+    else if (w && kind == Slot::Prefetch) *what = "a PrefetchBoundStrategy (" + join(*w) + ")";
     else if (w) *what = join(std::vector<std::string>(w->begin(), w->end() - 1)) + " or " + w->back();
     return w;
 }

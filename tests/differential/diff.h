@@ -58,6 +58,7 @@ enum class Boundary { ConstantExterior, MirrorImage, MirrorInterior };
     using ImageParam = NS::ImageParam;                                                                                \
     template<typename T> using Param = NS::Param<T>;                                                                  \
     using Pipeline = NS::Pipeline;                                                                                    \
+    using PrefetchBoundStrategy = NS::PrefetchBoundStrategy;                                                          \
     static constexpr NS::TailStrategy GuardWithIf = NS::TailStrategy::GuardWithIf;                                    \
     static constexpr NS::TailStrategy RoundUp = NS::TailStrategy::RoundUp;                                            \
     static inline const NS::Type u8 = NS::UInt(8), u16 = NS::UInt(16), u32 = NS::UInt(32), i8 = NS::Int(8),           \

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ir/Function.h"
+#include "ir/Substitute.h"
 #include "sched_helpers.h"
 #include "schedule/Directives.h"
 
@@ -97,4 +98,41 @@ TEST_CASE("directives: storage directives the NPU target would ignore are errors
     b.t.store_root().compute_at(b.out, b.y).fold_storage(b.y, 2);
     CHECK(error_of([&] { Pipeline(b.out).compile_to_cpp_source("k", Target("npu")); }).find(
               "Func t is scheduled with fold_storage") != std::string::npos);
+}
+
+TEST_CASE("directives: prefetch from a .sched file", "[sched][directives][prefetch]") {
+    ScheduleFile s = ScheduleFile::parse("t: compute_root() prefetch(in, x, y, 2, NonFaulting)\n"
+                                         "out: prefetch(t, x, y)\n",
+                                         "t.sched");
+    CHECK(ScheduleFile::parse(s.to_string(), "t.sched").stanzas() == s.stanzas());
+    Transpose p;
+    s.apply(Pipeline(p.out), avx2());
+    const auto &tp = p.t.contents()->init.schedule.prefetches;
+    REQUIRE(tp.size() == 1);
+    CHECK(tp[0].name == "in");
+    CHECK(tp[0].is_image);
+    CHECK(tp[0].at == "x");
+    CHECK(tp[0].from == "y");
+    CHECK(internal::equal(tp[0].offset, Expr(2)));
+    CHECK(tp[0].strategy == PrefetchBoundStrategy::NonFaulting);
+    const auto &op = p.out.contents()->init.schedule.prefetches;
+    REQUIRE(op.size() == 1);
+    CHECK(op[0].name == "t");
+    CHECK(!op[0].is_image);
+    CHECK(internal::equal(op[0].offset, Expr(1)));
+    CHECK(op[0].strategy == PrefetchBoundStrategy::GuardWithIf);
+}
+
+TEST_CASE("directives: prefetch errors", "[sched][directives][prefetch]") {
+    CHECK(parse_error("t: prefetch(in, x)") ==
+          "t.sched:1:4: prefetch takes 3, 4 or 5 arguments: prefetch(func, at, from[, offset[, strategy]]); found 2");
+    CHECK(parse_error("t: prefetch(in, x, y, 1, Clmp)") ==
+          "t.sched:1:26: argument 5 (strategy) of prefetch must be a PrefetchBoundStrategy (Clamp, GuardWithIf, "
+          "NonFaulting), found the name 'Clmp'; did you mean 'Clamp'?");
+    Transpose a;
+    CHECK(apply_error("out: prefetch(tt, x, y)", a.out) ==
+          "t.sched:1:15: prefetch: no input image and no Func named 'tt' in the pipeline; did you mean 't'? (its "
+          "Funcs: out, t)");
+    Transpose b;
+    CHECK(apply_error("out: prefetch(t, xx, y)", b.out).find("t.sched:1:18:") == 0);
 }

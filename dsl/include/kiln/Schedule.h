@@ -34,6 +34,12 @@ enum class LoopAlignStrategy {
     Auto,        // NoAlign
 };
 
+// What prefetch() does with the part of a prefetched box outside the
+// buffer (as Halide's): skip the prefetch (GuardWithIf), shrink the box to
+// the buffer (Clamp), or prefetch it as it is (NonFaulting: the host's
+// prefetch instructions never fault).
+enum class PrefetchBoundStrategy { Clamp, GuardWithIf, NonFaulting };
+
 // Where a Func's buffer lives on the tile-NPU target (docs/npu.md): GM (the
 // host's memory), UB (the vector unit's buffer), L1, L0A, L0B, L0C. Auto: GM
 // for compute_root Funcs and outputs, UB for Funcs computed inside a loop.
@@ -43,6 +49,7 @@ const char *to_string(TailStrategy);
 const char *to_string(ForType);
 const char *to_string(MemoryType);
 const char *to_string(LoopAlignStrategy);
+const char *to_string(PrefetchBoundStrategy);
 
 // A Var or an RVar, wherever a schedule directive names a dimension.
 class VarOrRVar {
