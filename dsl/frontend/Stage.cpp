@@ -320,14 +320,18 @@ Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from
                        PrefetchBoundStrategy strategy) {
     user_assert(f.defined()) << "In schedule of " << name() << ": prefetch(" << f.name() << ", " << at.name()
                              << ", ...): " << f.name() << " is not defined";
-    return add_prefetch(f.name(), false, at, from, offset, strategy);
+    add_prefetch(f.name(), false, at, from, offset, strategy);
+    schedule().prefetches.back().target = f.contents();
+    return *this;
 }
 
 Stage &Stage::prefetch(const OutputImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
                        PrefetchBoundStrategy strategy) {
     user_assert(image.defined()) << "In schedule of " << name() << ": prefetch of an undefined ImageParam";
     // An output's buffer is its Func's storage.
-    return add_prefetch(image.name(), !image.parameter()->is_output, at, from, offset, strategy);
+    add_prefetch(image.name(), !image.parameter()->is_output, at, from, offset, strategy);
+    if (image.parameter()->is_output) schedule().prefetches.back().buffer = image.parameter();
+    return *this;
 }
 
 Stage &Stage::add_prefetch(const std::string &target, bool is_image, const VarOrRVar &at, const VarOrRVar &from,
@@ -356,7 +360,14 @@ Stage &Stage::add_prefetch(const std::string &target, bool is_image, const VarOr
     user_assert(schedule().dims[a].for_type != ForType::Vectorized)
         << call << ", ...): loop " << at.name() << " is vectorized, and a prefetch goes into each iteration; "
         << "prefetch at a loop around it";
-    schedule().prefetches.push_back({target, is_image, at.name(), from.name(), cast(Int(32), offset), strategy});
+    Prefetch p;
+    p.name = target;
+    p.is_image = is_image;
+    p.at = at.name();
+    p.from = from.name();
+    p.offset = cast(Int(32), offset);
+    p.strategy = strategy;
+    schedule().prefetches.push_back(p);
     return *this;
 }
 

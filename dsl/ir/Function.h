@@ -46,6 +46,8 @@ struct FuseLevel {
 // iteration uses, with loop `from` advanced by `offset` (InjectPrefetches.h).
 struct Prefetch {
     std::string name;
+    std::weak_ptr<FunctionContents> target;    // the Func named (follows it when names are made unique)
+    std::weak_ptr<ParameterContents> buffer;   // or the output buffer named (f.output_buffer())
     bool is_image = false;
     std::string at, from;  // user names of loops of the stage
     Expr offset;

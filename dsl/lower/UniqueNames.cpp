@@ -31,6 +31,14 @@ protected:
         return it == old.end() ? f->name : it->second;
     }
 
+    // A field of a renamed output's buffer (f.output_buffer().width()):
+    // the buffer's new name, then ".extent.0".
+    Expr visit(const Variable *op) override {
+        if (!op->param || !op->param->is_output || op->name.rfind(op->param->name + ".", 0) == 0) return Expr(op);
+        size_t field = op->name.rfind('.', op->name.rfind('.') - 1);
+        return Variable::make(op->type, op->param->name + op->name.substr(field), op->param);
+    }
+
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         const auto *c = e.as<Call>();
@@ -83,9 +91,21 @@ void make_names_unique(const std::vector<std::shared_ptr<FunctionContents>> &fun
     }
     if (old.empty()) return;
     bump_definition_epoch();
+    for (const auto &kv : old)  // their output buffers (Func::output_buffer()) too
+        for (size_t i = 0; i < kv.first->output_buffers.size(); i++)
+            kv.first->output_buffers[i]->name = kv.first->buffer_name((int)i);
     for (const auto &f : funcs) {
         RenameCalls r(old, *f);
         for_each_definition_expr(*f, [&](Expr &e) { e = r.mutate(e); });
+        for (const auto &p : f->output_buffers)
+            for (DimConstraint &c : p->constraints)
+                for (Expr *e : {&c.min, &c.extent, &c.stride})
+                    if (e->defined()) *e = r.mutate(*e);
+        for (int s = 0; s < f->num_stages(); s++)
+            for (Prefetch &p : f->stage(s).schedule.prefetches) {
+                if (const FunctionContents *t = renamed_target(old, p.target)) p.name = t->name;
+                if (auto b = p.buffer.lock()) p.name = b->name;
+            }
         if (auto w = f->wrapped_func.lock()) f->wraps = w->name;
         for (LoopLevel *l : {&f->schedule.compute_level, &f->schedule.store_level})
             if (const FunctionContents *t = renamed_target(old, l->func_contents())) l->rename_func(t->name);

@@ -125,3 +125,26 @@ TEST_CASE("output buffers of a Tuple-valued Func", "[buffer_constraints]") {
     for (int i = 0; i < 10; i++) CHECK(a(i) == 2 * i);
     CHECK_THROWS_AS(f.realize({12}), RuntimeError);
 }
+
+TEST_CASE("output buffer Exprs follow their Func when names are made unique", "[buffer_constraints]") {
+    ImageParam in{Int(32), 1, "in"};
+    Var x{"x"};
+    Func a{"blur"}, b{"blur"};  // b becomes blur$1 in the pipeline
+    a(x) = in(x) * 2;
+    b(x) = a(x) + a(x + 1);
+    OutputImageParam ob = b.output_buffer();
+    b.bound(x, ob.dim(0).min(), ob.width());
+    ob.dim(0).set_min(0);
+    a.compute_root().prefetch(in, x, x, 4);
+    b.prefetch(a, x, x, 2);
+    Buffer<int> im = kt::image1<int>(40, 0, [](int i) { return i * 3 - 7; });
+    in.set(im);
+    Buffer<int> o(32);
+    b.realize(o);
+    CHECK(b.name() == "blur$1");
+    CHECK(ob.name() == "blur$1");
+    for (int i = 0; i < 32; i++) CHECK(o(i) == im(i) * 2 + im(i + 1) * 2);
+    Buffer<int> shifted(32);
+    shifted.set_min(1);
+    CHECK(refused(b, shifted).first == kiln_error_constraint_violated);
+}
