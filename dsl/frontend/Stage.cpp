@@ -313,6 +313,21 @@ Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrate
     l.stage = s.stage_index;
     l.var = var.name();
     l.align = align;
+    l.align_dims.clear();
+    return *this;
+}
+
+Stage &Stage::compute_with(const Stage &s, const VarOrRVar &var,
+                           const std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> &align) {
+    std::map<std::string, LoopAlignStrategy> dims;
+    for (const auto &[v, a] : align) {
+        find_dim(v, "compute_with");  // a loop of this stage (that it is fused is checked when lowering)
+        user_assert(dims.emplace(v.name(), a).second)
+            << "In schedule of " << name() << ": compute_with(" << s.name() << ", " << var.name() << ", {...}): loop "
+            << v.name() << " is given two alignments; give each fused loop one";
+    }
+    compute_with(s, var, LoopAlignStrategy::Auto);
+    schedule().fuse_with.align_dims = dims;
     return *this;
 }
 
@@ -458,6 +473,14 @@ Func &Func::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a)
     return compute_with(Stage(f.contents(), 0), v, a);
 }
 Stage &Stage::compute_with(const Func &f, const VarOrRVar &v, LoopAlignStrategy a) {
+    return compute_with(Stage(f.contents(), 0), v, a);
+}
+using AlignList = std::vector<std::pair<VarOrRVar, LoopAlignStrategy>>;
+KILN_FORWARD(compute_with, (const Stage &s, const VarOrRVar &v, const AlignList &a), (s, v, a))
+Func &Func::compute_with(const Func &f, const VarOrRVar &v, const AlignList &a) {
+    return compute_with(Stage(f.contents(), 0), v, a);
+}
+Stage &Stage::compute_with(const Func &f, const VarOrRVar &v, const AlignList &a) {
     return compute_with(Stage(f.contents(), 0), v, a);
 }
 #undef KILN_FORWARD

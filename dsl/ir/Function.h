@@ -37,8 +37,13 @@ struct FuseLevel {
     std::weak_ptr<FunctionContents> target;  // the Func named `func` (follows it when names are made unique)
     int stage = 0;
     std::string var;  // user name of the loop
-    LoopAlignStrategy align = LoopAlignStrategy::Auto;
+    LoopAlignStrategy align = LoopAlignStrategy::Auto;  // for the fused loops not in align_dims
+    std::map<std::string, LoopAlignStrategy> align_dims;  // by user name of a fused loop
     bool defined() const { return !func.empty(); }
+    LoopAlignStrategy align_of(const std::string &loop) const {
+        auto it = align_dims.find(loop);
+        return it == align_dims.end() ? align : it->second;
+    }
 };
 
 // prefetch(name, at, from, offset, strategy): at the top of each iteration

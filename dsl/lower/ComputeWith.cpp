@@ -12,9 +12,11 @@ namespace internal {
 
 namespace {
 
-std::string loop_list(const StageNest &n) {
+// The loops of n (the first `count + 1` of them if count >= 0), outermost first.
+std::string loop_list(const StageNest &n, int count = -1) {
     std::string r;
-    for (const auto &l : n.loops) r += (r.empty() ? "" : ", ") + l.user_name;
+    for (size_t i = 0; i < n.loops.size() && (count < 0 || (int)i <= count); i++)
+        r += (r.empty() ? "" : ", ") + n.loops[i].user_name;
     return r;
 }
 
@@ -57,7 +59,7 @@ Aligned align(const std::string &pn, const std::string &cn, LoopAlignStrategy a)
 struct Child {
     StageNest nest;
     int depth;  // index of the innermost fused loop, outermost first
-    LoopAlignStrategy align;
+    FuseLevel level;  // its alignment per fused loop
 };
 
 Expr in_range(const std::string &v, Expr lo, Expr hi) { return make_var(v) >= lo && make_var(v) <= hi; }
@@ -72,7 +74,7 @@ Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
         Stmt body = wrap_loops(c.nest.loops, c.depth + 1, c.nest.body);
         Expr cond;
         for (int j = c.depth; j >= 0; j--) {
-            Aligned a = align(p.loops[j].name, c.nest.loops[j].name, c.align);
+            Aligned a = align(p.loops[j].name, c.nest.loops[j].name, c.level.align_of(c.nest.loops[j].user_name));
             body = LetStmt::make(c.nest.loops[j].name, a.value, body);
             Expr in = in_range(p.loops[j].name, a.lo, a.hi);
             cond = cond.defined() ? (in && cond) : in;
@@ -109,7 +111,7 @@ Stmt build_fused(const StageNest &p, const std::vector<Child> &children) {
         Expr lo = make_var(n + ".loop_min"), hi = make_var(n + ".loop_max");
         for (const auto &c : children) {
             if (c.depth < i) continue;
-            Aligned a = align(n, c.nest.loops[i].name, c.align);
+            Aligned a = align(n, c.nest.loops[i].name, c.level.align_of(c.nest.loops[i].user_name));
             lo = min(lo, a.lo);
             hi = max(hi, a.hi);
         }
@@ -196,6 +198,13 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
                               << p.stage_name(l.stage) << " loops over (" << loop_list(pn) << "), "
                               << f.stage_name(s) << " over (" << loop_list(cn)
                               << "), outermost first; split, rename or reorder them to match";
+            for (const auto &kv : l.align_dims) {
+                bool fused = false;
+                for (int i = 0; i <= depth; i++) fused |= cn.loops[i].user_name == kv.first;
+                user_assert(fused) << what << " with " << kv.first << " aligned " << to_string(kv.second) << ", but "
+                                   << kv.first << " is not a fused loop; the fused loops, outermost first, are: "
+                                   << loop_list(pn, depth) << "";
+            }
             for (int i = 0; i <= depth; i++) {
                 ForType t = pn.loops[i].type;
                 user_assert(t != ForType::Vectorized && t != ForType::Unrolled)
@@ -228,7 +237,7 @@ Stmt build_group_produce(const Environment &env, const std::string &parent, bool
                 if (!l.defined() || l.stage != s) continue;
                 emit_until(c, cs);
                 next[c.name] = cs + 1;
-                children.push_back({stage_nest(c, cs, is_output), loop_index(pn, l.var), l.align});
+                children.push_back({stage_nest(c, cs, is_output), loop_index(pn, l.var), l});
             }
         }
         stmts.push_back(children.empty() ? build_stage(p, s, is_output) : build_fused(pn, children));

@@ -33,11 +33,12 @@ MemoryType memory(const Arg &a) {
                  MemoryType::Auto);
 }
 
-LoopAlignStrategy align(const DirectiveCall &c) {
-    return c.size() < 3 ? LoopAlignStrategy::Auto
-                        : named(c.args[2], {LoopAlignStrategy::AlignStart, LoopAlignStrategy::AlignEnd,
-                                            LoopAlignStrategy::NoAlign},
-                                LoopAlignStrategy::Auto);
+// The LoopAlignStrategy argument i (Auto if left out).
+LoopAlignStrategy align(const DirectiveCall &c, size_t i) {
+    return c.size() <= i ? LoopAlignStrategy::Auto
+                         : named(c.args[i], {LoopAlignStrategy::AlignStart, LoopAlignStrategy::AlignEnd,
+                                             LoopAlignStrategy::NoAlign},
+                                 LoopAlignStrategy::Auto);
 }
 
 // A loop-type directive: name(var) or name(var, factor[, tail]).
@@ -137,9 +138,24 @@ const std::vector<Directive> &directives() {
          [](DirectiveCall &c) { c.func.store_in(memory(c.args[0])); }, "places the Func's buffer in one NPU memory"},
         {"double_buffer", Scope::Func, "double_buffer()", {{{}, 0}}, false, nullptr,
          [](DirectiveCall &c) { c.func.double_buffer(); }, "gives the Func's NPU buffer two copies so loads overlap compute"},
-        {"compute_with", Scope::Stage, "compute_with(func, var[, align])",
-         {{{{"func", AFunc}, {"var", FuncLoop}, {"align", Align}}, 2}}, false, nullptr,
-         [](DirectiveCall &c) { c.stage.compute_with(*c.site, c.site_loops[0], align(c)); },
+        {"compute_with", Scope::Stage,
+         "compute_with(func, var[, align]) or compute_with(func, var, loop, align[, loop, align, ...])",
+         {{{{"func", AFunc}, {"var", FuncLoop}, {"align", Align}}, 2},
+          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}}, 4},
+          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align}}, 6},
+          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align},
+            {"loop", Loop}, {"align", Align}},
+           8}},
+         false, nullptr,
+         [](DirectiveCall &c) {
+             if (c.size() <= 3) {
+                 c.stage.compute_with(*c.site, c.site_loops[0], align(c, 2));
+                 return;
+             }
+             std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> dims;
+             for (size_t i = 2; i + 1 < c.size(); i += 2) dims.push_back({c.loops[i], align(c, i + 1)});
+             c.stage.compute_with(*c.site, c.site_loops[0], dims);
+         },
          "runs the stage inside the loops of func from var outward (horizontal fusion)"},
         {"prefetch", Scope::Stage, "prefetch(func, at, from[, offset[, strategy]])",
          {{{{"func", Buffer}, {"at", Loop}, {"from", Loop}, {"offset", Int}, {"strategy", PrefetchWay}}, 3}}, false,

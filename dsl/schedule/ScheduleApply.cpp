@@ -120,11 +120,18 @@ private:
     // The wrapper named by "f.in(g, ...):", made now (the same one on every apply).
     Func wrapper(const ScheduleStanza &s) {
         std::vector<Func> consumers;
-        for (const auto &c : s.wrapper_of) consumers.push_back(find_func(c, s.line, s.col, s.func + ".in(...): "));
+        const std::string kind = s.clone ? "clone_in" : "in";
+        for (const auto &c : s.wrapper_of)
+            consumers.push_back(find_func(c, s.line, s.col, s.func + "." + kind + "(...): "));
+        auto img = images.find(s.func);
+        if (img != images.end() && s.clone)
+            error_at(file, s.line, s.col,
+                     s.func + " is an input image, which has no clone_in(); stage it with '" + s.func + ".in(" +
+                         join(s.wrapper_of) + "):' instead");
         Func w;
         try {
-            auto img = images.find(s.func);
             if (img != images.end()) w = ImageParam(img->second).in(consumers);
+            else if (s.clone) w = Func(find_func(s.func, s.line, s.col, "")).clone_in(consumers);
             else w = Func(find_func(s.func, s.line, s.col, "")).in(consumers);
         } catch (const CompileError &e) {
             error_at(file, s.line, s.col, e.what());
@@ -134,7 +141,7 @@ private:
         // Later stanzas name the wrapper as docs/scheduling.md §7 spells it
         // (f_in, f_in_g_h); the Func itself may carry a numbered name when
         // the same pipeline was built before in this process.
-        std::string as_written = s.func + "_in";
+        std::string as_written = s.func + "_" + kind;
         for (const auto &c : s.wrapper_of) as_written += "_" + c;
         if (as_written != w.name() && funcs.emplace(as_written, w).second) names.push_back(as_written);
         return w;

@@ -57,7 +57,7 @@ public:
             ScheduleStanza s = header();
             auto same = std::find_if(stanzas.begin(), stanzas.end(), [&](const ScheduleStanza &o) {
                 return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of &&
-                       o.condition == s.condition;
+                       o.clone == s.clone && o.condition == s.condition;
             });
             ScheduleStanza &into = same == stanzas.end() ? (stanzas.push_back(s), stanzas.back()) : *same;
             while (peek().kind != Token::End && !at_header()) into.directives.push_back(directive(s));
@@ -119,24 +119,35 @@ private:
                 s.condition = condition(s.func);
                 break;
             }
-            if (part == "in" && is(peek(), "(")) {  // FUNC.in(consumer, ...): its wrapper
+            // FUNC.in(consumer, ...): its wrapper; FUNC.clone_in(consumer, ...): its clone
+            if ((part == "in" || part == "clone_in") && is(peek(), "(")) {
+                const Token &open = peek();
                 pos++;
                 s.wrapper = true;
+                s.clone = part == "clone_in";
+                const std::string call = s.func + "." + part + "(...)";
                 while (!is(peek(), ")")) {
-                    if (peek().kind != Token::Ident) fail_found("a consumer Func name in '" + s.func + ".in(...)'");
+                    if (peek().kind != Token::Ident) fail_found("a consumer Func name in '" + call + "'");
                     s.wrapper_of.push_back(toks[pos++].text);
                     if (is(peek(), ",")) pos++;
-                    else if (!is(peek(), ")")) fail_found("',' or ')' in '" + s.func + ".in(...)'");
+                    else if (!is(peek(), ")")) fail_found("',' or ')' in '" + call + "'");
                 }
                 pos++;
-                if (is(peek(), ".")) fail(peek(), "a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure "
-                                                  "definition; it has no updates");
+                if (s.clone && s.wrapper_of.empty())
+                    fail(open, "'" + s.func + ".clone_in():' names no consumer; a clone is for the consumers named, "
+                               "e.g. '" + s.func + ".clone_in(g):'");
+                if (is(peek(), "."))
+                    fail(peek(), s.clone ? "a clone stanza 'FUNC.clone_in(...):' schedules the clone's pure definition "
+                                           "and where it is computed; schedule its updates in a stanza named after "
+                                           "the clone ('" + s.func + "_clone_in_" + s.wrapper_of[0] + ".update(0):')"
+                                         : "a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure "
+                                           "definition; it has no updates");
                 break;
             }
             s.func += "." + part;
         }
         std::string name = s.stage < 0 ? s.func : s.func + ".update(" + std::to_string(s.stage) + ")";
-        if (s.wrapper) name = s.func + ".in(" + join(s.wrapper_of) + ")";
+        if (s.wrapper) name = s.func + (s.clone ? ".clone_in(" : ".in(") + join(s.wrapper_of) + ")";
         if (!s.condition.empty()) name += ".specialize(" + s.condition + ")";
         expect(":", "after the stanza name '" + name + "'");
         if (!starts_line)

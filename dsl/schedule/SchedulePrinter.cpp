@@ -22,14 +22,14 @@ bool operator==(const ScheduleDirective &a, const ScheduleDirective &b) {
 
 bool operator==(const ScheduleStanza &a, const ScheduleStanza &b) {
     return a.func == b.func && a.stage == b.stage && a.wrapper == b.wrapper && a.wrapper_of == b.wrapper_of &&
-           a.condition == b.condition && a.directives == b.directives;
+           a.clone == b.clone && a.condition == b.condition && a.directives == b.directives;
 }
 
 std::string ScheduleFile::to_string() const {
     std::string out;
     for (const auto &s : stanzas_) {
         out += s.func;
-        if (s.wrapper) out += ".in(" + internal::join(s.wrapper_of) + ")";
+        if (s.wrapper) out += (s.clone ? ".clone_in(" : ".in(") + internal::join(s.wrapper_of) + ")";
         if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";
         if (!s.condition.empty()) out += ".specialize(" + s.condition + ")";
         out += ":";

@@ -113,3 +113,23 @@ TEST_CASE("compute_with: a stage with an update fused into another Func", "[comp
     kt::check(of, [&](int i) { return im(i) + 10; });
     kt::check(og, [&](int i) { return im(i) * 2; });
 }
+
+TEST_CASE("compute_with: a strategy per fused loop", "[compute_with]") {
+    // Tiles fused at xo: rows of tiles aligned at their ends, columns of
+    // tiles at their starts; and the opposite; and one strategy left Auto.
+    using A = LoopAlignStrategy;
+    const std::vector<std::vector<std::pair<A, A>>> cases = {{{A::AlignEnd, A::AlignStart}},
+                                                             {{A::AlignStart, A::AlignEnd}},
+                                                             {{A::NoAlign, A::Auto}}};
+    for (const auto &c : cases) {
+        Twins p;
+        for (Func *f : {&p.z1, &p.z2}) f->tile(p.x, p.y, p.xo, p.yo, p.xi, p.yi, 8, 4);
+        p.z2.compute_with(p.z1, p.xo, {{p.yo, c[0].first}, {p.xo, c[0].second}});
+        p.t.compute_root();
+        INFO(to_string(c[0].first) << " " << to_string(c[0].second));
+        std::string s = Pipeline({p.z1, p.z2}).lowered_stmt();
+        CHECK(s.find("for (z2.s0.y.yo") == std::string::npos);
+        p.run(35, 21, 0, 26, 30, 3);
+        p.run(64, 48, -2, 64, 48, -2);
+    }
+}

@@ -122,3 +122,73 @@ TEST_CASE("wrappers: a vectorized image wrapper per panel of a split loop needs 
         kt::check(o, [&](int px, int py) { return im(px, py) * 2.0f + im(px, py + 1); });
     }
 }
+
+// f with an update, so that a clone must copy both definitions.
+struct Updated {
+    ImageParam in{Int(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func f{"f"}, g{"g"}, h{"h"}, out{"out"};
+    Buffer<int> im = kt::random_image<int>(80, 60, -2, -3, -1000, 1000);
+    Updated() {
+        f(x, y) = in(x, y) * 3;
+        f(x, y) += 1;
+        g(x, y) = f(x - 1, y) + f(x + 1, y);
+        h(x, y) = f(x, y - 1) * 2 - f(x, y + 1);
+        out(x, y) = g(x, y) + h(x, y);
+        in.set(im);
+    }
+    void run() {
+        auto fr = [&](int px, int py) { return im(px, py) * 3 + 1; };
+        kt::realize_and_check<int>(out, {{70, 50, 0, -1}, {31, 17, 5, 9}}, [&](int px, int py) {
+            return fr(px - 1, py) + fr(px + 1, py) + fr(px, py - 1) * 2 - fr(px, py + 1);
+        });
+    }
+};
+
+TEST_CASE("clone_in: the consumer computes its own copy of the whole definition", "[wrappers][clone_in]") {
+    Updated p;
+    p.f.compute_root();
+    p.g.compute_root();
+    Func c = p.f.clone_in(p.h);
+    CHECK(c.name() == "f_clone_in_h");
+    CHECK(p.f.clone_in(p.h).contents() == c.contents());  // asked again: the same clone
+    CHECK(c.num_update_definitions() == 1);
+    c.compute_at(p.out, p.y);
+    std::string s = p.out.lowered_stmt();
+    INFO(s);
+    // The clone runs both of f's definitions per row of out, from the input;
+    // f itself stays at the root, for g.
+    CHECK(s.find("produce f_clone_in_h") != std::string::npos);
+    CHECK(s.find("f_clone_in_h[") != std::string::npos);
+    CHECK(s.find("produce f {") < s.find("for (out.s0.y"));
+    CHECK(s.find("produce f_clone_in_h") > s.find("for (out.s0.y"));
+    p.run();
+}
+
+TEST_CASE("clone_in: the clone's own updates are scheduled apart from f's", "[wrappers][clone_in]") {
+    Updated p;
+    Var xi("xi");
+    p.f.compute_root().vectorize(p.x, 8);
+    Func c = p.f.clone_in({p.g, p.h});
+    CHECK(c.name() == "f_clone_in_g_h");
+    c.compute_at(p.out, p.y);
+    c.update(0).split(p.x, p.x, xi, 4).vectorize(xi);
+    std::string s = p.out.lowered_stmt();
+    INFO(s);
+    // g and h both read the clone; f, read by nobody, is not computed.
+    CHECK(s.find("produce f {") == std::string::npos);
+    CHECK(s.find("for (f_clone_in_g_h.s1.x.x,") != std::string::npos);  // the clone's update, split by 4
+    p.run();
+}
+
+TEST_CASE("clone_in: a clone keeps the schedule f had when it was made", "[wrappers][clone_in]") {
+    Updated p;
+    p.f.compute_at(p.out, p.y);
+    Func c = p.f.clone_in(p.g);
+    p.f.compute_root();  // f's later schedule is f's alone
+    std::string s = p.out.lowered_stmt();
+    INFO(s);
+    CHECK(s.find("produce f_clone_in_g") > s.find("for (out.s0.y"));
+    CHECK(s.find("produce f {") < s.find("for (out.s0.y"));
+    p.run();
+}

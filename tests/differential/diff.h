@@ -59,6 +59,8 @@ enum class Boundary { ConstantExterior, MirrorImage, MirrorInterior };
     template<typename T> using Param = NS::Param<T>;                                                                  \
     using Pipeline = NS::Pipeline;                                                                                    \
     using PrefetchBoundStrategy = NS::PrefetchBoundStrategy;                                                          \
+    using VarOrRVar = NS::VarOrRVar;                                                                                  \
+    using LoopAlignStrategy = NS::LoopAlignStrategy;                                                                  \
     static constexpr NS::TailStrategy GuardWithIf = NS::TailStrategy::GuardWithIf;                                    \
     static constexpr NS::TailStrategy RoundUp = NS::TailStrategy::RoundUp;                                            \
     static inline const NS::Type u8 = NS::UInt(8), u16 = NS::UInt(16), u32 = NS::UInt(32), i8 = NS::Int(8),           \

@@ -56,11 +56,12 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
         header.name = s.func;
         header.line = s.line;
         Halide::Func f = func(s.func, header);
-        if (s.wrapper) {  // "f.in(g, h):" / "f.in():", the same wrapper Kiln makes
+        if (s.wrapper) {  // "f.in(g, h):" / "f.in():" / "f.clone_in(g):", as Kiln makes them
             std::vector<Halide::Func> of;
             for (const std::string &g : s.wrapper_of) of.push_back(func(g, header));
-            f = of.empty() ? f.in() : of.size() == 1 ? f.in(of[0]) : f.in(of);
-            std::string as_written = s.func + "_in";  // how later stanzas name it, as in Kiln
+            if (s.clone) f = of.size() == 1 ? f.clone_in(of[0]) : f.clone_in(of);
+            else f = of.empty() ? f.in() : of.size() == 1 ? f.in(of[0]) : f.in(of);
+            std::string as_written = s.func + (s.clone ? "_clone_in" : "_in");  // how later stanzas name it, as in Kiln
             for (const std::string &g : s.wrapper_of) as_written += "_" + g;
             funcs.emplace(as_written, f);
         }
@@ -161,7 +162,13 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
             } else if (n == "store_at") {
                 f.store_at(func(a[0], d), Halide::Var(a[1]));
             } else if (n == "compute_with") {
-                st.compute_with(func(a[0], d), Halide::Var(a[1]), align(2));
+                if (a.size() <= 3) {
+                    st.compute_with(func(a[0], d), Halide::Var(a[1]), align(2));
+                } else {  // loop, strategy pairs
+                    std::vector<std::pair<Halide::VarOrRVar, Halide::LoopAlignStrategy>> dims;
+                    for (size_t i = 2; i + 1 < a.size(); i += 2) dims.push_back({loop(i), align(i + 1)});
+                    st.compute_with(func(a[0], d), Halide::Var(a[1]), dims);
+                }
             } else if (n == "rfactor") {
                 std::vector<std::pair<Halide::RVar, Halide::Var>> preserved;
                 for (size_t i = 0; i + 1 < a.size(); i += 2) preserved.push_back({loop(i).rvar, Halide::Var(a[i + 1])});

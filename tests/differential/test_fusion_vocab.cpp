@@ -1,21 +1,18 @@
 // The fusion vocabulary against Halide 14 with equivalent schedules:
 // horizontal fusion (compute_with) of two outputs sharing a producer,
-// wrappers (Func::in, ImageParam::in) staged per row, and specializations
+// wrappers (Func::in, ImageParam::in) staged per row, a clone (clone_in)
+// of a Func with an update, and specializations
 // on both sides of their condition. Sizes are not multiples of the tiles.
 #include "diff.h"
 
-namespace {
-
-template<typename L>
-using Align = std::conditional_t<std::is_same<L, kd::K>::value, kiln::LoopAlignStrategy, Halide::LoopAlignStrategy>;
-
-}  // namespace
-
 TEST_CASE("differential: compute_with of two outputs sharing a producer", "[differential][compute_with]") {
-    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(80, 60, -2, -3, -1000, 1000);
-    for (int tiled = 0; tiled < 2; tiled++) {
+    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(90, 70, -3, -3, -1000, 1000);
+    // Fused per row; per tile with AlignStart; per tile with a strategy per
+    // fused loop, over outputs of different sizes so that the strategies differ.
+    for (int mode = 0; mode < 3; mode++) {
         auto build = [&](auto lib) {
             using L = decltype(lib);
+            using A = typename L::LoopAlignStrategy;
             typename L::ImageParam in(L::i32, 2, "in");
             L::set(in, input);
             typename L::Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
@@ -23,21 +20,52 @@ TEST_CASE("differential: compute_with of two outputs sharing a producer", "[diff
             t(x, y) = in(x, y) * 3 + in(x + 1, y);
             z1(x, y) = t(x, y) + t(x, y + 1);
             z2(x, y) = t(x, y) - 7;
-            if (tiled) {
-                z1.tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);
-                z2.tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);
-                z2.compute_with(z1, xo, Align<L>::AlignStart);
-                t.compute_at(z1, xo);
-            } else {
+            if (mode == 0) {
                 z2.compute_with(z1, y);
                 t.compute_at(z1, y);
+            } else if (mode == 1) {
+                z1.tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);
+                z2.tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 4);
+                z2.compute_with(z1, xo, A::AlignStart);
+                t.compute_at(z1, xo);
+            } else {
+                z1.tile(x, y, xo, yo, xi, yi, 8, 4);
+                z2.tile(x, y, xo, yo, xi, yi, 8, 4);
+                std::vector<std::pair<typename L::VarOrRVar, A>> align = {{yo, A::AlignEnd}, {xo, A::AlignStart}};
+                z2.compute_with(z1, xo, align);
+                t.compute_root();
             }
             return typename L::Pipeline({z1, z2});
         };
-        auto out = kd::outs<int32_t>({"z1", "z2"}, {67, 45}, {1, -2});
+        std::vector<kd::Out<int32_t>> out;
+        out.emplace_back("z1", std::vector<int>{67, 45}, std::vector<int>{1, -2});
+        out.emplace_back("z2", mode < 2 ? std::vector<int>{67, 45} : std::vector<int>{29, 31}, std::vector<int>{1, -2});
         kd::run(build, kd::pairs(out));
         for (auto &o : out) kd::compare(o);
     }
+}
+
+TEST_CASE("differential: clone_in of a Func with an update", "[differential][wrappers][clone_in]") {
+    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(80, 60, -2, -3, -1000, 1000);
+    auto build = [&](auto lib) {
+        using L = decltype(lib);
+        typename L::ImageParam in(L::i32, 2, "in");
+        L::set(in, input);
+        typename L::Var x("x"), y("y");
+        typename L::Func f("f"), g("g"), h("h"), out("out");
+        f(x, y) = in(x, y) * 3;
+        f(x, y) += in(x + 1, y);
+        g(x, y) = f(x - 1, y) + f(x + 1, y);
+        h(x, y) = f(x, y - 1) * 2 - f(x, y + 1);
+        out(x, y) = g(x, y) + h(x, y);
+        f.compute_root();
+        g.compute_at(out, y);
+        f.clone_in(h).compute_at(out, y).vectorize(x, 8);
+        return typename L::Pipeline(out);
+    };
+    kd::Out<int32_t> out("out", {61, 43}, {1, 0});
+    kd::run(build, {out.pair()});
+    kd::compare(out);
 }
 
 TEST_CASE("differential: wrappers of a Func and of an input image", "[differential][wrappers]") {

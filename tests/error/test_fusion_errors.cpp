@@ -37,6 +37,36 @@ TEST_CASE("error: in() for a list where only some consumers have a wrapper", "[e
     REQUIRE_COMPILE_ERROR(p.t.in({p.z1, p.z2}), Contains("some of the consumers already have their own wrapper (t_in_z1)"));
 }
 
+TEST_CASE("error: clone_in() of an undefined Func", "[error][clone_in]") {
+    Func f("f"), g("g");
+    REQUIRE_COMPILE_ERROR(f.clone_in(g), Contains("Func f must be defined before clone_in() copies it"));
+}
+
+TEST_CASE("error: clone_in() for a consumer that has a wrapper, and in() for one with a clone", "[error][clone_in]") {
+    Users p;
+    p.t.in(p.z1);
+    REQUIRE_COMPILE_ERROR(p.t.clone_in(p.z1), Contains("t.clone_in(...): the consumers already have a wrapper of t, "
+                                                       "t_in_z1 (made by in); a consumer's calls can go to one of them"));
+    p.t.clone_in(p.z2);
+    REQUIRE_COMPILE_ERROR(p.t.in(p.z2), Contains("t.in(...): the consumers already have a clone of t, t_clone_in_z2 "
+                                                 "(made by clone_in)"));
+    REQUIRE_COMPILE_ERROR(p.t.clone_in(p.t), Contains("t.clone_in(t): a Func cannot wrap its own calls"));
+    REQUIRE_COMPILE_ERROR(p.t.clone_in(std::vector<Func>{}), Contains("t.clone_in({}): name at least one consumer"));
+}
+
+TEST_CASE("error: compute_with aligning a loop twice, or a loop that is not fused", "[error][compute_with]") {
+    Users p;
+    p.z1.compute_root();
+    p.z2.compute_root();
+    REQUIRE_COMPILE_ERROR(
+        p.z2.compute_with(p.z1, p.y, {{p.y, LoopAlignStrategy::AlignStart}, {p.y, LoopAlignStrategy::AlignEnd}}),
+        Contains("In schedule of z2: compute_with(z1, y, {...}): loop y is given two alignments; give each fused loop "
+                 "one"));
+    p.z2.compute_with(p.z1, p.y, {{p.x, LoopAlignStrategy::AlignStart}});
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("with x aligned AlignStart, but x is not a fused loop; the "
+                                                         "fused loops, outermost first, are: y"));
+}
+
 TEST_CASE("error: compute_with between Funcs at different compute levels", "[error][compute_with]") {
     Users p;
     p.z1.compute_root();

@@ -1,6 +1,6 @@
-// Schedule files with the fusion vocabulary: wrapper stanzas (f.in(g):,
-// image.in():) and compute_with, parsed, printed and applied — the loops
-// must equal those of the same C++ schedule.
+// Schedule files with the fusion vocabulary: wrapper and clone stanzas
+// (f.in(g):, image.in():, f.clone_in(g):) and compute_with, parsed, printed
+// and applied — the loops must equal those of the same C++ schedule.
 #include <catch2/catch.hpp>
 
 #include "unit/sched_helpers.h"
@@ -39,6 +39,14 @@ TEST_CASE("sched: wrapper headers and compute_with print and parse back", "[sche
     CHECK(f.to_string() == "in.in(): compute_at(z1, y)\nt.in(z1, z2): compute_at(z1, y) vectorize(x, 8)\n"
                            "z2: compute_with(z1, y, AlignStart)\n");
     CHECK(ScheduleFile::parse(f.to_string()) == f);
+    // Clone stanzas, and compute_with with loop/strategy pairs.
+    const char *more = "t.clone_in(z2): compute_at(z2, y)\n"
+                       "t_clone_in_z2.update(0): vectorize(x, 4)\n"
+                       "z2: compute_with(z1, x, y, AlignEnd, x, AlignStart)\n";
+    ScheduleFile m = ScheduleFile::parse(more);
+    CHECK(m.stanzas()[0].clone);
+    CHECK(m.to_string() == more);
+    CHECK(ScheduleFile::parse(m.to_string()) == m);
 }
 
 TEST_CASE("sched: apply() of wrappers and compute_with equals the C++ schedule", "[sched][fusion]") {
@@ -79,6 +87,24 @@ TEST_CASE("sched: later stanzas name a wrapper as written, however often the pip
     }
 }
 
+TEST_CASE("sched: apply() of clone_in and compute_with pairs equals the C++ schedule", "[sched][fusion][clone_in]") {
+    // A clone and a wrapper for the same consumers are different stanzas.
+    CHECK(ScheduleFile::parse("t.in(z2): compute_root()\nt.clone_in(z2): compute_root()\n").stanzas().size() == 2);
+
+    Twins a;
+    a.t(a.x, a.y) += 3;
+    ScheduleFile::parse("t: compute_root()\nt.clone_in(z2): compute_at(z2, y)\nz2: compute_with(z1, y, y, AlignEnd)\n")
+        .apply(a.pipeline(), avx2());
+    std::string from_file = a.pipeline().lowered_stmt(avx2());
+    Twins b;
+    b.t(b.x, b.y) += 3;
+    b.t.compute_root();
+    b.t.clone_in(b.z2).compute_at(b.z2, b.y);
+    b.z2.compute_with(b.z1, b.y, {{b.y, LoopAlignStrategy::AlignEnd}});
+    CHECK(from_file == b.pipeline().lowered_stmt(avx2()));
+    CHECK(from_file.find("produce t_clone_in_z2") != std::string::npos);
+}
+
 TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]") {
     Twins a;
     CHECK(apply_error("t.in(zz): compute_root()", a.pipeline()) ==
@@ -95,4 +121,15 @@ TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]"
         e = err.what();
     }
     CHECK(e.find("a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure definition") != std::string::npos);
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"t.clone_in(z1).update(0): parallel(y)",
+         "schedule its updates in a stanza named after the clone ('t_clone_in_z1.update(0):')"},
+        {"t.clone_in(): compute_root()", "'t.clone_in():' names no consumer; a clone is for the consumers named, e.g. "
+                                         "'t.clone_in(g):'"}};
+    for (const auto &[text, message] : bad) CHECK(contains(parse_error(text), message));
+    CHECK(apply_error("in.clone_in(t): compute_root()", a.pipeline()) ==
+          "t.sched:1:1: in is an input image, which has no clone_in(); stage it with 'in.in(t):' instead");
+    CHECK(contains(apply_error("z2: compute_with(z1, y, y, AlignEnd, w, AlignStart)", a.pipeline()),
+                   "t.sched:1:38: In schedule of z2: compute_with(w, ...): w is not a loop of this stage; its loops "
+                   "(outermost first) are: y, x"));
 }

@@ -81,8 +81,15 @@ public:
     //     for y: { for x: z1(x, y) = ...   for x: z2(x, y) = ... }
     //
     // The fused loop covers both stages' ranges; each runs only in its own.
+    // `align` lines up every fused loop; the list form, as Halide's, gives
+    // a strategy per fused loop (the others: Auto):
+    //   z2.compute_with(z1, y, {{x, LoopAlignStrategy::AlignStart}, {y, LoopAlignStrategy::AlignEnd}})
     Stage &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
     Stage &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
+    Stage &compute_with(const Stage &s, const VarOrRVar &var,
+                        const std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> &align);
+    Stage &compute_with(const Func &f, const VarOrRVar &var,
+                        const std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> &align);
     // Prefetch what loop `at` of this stage reads (or writes) of Func f or
     // an image, `offset` iterations of loop `from` ahead: at the top of each
     // iteration of `at`, the box it uses with `from` advanced by offset is
@@ -216,6 +223,10 @@ public:
     // Horizontal fusion of the pure definition with f's (see Stage::compute_with).
     Func &compute_with(const Func &f, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
     Func &compute_with(const Stage &s, const VarOrRVar &var, LoopAlignStrategy align = LoopAlignStrategy::Auto);
+    Func &compute_with(const Func &f, const VarOrRVar &var,
+                       const std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> &align);
+    Func &compute_with(const Stage &s, const VarOrRVar &var,
+                       const std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> &align);
     // Prefetching for the pure definition (see Stage::prefetch).
     Func &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
                    PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
@@ -268,6 +279,15 @@ public:
     Func in(const Func &consumer);
     Func in(const std::vector<Func> &consumers);
     Func in();
+    // As in(consumers), but the new Func is a copy of f's whole definition
+    // (pure and updates, and the schedule f has now) instead of a copy of
+    // its values: the consumers named get their own f, computed and
+    // scheduled on its own (as Halide's clone_in). Named f_clone_in_g
+    // (f_clone_in_g_h for several); asking again returns the same clone.
+    //   g(x) = f(x) + 1;  h(x) = f(x) * 2;  f.clone_in(h).compute_at(h, x):
+    //     ->  f_clone_in_h = a copy of f;  h(x) = f_clone_in_h(x) * 2;  g still calls f
+    Func clone_in(const Func &consumer);
+    Func clone_in(const std::vector<Func> &consumers);
     // NPU target (docs/npu.md): the memory the Func's buffer lives in, and
     // ping-pong buffering: two copies of its buffer (and of the tiles its
     // stage stages and computes) used by alternate iterations of the loop it

@@ -43,6 +43,8 @@ struct ScheduleStanza {
     // "f.in():" the global wrapper f.in(). f may be an ImageParam.
     bool wrapper = false;
     std::vector<std::string> wrapper_of;
+    // "f.clone_in(g, h):" schedules the clone f.clone_in({g, h}) instead (wrapper is also set).
+    bool clone = false;
     // "f.specialize(COND):" (or "f.update(N).specialize(COND):") schedules
     // the specialization of the stage for COND, kept as canonical text
     // ("B.width >= natural_vector_size*2 && A.height >= 12"); "" for the
