@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include <HalideRuntime.h>
 
@@ -78,11 +79,16 @@ template<typename V, typename T>
 inline V kiln_broadcast(T x) {
     return (kiln_elem_t<V>)x - V{};
 }
+// A ramp is a broadcast plus a constant vector {0, 1, 2, ...} times the
+// stride: a lane-by-lane loop became one insert per lane.
+template<typename V, size_t... I>
+inline V kiln_iota(std::index_sequence<I...>) {
+    return V{(kiln_elem_t<V>)I...};
+}
 template<typename V, typename T>
 inline V kiln_ramp(T base, T stride) {
-    V v = {};
-    for (int i = 0; i < kiln_lanes<V>; i++) v[i] = (kiln_elem_t<V>)(base + (T)i * stride);
-    return v;
+    const V iota = kiln_iota<V>(std::make_index_sequence<kiln_lanes<V>>());
+    return kiln_broadcast<V>(base) + iota * kiln_broadcast<V>(stride);
 }
 
 // ---- Memory: dense (p[0..N-1]), gather and scatter ----
