@@ -14,6 +14,7 @@
 #include "codegen/CNames.h"
 #include "codegen/VectorSlots.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 
 // The runtime files, embedded at build time by cmake/KilnEmbed.cmake.
 extern const char kiln_embedded_kiln_runtime_h[];
@@ -447,8 +448,49 @@ void CodeGen_C::visit(const Select *op) {
     result = "(" + cond + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
 }
 
-// Loads: scalar, dense (ramp of stride 1), uniform (broadcast index) or gather.
-// Bool vectors are read as bytes and turned into 8-bit masks.
+namespace {
+
+// The constant of a Broadcast of an integer constant, or 0.
+int64_t broadcast_constant(const Expr &e) {
+    const Broadcast *b = e.as<Broadcast>();
+    const int64_t *c = b ? as_const_int(b->value) : nullptr;
+    return c ? *c : 0;
+}
+
+// An index `offset + ramp(base, 1, N) / D` (Broadcasts added or subtracted
+// around the quotient, in any order), as vectorize makes of f(x / D), for D
+// a power of two and at most N / 2: the scalar offset, the ramp's base and D.
+struct RepeatIndex {
+    Expr offset, base;
+    int divisor = 0;
+};
+bool match_repeat(const Expr &index, RepeatIndex &m) {
+    if (const Div *d = index.as<Div>()) {
+        const Ramp *r = d->a.as<Ramp>();
+        int64_t k = broadcast_constant(d->b);
+        if (!r || !is_one(r->stride) || k < 2 || (k & (k - 1)) != 0 || 2 * k > r->lanes) return false;
+        m.base = r->base;
+        m.divisor = (int)k;
+        m.offset = make_zero(r->base.type());
+        return true;
+    }
+    auto with_offset = [&](const Expr &term, const Expr &other, bool subtract) {
+        const Broadcast *b = other.as<Broadcast>();
+        if (!b || !match_repeat(term, m)) return false;
+        m.offset = subtract ? m.offset - b->value : m.offset + b->value;
+        return true;
+    };
+    if (const Add *a = index.as<Add>()) return with_offset(a->a, a->b, false) || with_offset(a->b, a->a, false);
+    if (const Sub *s = index.as<Sub>()) return with_offset(s->a, s->b, true);
+    return false;
+}
+
+}  // namespace
+
+// Loads: scalar, dense (ramp of stride 1), uniform (broadcast index),
+// strided (a ramp of constant stride 2 to 4) or repeated lanes (f(x / D)),
+// both from dense loads and shuffles, or a gather. Bool vectors are read as
+// bytes and turned into 8-bit masks.
 std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) {
     std::string buf = names.get(name);
     if (t.is_scalar()) return buf + "[" + unparen(print(index)) + "]";
@@ -461,8 +503,16 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
         std::string scalar = buf + "[" + unparen(print(b->value)) + "]";
         if (is_bool) return "kiln_broadcast<" + mask_type(8, t.lanes()) + ">(" + scalar + " ? -1 : 0)";
         return "kiln_broadcast<" + v + ">(" + scalar + ")";
-    } else if (ramp && is_one(ramp->stride)) {
+    }
+    const int64_t *stride = ramp ? as_const_int(ramp->stride) : nullptr;
+    RepeatIndex repeat;
+    if (ramp && is_one(ramp->stride)) {
         s = "kiln_load" + type_args(v, t.lanes()) + "(" + buf + " + " + print(ramp->base) + ")";
+    } else if (stride && *stride >= 2 && *stride <= 4 && *stride <= t.lanes() && !padded(t.lanes())) {
+        s = "kiln_load_stride<" + v + ", " + std::to_string(*stride) + ">(" + buf + " + " + print(ramp->base) + ")";
+    } else if (!padded(t.lanes()) && match_repeat(index, repeat)) {
+        s = "kiln_load_repeat<" + v + ", " + std::to_string(repeat.divisor) + ">(" + buf + " + " +
+            print(simplify(repeat.offset)) + ", " + unparen(print(repeat.base)) + ")";
     } else {
         s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + ", " + unparen(print(index)) + ")";
     }

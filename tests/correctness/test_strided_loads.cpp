@@ -1,0 +1,146 @@
+// Vectorized reads at f(S * x) (strided) and f(x / D) (each element
+// repeated D times), which the host code generator turns into dense loads
+// and shuffles instead of per-lane gathers. The inputs end (and start) at a
+// page that faults when touched, so a load that read one element past what
+// the lanes need would crash the test; values are checked against plain
+// references for strides and divisors 2 to 4 (x / 3 stays a gather),
+// several element types, lane counts and output mins (negative ones
+// exercise the floor of x / D).
+#include "check.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace kiln;
+
+namespace {
+
+// A w x h buffer of T whose first element follows a faulting page and
+// whose last element precedes one.
+template<typename T>
+struct GuardedImage {
+    char *mem = nullptr;
+    size_t total = 0;
+    Buffer<T> buf;
+    GuardedImage(int w, int h, int min_x) {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = sizeof(T) * (size_t)w * h;
+        const size_t data_pages = (bytes + page - 1) / page;
+        total = (data_pages + 2) * page;
+        mem = (char *)mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(mem != MAP_FAILED);
+        REQUIRE(mprotect(mem, page, PROT_NONE) == 0);
+        REQUIRE(mprotect(mem + (data_pages + 1) * page, page, PROT_NONE) == 0);
+        // Flush against the upper guard; the lower one is below the start.
+        T *data = (T *)(mem + (data_pages + 1) * page) - (size_t)w * h;
+        buf = Buffer<T>(data, w, h);
+        buf.set_min(min_x, 0);
+        for (int y = 0; y < h; y++)
+            for (int x = min_x; x < min_x + w; x++) buf(x, y) = (T)kt::noise(x, y, 0, 100);
+    }
+    ~GuardedImage() { munmap(mem, total); }
+};
+
+// The body of f's emitted C++ for the host (after the prologue, whose
+// helpers name every kind of load), to check which loads it uses.
+std::string source_of(Func f) {
+    std::string src = Pipeline(f).compile_to_cpp_source("k");
+    size_t body = src.find("// produce ");
+    REQUIRE(body != std::string::npos);
+    return src.substr(body);
+}
+
+template<typename T>
+void check_strided(int lanes) {
+    for (int s = 2; s <= 4; s++) {
+        const int w = 37, h = 3;  // output width: not a multiple of the lanes
+        GuardedImage<T> im(s * (w - 1) + 1, h, 0);  // exactly the elements read
+        ImageParam in(type_of<T>(), 2, "in");
+        in.set(im.buf);
+        Var x("x"), y("y");
+        Func f("f");
+        f(x, y) = in(s * x, y) + cast<T>(1);
+        f.vectorize(x, lanes);
+        INFO("stride " << s << ", " << lanes << " lanes of " << sizeof(T) << "-byte elements");
+        std::string src = source_of(f);
+        CHECK(src.find("kiln_load_stride<") != std::string::npos);
+        CHECK(src.find("kiln_gather<") == std::string::npos);
+        kt::realize_and_check<T>(f, {{w, h, 0, 0}}, [&](int px, int py) { return (T)(im.buf(s * px, py) + 1); });
+    }
+}
+
+template<typename T>
+void check_repeated(int lanes) {
+    for (int d = 2; d <= 4; d++) {
+        for (int out_min : {0, -5, 3}) {
+            const int w = 45, h = 2;
+            // x / d over [out_min, out_min + w - 1] (floor division).
+            const int lo = (int)kt::div_euclid(out_min, d), hi = (int)kt::div_euclid(out_min + w - 1, d);
+            GuardedImage<T> im(hi - lo + 1, h, lo);
+            ImageParam in(type_of<T>(), 2, "in");
+            in.set(im.buf);
+            Var x("x"), y("y");
+            Func f("f");
+            f(x, y) = in(x / d, y) * cast<T>(2);
+            f.vectorize(x, lanes);
+            INFO("divisor " << d << ", " << lanes << " lanes, output min " << out_min);
+            // Powers of two up to half the lanes: dense loads; others gather.
+            const bool dense = (d & (d - 1)) == 0 && 2 * d <= lanes;
+            std::string src = source_of(f);
+            CHECK((src.find("kiln_load_repeat<") != std::string::npos) == dense);
+            CHECK((src.find("kiln_gather<") == std::string::npos) == dense);
+            kt::realize_and_check<T>(f, {{w, h, out_min, 0}},
+                                     [&](int px, int py) { return (T)(im.buf((int)kt::div_euclid(px, d), py) * 2); });
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("strided loads: f(s * x) under vectorize reads whole vectors, never past the input", "[vectorize][loads]") {
+    check_strided<float>(8);
+    check_strided<float>(16);
+    check_strided<int16_t>(16);
+    check_strided<uint8_t>(32);
+}
+
+TEST_CASE("repeated lanes: f(x / d) under vectorize reads whole vectors, never past the input", "[vectorize][loads]") {
+    check_repeated<float>(8);
+    check_repeated<int32_t>(4);  // 4 lanes: only x / 2 is dense
+    check_repeated<uint16_t>(16);
+}
+
+TEST_CASE("repeated lanes: a demosaic's select between two half-resolution images", "[vectorize][loads]") {
+    // out(x) = even x: a(x / 2); odd x: b(x / 2), as a Bayer demosaic
+    // interleaves its half-resolution channels. Both arms are dense loads.
+    const int w = 61, h = 4;
+    GuardedImage<uint16_t> a((w + 1) / 2, h, 0), b((w + 1) / 2, h, 0);
+    ImageParam ia(UInt(16), 2, "a"), ib(UInt(16), 2, "b");
+    ia.set(a.buf);
+    ib.set(b.buf);
+    Var x("x"), y("y");
+    Func out("out");
+    out(x, y) = select(x % 2 == 0, ia(x / 2, y), ib(x / 2, y) + cast<uint16_t>(1000));
+    out.vectorize(x, 16);
+    std::string src = source_of(out);
+    CHECK(src.find("kiln_gather<") == std::string::npos);
+    kt::realize_and_check<uint16_t>(out, {{w, h, 0, 0}}, [&](int px, int py) {
+        return px % 2 == 0 ? a.buf(px / 2, py) : b.buf(px / 2, py) + 1000;
+    });
+}
+
+TEST_CASE("strided loads: a stride beyond 4, or padded lanes, stay gathers", "[vectorize][loads]") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func f("f"), g("g");
+    f(x) = in(5 * x);
+    f.vectorize(x, 8);
+    CHECK(source_of(f).find("kiln_gather<") != std::string::npos);
+    g(x) = in(2 * x);
+    g.vectorize(x, 3);
+    CHECK(source_of(g).find("kiln_gather<") != std::string::npos);
+    Buffer<float> im(5 * 20), out(20);
+    for (int i = 0; i < 5 * 20; i++) im(i) = i * 0.5f;
+    in.set(im);
+    f.realize(out);
+    kt::check(out, [&](int px) { return im(5 * px); });
+}
