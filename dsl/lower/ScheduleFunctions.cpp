@@ -154,10 +154,23 @@ public:
     bool any_use = false;
     std::vector<std::string> users;  // Funcs whose Provide contains a use
 
+    // The vectorized loop directly inside the common loops that holds every
+    // use, if there is one: computing the Func there is computing it per
+    // vector of its consumer.
+    const Site *vector_inside() const {
+        for (const auto &u : uses)
+            if (u.first != common.size() || u.second.loop != uses[0].second.loop || u.second.loop.empty())
+                return nullptr;
+        return uses.empty() ? nullptr : &uses[0].second;
+    }
+
 protected:
     std::vector<std::string> names;  // a Func, or a compute_with group
     std::vector<Site> stack;
     std::string current_provide;
+    // Per use: how many loops enclose it outside vectorized ones, and the
+    // first vectorized loop (loop "" if none).
+    std::vector<std::pair<size_t, Site>> uses;
     void visit(const For *op) override {
         stack.push_back({op->name, op->for_type});
         IRVisitor::visit(op);
@@ -174,10 +187,15 @@ protected:
         if (!current_provide.empty() && std::find(users.begin(), users.end(), current_provide) == users.end())
             users.push_back(current_provide);
         std::vector<Site> here;
+        Site vector{"", ForType::Serial};
         for (const auto &s : stack) {
-            if (s.type == ForType::Vectorized) break;
+            if (s.type == ForType::Vectorized) {
+                vector = s;
+                break;
+            }
             here.push_back(s);
         }
+        uses.push_back({here.size(), vector});
         if (!any_use) {
             common = here;
             any_use = true;
@@ -239,6 +257,62 @@ int find_site(const std::vector<Site> &sites, const LoopLevel &l, const Environm
         if (fv.first == l.func() || fused_alias(l.func(), l.var(), fv.first, env)) return i;
     }
     return -1;
+}
+
+// The lanes of a vectorized loop made by vectorize(v, n) (a split by the
+// constant n), or 0.
+int vector_lanes(const std::string &loop, const Environment &env) {
+    for (const auto &kv : env) {
+        const FunctionContents &f = *kv.second;
+        for (int st = 0; st < f.num_stages(); st++) {
+            const std::string prefix = f.stage_prefix(st);
+            if (loop.rfind(prefix, 0) != 0) continue;
+            for (const Split &sp : f.stage(st).schedule.splits) {
+                const int64_t *c = sp.kind == Split::SplitVar ? as_const_int(sp.factor) : nullptr;
+                if (c && prefix + sp.inner == loop) return (int)*c;
+            }
+        }
+    }
+    return 0;
+}
+
+// A Func computed per vector of its consumer (the site the user named or,
+// for an unscheduled reduction, the innermost one, is a vectorized loop)
+// is computed just outside that loop, over the vector's region, and
+// vectorized with the consumer's lanes, as Halide vectorizes it: in every
+// stage its first dimension becomes the innermost loop (a pure dimension:
+// its iterations are independent, so it may move inside the RVars), split
+// by the lanes with GuardWithIf, and vectorized. A stage whose first
+// dimension the schedule already split, or that vectorizes a loop or is
+// specialized, keeps its loops.
+void vectorize_per_consumer_vector(FunctionContents &f, int lanes) {
+    if (lanes < 2 || f.args.empty()) return;
+    for (int st = 0; st < f.num_stages(); st++) {
+        Definition &d = f.stage(st);
+        StageSchedule &s = d.schedule;
+        if (!d.specializations.empty()) continue;
+        auto dim = std::find_if(s.dims.begin(), s.dims.end(), [&](const Dim &x) { return x.var == f.args[0]; });
+        bool vectorized = std::any_of(s.dims.begin(), s.dims.end(),
+                                      [](const Dim &x) { return x.for_type == ForType::Vectorized; });
+        if (dim == s.dims.end() || !dim->is_pure || dim->is_rvar || dim->for_type != ForType::Serial || vectorized)
+            continue;
+        Dim x = *dim;
+        s.dims.erase(dim);
+        Split sp;
+        sp.old_var = x.var;
+        sp.outer = x.var + "." + x.user_name;
+        sp.inner = x.var + "." + x.user_name + "_vec";
+        sp.factor = Expr(lanes);
+        sp.tail = TailStrategy::GuardWithIf;
+        s.splits.push_back(sp);
+        Dim inner = x, outer = x;
+        inner.var = sp.inner;
+        inner.user_name = x.user_name + "_vec";
+        inner.for_type = ForType::Vectorized;
+        outer.var = sp.outer;
+        s.dims.insert(s.dims.begin(), outer);
+        s.dims.insert(s.dims.begin(), inner);
+    }
 }
 
 Stmt realize(const FunctionContents &f, Stmt body) {
@@ -343,8 +417,15 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
 
         const LoopLevel &cl = f.schedule.compute_level;
         int ci = -1;  // -1: root
+        const Site *vector = group.size() == 1 ? legal.vector_inside() : nullptr;
         if (cl.is_inlined()) {
             ci = (int)legal.common.size() - 1;  // a reduction left unscheduled: innermost
+            if (vector) vectorize_per_consumer_vector(*env.at(f.name), vector_lanes(vector->loop, env));
+        } else if (vector && !cl.is_root() && split_loop_name(vector->loop, env) ==
+                                                  std::make_pair(cl.func(), cl.var())) {
+            // compute_at a vectorized loop: per vector, just outside it.
+            ci = (int)legal.common.size() - 1;
+            vectorize_per_consumer_vector(*env.at(f.name), vector_lanes(vector->loop, env));
         } else if (!cl.is_root()) {
             user_assert(env.count(cl.func()))
                 << schedule_origin(f, "compute") << "Func " << f.name << " is scheduled compute_at(" << cl.func() << ", " << cl.var() << "), but "

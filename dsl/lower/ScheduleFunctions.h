@@ -20,7 +20,13 @@
 // with `if (f.s0.v <= f.s0.v.loop_max)` around the body for GuardWithIf.
 //
 // Checks the compute_at / store_at sites: a site must be a loop that
-// encloses every use of the Func; the error lists all legal sites.
+// encloses every use of the Func; the error lists all legal sites. A Func
+// computed per vector of its consumer (compute_at a vectorized loop, or an
+// unscheduled reduction whose innermost site is one) goes just outside that
+// loop and is vectorized with the consumer's lanes:
+//   f(x, y) = maximum(in(x + r, y));  f.vectorize(x, 8):
+//     for (f.s0.x.x, ...) { produce maximum { for (maximum.s1.r.x, ...) {
+//       vectorized for (maximum.s1.x.x_vec, 0, 8) { maximum(...) = max(...) } } } ... }
 #pragma once
 #include "RealizationOrder.h"
 

@@ -31,13 +31,19 @@ TEST_CASE("error: compute_at a Var that is not a loop of the consumer", "[error]
                               Contains("Legal sites: compute_root(), compute_at(out, y), compute_at(out, x)"));
 }
 
-TEST_CASE("error: compute_at a vectorized loop", "[error][schedule]") {
+TEST_CASE("error: compute_at a vectorized loop that holds only some uses", "[error][schedule]") {
+    // Per vector of out is legal (the Func is vectorized with it); but g is
+    // also read by a second stage outside that loop.
     TwoStage p;
-    p.out.vectorize(p.x, 8);
+    Func h("h"), both("both");
+    h(p.x, p.y) = p.g(p.x, p.y) - 1;
+    h.compute_root();
+    both(p.x, p.y) = p.out(p.x, p.y) + h(p.x, p.y);
+    p.out.compute_root().vectorize(p.x, 8);
     p.g.compute_at(p.out, Var("x_vec"));
-    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("compute_at(out, x_vec)") &&
-                                                    Contains("a vectorized loop") &&
-                                                    Contains("compute_at(out, x)"));
+    REQUIRE_COMPILE_ERROR(both.lowered_stmt(), Contains("compute_at(out, x_vec)") &&
+                                                   Contains("a vectorized loop, or a loop of only some of its uses") &&
+                                                   Contains("Legal sites: compute_root()"));
 }
 
 TEST_CASE("error: compute_at a Func that does not use it", "[error][schedule]") {

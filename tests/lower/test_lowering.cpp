@@ -148,6 +148,50 @@ TEST_CASE("schedule_functions: compute_at injects the producer inside the consum
     CHECK(s.find("produce out {") == 0);
 }
 
+TEST_CASE("schedule_functions: a reduction computed per vector of its consumer is vectorized with it",
+          "[lower][schedule][vectorize]") {
+    // maximum() over 5 taps, its consumer vectorized by 8: the reduction
+    // is computed per vector (just outside the vectorized loop) over its 8
+    // columns, its x loop moved inside the RVar and vectorized by 8.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(-2, 5, "r");
+    Func f("f");
+    f(x, y) = maximum(in(x + r, y));
+    f.vectorize(x, 8);
+    std::string s = f.lowered_stmt(no_asserts);
+    INFO(s);
+    CHECK_THAT(s, Contains("   produce maximum {\n"
+                           "    maximum[ramp(0, 1, 8)] = x8(-inff)\n"
+                           "    for (maximum.s1.r.x, -2, 5) {\n"
+                           "     maximum[ramp(0, 1, 8)] = max(maximum[ramp(0, 1, 8)], in[ramp("));
+    // Before: the same nest with the scheduled loops, x innermost and split by 8.
+    Passes p(f);
+    std::string before = to_string(p.scheduled());
+    CHECK_THAT(before, Contains("for (maximum.s1.r.x, maximum.s1.r.x.loop_min, maximum.s1.r.x.loop_extent) {"));
+    INFO(before);
+    CHECK(before.find("vectorized for (maximum.s1.x.x_vec") != std::string::npos);
+    CHECK(before.find("vectorized for (maximum.s1.x.x_vec") > before.find("for (maximum.s1.r.x"));
+}
+
+TEST_CASE("schedule_functions: compute_at a vectorized loop computes the Func per vector, vectorized",
+          "[lower][schedule][vectorize]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi");
+    Func g("g"), out("out");
+    g(x, y) = in(x, y) * 2.0f + in(x + 1, y);
+    out(x, y) = g(x, y) + g(x, y + 1);
+    out.split(x, x, xi, 16).vectorize(xi);
+    g.compute_at(out, xi);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    // Two rows of 16 columns per vector of out, as vectors of 16.
+    CHECK_THAT(s, Contains("produce g {"));
+    CHECK(s.find("produce g {") > s.find("for (out.s0.x.x,"));
+    CHECK(count(s, "g[ramp(") >= 1);
+    CHECK(s.find("for (g.s0.x") == std::string::npos);
+}
+
 // ---- Bounds inference ----
 
 TEST_CASE("bounds_inference: blur_x.compute_at(out, y) computes three rows per row of out", "[lower][bounds]") {
