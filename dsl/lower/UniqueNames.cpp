@@ -61,19 +61,47 @@ const FunctionContents *renamed_target(const OldNames &old, const Ptr &p) {
     return f && old.count(f.get()) ? f.get() : nullptr;
 }
 
+// The input images the Funcs read, each once.
+class FindImages : public IRVisitor {
+public:
+    std::vector<const ParameterContents *> images;
+
+protected:
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Image && op->param &&
+            std::find(images.begin(), images.end(), op->param.get()) == images.end())
+            images.push_back(op->param.get());
+    }
+};
+
 }  // namespace
 
 void make_names_unique(const std::vector<std::shared_ptr<FunctionContents>> &funcs) {
     std::map<std::string, std::vector<FunctionContents *>> by_name;
     for (const auto &f : funcs) by_name[f->name].push_back(f.get());
-    for (const auto &f : funcs)  // checked before anything is renamed
-        for (const auto &w : f->schedule.wrappers) {
+    // Checked before anything is renamed: a wrapper (or clone) for a
+    // consumer named by two Funcs would take the calls of both.
+    auto check_wrappers = [&](const std::string &kind, const std::string &owner,
+                              const std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers) {
+        for (const auto &w : wrappers) {
             auto same = by_name.find(w.first);
             user_assert(same == by_name.end() || same->second.size() < 2)
-                << "Func " << f->name << " has a wrapper " << w.second->name << " made by " << f->name << ".in("
-                << w.first << "), but " << same->second.size() << " Funcs of the pipeline are named " << w.first
+                << kind << " " << owner << " has a wrapper " << w.second->name << " made by " << owner << "."
+                << (w.second->wraps.empty() ? "clone_in(" : "in(") << w.first << "), but " << same->second.size()
+                << " Funcs of the pipeline are named " << w.first
                 << ", so it is unclear whose calls it takes; give those Funcs distinct names";
         }
+    };
+    FindImages images;
+    for (const auto &f : funcs) {
+        check_wrappers("Func", f->name, f->schedule.wrappers);
+        for (int s = 0; s < f->num_stages(); s++) {
+            for (const Expr &e : f->stage(s).values) images.include(e);
+            for (const Expr &e : f->stage(s).args) images.include(e);
+        }
+    }
+    for (const ParameterContents *p : images.images) check_wrappers("Input image", p->name, p->wrappers);
     OldNames old;
     for (auto &kv : by_name) {
         auto &same = kv.second;

@@ -199,3 +199,22 @@ TEST_CASE("error: a wrapper for a consumer whose name two Funcs were given", "[e
                                                        "the pipeline are named g") &&
                                                   Contains("give those Funcs distinct names"));
 }
+
+TEST_CASE("error: an image wrapper or a clone for a consumer whose name two Funcs were given", "[error][sched]") {
+    Var x("x");
+    for (int clone = 0; clone < 2; clone++) {
+        ImageParam in(Int(32), 1, "in");
+        Func f("f"), g1("g"), g2("g"), out("out");
+        f(x) = in(x) * 3;
+        g1(x) = f(x) + in(x);
+        g2(x) = f(x) * 2;
+        out(x) = g1(x) + g2(x);
+        f.compute_root();
+        if (clone) f.clone_in(g1);
+        else in.in(g1).compute_root();
+        REQUIRE_COMPILE_ERROR(out.lowered_stmt(),
+                              Contains(clone ? "Func f has a wrapper f_clone_in_g made by f.clone_in(g), but 2 Funcs"
+                                             : "Input image in has a wrapper in_in_g made by in.in(g), but 2 Funcs") &&
+                                  Contains("give those Funcs distinct names"));
+    }
+}
