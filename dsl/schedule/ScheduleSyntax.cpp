@@ -96,7 +96,7 @@ private:
         a.line = t.line;
         a.col = t.col;
         if (at("-")) {
-            Token op = toks[pos++];
+            pos++;
             Arg x = unary();
             if (x.is_name())
                 error_at(file, x.line, x.col, "'" + x.name + "' is a name and cannot be negated; only integers can");
