@@ -108,7 +108,8 @@ const std::vector<Directive> &directives() {
          {{{{"var", Dim}, {"factor", Int}, {"fold_forward", Bool}}, 2}}, false, "fold",
          [](DirectiveCall &c) { c.func.fold_storage(Var(c.args[0].name), c.ints[1], c.size() < 3 || c.args[2].name == "true"); },
          "keeps dimension var of the storage as a circular buffer of factor rows",
-         [](const FunctionContents &f) { return !f.schedule.storage_folds.empty(); }},
+         [](const FunctionContents &f) { return !f.schedule.storage_folds.empty(); },
+         "it lays out and sizes its buffers itself"},
         {"reorder_storage", Scope::Func, "reorder_storage(innermost, ..., outermost)", {{{{"var", Dim}, {"var", Dim}}, 2}}, true,
          nullptr,
          [](DirectiveCall &c) {
@@ -117,7 +118,8 @@ const std::vector<Directive> &directives() {
              c.func.reorder_storage(dims);
          },
          "orders the dimensions of the Func's storage, innermost first",
-         [](const FunctionContents &f) { return !f.schedule.storage_dims.empty(); }},
+         [](const FunctionContents &f) { return !f.schedule.storage_dims.empty(); },
+         "it lays out and sizes its buffers itself"},
         {"bound", Scope::Func, "bound(var, min, extent)", {{{{"var", Dim}, {"min", Int}, {"extent", Int}}, 3}}, false,
          nullptr, [](DirectiveCall &c) { c.func.bound(Var(c.args[0].name), c.ints[1], c.ints[2]); },
          "fixes the region of dimension var that is computed"},
@@ -174,7 +176,8 @@ const std::vector<Directive> &directives() {
              for (int k = 0; k < f.num_stages(); k++)
                  if (!f.stage(k).schedule.prefetches.empty()) return true;
              return false;
-         }},
+         },
+         "it stages every load into on-chip memory with its own DMA, overlapped with compute by double_buffer()"},
         {"npu_tile", Scope::Stage, "npu_tile(x, y)", {{{{"x", Loop}, {"y", Loop}}, 2}}, false, nullptr,
          [](DirectiveCall &c) { c.stage.npu_tile(c.loops[0], c.loops[1]); },
          "names the two loops the NPU target turns into one tile of instructions"},
@@ -211,8 +214,7 @@ void check_npu_honours(const FunctionContents &f) {
     for (const Directive &d : directives())
         user_assert(!d.ignored_by_npu || !d.ignored_by_npu(f))
             << "NPU target: Func " << f.name << " is scheduled with " << d.name
-            << ", which the NPU target does not honour (it lays out and sizes its buffers itself); remove it from "
-               "the NPU schedule";
+            << ", which the NPU target does not honour (" << d.npu_reason << "); remove it from the NPU schedule";
 }
 
 std::string arity_text(const Directive &d) {

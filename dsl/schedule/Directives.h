@@ -83,8 +83,10 @@ struct Directive {
     void (*apply)(DirectiveCall &);
     const char *doc;     // one line, as docs/scheduling.md describes it
     // Whether a Func's schedule has this directive where the NPU target
-    // would not honour it (it lays out its own buffers); nullptr: it does.
+    // would not honour it; nullptr: it does. npu_reason says why, for the
+    // error ("it lays out and sizes its buffers itself").
     bool (*ignored_by_npu)(const FunctionContents &) = nullptr;
+    const char *npu_reason = nullptr;
 };
 
 const std::vector<Directive> &directives();

@@ -98,6 +98,13 @@ TEST_CASE("directives: storage directives the NPU target would ignore are errors
     b.t.store_root().compute_at(b.out, b.y).fold_storage(b.y, 2);
     CHECK(error_of([&] { Pipeline(b.out).compile_to_cpp_source("k", Target("npu")); }).find(
               "Func t is scheduled with fold_storage") != std::string::npos);
+    Transpose c;
+    c.t.compute_root();
+    c.out.prefetch(c.t, c.y, c.y, 2);
+    CHECK(error_of([&] { Pipeline(c.out).compile_to_cpp_source("k", Target("npu")); }) ==
+          "NPU target: Func out is scheduled with prefetch, which the NPU target does not honour (it stages every "
+          "load into on-chip memory with its own DMA, overlapped with compute by double_buffer()); remove it from "
+          "the NPU schedule");
 }
 
 TEST_CASE("directives: prefetch from a .sched file", "[sched][directives][prefetch]") {
