@@ -110,6 +110,16 @@ GeneratorOutputBase::GeneratorOutputBase(const std::string &name) : GeneratorIOB
     internal::register_generator_member(this);
 }
 
+void GeneratorOutputBase::set(const Func &f) {
+    user_assert(f.defined()) << "Output '" << name_ << "': set() was given Func " << f.name()
+                             << ", which has no definition; pass a defined Func, e.g. an adjoint d(input)";
+    user_assert(!func_.defined()) << "Output '" << name_ << "' is defined twice: set(" << f.name()
+                                  << ") after an earlier definition; define each Output once in generate()";
+    std::vector<Var> vars = f.args();
+    std::vector<Expr> args(vars.begin(), vars.end());
+    func_(args) = f(args);
+}
+
 Output<Func>::Output(const std::string &name, std::vector<Type> types, int dims)
     : GeneratorOutputBase(name), types_(std::move(types)), dims_(dims) {
     if (types_.empty()) throw CompileError("Output '" + name + "': give the type of its value, or of each Tuple element");

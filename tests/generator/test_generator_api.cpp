@@ -183,6 +183,50 @@ TEST_CASE("generator api: several outputs, and a generator made without the regi
     CHECK_THAT(g.describe(), Contains("(unregistered generator)") && Contains("output  diff: float32 buffer, 1-D"));
 }
 
+TEST_CASE("generator api: an Output set from an adjoint, with the output's adjoint an Input", "[generator][grad]") {
+    // d_input = d (sum of d_output * 2 * in^2) / d in = 4 * in * d_output, over d_output's region.
+    enum class Mode { Good, Twice, Undefined };
+    struct SquareGrad : Generator<SquareGrad> {
+        Mode mode = Mode::Good;
+        Input<Buffer<float, 1>> in{"in"};
+        Input<Buffer<float, 1>> d_output{"d_output"};
+        Output<Buffer<float, 1>> d_in{"d_in"};
+        void generate() {
+            Var x("x");
+            Func square("square");
+            square(x) = 2.0f * in(x) * in(x);
+            Derivative d = propagate_adjoints(square, d_output);  // an Input as the output's adjoint
+            if (mode == Mode::Twice) d_in(x) = 0.0f;
+            if (mode == Mode::Undefined) d_in.set(Func("nothing"));
+            else d_in.set(d(in));  // d(Input) rather than d(in.param())
+        }
+    };
+    SquareGrad g;
+    CHECK(names(g.arguments()) == std::vector<std::string>{"in", "d_output", "d_in"});
+    Pipeline p = g.build_pipeline();
+    CHECK(p.functions().count("in_adjoint") == 1);
+    CHECK(p.outputs()[0].args()[0].name() == "x");  // the adjoint's Var names, for schedule files
+    Buffer<float> in(7), d_out(5), d_in(7);
+    in.for_each_element([&](int x) { in(x) = 0.5f * x - 1; });
+    d_out.set_min(1);
+    d_out.for_each_element([&](int x) { d_out(x) = 1.0f + x; });
+    ImageParam(g.in).set(in);
+    ImageParam(g.d_output).set(d_out);
+    p.realize(d_in);
+    for (int x = 0; x < 7; x++) CHECK(d_in(x) == (x >= 1 && x <= 5 ? 4 * in(x) * d_out(x) : 0.0f));
+
+    SquareGrad twice;
+    twice.mode = Mode::Twice;
+    require_compile_error([&] { twice.build_pipeline(); },
+                          Contains("Output 'd_in' is defined twice: set(in_adjoint) after an earlier definition; "
+                                   "define each Output once in generate()"));
+    SquareGrad undefined;
+    undefined.mode = Mode::Undefined;
+    require_compile_error([&] { undefined.build_pipeline(); },
+                          Contains("Output 'd_in': set() was given Func nothing, which has no definition; pass a "
+                                   "defined Func, e.g. an adjoint d(input)"));
+}
+
 TEST_CASE("generator api: a Tuple output is one buffer per element", "[generator][tuple]") {
     struct ArgMax : Generator<ArgMax> {
         GeneratorParam<int> values{"values", 2, 1, 2};

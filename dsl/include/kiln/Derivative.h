@@ -20,6 +20,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "BoundaryConditions.h"
@@ -38,6 +39,12 @@ public:
     Func operator()(const Func &f, int update_id) const;
     Func operator()(const ImageParam &im) const;
     template<typename T> Func operator()(const Param<T> &p) const { return (*this)(p.name()); }
+    // A generator's Input (kiln/Generator.h), by its ImageParam or Param:
+    // d(input) rather than d(input.param()).
+    template<typename In, typename = decltype(std::declval<const In &>().param())>
+    Func operator()(const In &input) const {
+        return (*this)(input.param());
+    }
     // By name: a Func's final adjoint, an image's or a Param's.
     Func operator()(const std::string &name) const;
     // Every Func, image and Param that has an adjoint, sorted by name.
@@ -56,6 +63,11 @@ Derivative propagate_adjoints(const Func &output, const Func &adjoint,
 // The same with the adjoint read from an image, zero outside the image's
 // region (which is the output's region of interest).
 Derivative propagate_adjoints(const Func &output, const ImageParam &adjoint);
+// The same with the adjoint a generator's buffer Input (kiln/Generator.h).
+template<typename In, typename = decltype(ImageParam(std::declval<const In &>().param()))>
+Derivative propagate_adjoints(const Func &output, const In &adjoint) {
+    return propagate_adjoints(output, adjoint.param());
+}
 // The same with no region: `adjoint` must itself be zero wherever it should
 // not contribute. Differentiating a read that needs the output's region (a
 // clamped or data-dependent access, a Func read at fewer dimensions than it

@@ -230,6 +230,16 @@ public:
     // ("<name>.0", "<name>.1", ...; in C, <name>_0, <name>_1, ...). argument()
     // is the first.
     virtual std::vector<Argument> arguments() const { return {argument()}; }
+    // Define the Output as a copy of f, over Vars named as f's: the way to
+    // output an adjoint, whose name ("input_adjoint") is not the Output's.
+    //
+    //   Derivative d = propagate_adjoints(output_fn, d_output);   // d_output: an Input buffer
+    //   d_input.set(d(input));   // d_input(x, y) = input_adjoint(x, y)
+    //
+    // A pure f is inlined into the copy unless a schedule places it; an f
+    // with update definitions (a scatter, a clamped edge) is computed at the
+    // root and copied.
+    void set(const Func &f);
 
 protected:
     explicit GeneratorOutputBase(const std::string &name);
