@@ -12,10 +12,40 @@
 // mean), which does not cancel catastrophically as E[x^2] - E[x]^2 does.
 // With the row statistics computed per row (compute_at(output, y)) the row
 // is read from memory once: the second and third reads hit the cache.
+//
+// layernorm_grad: its backward pipeline. Given the adjoint of the output
+// (d_output), it computes the adjoints of the input, of gamma and of beta
+// by Kiln's reverse-mode autodiff (docs/autodiff.md): output_adjoint
+// (d_output), normalized_adjoint, the row statistics' adjoints
+// (inv_std_adjoint, sum_sq_adjoint, mean_adjoint, sum_adjoint: sums over the
+// row), input_adjoint (from normalized, from the squared deviations and from
+// the sum), and gamma_adjoint and beta_adjoint (sums over the rows, updates
+// over an RDom); copied into d_input, d_gamma and d_beta.
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
 using namespace kiln;
+
+namespace {
+
+// Define output, and the row statistics and normalized, as the layer norm
+// of the rows of input, r spanning a row of row_width elements.
+void define_layernorm(const ImageParam &input, const ImageParam &gamma, const ImageParam &beta, Expr epsilon,
+                      RDom r, Expr row_width, Func output) {
+    Var x("x"), y("y");
+    Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), normalized("normalized");
+    sum(y) = 0.0f;
+    sum(y) += input(r, y);
+    mean(y) = sum(y) / row_width;
+    Expr d = input(r, y) - mean(y);
+    sum_sq(y) = 0.0f;
+    sum_sq(y) += d * d;
+    inv_std(y) = 1.0f / sqrt(sum_sq(y) / row_width + epsilon);
+    normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
+    output(x, y) = normalized(x, y) * gamma(x) + beta(x);
+}
+
+}  // namespace
 
 class LayerNorm : public Generator<LayerNorm> {
 public:
@@ -27,22 +57,35 @@ public:
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
-        Var x("x"), y("y");
         // width > 0 fixes the row width at compile time (the NPU reduces a
         // whole row in one tile, whose shape is a constant); rows then start at 0.
         RDom r = width > 0 ? RDom(0, (int)width, "r") : RDom(input.dim(0).min(), input.dim(0).extent(), "r");
         Expr row_width = width > 0 ? Expr((float)width) : cast<float>(input.dim(0).extent());
-        Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), normalized("normalized");
-        sum(y) = 0.0f;
-        sum(y) += input(r, y);
-        mean(y) = sum(y) / row_width;
-        Expr d = input(r, y) - mean(y);
-        sum_sq(y) = 0.0f;
-        sum_sq(y) += d * d;
-        inv_std(y) = 1.0f / sqrt(sum_sq(y) / row_width + epsilon);
-        normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
-        output(x, y) = normalized(x, y) * gamma(x) + beta(x);
+        define_layernorm(input, gamma, beta, epsilon, r, row_width, output);
+    }
+};
+
+class LayerNormGrad : public Generator<LayerNormGrad> {
+public:
+    Input<Buffer<float, 2>> input{"input"};
+    Input<Buffer<float, 1>> gamma{"gamma"};
+    Input<Buffer<float, 1>> beta{"beta"};
+    Input<float> epsilon{"epsilon", 1e-5f};
+    Input<Buffer<float, 2>> d_output{"d_output"};
+    Output<Buffer<float, 2>> d_input{"d_input"};
+    Output<Buffer<float, 1>> d_gamma{"d_gamma"};
+    Output<Buffer<float, 1>> d_beta{"d_beta"};
+
+    void generate() {
+        Func output("output");
+        define_layernorm(input, gamma, beta, epsilon, RDom(input.dim(0).min(), input.dim(0).extent(), "r"),
+                         cast<float>(input.dim(0).extent()), output);
+        Derivative d = propagate_adjoints(output, d_output);
+        d_input.set(d(input));
+        d_gamma.set(d(gamma));
+        d_beta.set(d(beta));
     }
 };
 
 KILN_REGISTER_GENERATOR(LayerNorm, layernorm)
+KILN_REGISTER_GENERATOR(LayerNormGrad, layernorm_grad)

@@ -23,10 +23,37 @@
 // Two passes over each row, no exps buffer to store or recompute, one
 // more exp per element (the rescaling) and rounding that differs from the
 // two-pass sum in the last bits.
+//
+// softmax_grad: the backward pipeline of two_pass. Given the adjoint of the
+// output (d_output), it computes d_input by Kiln's reverse-mode autodiff
+// (docs/autodiff.md): output_adjoint (d_output), exps_adjoint (from the
+// division, plus the row sum's share), row_sum_adjoint (a sum over the row),
+// row_max_adjoint (a sum over the row, sent back to the maximum's position
+// through the argmax helper row_max_1_argmax), input_adjoint and its copy
+// d_input. Mathematically the maximum's share is zero (softmax does not
+// change when a constant is subtracted from a row); it is computed anyway,
+// and is zero up to rounding.
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
 using namespace kiln;
+
+namespace {
+
+// Define output, and row_max, exps and row_sum, as the two-pass softmax of
+// the rows of input, r spanning a row.
+void define_two_pass(const ImageParam &input, RDom r, Func output) {
+    Var x("x"), y("y");
+    Func row_max("row_max"), exps("exps"), row_sum("row_sum");
+    row_max(y) = type_min(Float(32));
+    row_max(y) = max(row_max(y), input(r, y));
+    exps(x, y) = exp(input(x, y) - row_max(y));
+    row_sum(y) = 0.0f;
+    row_sum(y) += exps(r, y);
+    output(x, y) = exps(x, y) / row_sum(y);
+}
+
+}  // namespace
 
 class Softmax : public Generator<Softmax> {
 public:
@@ -51,14 +78,22 @@ public:
             output(x, y) = exp(input(x, y) - stats(y)[0]) / stats(y)[1];
             return;
         }
-        Func row_max("row_max"), exps("exps"), row_sum("row_sum");
-        row_max(y) = type_min(Float(32));
-        row_max(y) = max(row_max(y), input(r, y));
-        exps(x, y) = exp(input(x, y) - row_max(y));
-        row_sum(y) = 0.0f;
-        row_sum(y) += exps(r, y);
-        output(x, y) = exps(x, y) / row_sum(y);
+        define_two_pass(input, r, output);
+    }
+};
+
+class SoftmaxGrad : public Generator<SoftmaxGrad> {
+public:
+    Input<Buffer<float, 2>> input{"input"};
+    Input<Buffer<float, 2>> d_output{"d_output"};
+    Output<Buffer<float, 2>> d_input{"d_input"};
+
+    void generate() {
+        Func output("output");
+        define_two_pass(input, RDom(input.dim(0).min(), input.dim(0).extent(), "r"), output);
+        d_input.set(propagate_adjoints(output, d_output)(input));
     }
 };
 
 KILN_REGISTER_GENERATOR(Softmax, softmax)
+KILN_REGISTER_GENERATOR(SoftmaxGrad, softmax_grad)

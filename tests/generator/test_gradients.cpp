@@ -1,0 +1,277 @@
+// The backward generators (blur3x3_grad, elementwise_chain_grad,
+// bias_gelu_grad, softmax_grad, layernorm_grad, gemm_grad) compiled ahead of time under each of their schedules:
+// each gradient equals a plain C++ reference gradient computed in float64
+// from the same float32 inputs, and the fused and host_tiled schedules equal
+// the unfused one bit for bit (none of them reassociates a sum). Sizes are
+// not multiples of any split or vector factor and the buffers do not start
+// at 0; d_output covers a region inside the input's, so the adjoint is zero
+// at some inputs and the repeated edges of the blur receive the sums of
+// several output points.
+#include "aot.h"
+#include "bias_gelu_grad_fused.h"
+#include "bias_gelu_grad_host_tiled.h"
+#include "bias_gelu_grad_unfused.h"
+#include "blur3x3_grad_fused.h"
+#include "blur3x3_grad_host_tiled.h"
+#include "blur3x3_grad_unfused.h"
+#include "gemm_relu_grad_fused.h"
+#include "gemm_relu_grad_host_tiled.h"
+#include "gemm_relu_grad_unfused.h"
+#include "layernorm_grad_fused.h"
+#include "layernorm_grad_host_tiled.h"
+#include "layernorm_grad_unfused.h"
+#include "softmax_grad_fused.h"
+#include "softmax_grad_host_tiled.h"
+#include "softmax_grad_unfused.h"
+#include "softplus_grad_fused.h"
+#include "softplus_grad_host_tiled.h"
+#include "softplus_grad_unfused.h"
+#include "tanh_affine_grad_fused.h"
+#include "tanh_affine_grad_host_tiled.h"
+#include "tanh_affine_grad_unfused.h"
+
+using namespace aot;
+
+namespace {
+
+const int W = 517, H = 101, X0 = -3, Y0 = 4;
+
+// A backward kernel with its scalars bound: the buffers, inputs then outputs.
+using Multi = std::function<int(const std::vector<halide_buffer_t *> &)>;
+
+struct Backward {
+    const char *name;
+    Multi unfused, fused, host_tiled;
+    std::vector<Buffer<float>> inputs;   // the forward inputs, then d_output
+    std::vector<Buffer<float>> outputs;  // shaped like the gradients, filled with 17 before each run
+};
+
+std::vector<Buffer<float>> run(const Multi &k, Backward &b) {
+    std::vector<Buffer<float>> outs;
+    std::vector<halide_buffer_t *> args;
+    for (auto &in : b.inputs) args.push_back(in.raw_buffer());
+    for (const auto &o : b.outputs) {
+        outs.push_back(o.copy());
+        outs.back().fill(17.0f);
+    }
+    for (auto &o : outs) args.push_back(o.raw_buffer());
+    REQUIRE(k(args) == 0);
+    return outs;
+}
+
+// The unfused kernel against the reference (|got - want| <= rel * max(|want|,
+// scale[i]) for output i), then the other schedules against unfused, bit for bit.
+void check(Backward &b, const std::vector<Buffer<double>> &want, double rel, const std::vector<double> &scale) {
+    std::vector<Buffer<float>> ref = run(b.unfused, b);
+    for (size_t i = 0; i < ref.size(); i++) {
+        INFO(b.name << " unfused, gradient " << i << " against the C++ reference");
+        int bad = 0;
+        std::string first;
+        ref[i].for_each_element([&](const int *pos) {
+            double got = ref[i](pos), w = want[i](pos);
+            if (std::fabs(got - w) <= rel * std::max(std::fabs(w), scale[i])) return;
+            if (bad++ == 0) first = "(" + std::to_string(pos[0]) + ", ...): " + std::to_string(got) + " vs " + std::to_string(w);
+        });
+        INFO("first mismatch at " << first);
+        CHECK(bad == 0);
+    }
+    for (const auto &[name, k] : {std::pair<const char *, const Multi &>{"fused", b.fused}, {"host_tiled", b.host_tiled}}) {
+        std::vector<Buffer<float>> got = run(k, b);
+        for (size_t i = 0; i < ref.size(); i++) {
+            INFO(b.name << " " << name << " against unfused, gradient " << i);
+            std::string first;
+            int n = count_mismatches(ref[i], got[i], first);
+            INFO("first mismatch at " << first);
+            CHECK(n == 0);
+        }
+    }
+}
+
+// An input-shaped buffer with random values.
+Buffer<float> image(double lo, double hi, unsigned seed) {
+    Buffer<float> b(W, H);
+    b.set_min(X0, Y0);
+    fill_random(b, lo, hi, seed);
+    return b;
+}
+
+// d_output over [X0 + 2, X0 + W - 5) x [Y0 + 1, Y0 + H - 3), inside the input.
+Buffer<float> inner_adjoint(unsigned seed) {
+    Buffer<float> b(W - 7, H - 4);
+    b.set_min(X0 + 2, Y0 + 1);
+    fill_random(b, -1, 1, seed);
+    return b;
+}
+
+Buffer<double> zeros_like(const Buffer<float> &b) {
+    std::vector<int> sizes;
+    for (int d = 0; d < b.dimensions(); d++) sizes.push_back(b.dim(d).extent());
+    Buffer<double> z(sizes);
+    for (int d = 0; d < b.dimensions(); d++) z.translate(d, b.dim(d).min());
+    z.fill(0.0);
+    return z;
+}
+
+auto pointwise(Buffer<float> &in, Buffer<float> &d_out, const std::function<double(double)> &derivative) {
+    Buffer<double> want = zeros_like(in);
+    d_out.for_each_element([&](int x, int y) { want(x, y) = d_out(x, y) * derivative(in(x, y)); });
+    return want;
+}
+
+}  // namespace
+
+TEST_CASE("generator: blur3x3_grad equals the transposed blur", "[generator][grad]") {
+    auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2]); }); };
+    Backward b{"blur3x3_grad", k(blur3x3_grad_unfused), k(blur3x3_grad_fused), k(blur3x3_grad_host_tiled),
+               {image(0, 1, 1), inner_adjoint(2)}, {image(0, 0, 3)}};
+    for (bool inner : {true, false}) {
+        if (!inner) b.inputs[1] = image(-1, 1, 4);  // d_output over the whole input: every edge clamps
+        // Each output point sends d/9 to the 3x3 points it read, clamped to the input.
+        Buffer<float> &d_out = b.inputs[1];
+        Buffer<double> want = zeros_like(b.outputs[0]);
+        auto clamp = [](int v, int lo, int n) { return std::min(std::max(v, lo), lo + n - 1); };
+        d_out.for_each_element([&](int x, int y) {
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) want(clamp(x + dx, X0, W), clamp(y + dy, Y0, H)) += d_out(x, y) / 9.0;
+        });
+        INFO((inner ? "d_output inside the input" : "d_output over the input"));
+        // float32 sums of up to 9 (at a corner, 4 x 4 + ...) thirds of thirds: 1e-5 of the scale 1 of d_output.
+        check(b, {want}, 1e-5, {1.0});
+    }
+}
+
+TEST_CASE("generator: elementwise_chain_grad equals the derivative of the chain", "[generator][grad]") {
+    auto k = [](auto f, float a, float c) {
+        return Multi([=](const auto &b) { return f(b[0], a, c, b[1], b[2]); });
+    };
+    {
+        Backward b{"softplus_grad", k(softplus_grad_unfused, 1, 0), k(softplus_grad_fused, 1, 0),
+                   k(softplus_grad_host_tiled, 1, 0), {image(-6, 6, 5), inner_adjoint(6)}, {image(0, 0, 7)}};
+        // d softplus / dx = exp(x) / (exp(x) + 1): float32 exp, add, divide, multiply: 1e-5 relative.
+        Buffer<double> want = pointwise(b.inputs[0], b.inputs[1], [](double x) { return std::exp(x) / (std::exp(x) + 1); });
+        check(b, {want}, 1e-5, {1e-3});
+    }
+    {
+        const float a = 0.75f, c = -0.25f;
+        Backward b{"tanh_affine_grad", k(tanh_affine_grad_unfused, a, c), k(tanh_affine_grad_fused, a, c),
+                   k(tanh_affine_grad_host_tiled, a, c), {image(-3, 3, 8), inner_adjoint(9)}, {image(0, 0, 10)}};
+        // d tanh(a x + c) / dx = a (1 - tanh^2): 1e-5 of the scale a of the derivative.
+        Buffer<double> want = pointwise(b.inputs[0], b.inputs[1], [=](double x) {
+            double t = std::tanh((double)a * x + c);
+            return a * (1 - t * t);
+        });
+        check(b, {want}, 1e-5, {a});
+    }
+}
+
+TEST_CASE("generator: bias_gelu_grad equals GELU's derivative and its sum over rows", "[generator][grad]") {
+    auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4]); }); };
+    Buffer<float> bias(W);
+    bias.set_min(X0);
+    fill_random(bias, -1, 1, 11);
+    Buffer<float> d_bias(W);
+    d_bias.set_min(X0);
+    Backward b{"bias_gelu_grad", k(bias_gelu_grad_unfused), k(bias_gelu_grad_fused), k(bias_gelu_grad_host_tiled),
+               {image(-3, 3, 12), bias, inner_adjoint(13)}, {image(0, 0, 14), d_bias}};
+    const double kk = 0.7978845608, c = 0.044715;
+    auto gelu_derivative = [&](double v) {
+        double t = std::tanh(kk * (v + c * v * v * v));
+        return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * kk * (1 + 3 * c * v * v);
+    };
+    Buffer<float> &in = b.inputs[0], &d_out = b.inputs[2];
+    Buffer<double> want_in = zeros_like(in), want_bias = zeros_like(d_bias);
+    d_out.for_each_element([&](int x, int y) {
+        double g = d_out(x, y) * gelu_derivative((double)in(x, y) + bias(x));
+        want_in(x, y) = g;
+        want_bias(x) += g;
+    });
+    // d_input: 1e-5 of the scale 1 of d_output; d_bias, a float32 sum of H - 4
+    // terms of size up to about 1.1: 1e-5 of the row count.
+    check(b, {want_in, want_bias}, 1e-5, {1.0, (double)H});
+}
+
+TEST_CASE("generator: softmax_grad equals the softmax Jacobian times d_output", "[generator][grad]") {
+    auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2]); }); };
+    Backward b{"softmax_grad", k(softmax_grad_unfused), k(softmax_grad_fused), k(softmax_grad_host_tiled),
+               {image(-2, 2, 15), inner_adjoint(16)}, {image(0, 0, 17)}};
+    Buffer<float> &in = b.inputs[0], &d_out = b.inputs[1];
+    Buffer<double> want = zeros_like(in);
+    // p = softmax of the row; d_input = p * (d - sum_j d_j p_j), d = 0 outside d_output.
+    for (int y = d_out.dim(1).min(); y <= d_out.dim(1).max(); y++) {
+        double m = -1e300, total = 0, dot = 0;
+        for (int x = X0; x < X0 + W; x++) m = std::max(m, (double)in(x, y));
+        for (int x = X0; x < X0 + W; x++) total += std::exp(in(x, y) - m);
+        for (int x = d_out.dim(0).min(); x <= d_out.dim(0).max(); x++) dot += d_out(x, y) * std::exp(in(x, y) - m) / total;
+        for (int x = X0; x < X0 + W; x++) {
+            double d = x >= d_out.dim(0).min() && x <= d_out.dim(0).max() ? d_out(x, y) : 0.0;
+            want(x, y) = std::exp(in(x, y) - m) / total * (d - dot);
+        }
+    }
+    // Values of order 1 / W (2e-3): 1e-4 relative, 1e-7 absolute for the
+    // small ones (float32 row sums of W terms; the row maximum's share, zero
+    // in exact arithmetic, is rounding of that size).
+    check(b, {want}, 1e-4, {1e-3});
+}
+
+TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[generator][grad]") {
+    const float epsilon = 1e-5f;
+    auto k = [=](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], epsilon, b[3], b[4], b[5], b[6]); }); };
+    Buffer<float> gamma(W), beta(W);
+    gamma.set_min(X0), beta.set_min(X0);
+    fill_random(gamma, 0.5, 1.5, 18);
+    fill_random(beta, -1, 1, 19);
+    Buffer<float> d_gamma(W), d_beta(W);
+    d_gamma.set_min(X0), d_beta.set_min(X0);
+    Backward b{"layernorm_grad", k(layernorm_grad_unfused), k(layernorm_grad_fused), k(layernorm_grad_host_tiled),
+               {image(-2, 2, 20), gamma, beta, inner_adjoint(21)}, {image(0, 0, 22), d_gamma, d_beta}};
+    Buffer<float> &in = b.inputs[0], &d_out = b.inputs[3];
+    Buffer<double> want_in = zeros_like(in), want_gamma = zeros_like(d_gamma), want_beta = zeros_like(d_beta);
+    // xhat = (x - mean) * inv_std, g = d * gamma (0 outside d_output):
+    // d_input = inv_std / N * (N g - sum g - xhat sum(g xhat)); d_gamma = sum over rows of d * xhat, d_beta of d.
+    for (int y = d_out.dim(1).min(); y <= d_out.dim(1).max(); y++) {
+        double mean = 0, var = 0;
+        for (int x = X0; x < X0 + W; x++) mean += in(x, y);
+        mean /= W;
+        for (int x = X0; x < X0 + W; x++) var += (in(x, y) - mean) * (in(x, y) - mean);
+        const double inv_std = 1 / std::sqrt(var / W + epsilon);
+        std::vector<double> xhat(W), g(W);
+        double sum_g = 0, sum_gx = 0;
+        for (int x = X0; x < X0 + W; x++) {
+            double d = x >= d_out.dim(0).min() && x <= d_out.dim(0).max() ? d_out(x, y) : 0.0;
+            xhat[x - X0] = (in(x, y) - mean) * inv_std;
+            g[x - X0] = d * gamma(x);
+            sum_g += g[x - X0], sum_gx += g[x - X0] * xhat[x - X0];
+            want_gamma(x) += d * xhat[x - X0];
+            want_beta(x) += d;
+        }
+        for (int x = X0; x < X0 + W; x++)
+            want_in(x, y) = inv_std / W * (W * g[x - X0] - sum_g - xhat[x - X0] * sum_gx);
+    }
+    // d_input of order 1: 1e-5 of max(|want|, 1) (float32 row sums of W
+    // terms; 5.4e-7 measured); d_gamma and d_beta, float32 sums of H - 4
+    // terms of order 1: 1e-5 of max(|want|, H / 10).
+    check(b, {want_in, want_gamma, want_beta}, 1e-5, {1.0, 0.1 * H, 0.1 * H});
+}
+
+TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes", "[generator][grad]") {
+    const int K = 37, M = 29, N = 45;  // A is M rows of K, B is K rows of N
+    auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
+    Buffer<float> A(K, M), B(N, K), bias(N), d_out(N, M), d_A(K, M), d_B(N, K), d_bias(N);
+    fill_random(A, -1, 1, 23), fill_random(B, -1, 1, 24), fill_random(bias, -1, 1, 25), fill_random(d_out, -1, 1, 26);
+    Backward b{"gemm_relu_grad", k(gemm_relu_grad_unfused), k(gemm_relu_grad_fused), k(gemm_relu_grad_host_tiled),
+               {A, B, bias, d_out}, {d_A, d_B, d_bias}};
+    // g = d_output where bias_add >= 0 (max(v, 0) sends ties to v), with
+    // bias_add computed in float32 in the kernel's order, so the ReLU picks
+    // the same side; then d_A = g B^T, d_B = A^T g, d_bias = the column sums of g.
+    Buffer<double> g(N, M), want_A = zeros_like(d_A), want_B = zeros_like(d_B), want_bias = zeros_like(d_bias);
+    for (int y = 0; y < M; y++)
+        for (int x = 0; x < N; x++) {
+            float acc = 0.0f;
+            for (int r = 0; r < K; r++) acc += A(r, y) * B(x, r);
+            g(x, y) = acc + bias(x) >= 0.0f ? d_out(x, y) : 0.0;
+            want_bias(x) += g(x, y);
+            for (int r = 0; r < K; r++) want_A(r, y) += g(x, y) * B(x, r), want_B(x, r) += A(r, y) * g(x, y);
+        }
+    // float32 sums of up to 45 products of values in [-1, 1]: 1e-5 of max(|want|, 10).
+    check(b, {want_A, want_B, want_bias}, 1e-5, {10.0, 10.0, 10.0});
+}
