@@ -273,10 +273,12 @@ Setup make_setup(const Options &o) {
     }
     for (const auto *out : probe->outputs()) {
         kiln::Argument a = out->argument();
-        if (a.dimensions != 2 && a.dimensions != 3)
+        if (a.dimensions < 1 || a.dimensions > 3)
             usage_error("Output '" + a.name + "' has " + std::to_string(a.dimensions) +
-                        " dimensions; kiln-lab realizes 2-D and 3-D outputs only");
-        std::vector<int> extents = {w, h};
+                        " dimensions; kiln-lab realizes 1-D (x: a row, e.g. a bias's gradient), 2-D and 3-D "
+                        "outputs only");
+        std::vector<int> extents = {w};
+        if (a.dimensions >= 2) extents.push_back(h);
         if (a.dimensions == 3) extents.push_back(3);
         if (auto it = shapes.find(a.name); it != shapes.end()) extents = it->second;
         s.outputs.push_back(a);

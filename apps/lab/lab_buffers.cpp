@@ -182,10 +182,12 @@ Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &exten
 }
 
 Buffer<double, 3> to_double(const Buffer<const void> &b) {
-    if (b.dimensions() != 2 && b.dimensions() != 3)
-        throw kiln::CompileError("kiln-lab: outputs must have 2 or 3 dimensions, not " +
+    if (b.dimensions() < 1 || b.dimensions() > 3)
+        throw kiln::CompileError("kiln-lab: outputs must have 1, 2 or 3 dimensions, not " +
                                  std::to_string(b.dimensions()));
-    Buffer<const void, 3> b3(b.dimensions() == 3 ? b : b.embedded(2, 0));
+    // A row (a per-column gradient such as d_bias) is an image of height 1.
+    Buffer<const void> rows = b.dimensions() == 1 ? b.embedded(1, 0) : b;
+    Buffer<const void, 3> b3(rows.dimensions() == 3 ? rows : rows.embedded(2, 0));
     Buffer<double, 3> out(b3.dim(0).extent(), b3.dim(1).extent(), b3.dim(2).extent());
     out.set_min(b3.dim(0).min(), b3.dim(1).min(), b3.dim(2).min());
     visit_element_type(b3.type(), [&](auto tag) {
