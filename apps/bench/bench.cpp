@@ -35,6 +35,9 @@ const std::vector<SuiteCase> &suite() {
         {"gemm_relu_512", bench_gemm_512}, {"gemm_relu_1024", bench_gemm_1024}, {"gemm_relu_2048", bench_gemm_2048},
         {"gemm_gelu_1024", bench_gemm_gelu}, {"conv_bn_relu", bench_conv_bn_relu},
         {"attention_1024", bench_attention_1024}, {"attention_2048", bench_attention_2048},
+        {"blur3x3_grad", bench_blur3x3_grad}, {"softplus_grad", bench_softplus_grad},
+        {"bias_gelu_grad", bench_bias_gelu_grad}, {"softmax_grad", bench_softmax_grad},
+        {"layernorm_grad", bench_layernorm_grad}, {"gemm_relu_grad", bench_gemm_relu_grad},
     };
     return cases;
 }

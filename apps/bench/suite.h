@@ -35,6 +35,14 @@ CaseResult bench_bilateral_grid_unfused(const SuiteOptions &o);
 CaseResult bench_softplus(const SuiteOptions &o);
 CaseResult bench_tanh_affine(const SuiteOptions &o);
 
+// Backward pipelines: forward + backward against forward alone (suite_grad.cpp).
+CaseResult bench_blur3x3_grad(const SuiteOptions &o);
+CaseResult bench_softplus_grad(const SuiteOptions &o);
+CaseResult bench_bias_gelu_grad(const SuiteOptions &o);
+CaseResult bench_softmax_grad(const SuiteOptions &o);
+CaseResult bench_layernorm_grad(const SuiteOptions &o);
+CaseResult bench_gemm_relu_grad(const SuiteOptions &o);
+
 // Row-wise and multi-output pipelines (suite_rows.cpp).
 CaseResult bench_layernorm(const SuiteOptions &o);
 CaseResult bench_softmax(const SuiteOptions &o);

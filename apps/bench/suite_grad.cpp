@@ -1,0 +1,119 @@
+// The backward cases of apps/bench: each backward generator (blur3x3_grad,
+// elementwise_chain_grad, bias_gelu_grad, softmax_grad, layernorm_grad,
+// gemm_grad) under its host_tiled schedule,
+// timed as forward + backward (the forward generator then the backward one,
+// a training step's two kernels) against the forward generator alone, in
+// the same process and run. The backward pipeline recomputes the forward
+// values it needs (docs/autodiff.md section 5), so its cost includes them.
+#include "case_util.h"
+#include "suite.h"
+
+namespace kiln_bench {
+
+namespace {
+
+int grad_image_size(const SuiteOptions &o) { return o.quick ? 1024 : 4096; }
+
+// entries: "kiln forward" (entries[0], the reference of "x kiln"), "kiln
+// backward" and "kiln fwd+bwd", so "x kiln" of the last is (forward +
+// backward) / forward.
+CaseResult forward_and_backward(const SuiteOptions &o, const std::string &name, KilnRunner &fwd,
+                                const std::vector<FBuf *> &fwd_outs, KilnRunner &bwd,
+                                const std::vector<FBuf *> &bwd_outs, double bytes) {
+    CaseResult c;
+    c.name = name;
+    c.schedule = fwd.schedule_path() + " + " + bwd.schedule_path();
+    c.bytes = bytes;
+    c.entries.push_back(run_kiln(fwd, fwd_outs, o.runs));
+    c.entries.back().system = "kiln forward";
+    c.entries.push_back(run_kiln(bwd, bwd_outs, o.runs));
+    c.entries.back().system = "kiln backward";
+    c.entries.back().same_work = false;
+    std::vector<halide_buffer_t *> f_raw, b_raw;
+    for (FBuf *b : fwd_outs) f_raw.push_back(b->raw_buffer());
+    for (FBuf *b : bwd_outs) b_raw.push_back(b->raw_buffer());
+    c.entries.push_back(run_anchor(
+        "kiln fwd+bwd",
+        [&] {
+            fwd.realize(f_raw);
+            bwd.realize(b_raw);
+        },
+        o.runs, "the forward kernel, then the backward kernel", false));
+    return c;
+}
+
+}  // namespace
+
+CaseResult bench_blur3x3_grad(const SuiteOptions &o) {
+    const int n = grad_image_size(o);
+    FBuf in = random_buffer({n, n}, 0, 1, 31), d_out = random_buffer({n, n}, -1, 1, 32), out(n, n), d_in(n, n);
+    KilnRunner fwd("blur3x3", {}, "host_tiled"), bwd("blur3x3_grad", {}, "host_tiled");
+    fwd.bind("input", in);
+    bwd.bind("input", in), bwd.bind("d_output", d_out);
+    return forward_and_backward(o, "blur3x3 grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
+                                8.0 * n * n);
+}
+
+CaseResult bench_softplus_grad(const SuiteOptions &o) {
+    const int n = grad_image_size(o);
+    FBuf in = random_buffer({n, n}, -4, 4, 33), d_out = random_buffer({n, n}, -1, 1, 34), out(n, n), d_in(n, n);
+    KilnRunner fwd("elementwise_chain", {"variant=softplus"}, "host_tiled"),
+        bwd("elementwise_chain_grad", {"variant=softplus"}, "host_tiled");
+    fwd.bind("input", in);
+    bwd.bind("input", in), bwd.bind("d_output", d_out);
+    return forward_and_backward(o, "softplus grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
+                                8.0 * n * n);
+}
+
+CaseResult bench_bias_gelu_grad(const SuiteOptions &o) {
+    const int cols = o.quick ? 256 : 1024, rows = o.quick ? 512 : 4096;
+    FBuf in = random_buffer({cols, rows}, -4, 4, 35), bias = random_buffer({cols}, -1, 1, 36),
+         d_out = random_buffer({cols, rows}, -1, 1, 37), out(cols, rows), d_in(cols, rows), d_bias(cols);
+    KilnRunner fwd("bias_gelu", {}, "host_tiled"), bwd("bias_gelu_grad", {}, "host_tiled");
+    fwd.bind("input", in), fwd.bind("bias", bias);
+    bwd.bind("input", in), bwd.bind("bias", bias), bwd.bind("d_output", d_out);
+    return forward_and_backward(o, "bias+gelu grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
+                                {&out}, bwd, {&d_in, &d_bias}, 8.0 * cols * rows);
+}
+
+CaseResult bench_softmax_grad(const SuiteOptions &o) {
+    const int cols = o.quick ? 256 : 1024, rows = o.quick ? 512 : 4096;
+    FBuf in = random_buffer({cols, rows}, -8, 8, 38), d_out = random_buffer({cols, rows}, -1, 1, 39),
+         out(cols, rows), d_in(cols, rows);
+    KilnRunner fwd("softmax", {}, "host_tiled"), bwd("softmax_grad", {}, "host_tiled");
+    fwd.bind("input", in);
+    bwd.bind("input", in), bwd.bind("d_output", d_out);
+    return forward_and_backward(o, "softmax grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd, {&out},
+                                bwd, {&d_in}, 8.0 * cols * rows);
+}
+
+CaseResult bench_layernorm_grad(const SuiteOptions &o) {
+    const int cols = o.quick ? 256 : 1024, rows = o.quick ? 512 : 4096;
+    FBuf in = random_buffer({cols, rows}, -2, 2, 40), gamma = random_buffer({cols}, 0.5, 1.5, 41),
+         beta = random_buffer({cols}, -0.5, 0.5, 42), d_out = random_buffer({cols, rows}, -1, 1, 43),
+         out(cols, rows), d_in(cols, rows), d_gamma(cols), d_beta(cols);
+    KilnRunner fwd("layernorm", {}, "host_tiled"), bwd("layernorm_grad", {}, "host_tiled");
+    for (KilnRunner *k : {&fwd, &bwd}) {
+        k->bind("input", in), k->bind("gamma", gamma), k->bind("beta", beta);
+        k->set("epsilon", "1e-5");
+    }
+    bwd.bind("d_output", d_out);
+    return forward_and_backward(o, "layernorm grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
+                                {&out}, bwd, {&d_in, &d_gamma, &d_beta}, 8.0 * cols * rows);
+}
+
+CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
+    const int n = o.quick ? 128 : 512;
+    FBuf a = random_buffer({n, n}, -1, 1, 44), b = random_buffer({n, n}, -1, 1, 45),
+         bias = random_buffer({n}, -1, 1, 46), d_out = random_buffer({n, n}, -1, 1, 47), out(n, n), d_a(n, n),
+         d_b(n, n), d_bias(n);
+    KilnRunner fwd("gemm", {"activation=relu"}, "host_tiled"), bwd("gemm_grad", {"activation=relu"}, "host_tiled");
+    for (KilnRunner *k : {&fwd, &bwd}) k->bind("A", a), k->bind("B", b), k->bind("bias", bias);
+    bwd.bind("d_output", d_out);
+    CaseResult c = forward_and_backward(o, "gemm+bias+relu grad " + std::to_string(n), fwd, {&out}, bwd,
+                                        {&d_a, &d_b, &d_bias}, 16.0 * n * n);
+    c.flops = 2.0 * n * n * n;
+    return c;
+}
+
+}  // namespace kiln_bench
