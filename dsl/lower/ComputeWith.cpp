@@ -203,7 +203,7 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
                 for (int i = 0; i <= depth; i++) fused |= cn.loops[i].user_name == kv.first;
                 user_assert(fused) << what << " with " << kv.first << " aligned " << to_string(kv.second) << ", but "
                                    << kv.first << " is not a fused loop; the fused loops, outermost first, are: "
-                                   << loop_list(pn, depth) << "";
+                                   << loop_list(pn, depth);
             }
             for (int i = 0; i <= depth; i++) {
                 ForType t = pn.loops[i].type;
