@@ -67,6 +67,26 @@ FunctionContents::FunctionContents() : serial(functions_made++) {}
 uint64_t definition_epoch() { return epoch.load(); }
 void bump_definition_epoch() { epoch++; }
 
+void StageSchedule::split_dim(int i, const std::string &outer, const std::string &inner, Expr factor,
+                              TailStrategy tail) {
+    const Dim d = dims[i];
+    Split sp;
+    sp.kind = Split::SplitVar;
+    sp.old_var = d.var;
+    sp.outer = d.var + "." + outer;
+    sp.inner = d.var + "." + inner;
+    sp.factor = std::move(factor);
+    sp.tail = tail;
+    splits.push_back(sp);
+    Dim din = d, dout = d;
+    din.var = sp.inner;
+    din.user_name = inner;
+    dout.var = sp.outer;
+    dout.user_name = outer;
+    dims[i] = din;
+    dims.insert(dims.begin() + i + 1, dout);
+}
+
 std::string FunctionContents::stage_name(int i) const {
     return i == 0 ? name : name + ".update(" + std::to_string(i - 1) + ")";
 }

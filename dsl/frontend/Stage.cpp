@@ -129,21 +129,7 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
             << ", ..., TailStrategy::ShiftInwards) would compute some points of an update definition twice, "
                "which changes the result; use GuardWithIf or RoundUp";
     }
-    Split sp;
-    sp.kind = Split::SplitVar;
-    sp.old_var = d.var;
-    sp.outer = d.var + "." + outer.name();
-    sp.inner = d.var + "." + inner.name();
-    sp.factor = factor;
-    sp.tail = tail;
-    s.splits.push_back(sp);
-    Dim din = d, dout = d;
-    din.var = sp.inner;
-    din.user_name = inner.name();
-    dout.var = sp.outer;
-    dout.user_name = outer.name();
-    s.dims[i] = din;
-    s.dims.insert(s.dims.begin() + i + 1, dout);
+    s.split_dim(i, outer.name(), inner.name(), factor, tail);
     return *this;
 }
 

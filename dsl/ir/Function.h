@@ -67,6 +67,11 @@ struct StageSchedule {
     // one tile of instructions; empty: the innermost two (checked less).
     std::vector<std::string> npu_tile;
     std::vector<Prefetch> prefetches;  // in the order given
+
+    // dims[i] split into an inner loop named `inner` (at i) and an outer
+    // one named `outer` (at i + 1), recorded in `splits`; no checks (the
+    // callers check the names, the factor and the tail).
+    void split_dim(int i, const std::string &outer, const std::string &inner, Expr factor, TailStrategy tail);
 };
 
 struct Bound {

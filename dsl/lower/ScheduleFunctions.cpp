@@ -296,22 +296,12 @@ void vectorize_per_consumer_vector(FunctionContents &f, int lanes) {
                                       [](const Dim &x) { return x.for_type == ForType::Vectorized; });
         if (dim == s.dims.end() || !dim->is_pure || dim->is_rvar || dim->for_type != ForType::Serial || vectorized)
             continue;
+        // Innermost, then split and vectorized as vectorize(x, lanes, GuardWithIf) would.
         Dim x = *dim;
         s.dims.erase(dim);
-        Split sp;
-        sp.old_var = x.var;
-        sp.outer = x.var + "." + x.user_name;
-        sp.inner = x.var + "." + x.user_name + "_vec";
-        sp.factor = Expr(lanes);
-        sp.tail = TailStrategy::GuardWithIf;
-        s.splits.push_back(sp);
-        Dim inner = x, outer = x;
-        inner.var = sp.inner;
-        inner.user_name = x.user_name + "_vec";
-        inner.for_type = ForType::Vectorized;
-        outer.var = sp.outer;
-        s.dims.insert(s.dims.begin(), outer);
-        s.dims.insert(s.dims.begin(), inner);
+        s.dims.insert(s.dims.begin(), x);
+        s.split_dim(0, x.user_name, x.user_name + "_vec", Expr(lanes), TailStrategy::GuardWithIf);
+        s.dims[0].for_type = ForType::Vectorized;
     }
 }
 
