@@ -208,6 +208,12 @@ Expr select(Expr c, Expr t, Expr f) {
     user_assert(c.type().is_bool()) << "select: the condition " << to_string(c) << " has type "
                                     << c.type().to_string() << ", but select() needs a boolean condition; "
                                     << "compare it, e.g. select(" << to_string(c) << " != 0, ...)";
+    // As in Halide: an integer constant takes the other value's type, so
+    // that select(c, 0, u8) is a uint8 (a table of bytes stays bytes).
+    check_defined(t, "select");
+    check_defined(f, "select");
+    if (as_const_int(t)) t = cast(f.type(), t);
+    if (as_const_int(f)) f = cast(t.type(), f);
     match_types(t, f, "select");
     return Select::make(c, t, f);
 }

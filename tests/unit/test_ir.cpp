@@ -309,6 +309,13 @@ TEST_CASE("Expr operators: mixed types are coerced like Halide", "[ir][coercion]
         CHECK(to_string((x < 1) + 1) == "(int32((x < 1)) + 1)");
         CHECK(to_string(select(x < 1, a8, b16)) == "select((x < 1), int16(a), b)");
     }
+    SECTION("select: an integer constant takes the other value's type, as in Halide") {
+        CHECK(select(x < 1, 0, a8).type() == UInt(8));
+        CHECK(select(x < 1, a8, 255).type() == UInt(8));
+        CHECK(select(x < 1, 0, select(x > 5, 255, a8)).type() == UInt(8));
+        CHECK(select(x < 1, 2, f).type() == Float(32));
+        CHECK(select(x < 1, 1, 2).type() == Int(32));
+    }
     SECTION("logical operators compare non-bools with zero") {
         CHECK(to_string(x && (x < 2)) == "((x != 0) && (x < 2))");
         CHECK(to_string(!x) == "!(x != 0)");
