@@ -82,6 +82,19 @@ public:
         REQUIRE(p.defined());
         p.set(b);
     }
+    // A buffer Input of element type T and D dimensions; a scalar Input of type T.
+    template<typename T, int D> void set(const std::string &name, const kiln::Buffer<T> &b) {
+        const auto *in = dynamic_cast<const kiln::Input<kiln::Buffer<T, D>> *>(input(name));
+        REQUIRE(in);
+        kiln::ImageParam p = in->param();
+        p.set(b);
+    }
+    template<typename T> void set_scalar(const std::string &name, T value) {
+        const auto *in = dynamic_cast<const kiln::Input<T> *>(input(name));
+        REQUIRE(in);
+        kiln::Param<T> p = in->param();
+        p.set(value);
+    }
     void realize(const std::vector<halide_buffer_t *> &outs) { pipeline_.realize_raw(outs); }
     kiln::Pipeline &pipeline() { return pipeline_; }
 

@@ -29,7 +29,8 @@
 namespace kd {
 
 // Every directive of `file` applied to `funcs` (by Func name); `rvars` maps
-// the RDom names the file uses to Halide's RVars.
+// the RDom names the file uses to Halide's RVars; `images` the input images
+// a directive may name (prefetch(input, ...)).
 // An rfactor directive adds its intermediate to the Funcs by the name the
 // file gives it, a wrapper stanza its wrapper (f_in, f_in_g), for the later
 // stanzas. A wrapper stanza ("B.in(matmul):")
@@ -40,7 +41,8 @@ namespace kd {
 // ({"B.width", Expr(B.width())}, ...).
 inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, Halide::Func> funcs,
                          const std::map<std::string, Halide::RVar> &rvars = {},
-                         const std::map<std::string, Halide::Expr> &values = {}) {
+                         const std::map<std::string, Halide::Expr> &values = {},
+                         const std::map<std::string, Halide::ImageParam> &images = {}) {
     using Halide::TailStrategy;
     auto fail = [&](const kiln::ScheduleDirective &d, const std::string &why) {
         throw std::runtime_error(file.filename() + ":" + std::to_string(d.line) + ": " + d.name + ": " + why);
@@ -175,6 +177,21 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
                 funcs[a.back()] = st.rfactor(preserved);
             } else if (n == "bound") {
                 f.bound(Halide::Var(a[0]), num(1), num(2));
+            } else if (n == "fold_storage") {
+                f.fold_storage(Halide::Var(a[0]), num(1), a.size() < 3 || a[2] == "true");
+            } else if (n == "reorder_storage") {
+                std::vector<Halide::Var> dims;
+                for (const std::string &v : a) dims.push_back(Halide::Var(v));
+                f.reorder_storage(dims);
+            } else if (n == "prefetch") {  // of an input image or a Func, with Kiln's defaults
+                using Halide::PrefetchBoundStrategy;
+                Halide::Expr offset = a.size() > 3 ? Halide::Expr(num(3)) : Halide::Expr(1);
+                PrefetchBoundStrategy way = a.size() < 5 || a[4] == "GuardWithIf" ? PrefetchBoundStrategy::GuardWithIf
+                                            : a[4] == "Clamp"                      ? PrefetchBoundStrategy::Clamp
+                                                                                   : PrefetchBoundStrategy::NonFaulting;
+                auto img = images.find(a[0]);
+                if (img != images.end()) st.prefetch(img->second, loop(1), loop(2), offset, way);
+                else st.prefetch(func(a[0], d), loop(1), loop(2), offset, way);
             } else {
                 fail(d, "the differential tests do not translate this directive to Halide yet");
             }
