@@ -27,6 +27,10 @@ Halide::Buffer<float> halide_view(FBuf &b) { return Halide::Buffer<float>(FBuf(b
 Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
     std::vector<halide_buffer_t *> raw;
     for (FBuf *o : outs) raw.push_back(o->raw_buffer());
+    return run_kiln(k, raw, runs);
+}
+
+Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &raw, int runs) {
     Entry e;
     e.system = "kiln";
     e.timing = time_runs(runs, [&] { k.realize(raw); });
@@ -38,7 +42,10 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
 Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs) {
     std::vector<Halide::Buffer<>> views;
     for (FBuf *o : outs) views.push_back(halide_view(*o));
-    Halide::Realization r(views);
+    return run_halide(p, Halide::Realization(views), runs);
+}
+
+Entry run_halide(Halide::Pipeline p, Halide::Realization r, int runs) {
     Entry e;
     e.system = "halide";
     const double cpu0 = cpu_ms(RUSAGE_THREAD);

@@ -24,8 +24,10 @@ Halide::Buffer<float> halide_view(FBuf &b);
 // Kiln: first call = JIT compilation (fresh cache) + one run; compile_ms is
 // the first call minus the median run.
 Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs);
+Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &outs, int runs);
 // Halide: compile_jit() is timed on its own (compile_ms), then the runs.
 Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs);
+Entry run_halide(Halide::Pipeline p, Halide::Realization outs, int runs);
 Entry run_anchor(const std::string &system, const std::function<void()> &f, int runs, const std::string &note = "",
                  bool same_work = true);
 

@@ -35,6 +35,12 @@ CaseResult bench_bilateral_grid_unfused(const SuiteOptions &o);
 CaseResult bench_softplus(const SuiteOptions &o);
 CaseResult bench_tanh_affine(const SuiteOptions &o);
 
+// Halide's apps against their Halide twins (suite_apps.cpp).
+CaseResult bench_camera_pipe(const SuiteOptions &o);
+CaseResult bench_camera_pipe_unfused(const SuiteOptions &o);
+CaseResult bench_local_laplacian(const SuiteOptions &o);
+CaseResult bench_local_laplacian_unfused(const SuiteOptions &o);
+
 // Backward pipelines: forward + backward against forward alone (suite_grad.cpp).
 CaseResult bench_blur3x3_grad(const SuiteOptions &o);
 CaseResult bench_softplus_grad(const SuiteOptions &o);

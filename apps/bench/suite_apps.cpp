@@ -1,0 +1,116 @@
+// Halide's applications as Kiln generators (suite_apps.cpp): the camera RAW
+// pipeline and the local Laplacian filter, each under its two schedule
+// files, against their Halide 14 twins (apps/common/halide_apps.h) with the
+// same file applied by halide_apply (apps/common/halide_schedule.h), at the
+// sizes of Halide's apps.
+#include "case_util.h"
+#include "halide_apps.h"
+#include "halide_schedule.h"
+#include "suite.h"
+
+#include <cmath>
+#include <random>
+
+namespace kiln_bench {
+
+namespace {
+
+template<typename T> Halide::Runtime::Buffer<T> random_ints(const std::vector<int> &sizes, int hi, unsigned seed) {
+    Halide::Runtime::Buffer<T> b(sizes);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> u(0, hi - 1);
+    b.for_each_value([&](T &v) { v = (T)u(rng); });
+    return b;
+}
+
+// Halide's view of a buffer (shares the allocation).
+template<typename T> Halide::Buffer<T> view(Halide::Runtime::Buffer<T> &b) {
+    return Halide::Buffer<T>(Halide::Runtime::Buffer<T>(b));
+}
+
+// The largest |a - b| over `full_scale` (255 for uint8, 65535 for uint16).
+template<typename T>
+double max_scaled_err(const Halide::Runtime::Buffer<T> &a, const Halide::Runtime::Buffer<T> &b, double full_scale) {
+    double worst = 0;
+    a.for_each_element([&](const int *p) { worst = std::max(worst, std::fabs((double)a(p) - (double)b(p))); });
+    return worst / full_scale;
+}
+
+// Kiln (the generator under `schedule`) and the Halide twin under the same
+// file, writing outputs like `out`.
+template<typename T>
+CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &k, Halide::Runtime::Buffer<T> &out,
+                    kiln_halide::HalideApp twin, double bytes, double full_scale) {
+    CaseResult c;
+    c.name = name;
+    c.schedule = k.schedule_path();
+    c.bytes = bytes;
+    c.entries.push_back(run_kiln(k, std::vector<halide_buffer_t *>{out.raw_buffer()}, o.runs));
+    kd::halide_apply(kiln::ScheduleFile::load(k.schedule_path()), twin.funcs, {}, {}, twin.images);
+    Halide::Runtime::Buffer<T> h_out(out.copy());
+    Halide::Buffer<T> h_view = view(h_out);
+    c.entries.push_back(run_halide(Halide::Pipeline(twin.output), Halide::Realization(h_view), o.runs));
+    c.entries.back().max_rel_err = max_scaled_err(h_out, out, full_scale);
+    return c;
+}
+
+// The camera pipe on a 10-bit mosaic of Halide's app size (2592x1968 to a
+// 2560x1920 RGB output). The mosaic extends further above and to the left,
+// where neither library reads: Kiln's entry check asks host_tiled for a
+// region that grows with the output's size (docs/performance.md).
+CaseResult camera_pipe_case(const SuiteOptions &o, const std::string &schedule) {
+    const int w = o.quick ? 1024 : 2560, h = o.quick ? 768 : 1920;
+    const int mx = 2 * w + 256, my = 3 * h + 256;
+    auto raw = random_ints<uint16_t>({w + 32 + mx, h + 48 + my}, 1024, 11);
+    raw.set_min({-mx, -my});
+    Halide::Runtime::Buffer<float> m3200(4, 3), m7000(4, 3);
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 4; x++) {
+            m3200(x, y) = x == 3 ? -40.0f : x == y ? 1.6f : -0.3f;
+            m7000(x, y) = x == 3 ? -30.0f : x == y ? 2.1f : -0.5f;
+        }
+    Halide::Runtime::Buffer<uint8_t> out(w, h, 3);
+    KilnRunner k("camera_pipe", {}, schedule);
+    k.bind("input", raw);
+    k.bind("matrix_3200", m3200);
+    k.bind("matrix_7000", m7000);
+    for (auto [n, v] : {std::pair{"color_temp", "3700"}, {"gamma", "2"}, {"contrast", "50"}, {"sharpen_strength", "1"},
+                        {"black_level", "25"}, {"white_level", "1023"}})
+        k.set(n, v);
+    kiln_halide::HalideApp twin = kiln_halide::camera_pipe(view(raw), view(m3200), view(m7000), 3700, 2, 50, 1, 25, 1023);
+    CaseResult c = app_case(o, "camera_pipe " + schedule + " " + std::to_string(w) + "x" + std::to_string(h), k, out,
+                            twin, 2.0 * (w + 32) * (h + 48) + 3.0 * w * h, 255.0);
+    c.tolerance = 0;  // integer arithmetic but for the curve table, which both compute in IEEE float
+    return c;
+}
+
+// The local Laplacian with 8 pyramid levels and 8 intensity levels on a
+// 16-bit RGB image of Halide's app size (1536x2560).
+CaseResult local_laplacian_case(const SuiteOptions &o, const std::string &schedule) {
+    const int w = o.quick ? 512 : 1536, h = o.quick ? 512 : 2560;
+    auto in = random_ints<uint16_t>({w, h, 3}, 65536, 12);
+    Halide::Runtime::Buffer<uint16_t> out(w, h, 3);
+    KilnRunner k("local_laplacian", {"pyramid_levels=8"}, schedule);
+    k.bind("input", in);
+    for (auto [n, v] : {std::pair{"levels", "8"}, {"alpha", "1"}, {"beta", "1"}}) k.set(n, v);
+    kiln_halide::HalideApp twin = kiln_halide::local_laplacian(view(in), 8, 1, 1, 8);
+    CaseResult c = app_case(o, "local_laplacian " + schedule + " " + std::to_string(w) + "x" + std::to_string(h), k,
+                            out, twin, 2.0 * 2 * w * h * 3, 65535.0);
+    // Both contract a * b + c here (fast math); a pixel whose float value
+    // rounds the other way moves by one unit of 65535, a few more through
+    // the pyramid.
+    c.tolerance = 1e-3;
+    return c;
+}
+
+}  // namespace
+
+CaseResult bench_camera_pipe(const SuiteOptions &o) { return camera_pipe_case(o, "host_tiled"); }
+
+CaseResult bench_camera_pipe_unfused(const SuiteOptions &o) { return camera_pipe_case(o, "unfused"); }
+
+CaseResult bench_local_laplacian(const SuiteOptions &o) { return local_laplacian_case(o, "host_tiled"); }
+
+CaseResult bench_local_laplacian_unfused(const SuiteOptions &o) { return local_laplacian_case(o, "unfused"); }
+
+}  // namespace kiln_bench
