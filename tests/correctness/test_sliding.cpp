@@ -188,3 +188,26 @@ TEST_CASE("sliding: three stages of a chain slide, at the root and in parallel s
         run_twice(out, [&](int px, int py) { return r3(px, py - 1) - r3(px, py + 1); });
     }
 }
+
+// Halide slides a producer over the outer loop of a split consumer (each
+// yo computes the two new rows its two yi rows need); Kiln does not yet:
+// "not slid over out.yo ... its region in y does not move by a constant
+// step", and each yo computes all four rows again. The output is right;
+// the work doubles. Halide's camera_pipe schedule has this shape
+// (schedules/camera_pipe/host_tiled.sched). [!shouldfail] until it slides.
+TEST_CASE("sliding: a producer computed per yo of a split consumer slides over yo", "[sliding][!shouldfail]") {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func g("g"), out("out");
+    g(x, y) = in(x, y) * 2;
+    out(x, y) = g(x, y - 1) + g(x, y + 1);
+    out.split(y, yo, yi, 2);
+    g.store_root().compute_at(out, yo);
+    PipelineReport r = Pipeline(out).report({{"out", {64, 64}}, {"in", {64, 66}}}, Target::host());
+    for (const FuncReport &f : r.funcs) {
+        if (f.name != "g") continue;
+        INFO(f.sliding);
+        CHECK(f.sliding.rfind("slides over out.yo", 0) == 0);
+        CHECK(f.recompute < 1.1);
+    }
+}
