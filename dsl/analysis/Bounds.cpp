@@ -349,8 +349,9 @@ private:
 class BoxCollector : public IRVisitor {
 public:
     BoxCollector(const std::string &n, bool r, bool w, const Scope &outer, bool keep = false,
-                 const std::set<std::string> *req = nullptr)
-        : name(n), reads(r), writes(w), keep_lets(keep), required(req), scope(outer), sym(outer) {}
+                 const std::set<std::string> *req = nullptr, const std::set<std::string> *req_min = nullptr)
+        : name(n), reads(r), writes(w), keep_lets(keep), required(req), required_min(req_min), scope(outer),
+          sym(outer) {}
     // Two boxes are collected. `box` ranges each loop variable over its loop
     // as it goes. `sym_box` keeps the loop variables as symbols and bounds
     // each end over a loop when leaving it: at the loop's first or last
@@ -383,7 +384,8 @@ protected:
     std::unordered_set<const void *> touching;
     const std::string &name;
     bool reads, writes, keep_lets;
-    const std::set<std::string> *required;  // stage variables taken over their regions only
+    const std::set<std::string> *required;      // stage variables taken over their regions only
+    const std::set<std::string> *required_min;  // ... at or above their regions' mins only
     Scope scope, sym;  // loop variables ranged; loop variables as symbols
     std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
@@ -429,9 +431,11 @@ protected:
         Expr value = simplify(substitute(let_values, op->value));
         Interval iv = let_interval(op->value, value);
         Interval siv;
-        if (required && required->count(op->name)) {
+        bool both = required && required->count(op->name);
+        if (both || (required_min && required_min->count(op->name))) {
             // Kept as a name, so that what is computed from it keeps the clamp.
-            Expr lo = Variable::make(Int(32), op->name + ".min"), hi = Variable::make(Int(32), op->name + ".max");
+            Expr lo = Variable::make(Int(32), op->name + ".min");
+            Expr hi = both ? Variable::make(Int(32), op->name + ".max") : Expr();
             siv = clamp_to(sym_interval(value), lo, hi, sym);
             iv = clamp_to(iv, lo, hi, scope);
             value = Variable::make(value.type(), op->name);
@@ -450,9 +454,9 @@ protected:
         sym.pop(op->name);
         scope.pop(op->name);
     }
-    // i within [lo, hi] (names resolved in scope s).
+    // i within [lo, hi] (names resolved in scope s); hi undefined: at or above lo.
     static Interval clamp_to(const Interval &i, const Expr &lo, const Expr &hi, const Scope &s) {
-        Interval l = bounds_of_expr_in_scope(lo, s), h = bounds_of_expr_in_scope(hi, s);
+        Interval l = bounds_of_expr_in_scope(lo, s), h = hi.defined() ? bounds_of_expr_in_scope(hi, s) : Interval();
         Expr mn = i.min.defined() && l.min.defined() ? smax(i.min, l.min) : l.min.defined() ? l.min : i.min;
         Expr mx = i.max.defined() && h.max.defined() ? smin(i.max, h.max) : h.max.defined() ? h.max : i.max;
         return Interval(mn, mx);
@@ -712,10 +716,10 @@ LetList lets_needed(const LetList &lets, const Box &box) {
 }  // namespace
 
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer,
-                LetList *kept, const std::set<std::string> *required) {
-    BoxCollector c(name, reads, writes, outer, kept != nullptr, required);
+                LetList *kept, const std::set<std::string> *required, const std::set<std::string> *required_min) {
+    BoxCollector c(name, reads, writes, outer, kept != nullptr, required, required_min);
     c.collect(s);
-    if (c.conflict) return box_touched(s, name, reads, writes, found, outer, nullptr, required);
+    if (c.conflict) return box_touched(s, name, reads, writes, found, outer, nullptr, required, required_min);
     if (found) *found = c.found;
     Box box = c.box;
     for (size_t i = 0; i < box.size(); i++) {

@@ -86,9 +86,13 @@ using LetList = std::vector<std::pair<std::string, Expr>>;
 // is what it reads there.
 //   for (f.s0.x.xo, 0, 2) for (f.s0.x.xi, 0, 8) { let f.s0.x = f.s0.x.xo*8 + f.s0.x.xi  f(f.s0.x) = g(f.s0.x) }
 //   box of g, f.s0.x.min = 0, f.s0.x.max = 9:  [0, 15]; with f.s0.x required: [0, 9]
+// A let named in `required_min` is taken only at or above its region's min
+// (a ShiftInwards split, whose one tile over a region smaller than the
+// factor starts below the min, never passes the max).
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found = nullptr,
                 const Scope &outer = Scope(), LetList *kept = nullptr,
-                const std::set<std::string> *required = nullptr);
+                const std::set<std::string> *required = nullptr,
+                const std::set<std::string> *required_min = nullptr);
 
 // A visitor that records the statements inside which a subclass's visits
 // called mark(): the statements holding what it looks for.

@@ -61,11 +61,24 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
     return lets;
 }
 
-// The pure variables f.s<k>.<v> of the stages that round a split of v up
-// (RoundUp, or an update's default): their last tile can pass the stage's
-// region, and what it reads there need not be computed.
-std::set<std::string> rounded_stage_vars(const Environment &env, const std::vector<std::string> &outputs) {
-    std::set<std::string> vars;
+// The pure variables f.s<k>.<v> of the stages whose split of v can leave
+// the stage's region. RoundUp (or an update's default) passes the region's
+// max in the last tile; ShiftInwards, over a region smaller than the
+// factor, shifts its one tile below the min. What the stage computes there
+// is never used, so what it reads there need not be computed. A box inside
+// one tile of a ShiftInwards split (a producer computed at its outer loop)
+// keeps the whole tile, as Halide does, so that its extent stays the factor.
+// (An output's region is its buffer, which the entry checks require to be
+// at least one tile.)
+//   f.split(y, yo, yi, 4, ShiftInwards), f's region one row r, reading g(y):
+//     f computes rows [r - 3, r]; a g computed at root is computed for row r
+//     only, a g computed at f's yo for rows [r - 3, r]
+struct RoundedVar {
+    std::string loop;  // ShiftInwards: the outer loop a box must range over; RoundUp: ""
+};
+using StageVars = std::map<std::string, RoundedVar>;
+StageVars rounded_stage_vars(const Environment &env, const std::vector<std::string> &outputs) {
+    StageVars vars;
     for (const auto &kv : env) {
         const FunctionContents &f = *kv.second;
         bool is_output = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
@@ -76,15 +89,46 @@ std::set<std::string> rounded_stage_vars(const Environment &env, const std::vect
             for (const StageSchedule *sched : schedules) {
                 for (const Split &sp : sched->splits) {
                     if (sp.kind != Split::SplitVar) continue;
-                    if (resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), k, is_output) != TailStrategy::RoundUp) continue;
                     std::string root = sp.old_var.substr(0, sp.old_var.find('.'));
-                    if (std::find(f.args.begin(), f.args.end(), root) != f.args.end())
-                        vars.insert(f.stage_prefix(k) + root);
+                    if (std::find(f.args.begin(), f.args.end(), root) == f.args.end()) continue;
+                    std::string var = f.stage_prefix(k) + root;
+                    TailStrategy tail = resolve_tail(sp.tail, is_rvar_name(d, sp.old_var), k, is_output);
+                    if (tail == TailStrategy::RoundUp) vars[var] = {""};
+                    else if (tail == TailStrategy::ShiftInwards && sp.old_var == root && !is_output)
+                        vars.emplace(var, RoundedVar{f.stage_prefix(k) + sp.outer});
                 }
             }
         }
     }
     return vars;
+}
+
+// The variables of `vars` taken over their regions in a box over s (a
+// ShiftInwards one only if its outer loop is in s), for box_touched: those
+// clamped at both ends, and those (ShiftInwards) clamped at the min only.
+struct RoundedIn {
+    std::set<std::string> both, min_only;
+};
+RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
+    class Loops : public IRVisitor {
+    public:
+        std::set<std::string> names;
+        using IRVisitor::include;
+        void include(const Expr &) override {}  // statements only
+        void visit(const For *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    } loops;
+    bool any_shift = false;
+    for (const auto &kv : vars) any_shift |= !kv.second.loop.empty();
+    if (any_shift) loops.include(s);
+    RoundedIn in;
+    for (const auto &kv : vars) {
+        if (kv.second.loop.empty()) in.both.insert(kv.first);
+        else if (loops.names.count(kv.second.loop)) in.min_only.insert(kv.first);
+    }
+    return in;
 }
 
 // Names the lets a box keeps (box_touched) afresh, so that their copies
@@ -185,7 +229,7 @@ protected:
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out, int &copies, const std::set<std::string> &stage_vars)
+    DefineRegion(const FunctionContents &f, bool out, int &copies, const StageVars &stage_vars)
         : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies), stage_vars(stage_vars) {}
     bool done = false;
 
@@ -210,7 +254,7 @@ protected:
     const FunctionContents &func;
     bool is_output;
     int &copies;
-    const std::set<std::string> &stage_vars;  // the consumers' pure variables, taken over their regions
+    const StageVars &stage_vars;  // the consumers' pure variables, taken over their regions
     bool pending = false;
     std::vector<std::pair<std::string, Expr>> pending_lets;
     std::vector<Stmt> pending_checks;
@@ -253,7 +297,9 @@ protected:
         // region (a RoundUp split's last tile) read f where nothing uses
         // the result, so f is not computed there (its storage still
         // covers those reads, SetRealizeBounds).
-        Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept, &stage_vars);
+        RoundedIn rounded = rounded_in(stage_vars, c->body);
+        Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept, &rounded.both,
+                              &rounded.min_only);
         internal_assert(found) << "no consumer of " << func.name;
         LetList lets = rename_kept(kept, box, copies);
         for (size_t d = 0; d < box.size(); d++) {
@@ -340,28 +386,29 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
 
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
-    SetRealizeBounds(const FunctionContents &f, int &copies, const std::set<std::string> &stage_vars)
+    SetRealizeBounds(const FunctionContents &f, int &copies, const StageVars &stage_vars)
         : ConstantLetsMutator(f.name), func(f), copies(copies), stage_vars(stage_vars) {}
 
 protected:
     const FunctionContents &func;
     int &copies;
-    const std::set<std::string> &stage_vars;
+    const StageVars &stage_vars;
 
-    // Does s bind one of the rounded stage variables?
+    // Does s bind one of the stage variables taken over their regions in it?
     bool binds_rounded(const Stmt &s) const {
+        if (stage_vars.empty()) return false;
         class Binds : public IRVisitor {
         public:
-            const std::set<std::string> &vars;
+            const RoundedIn vars;
             bool found = false;
-            explicit Binds(const std::set<std::string> &v) : vars(v) {}
+            explicit Binds(RoundedIn v) : vars(std::move(v)) {}
             using IRVisitor::include;
             void include(const Expr &) override {}
             void visit(const LetStmt *op) override {
-                found |= vars.count(op->name) > 0;
+                found |= vars.both.count(op->name) || vars.min_only.count(op->name);
                 IRVisitor::visit(op);
             }
-        } b(stage_vars);
+        } b(rounded_in(stage_vars, s));
         b.include(s);
         return b.found;
     }
@@ -375,7 +422,7 @@ protected:
         // Consumers that round a split up read past the region, where f is
         // not computed (DefineRegion): the storage covers those reads too.
         Box read;
-        if (!stage_vars.empty() && binds_rounded(op->body))
+        if (binds_rounded(op->body))
             read = box_touched(op->body, func.name, true, false, nullptr, consts, &kept_reads);
         for (size_t d = 0; d < box.size() && d < read.size(); d++) {
             if (!read[d].bounded() || !box[d].bounded()) continue;
@@ -422,7 +469,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
                       const Environment &env, PipelineRegions &regions) {
     Stmt s = stmt;
     int copies = 0;  // lets defined again where a box names them
-    const std::set<std::string> stage_vars = rounded_stage_vars(env, outputs);
+    const StageVars stage_vars = rounded_stage_vars(env, outputs);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();

@@ -63,6 +63,7 @@ enum class Boundary { ConstantExterior, MirrorImage, MirrorInterior };
     using LoopAlignStrategy = NS::LoopAlignStrategy;                                                                  \
     static constexpr NS::TailStrategy GuardWithIf = NS::TailStrategy::GuardWithIf;                                    \
     static constexpr NS::TailStrategy RoundUp = NS::TailStrategy::RoundUp;                                            \
+    static constexpr NS::TailStrategy ShiftInwards = NS::TailStrategy::ShiftInwards;                                  \
     static inline const NS::Type u8 = NS::UInt(8), u16 = NS::UInt(16), u32 = NS::UInt(32), i8 = NS::Int(8),           \
                                  i16 = NS::Int(16), i32 = NS::Int(32), f32 = NS::Float(32);                           \
     template<typename T> static NS::Type type() { return NS::type_of<T>(); }                                          \
