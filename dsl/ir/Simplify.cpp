@@ -174,6 +174,45 @@ bool Simplifier::const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth
     return false;
 }
 
+// One constant end of an int expression (the upper one with `upper`), where
+// const_bounds finds no pair: a min is at most either operand's upper end,
+// a max at least either operand's lower end, whatever the other operand is.
+//   min(e, 0) + 3  ->  at most 3;  max(e, 2) * -2  ->  at most -4
+bool Simplifier::const_bound(const Expr &e, bool upper, int64_t &end, int depth) {
+    int64_t lo, hi;
+    if (const_bounds(e, lo, hi, depth)) {
+        end = upper ? hi : lo;
+        return true;
+    }
+    if (depth > 12 || !is_index_type(e.type()) || !e.type().is_scalar()) return false;
+    int64_t x, y;
+    const Min *mn = e.as<Min>();
+    const Max *mx = e.as<Max>();
+    if (mn || mx) {
+        const Expr &a = mn ? mn->a : mx->a, &b = mn ? mn->b : mx->b;
+        bool ha = const_bound(a, upper, x, depth + 1), hb = const_bound(b, upper, y, depth + 1);
+        // The end a min keeps from either operand is its upper one; a max's, its lower one.
+        bool either = upper == (mn != nullptr);
+        if (ha && hb) end = mn ? std::min(x, y) : std::max(x, y);
+        else if (either && (ha || hb)) end = ha ? x : y;
+        else return false;
+        return true;
+    }
+    if (const auto *a = e.as<Add>()) {
+        return const_bound(a->a, upper, x, depth + 1) && const_bound(a->b, upper, y, depth + 1) &&
+               !__builtin_add_overflow(x, y, &end);
+    }
+    if (const auto *s = e.as<Sub>()) {
+        return const_bound(s->a, upper, x, depth + 1) && const_bound(s->b, !upper, y, depth + 1) &&
+               !__builtin_sub_overflow(x, y, &end);
+    }
+    if (const auto *m = e.as<Mul>()) {
+        const int64_t *c = as_const_int(m->b);
+        return c && const_bound(m->a, (*c >= 0) == upper, x, depth + 1) && !__builtin_mul_overflow(x, *c, &end);
+    }
+    return false;
+}
+
 // Constant bounds of a - b: exact when a and b differ by a constant (through
 // lets), else the bounds of their linear difference, else of a and b apart.
 bool Simplifier::diff_bounds(const Expr &a, const Expr &b, int64_t &lo, int64_t &hi) {

@@ -93,6 +93,7 @@ public:
     Linear linearize_expanded(const Expr &e, int depth = 0);
     bool constant_difference(const Expr &a, const Expr &b, int64_t &d);
     bool const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth = 0);
+    bool const_bound(const Expr &e, bool upper, int64_t &end, int depth = 0);
     bool diff_bounds(const Expr &a, const Expr &b, int64_t &lo, int64_t &hi);
     bool rounded_diff_bounds(Linear l, int64_t &lo, int64_t &hi);
 

@@ -3,7 +3,7 @@
 // pruned to the operands that can win:
 //   min(max(x, 0), max(y, 0))  ->  max(min(x, y), 0)
 //   min(min(e, x - 1), x)      ->  min(e, x - 1)
-#include <functional>
+//   max(min(e, 0) + m, m)      ->  m
 
 #include "SimplifyInternal.h"
 
@@ -35,6 +35,14 @@ bool is_positive_const(const Expr &e) {
     return c && *c > 0;
 }
 
+// The operands of a chain of Op nodes, appended to ops (more than 16: stops).
+template<typename Op>
+void flatten_chain(const Expr &e, std::vector<Expr> &ops) {
+    if (ops.size() > 16) return;
+    if (const Op *n = e.as<Op>()) flatten_chain<Op>(n->a, ops), flatten_chain<Op>(n->b, ops);
+    else ops.push_back(e);
+}
+
 }  // namespace
 
 // A chain of mins (or maxes) whose operands are ordered by a constant
@@ -49,19 +57,39 @@ bool is_positive_const(const Expr &e) {
 // (the pairwise test is quadratic).
 template<typename Op>
 Expr Simplifier::prune_chain(const Expr &a, const Expr &b) {
-    if (!a.as<Op>() && !b.as<Op>()) return Expr();
+    // The value of an int let that is a chain of the same kind (else undefined).
+    auto chain_value = [&](const Expr &e) {
+        const auto *v = e.as<Variable>();
+        auto it = v ? let_values.find(v->name) : let_values.end();
+        return it == let_values.end() || it->second.empty() || !it->second.back().as<Op>() ? Expr()
+                                                                                           : it->second.back();
+    };
+    if (!a.as<Op>() && !b.as<Op>() && !chain_value(a).defined() && !chain_value(b).defined()) return Expr();
     constexpr bool is_min = Op::node_kind == IRNodeType::Min;
     std::vector<Expr> ops;
-    std::function<void(const Expr &)> flatten = [&](const Expr &e) {
-        if (ops.size() > 16) return;
-        if (const Op *n = e.as<Op>()) flatten(n->a), flatten(n->b);
-        else ops.push_back(e);
-    };
-    flatten(a);
-    flatten(b);
+    flatten_chain<Op>(a, ops);
+    flatten_chain<Op>(b, ops);
     if (ops.size() > 16) return Expr();
     std::vector<bool> dead(ops.size(), false);
     bool any = false;
+    // A let whose value is a chain of the same kind is at least as small
+    // (large) as each of its operands, so those operands named again beside
+    // it cannot win: with m = min(a, b) in scope, min(min(m, a), b) -> m
+    // (a storage box that joins a stage's region m with what its tile reads).
+    for (size_t i = 0; i < ops.size(); i++) {
+        Expr value = chain_value(ops[i]);
+        if (!value.defined()) continue;
+        std::vector<Expr> inner;
+        flatten_chain<Op>(value, inner);
+        for (size_t j = 0; j < ops.size(); j++) {
+            if (j == i || dead[j]) continue;
+            for (const Expr &e : inner) {
+                if (!equal(e, ops[j])) continue;
+                dead[j] = any = true;
+                break;
+            }
+        }
+    }
     for (size_t i = 0; i < ops.size(); i++) {
         for (size_t j = i + 1; j < ops.size() && !dead[i]; j++) {
             int64_t lo, hi;
@@ -119,6 +147,16 @@ Expr Simplifier::visit_minmax(const Expr &orig, Expr a, Expr b) {
     if (match<Op>(b, x, y) && (equal(x, a) || equal(y, a))) return b;
     if (match<Op>(a, x, y) && (equal(x, b) || equal(y, b))) return a;
     if (Expr pruned = prune_chain<Op>(a, b); pruned.defined()) return pruned;
+    if (is_index_type(t) && t.is_scalar()) {
+        // One end of the difference may decide it where both are not known:
+        //   max(min(e, 0) + m, m)  ->  m  (the difference, min(e, 0), is at most 0)
+        Linear l = linearize(a);
+        l.add(linearize(b), -1);
+        l.normalize();
+        Expr d = delinearize(l, t);
+        if (const_bound(d, true, hi) && hi <= 0) return is_min ? a : b;
+        if (const_bound(d, false, lo) && lo >= 0) return is_min ? b : a;
+    }
     if (is_const(a) && !is_const(b)) std::swap(a, b);
     return Op::make(a, b);
 }

@@ -188,6 +188,18 @@ TEST_CASE("Simplify: min and max", "[simplify]") {
         CHECK(simp(min(min(x, 9), min(y, 9))) == "min(min(x, y), 9)");
         CHECK(simp(min(clamp(x, 0, 9), clamp(y, 0, 9))) == "max(min(min(x, y), 9), 0)");
     }
+    SECTION("decided by one end of the difference") {
+        // A ShiftInwards stage's region clamped at its min (bounds inference).
+        Expr m = var("m");
+        CHECK(simp(max(min(y - 8, 0) + m, m)) == "m");
+        CHECK(simp(min(min(y - 8, 0) + m, m)) == "(m + min((y - 8), 0))");
+        CHECK(simp(min(m - max(y, 2), m)) == "(m - max(y, 2))");
+        CHECK(simp(max(max(y, 0) * -2 + m, m + 1)) == "(m + 1)");
+        // An end that does not decide it: unchanged.
+        CHECK(simp(max(min(y - 8, 1) + m, m)) == "max((m + min((y - 8), 1)), m)");
+        CHECK(simp(max(max(y, 0) + m, m)) == "(m + max(y, 0))");
+        CHECK(simp(min(max(y - 8, 0) + m, m)) == "m");
+    }
     SECTION("decided by variable ranges") {
         std::map<std::string, std::pair<int64_t, int64_t>> r{{"x", {0, 7}}};
         CHECK(simp(min(x, 10), r) == "x");
@@ -334,6 +346,15 @@ TEST_CASE("Simplify: lets", "[simplify]") {
     // Non-trivial lets stay (their value is not substituted into the body).
     // Differences cancel through the let's value.
     CHECK(simp(LetStmt::make("t", x + 1, Store::make("o", t - x, t))) == "let t = (x + 1)\no[t] = 1\n");
+    // A let that is a min (max) chain absorbs its operands named beside it.
+    Expr m = var("m");
+    CHECK(simp(LetStmt::make("m", min(x, y), Store::make("o", min(min(m, x), y), 0))) ==
+          "let m = min(x, y)\no[0] = m\n");
+    CHECK(simp(LetStmt::make("m", max(x, y), Store::make("o", max(y, m), 0))) == "let m = max(x, y)\no[0] = m\n");
+    CHECK(simp(LetStmt::make("m", min(x, y), Store::make("o", min(min(m, x), z), 0))) ==
+          "let m = min(x, y)\no[0] = min(m, z)\n");
+    CHECK(simp(LetStmt::make("m", min(x, y), Store::make("o", max(m, x), 0))) ==
+          "let m = min(x, y)\no[0] = max(m, x)\n");  // a max does not drop the min's operands
     // The range of a bounded let value is known in its body.
     Stmt s = For::make("i", 0, 8, ForType::Serial,
                        LetStmt::make("t", var("i") + 1, Store::make("o", select(t <= 8, x, y), t)));
