@@ -1,6 +1,7 @@
 #include "Bounds.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_set>
 
@@ -124,17 +125,72 @@ protected:
         else return false;
         return true;
     }
+    // A sum holding a min (or max) whose operands share a ranged variable
+    // with the rest of the sum: those terms move together, so they are
+    // bounded together, inside the min (min(a, b) + c = min(a + c, b + c)).
+    // The extent of a tile at the edge of its loop t,
+    //   min(t*5 + 4, n) - t*5  ->  min(4, n - t*5),
+    // is at most 4 for every t; ranging t in each term apart gives n.
+    bool correlated_sum(const Expr &e) {
+        if (e.type() != Int(32) || sum_depth > 4) return false;
+        std::vector<std::pair<Expr, bool>> terms;  // each term, and whether it is subtracted
+        std::function<void(const Expr &, bool)> flatten = [&](const Expr &x, bool neg) {
+            if (const auto *a = x.as<Add>()) flatten(a->a, neg), flatten(a->b, neg);
+            else if (const auto *s = x.as<Sub>()) flatten(s->a, neg), flatten(s->b, !neg);
+            else terms.push_back({x, neg});
+        };
+        flatten(e, false);
+        for (size_t i = 0; i < terms.size(); i++) {
+            const Min *mn = terms[i].first.as<Min>();
+            const Max *mx = terms[i].first.as<Max>();
+            if (!mn && !mx) continue;
+            Expr rest;
+            for (size_t j = 0; j < terms.size(); j++) {
+                if (j == i) continue;
+                const Expr &t = terms[j].first;
+                rest = !rest.defined() ? (terms[j].second ? Sub::make(make_zero(t.type()), t) : t)
+                       : terms[j].second ? Sub::make(rest, t) : Add::make(rest, t);
+            }
+            if (!rest.defined() || !shares_ranged_var(terms[i].first, rest)) continue;
+            Expr a = mn ? mn->a : mx->a, b = mn ? mn->b : mx->b;
+            bool neg = terms[i].second;  // rest - min(a, b) = max(rest - a, rest - b)
+            a = simplify(neg ? Sub::make(rest, a) : Add::make(a, rest));
+            b = simplify(neg ? Sub::make(rest, b) : Add::make(b, rest));
+            sum_depth++;
+            result = of((mn != nullptr) != neg ? Min::make(a, b) : Max::make(a, b));
+            sum_depth--;
+            return true;
+        }
+        return false;
+    }
+    int sum_depth = 0;
+    bool moves(const std::string &n) const {
+        const Interval *i = lets.find(n);
+        if (!i) i = scope.find(n);
+        return i && !(i->bounded() && equal(i->min, i->max));
+    }
+    bool shares_ranged_var(const Expr &a, const Expr &b) const {
+        std::set<std::string> in_a;
+        expr_uses_var_if(a, [&](const std::string &n) {
+            if (moves(n)) in_a.insert(n);
+            return false;
+        });
+        return !in_a.empty() && expr_uses_var_if(b, [&](const std::string &n) { return in_a.count(n) > 0; });
+    }
     void visit(const Add *op) override {
-        Interval a = of(op->a), b = of(op->b);
-        if (overflowing(op->type, a, b, IRNodeType::Add)) return;
-        result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
-                          a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
+        if (!correlated_sum(Expr(op))) {
+            Interval a = of(op->a), b = of(op->b);
+            if (overflowing(op->type, a, b, IRNodeType::Add)) return;
+            result = Interval(a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
+                              a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr());
+        }
         if (const Interval *known = scope.find_sum(Expr(op))) {
             if (known->max.defined()) result.max = result.max.defined() ? smin(result.max, known->max) : known->max;
             if (known->min.defined()) result.min = result.min.defined() ? smax(result.min, known->min) : known->min;
         }
     }
     void visit(const Sub *op) override {
+        if (correlated_sum(Expr(op))) return;
         Interval a = of(op->a), b = of(op->b);
         if (overflowing(op->type, a, b, IRNodeType::Sub)) return;
         result = Interval(a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),

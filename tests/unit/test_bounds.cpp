@@ -85,6 +85,20 @@ TEST_CASE("Bounds: min, max and clamp", "[bounds]") {
     CHECK(bounds(clamp(Load::make(Int(32), "idx", x), 0, 255)) == "[0, 255]");
 }
 
+// A min (max) in a sum whose other terms move with the same variable: they
+// are bounded together, inside the min. A tile of 5 at x*5 clamped to the
+// end q of its loop is at most 5 wide for every x, where ranging x in each
+// term apart gives q - 0 + 4 - 0 + 1.
+TEST_CASE("Bounds: a min in a sum that shares its variable", "[bounds]") {
+    CHECK(bounds(min(x * 5 + 4, q) - x * 5 + 1) == "[min((q - 49), 5), min((q + 1), 5)]");
+    CHECK(bounds(x * 5 - max(x * 5 - 4, q)) == "[min((0 - q), 4), min(((0 - q) + 50), 4)]");
+    // The tile's end rounded up to a vector of 4: at most 8 past the last tile's start.
+    CHECK(bounds(((min(x * 5 + 4, q) - x * 5 + 4) / 4) * 4 + x * 5) ==
+          "[((min((q - 46), 8) / 4) * 4), (((min((q + 4), 8) / 4) * 4) + 50)]");
+    // Nothing shared with the rest: each term over its own range.
+    CHECK(bounds(min(x * 5 + 4, q) - y) == "[(min(q, 4) - 5), (min(q, 54) + 3)]");
+}
+
 TEST_CASE("Bounds: division and modulo", "[bounds]") {
     SECTION("by constants") {
         CHECK(bounds(x / 3) == "[0, 3]");
