@@ -6,6 +6,7 @@
 #include "ComputeWith.h"
 #include "InlineFunctions.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "ir/Util.h"
 #include "schedule/ScheduleOrigin.h"
@@ -51,13 +52,19 @@ StageNest stage_nest(const FunctionContents &f, int stage, bool is_output, const
     if (stage == 0) {
         for (const auto &a : f.args) args.push_back(make_var(prefix + a));
     } else {
-        for (const auto &a : d.args) args.push_back(substitute(subs, a));
+        for (const auto &a : d.args) args.push_back(simplify(substitute(subs, a)));
     }
+    // The values simplified: terms that cancel (g(x) - g(x), after inlining
+    // two equal reads) read nothing, so bounds inference asks nothing for
+    // them, as Halide, whose input regions come from its simplified code.
+    // The update's arguments and predicate too, so that a sum the predicate
+    // bounds is still written as the accesses write it (bounds narrow an
+    // access by a condition on the same sum).
     std::vector<Expr> values;
-    for (const auto &v : d.values) values.push_back(substitute(subs, v));
+    for (const auto &v : d.values) values.push_back(simplify(substitute(subs, v)));
     Stmt body = Provide::make(f.name, values, args);
     if (d.rdom && d.rdom->predicate.defined())
-        body = IfThenElse::make(substitute(subs, d.rdom->predicate), body);
+        body = IfThenElse::make(simplify(substitute(subs, d.rdom->predicate)), body);
 
     // Loop-bound lets (outermost first) and the lets defining split variables.
     std::vector<std::pair<std::string, Expr>> bound_lets;

@@ -86,7 +86,7 @@ TEST_CASE("error: fold_storage of a region read in both directions", "[error][fo
     g.store_root().compute_at(out, y).fold_storage(y, 64);
     REQUIRE_COMPILE_ERROR(out.lowered_stmt(),
                           Catch::Equals("Func g is scheduled fold_storage(y, 64), but its region in y, "
-                                        "[min(out.s0.y, ((0 - out.s0.y) + 30)), max(out.s0.y, ((0 - out.s0.y) + 30))], "
+                                        "[min(((0 - out.s0.y) + 30), out.s0.y), max(((0 - out.s0.y) + 30), out.s0.y)], "
                                         "does not move monotonically as out.y advances (it can move both ways), so a "
                                         "circular buffer would overwrite values still to be read; remove the "
                                         "fold_storage, or read y in one direction"));
