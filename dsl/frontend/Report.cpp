@@ -3,10 +3,10 @@
 // sizes by analysis/LoopCounts.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/ConcreteSizes.h"
 #include "analysis/LoopCounts.h"
 #include "ir/IRVisitor.h"
 #include "kiln/Pipeline.h"
@@ -30,24 +30,6 @@ std::string store_name(const FunctionContents &f, bool is_output) {
     if (is_output) return "output buffer";
     if (f.schedule.compute_level.is_inlined()) return "innermost use (default)";
     return f.schedule.store_level.to_string();
-}
-
-int64_t scalar_value(const ParameterContents &p) {
-    const Type &t = p.type;
-    uint64_t bits = p.scalar_bits;
-    if (t.is_float()) {
-        if (t.bits() == 32) {
-            float f;
-            std::memcpy(&f, &bits, 4);
-            return (int64_t)f;
-        }
-        double d;
-        std::memcpy(&d, &bits, 8);
-        return (int64_t)d;
-    }
-    if (t.is_uint()) return t.bits() >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits()) - 1));
-    int sh = 64 - t.bits();
-    return (int64_t)(bits << sh) >> sh;
 }
 
 // How many times one evaluation of e evaluates the inlined Func `f`,
@@ -172,52 +154,12 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     r.cache_bytes = cache_bytes;
 
     // Concrete values of the buffers' fields and of the scalar parameters.
-    std::map<std::string, int64_t> values;
-    std::vector<int64_t> largest;
-    auto set_buffer = [&](const std::string &name, const std::vector<int> &ext) {
-        int64_t stride = 1;
-        for (size_t d = 0; d < ext.size(); d++) {
-            std::string dn = std::to_string(d);
-            values[name + ".min." + dn] = 0;
-            values[name + ".extent." + dn] = ext[d];
-            values[name + ".stride." + dn] = stride;
-            stride *= ext[d];
-        }
-        r.sizes[name] = ext;
-    };
-    for (const auto &o : outs) {
-        auto it = sizes.find(o->name);
-        user_assert(it != sizes.end() && it->second.size() == o->args.size())
-            << "Pipeline::report: give the size of output " << o->name << " (" << o->args.size()
-            << " dimensions), e.g. {{\"" << o->name << "\", {1024, 1024}}}";
-        for (int i = 0; i < o->num_values(); i++) {  // a Tuple: one buffer per element
-            set_buffer(o->buffer_name(i), it->second);
-            r.sizes.erase(o->buffer_name(i));
-        }
-        r.sizes[o->name] = it->second;
-        for (size_t d = 0; d < it->second.size(); d++) {
-            if (largest.size() <= d) largest.push_back(0);
-            largest[d] = std::max<int64_t>(largest[d], it->second[d]);
-        }
-    }
+    ConcreteSizes cs = concrete_sizes(outs, sizes, "Pipeline::report");
+    const std::map<std::string, int64_t> &values = cs.values;
+    r.sizes = cs.sizes;
+    r.assumed = cs.assumed;
+    int64_t input_bytes = cs.input_bytes;
     Environment env = find_environment(outs);
-    int64_t input_bytes = 0;
-    for (const auto &kv : find_parameters(env)) {
-        const ParameterContents &p = *kv.second;
-        if (!p.is_buffer) {
-            values[p.name] = scalar_value(p);
-            continue;
-        }
-        std::vector<int> ext;
-        auto it = sizes.find(p.name);
-        if (it != sizes.end()) ext = it->second;
-        if ((int)ext.size() < p.dimensions) r.assumed.push_back(p.name);
-        for (int d = (int)ext.size(); d < p.dimensions; d++) ext.push_back(d < (int)largest.size() ? (int)largest[d] : 1);
-        set_buffer(p.name, ext);
-        int64_t n = 1;
-        for (int e : ext) n *= e;
-        input_bytes += n * p.type.bytes();
-    }
 
     SlidingReports sliding;
     LoopCounts fused = count_loop_nest(loop_nest(outs, t, false, false, &sliding), values);

@@ -1,0 +1,84 @@
+#include "ConcreteSizes.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ir/Error.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+int64_t scalar_value(const ParameterContents &p) {
+    const Type &t = p.type;
+    uint64_t bits = p.scalar_bits;
+    if (t.is_float()) {
+        if (t.bits() == 32) {
+            float f;
+            std::memcpy(&f, &bits, 4);
+            return (int64_t)f;
+        }
+        double d;
+        std::memcpy(&d, &bits, 8);
+        return (int64_t)d;
+    }
+    if (t.is_uint()) return t.bits() >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits()) - 1));
+    int sh = 64 - t.bits();
+    return (int64_t)(bits << sh) >> sh;
+}
+
+}  // namespace
+
+ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                             const std::map<std::string, std::vector<int>> &sizes, const std::string &caller) {
+    ConcreteSizes r;
+    std::vector<int64_t> largest;
+    auto set_buffer = [&](const std::string &name, const std::vector<int> &ext) {
+        int64_t stride = 1;
+        for (size_t d = 0; d < ext.size(); d++) {
+            std::string dn = std::to_string(d);
+            r.values[name + ".min." + dn] = 0;
+            r.values[name + ".extent." + dn] = ext[d];
+            r.values[name + ".stride." + dn] = stride;
+            stride *= ext[d];
+        }
+        r.sizes[name] = ext;
+    };
+    for (const auto &o : outs) {
+        auto it = sizes.find(o->name);
+        user_assert(it != sizes.end() && it->second.size() == o->args.size())
+            << caller << ": give the size of output " << o->name << " (" << o->args.size()
+            << " dimensions), e.g. {{\"" << o->name << "\", {1024, 1024}}}";
+        for (int i = 0; i < o->num_values(); i++) {  // a Tuple: one buffer per element
+            set_buffer(o->buffer_name(i), it->second);
+            r.sizes.erase(o->buffer_name(i));
+        }
+        r.sizes[o->name] = it->second;
+        for (size_t d = 0; d < it->second.size(); d++) {
+            if (largest.size() <= d) largest.push_back(0);
+            largest[d] = std::max<int64_t>(largest[d], it->second[d]);
+        }
+    }
+    Environment env = find_environment(outs);
+    for (const auto &kv : find_parameters(env)) {
+        const ParameterContents &p = *kv.second;
+        if (!p.is_buffer) {
+            r.values[p.name] = scalar_value(p);
+            continue;
+        }
+        std::vector<int> ext;
+        auto it = sizes.find(p.name);
+        if (it != sizes.end()) ext = it->second;
+        if ((int)ext.size() < p.dimensions) r.assumed.push_back(p.name);
+        for (int d = (int)ext.size(); d < p.dimensions; d++) ext.push_back(d < (int)largest.size() ? (int)largest[d] : 1);
+        set_buffer(p.name, ext);
+        int64_t n = 1;
+        for (int e : ext) n *= e;
+        r.input_bytes += n * p.type.bytes();
+    }
+    return r;
+}
+
+}  // namespace internal
+}  // namespace kiln

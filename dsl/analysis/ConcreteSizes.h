@@ -1,0 +1,33 @@
+// Concrete values for counting a pipeline's loop nest (LoopCounts.h):
+// every buffer's min, extent and stride from sizes given by name, and the
+// current values of the scalar Params. The fusion report and the
+// autoscheduler count with these.
+//
+//   concrete_sizes(outs, {{"blur_y", {4096, 4096}}}, "Pipeline::report")
+//     -> values: blur_y.min.0 = 0, blur_y.extent.0 = 4096, blur_y.stride.1 = 4096, ...,
+//        input.extent.0 = 4096 (an input not given is as large as the largest output)
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+
+struct ConcreteSizes {
+    std::map<std::string, int64_t> values;
+    std::map<std::string, std::vector<int>> sizes;  // of every output and input buffer, by name
+    std::vector<std::string> assumed;  // inputs whose size was not given: as large as the largest
+                                       // output, 1 in the dimensions the outputs lack
+    int64_t input_bytes = 0;           // every input buffer, once
+};
+
+// A CompileError, for `caller`, if an output's size is missing.
+ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                             const std::map<std::string, std::vector<int>> &sizes, const std::string &caller);
+
+}  // namespace internal
+}  // namespace kiln
