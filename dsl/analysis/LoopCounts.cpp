@@ -60,14 +60,37 @@ public:
     }
 };
 
-// Calls to Funcs in an expression, by name.
+// Calls to Funcs in an expression, by name, and its operations.
 class CountCalls : public IRVisitor {
 public:
     std::map<std::string, int64_t> calls;
+    int64_t arith = 0, divs = 0, transcendentals = 0;
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type == Call::Func) calls[op->name]++;
+        if (op->call_type == Call::Func || op->call_type == Call::Image) calls[op->name]++;
+        static const std::set<std::string> expensive = {"exp", "log", "pow", "tanh", "sin", "cos"};
+        if (op->call_type == Call::PureExtern) (expensive.count(op->name) ? transcendentals : arith)++;
     }
+
+private:
+    void visit(const Add *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Sub *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Mul *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Div *op) override { (op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
+    void visit(const Mod *op) override { divs++, IRVisitor::visit(op); }
+    void visit(const Min *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Max *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const EQ *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const NE *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const LT *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const LE *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const GT *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const GE *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const And *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Or *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Not *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Select *op) override { arith++, IRVisitor::visit(op); }
+    void visit(const Cast *op) override { arith++, IRVisitor::visit(op); }
 };
 
 // Does the body of loop `var` need stepping through (not just
@@ -126,8 +149,11 @@ public:
     Evaluator ev;
     LoopCounts out;
     std::map<const For *, int> needs_iteration;
-    std::map<const Provide *, std::map<std::string, int64_t>> calls_of;
+    std::map<const Provide *, CountCalls> calls_of;
+    std::map<const Provide *, int> stage_cache;
     std::vector<std::string> loops;  // enclosing loops, outermost first
+    int64_t lanes = 0;               // extent of the enclosing vectorized loop, 0 outside one
+    int64_t tasks = 0;               // iterations of the innermost enclosing parallel loop, 0 outside one
 
     // The stage of a store to `func` here: k of its innermost loop named
     // func.s<k>.* (0 without one).
@@ -189,7 +215,9 @@ public:
         } else if (const auto *op = s.as<Provide>()) {
             FuncCounts &fc = out.funcs[op->name];
             fc.stores += mult;
-            size_t k = (size_t)stage_of(op->name);
+            auto st = stage_cache.find(op);  // the loops around a store are always the same
+            if (st == stage_cache.end()) st = stage_cache.emplace(op, stage_of(op->name)).first;
+            size_t k = (size_t)st->second;
             if (fc.stage_stores.size() <= k) fc.stage_stores.resize(k + 1);
             fc.stage_stores[k] += mult;
             if (k == 0) fc.pure_stores += mult;
@@ -198,9 +226,24 @@ public:
                 CountCalls cc;
                 for (const auto &v : op->values) cc.include(v);
                 for (const auto &a : op->args) cc.include(a);
-                it = calls_of.emplace(op, cc.calls).first;
+                it = calls_of.emplace(op, cc).first;
             }
-            for (const auto &kv : it->second) out.funcs[kv.first].loads += kv.second * mult;
+            const CountCalls &cc = it->second;
+            fc.arith += cc.arith * mult;
+            fc.divs += cc.divs * mult;
+            fc.transcendentals += cc.transcendentals * mult;
+            if (lanes) {
+                fc.vector_stores += mult;
+                fc.vector_lanes = std::max(fc.vector_lanes, lanes);
+            }
+            if (tasks) {
+                fc.parallel_stores += mult;
+                fc.parallel_tasks = fc.parallel_tasks ? std::min(fc.parallel_tasks, tasks) : tasks;
+            }
+            for (const auto &kv : cc.calls) {
+                out.funcs[kv.first].loads += kv.second * mult;
+                fc.reads += kv.second * mult;
+            }
         } else if (const auto *op = s.as<ProducerConsumer>()) {
             walk(op->body, mult);
         }
@@ -218,6 +261,18 @@ public:
             return;
         }
         if (ex <= 0) return;
+        int64_t saved_lanes = lanes, saved_tasks = tasks;
+        if (op->for_type == ForType::Vectorized) lanes = ex;
+        if (op->for_type == ForType::Parallel) {
+            tasks = ex;
+            out.parallel_loops += mult;
+        }
+        walk_for_body(op, mult, mn, ex);
+        lanes = saved_lanes;
+        tasks = saved_tasks;
+    }
+
+    void walk_for_body(const For *op, int64_t mult, int64_t mn, int64_t ex) {
         auto cached = needs_iteration.find(op);
         if (cached == needs_iteration.end()) {
             NeedsIteration ni(op->name);
@@ -228,23 +283,38 @@ public:
             walk(op->body, mult * ex);
             return;
         }
+        auto counts_at = [&](int64_t i) {
+            LoopCounts saved = out, r;
+            out = LoopCounts();
+            values[op->name] = i;
+            walk(op->body, 1);
+            std::swap(r, out);
+            out = saved;
+            return r;
+        };
         if (cached->second == 1 && ex > 2) {
             // Only inner loops: if the first and last iterations count the
             // same, every iteration does (inner extents are affine in the
             // loop variable in practice).
-            LoopCounts saved = out, first, last;
-            out = LoopCounts();
-            values[op->name] = mn;
-            walk(op->body, 1);
-            first = out;
-            out = LoopCounts();
-            values[op->name] = mn + ex - 1;
-            walk(op->body, 1);
-            last = out;
-            out = saved;
-            if (same_counts(first, last) && first.exact) {
+            LoopCounts first = counts_at(mn);
+            if (same_counts(first, counts_at(mn + ex - 1)) && first.exact) {
                 values[op->name] = mn;
                 walk(op->body, mult * ex);
+                values.erase(op->name);
+                return;
+            }
+        }
+        if (ex > 8) {
+            // A first iteration unlike the others (a sliding window's warm-up,
+            // a ShiftInwards tile): if the second, middle and last iterations
+            // count the same, so do all but the first.
+            LoopCounts second = counts_at(mn + 1);
+            if (second.exact && same_counts(second, counts_at(mn + ex / 2)) &&
+                same_counts(second, counts_at(mn + ex - 1))) {
+                values[op->name] = mn;
+                walk(op->body, mult);
+                values[op->name] = mn + 1;
+                walk(op->body, mult * (ex - 1));
                 values.erase(op->name);
                 return;
             }

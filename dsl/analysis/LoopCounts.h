@@ -8,6 +8,12 @@
 // around it that belongs to f is named f.s<k>.*; any other store of f is
 // its pure definition's.
 //
+// Each store also counts the work of the stored values (arithmetic, integer
+// divisions, transcendental calls, after inlining) and where it ran: inside
+// a vectorized loop (with that loop's lanes) or a parallel one (with its
+// number of iterations, the tasks). The cost model of dsl/autoschedule
+// weighs these.
+//
 // A loop whose body has no loops, guards or realizations is counted by
 // multiplying; so is one whose first and last iterations count the same when
 // its guards and realizations do not depend on its variable; others are
@@ -27,14 +33,25 @@ struct FuncCounts {
     int64_t stores = 0;           // Provide executions
     std::vector<int64_t> stage_stores;  // stores by stage (0: the pure definition)
     int64_t pure_stores = 0;      // those of the pure definition (stage 0): the points defined
-    int64_t loads = 0;            // Call executions (reads of its values)
+    int64_t loads = 0;            // Call executions (reads of its values; inputs get a row for these too)
     int64_t realizations = 0;     // Realize executions
     std::vector<int64_t> largest; // extents of the largest realization
     int64_t largest_points = 0;
+    // Work of its stores (every stage), counted per stored point: simple
+    // operations (+, *, min, compare, select, cast, ...), divisions and
+    // modulos, calls to exp/log/pow/tanh/sin/cos (sqrt and floor count as
+    // simple operations).
+    int64_t arith = 0, divs = 0, transcendentals = 0;
+    int64_t reads = 0;            // values its stores read (of Funcs and inputs)
+    int64_t vector_stores = 0;    // stores inside a vectorized loop
+    int64_t vector_lanes = 0;     // the widest such loop's extent
+    int64_t parallel_stores = 0;  // stores inside a parallel loop
+    int64_t parallel_tasks = 0;   // the fewest iterations of a parallel loop around a store
 };
 
 struct LoopCounts {
     std::map<std::string, FuncCounts> funcs;
+    int64_t parallel_loops = 0;  // parallel loops started (each is a fork and a join)
     bool exact = true;  // false if some bound could not be evaluated
 };
 
