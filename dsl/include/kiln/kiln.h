@@ -1,5 +1,6 @@
 // The Kiln DSL: everything a pipeline author needs.
 #pragma once
+#include "Autoschedule.h"
 #include "BoundaryConditions.h"
 #include "Buffer.h"
 #include "Derivative.h"

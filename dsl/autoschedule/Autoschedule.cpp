@@ -1,0 +1,722 @@
+// autoschedule() (kiln/Autoschedule.h): a greedy search over the schedule
+// language's directives, each candidate lowered, counted and costed.
+//
+//   blur_x(x, y) = in(x-1, y) + in(x, y) + in(x+1, y)
+//   blur_y(x, y) = blur_x(x, y-1) + blur_x(x, y) + blur_x(x, y+1)
+//     ->  blur_y: split(y, yo, yi, 16) vectorize(x, natural_vector_size) parallel(yo)
+//         blur_x: compute_at(blur_y, yi) store_at(blur_y, yo) vectorize(x, natural_vector_size)
+//   (blur_x slides over the rows of each strip: computed once, stored in 3 rows)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "CostModel.h"
+#include "analysis/ConcreteSizes.h"
+#include "ir/Error.h"
+#include "kiln/Autoschedule.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "lower/BoundsInference.h"
+#include "lower/Lower.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+// The schedules and definitions of every Func, to undo a candidate (a
+// schedule file may rewrite definitions, e.g. rfactor, and add wrappers).
+class Snapshot {
+public:
+    explicit Snapshot(const Pipeline &p) {
+        for (const auto &kv : p.functions()) {
+            const auto &f = kv.second.contents();
+            saved.push_back({f, f->schedule, f->init, f->updates});
+        }
+    }
+    void restore() const {
+        for (const Saved &s : saved) {
+            s.f->schedule = s.schedule;
+            s.f->init = s.init;
+            s.f->updates = s.updates;
+        }
+        bump_definition_epoch();
+    }
+
+private:
+    struct Saved {
+        std::shared_ptr<FunctionContents> f;
+        FuncSchedule schedule;
+        Definition init;
+        std::vector<Definition> updates;
+    };
+    std::vector<Saved> saved;
+};
+
+// Where a Func is computed: inlined, at the root, or in the group of a root
+// Func (an output or a compute_root Func): per innermost serial loop of the
+// group (a row or a tile), per outer loop (a strip or a row of tiles), or
+// per innermost loop with its storage at the outer one (a sliding window).
+enum class Place { Inline, Root, Inner, Sliding, Outer };
+
+// The loops of a root Func's pure definition.
+struct Structure {
+    enum Kind { Plain, Rows, Tiles, Strips } kind = Plain;  // Strips: a 1-D Func split into strips
+    int tx = 0, ty = 0;
+    bool bare = false;  // no directives at all (the baseline)
+    std::string to_string() const {
+        switch (kind) {
+        case Rows: return "strips of " + std::to_string(ty) + " rows";
+        case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
+        case Strips: return "strips of " + std::to_string(tx);
+        default: return "no tiling";
+        }
+    }
+};
+
+// Calls to Func `f` in an expression: how many, and whether each is at the
+// caller's own pure coordinates (f(x, y) in g(x, y) = ...).
+class CallsTo : public IRVisitor {
+public:
+    CallsTo(const std::string &f, const std::vector<std::string> &args) : f(f), args(args) {}
+    int calls = 0;
+    bool same_point = true;
+
+protected:
+    const std::string &f;
+    const std::vector<std::string> &args;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Func || op->name != f) return;
+        calls++;
+        if (op->args.size() != args.size()) same_point = false;
+        for (size_t i = 0; i < op->args.size() && same_point; i++) {
+            const auto *v = op->args[i].as<Variable>();
+            same_point = v && v->name == args[i];
+        }
+    }
+};
+
+struct FuncInfo {
+    std::string name;
+    std::vector<std::string> args;
+    bool output = false, updates = false;
+    std::vector<std::string> consumers;
+    // Read once, at the same point, by the pure definition of its only
+    // consumer (which has no updates): inlining it costs nothing.
+    bool pointwise = false;
+    std::vector<int64_t> extent;  // of its largest realization with every Func at the root
+    int lanes = 8;                // natural vector size of its (widest) type
+};
+
+struct State {
+    std::map<std::string, Place> place;          // of every Func that is not an output
+    std::map<std::string, std::string> group;    // Inner, Sliding, Outer: the group's root Func
+    std::map<std::string, Structure> structure;  // outputs and Root Funcs
+};
+
+// The outputs' sizes (outputs not given: 1024 in every dimension), the
+// values LoopCounts needs, and each input buffer's bytes.
+struct Sizes {
+    std::map<std::string, std::vector<int>> given;
+    ConcreteSizes concrete;
+    std::map<std::string, int64_t> input_bytes;
+};
+
+Sizes sizes_for(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                const std::map<std::string, std::vector<int>> &estimates, const std::string &caller) {
+    Sizes r;
+    r.given = estimates;
+    for (const auto &f : outs)
+        if (!r.given.count(f->name)) r.given[f->name] = std::vector<int>(f->args.size(), 1024);
+    r.concrete = concrete_sizes(outs, r.given, caller);
+    auto params = find_parameters(find_environment(outs));
+    for (const auto &[name, ext] : r.concrete.sizes) {
+        auto it = params.find(name);
+        if (it == params.end() || !it->second->is_buffer) continue;
+        int64_t n = it->second->type.bytes();
+        for (int e : ext) n *= e;
+        r.input_bytes[name] = n;
+    }
+    return r;
+}
+
+// A CompileError if the schedule reads an input or writes an output outside
+// the buffers of the given sizes (a vectorized or tiled loop rounded past
+// the edge): the kernel would refuse those buffers at run time.
+void check_regions(const PipelineRegions &regions, const Sizes &sz) {
+    std::map<std::string, Expr> values;
+    for (const auto &[name, v] : sz.concrete.values) values[name] = Expr((int)v);
+    auto check = [&](const std::string &name, const Box &box, const char *what) {
+        auto it = sz.concrete.sizes.find(name);
+        if (it == sz.concrete.sizes.end()) return;
+        for (size_t d = 0; d < box.size() && d < it->second.size(); d++) {
+            const int64_t *lo = box[d].has_lower() ? as_const_int(simplify(substitute(values, box[d].min))) : nullptr;
+            const int64_t *hi = box[d].has_upper() ? as_const_int(simplify(substitute(values, box[d].max))) : nullptr;
+            if ((lo && *lo < 0) || (hi && *hi >= it->second[d]))
+                user_error << what << " " << name << " over [" << (lo ? *lo : 0) << ", " << (hi ? *hi : 0)
+                           << "] in dimension " << d << ", past its " << it->second[d] << " elements";
+        }
+    };
+    for (const auto &[name, box] : regions.inputs) check(name, box, "reads input");
+    for (const auto &[name, box] : regions.outputs) check(name, box, "writes output");
+}
+
+// The predicted cost of the Funcs' current schedules; with `check`, a
+// CompileError if they read or write outside the buffers (check_regions).
+PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                              const std::vector<std::string> &out_names, const Target &t, const Sizes &sz,
+                              const LoopCounts &baseline, const MachineModel &m, LoopCounts *counts_out = nullptr,
+                              bool check = false) {
+    LowerOptions lo;
+    lo.stop = LowerStop::LoopNest;
+    PipelineRegions regions;
+    lo.regions = &regions;
+    Stmt body = lower(outs, "", {}, t, lo).body;
+    if (check) check_regions(regions, sz);
+    LoopCounts counts = count_loop_nest(body, sz.concrete.values);
+    if (counts_out) *counts_out = counts;
+    return predict_cost(counts, baseline, find_environment(outs), out_names, sz.input_bytes, m);
+}
+
+struct Evaluation {
+    bool legal = false;
+    std::string error;
+    PipelineCost cost;
+};
+
+std::string kib(int64_t bytes) {
+    char s[32];
+    if (bytes >= (4 << 20)) std::snprintf(s, sizeof(s), "%.1f MiB", bytes / 1048576.0);
+    else std::snprintf(s, sizeof(s), "%.1f KiB", bytes / 1024.0);
+    return s;
+}
+
+std::string ms(double ns) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.3f ms", ns / 1e6);
+    return s;
+}
+
+class Autoscheduler {
+public:
+    Autoscheduler(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,
+                  const AutoscheduleOptions &o)
+        : p(p), t(t), o(o), snapshot(p), start(std::chrono::steady_clock::now()) {
+        for (const Func &f : p.outputs()) {
+            outs.push_back(f.contents());
+            out_names.push_back(f.name());
+        }
+        sz = sizes_for(outs, estimates, "autoschedule");
+        sizes = sz.given;
+        env = find_environment(outs);
+        Environment user = find_user_functions(outs);
+        for (const std::string &name : realization_order(out_names, env)) {
+            auto it = user.find(name);
+            if (it == user.end() || it->second->is_image_wrapper) continue;
+            const FunctionContents &f = *it->second;
+            FuncInfo fi;
+            fi.name = name;
+            fi.args = f.args;
+            fi.output = std::count(out_names.begin(), out_names.end(), name) != 0;
+            fi.updates = !f.updates.empty();
+            int widest = 1;
+            for (const Type &ty : f.types) widest = std::max(widest, ty.bytes());
+            fi.lanes = std::max(1, t.vector_bytes() / widest);
+            fi.extent.assign(fi.args.size(), 1024);  // until the baseline is counted
+            order.push_back(name);
+            info[name] = fi;
+        }
+        for (const std::string &name : order)
+            for (const std::string &c : direct_callees(*user.at(name)))
+                if (info.count(c)) info[c].consumers.push_back(name);
+        for (auto &[name, fi] : info) {
+            if (fi.consumers.size() != 1 || fi.updates) continue;
+            const FunctionContents &c = *user.at(fi.consumers[0]);
+            CallsTo calls(name, c.args);
+            for (const Expr &v : c.init.values) calls.include(v);
+            fi.pointwise = c.updates.empty() && calls.calls == 1 && calls.same_point;
+        }
+    }
+
+    AutoscheduleResult run() {
+        // The baseline: every Func at the root, untiled; its counts give
+        // the extents and the recompute factors.
+        State base;
+        for (const std::string &f : order) {
+            if (!info[f].output) base.place[f] = Place::Root;
+            base.structure[f] = Structure();
+            base.structure[f].bare = true;
+        }
+        Evaluation b = evaluate(base, &baseline);
+        if (!b.legal) return fallback("the pipeline with every Func at the root does not lower: " + b.error);
+        for (auto &[name, fi] : info) {
+            auto it = baseline.funcs.find(name);
+            if (it != baseline.funcs.end()) fi.extent = it->second.largest;
+            if (fi.output) fi.extent.assign(sizes[name].begin(), sizes[name].end());
+            fi.extent.resize(fi.args.size(), 1);
+        }
+        State s = base;
+        for (const std::string &f : order)
+            if (s.structure.count(f)) s.structure[f] = initial_structure(info[f]);
+
+        place_funcs(s);
+        std::set<std::string> changed = tile_groups(s);
+        if (!changed.empty()) place_funcs(s, &changed);  // the Funcs whose groups have new loops
+
+        Evaluation final = evaluate(s);
+        if (!final.legal) return fallback("the chosen schedule does not lower: " + final.error);
+        result.predicted = final.cost.total;
+        result.schedule = ScheduleFile::parse(render(s), "autoschedule");
+        result.schedule_text = render(s, true);
+        snapshot.restore();
+        result.schedule.apply(p, t);
+        finish();
+        return result;
+    }
+
+private:
+    const Pipeline &p;
+    const Target &t;
+    const AutoscheduleOptions &o;
+    Snapshot snapshot;
+    std::chrono::steady_clock::time_point start;
+    std::vector<std::shared_ptr<FunctionContents>> outs;
+    std::vector<std::string> out_names;
+    Sizes sz;
+    std::map<std::string, std::vector<int>> sizes;
+    Environment env;
+    std::vector<std::string> order;  // realization order: producers first
+    std::map<std::string, FuncInfo> info;
+    LoopCounts baseline;
+    AutoscheduleResult result;
+    std::map<std::string, std::string> why;  // "place:f", "loops:f" -> the .sched comment of f's decisions
+    bool out_of_time = false;
+
+    double elapsed_ms() const {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    Structure initial_structure(const FuncInfo &f) const {
+        Structure s;
+        if (f.args.size() >= 2 && f.extent[1] >= 16) s = {Structure::Rows, 0, 16};
+        else if (f.args.size() == 1 && f.extent[0] >= 128 * f.lanes) s = {Structure::Strips, 64 * f.lanes, 0};
+        return s;
+    }
+
+    // The loops of group root r for a Func placed at p in it: {compute, store}.
+    // Empty if the structure has no such loop.
+    std::pair<std::string, std::string> loops_for(const std::string &r, const Structure &s, Place p) const {
+        const FuncInfo &f = info.at(r);
+        std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
+        switch (s.kind) {
+        case Structure::Rows:
+            if (p == Place::Inner) return {y + "i", ""};
+            if (p == Place::Sliding) return {y + "i", y + "o"};
+            return {y + "o", ""};
+        case Structure::Tiles:
+            if (p == Place::Inner) return {x, ""};
+            if (p == Place::Sliding) return {x, y};
+            return {y, ""};
+        case Structure::Strips:
+            if (p == Place::Inner) return {x + "o", ""};
+            return {"", ""};
+        default: return {"", ""};
+        }
+    }
+
+    // The directives vectorizing (and for a root, parallelizing) the update
+    // stages of f: its innermost dimension innermost and vectorized when it
+    // is a pure variable of the update and f has another dimension.
+    std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root) const {
+        std::vector<std::string> lines;
+        const FunctionContents &f = *env.at(fi.name);
+        for (size_t k = 0; k < f.updates.size(); k++) {
+            const Definition &d = f.updates[k];
+            std::vector<std::string> pure;
+            for (size_t i = 0; i < d.args.size() && i < fi.args.size(); i++) {
+                const auto *v = d.args[i].as<Variable>();
+                if (v && v->name == fi.args[i]) pure.push_back(fi.args[i]);
+            }
+            std::string dirs;
+            const std::string &x = fi.args[0];
+            bool vec = fi.args.size() >= 2 && fi.extent[0] >= fi.lanes && std::count(pure.begin(), pure.end(), x);
+            if (vec) {
+                std::string reorder = "reorder(" + x;
+                for (const Dim &dim : d.schedule.dims)
+                    if (dim.user_name != x) reorder += ", " + dim.user_name;
+                // GuardWithIf: an update's RoundUp tail would read its producers past their regions.
+                dirs += reorder + ") vectorize(" + x + ", natural_vector_size, GuardWithIf)";
+            }
+            if (root) {
+                std::string outer;
+                for (const std::string &v : pure)
+                    if (v != x || pure.size() == 1) outer = v;
+                if (!outer.empty() && !(vec && outer == x)) dirs += std::string(dirs.empty() ? "" : " ") + "parallel(" + outer + ")";
+            }
+            if (!dirs.empty()) lines.push_back(fi.name + ".update(" + std::to_string(k) + "): " + dirs);
+        }
+        return lines;
+    }
+
+    std::string root_directives(const FuncInfo &f, const Structure &s) const {
+        if (s.bare) return "";
+        std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
+        bool vec = f.extent[0] >= f.lanes;
+        std::string v = vec ? " vectorize(" + x + "i, natural_vector_size)" : "";
+        switch (s.kind) {
+        case Structure::Rows:
+            return "split(" + y + ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ")" +
+                   (vec ? " vectorize(" + x + ", natural_vector_size)" : "") + " parallel(" + y + "o)";
+        case Structure::Tiles:
+            return "tile(" + x + ", " + y + ", " + x + "i, " + y + "i, " + std::to_string(s.tx) + ", " +
+                   std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
+        case Structure::Strips:
+            return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
+        default: {
+            std::string d = vec ? "vectorize(" + x + ", natural_vector_size)" : "";
+            if (f.args.size() >= 2) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
+            return d;
+        }
+        }
+    }
+
+    // The schedule file of a state, consumers first (a Func's group root
+    // has its loops before the Func names them).
+    std::string render(const State &s, bool comments = false) const {
+        std::ostringstream os;
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            const FuncInfo &f = info.at(*it);
+            Place p = f.output ? Place::Root : s.place.at(f.name);
+            if (comments)
+                for (const char *kind : {"place:", "loops:"})
+                    if (why.count(kind + f.name)) os << "# " << f.name << ": " << why.at(kind + f.name) << "\n";
+            if (p == Place::Inline) continue;
+            std::string dirs;
+            if (p == Place::Root) {
+                dirs = (f.output ? "" : "compute_root() ") + root_directives(f, s.structure.at(f.name));
+            } else {
+                const std::string &g = s.group.at(f.name);
+                auto [at, store] = loops_for(g, s.structure.at(g), p);
+                dirs = "compute_at(" + g + ", " + at + ")";
+                if (!store.empty()) dirs += " store_at(" + g + ", " + store + ")";
+                if (f.args.size() >= 2 && f.extent[0] >= f.lanes)  // a 1-D Func in a group: a row's reduction
+                    dirs += " vectorize(" + f.args[0] + ", natural_vector_size)";
+            }
+            while (!dirs.empty() && dirs.back() == ' ') dirs.pop_back();
+            if (!dirs.empty()) os << f.name << ": " << dirs << "\n";
+            if (p != Place::Root || !s.structure.at(f.name).bare)
+                for (const std::string &u : update_stanzas(f, p == Place::Root)) os << u << "\n";
+        }
+        return os.str();
+    }
+
+    Evaluation evaluate(const State &s, LoopCounts *counts_out = nullptr) {
+        Evaluation e;
+        result.states_evaluated++;
+        snapshot.restore();
+        try {
+            ScheduleFile::parse(render(s), "autoschedule").apply(p, t);
+            e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, true);
+            e.legal = true;
+        } catch (const std::exception &ex) {
+            std::string msg = ex.what();
+            e.error = msg.substr(0, msg.find('\n'));
+        }
+        snapshot.restore();
+        return e;
+    }
+
+    // The group root Funcs whose loops compute f's consumers.
+    std::set<std::string> consumer_groups(const State &s, const std::string &f) const {
+        std::set<std::string> groups;
+        for (const std::string &c : info.at(f).consumers) {
+            Place p = info.at(c).output ? Place::Root : s.place.at(c);
+            if (p == Place::Root) groups.insert(c);
+            else if (p == Place::Inline) {
+                auto g = consumer_groups(s, c);
+                groups.insert(g.begin(), g.end());
+            } else groups.insert(s.group.at(c));
+        }
+        return groups;
+    }
+
+    std::string option_name(const State &s, const std::string &f, Place p) const {
+        if (p == Place::Inline) return "inline";
+        if (p == Place::Root) return "compute_root";
+        const std::string &g = s.group.at(f);
+        auto [at, store] = loops_for(g, s.structure.at(g), p);
+        return "compute_at(" + g + ", " + at + ")" + (store.empty() ? "" : " store_at(" + g + ", " + store + ")");
+    }
+
+    std::string note_for(const Evaluation &e, const std::string &f, Place p) const {
+        if (!e.legal) return "not possible: " + e.error;
+        auto it = e.cost.funcs.find(f);
+        if (p == Place::Inline || it == e.cost.funcs.end()) return "no storage; evaluated at every use";
+        const FuncCost &c = it->second;
+        char s[200];
+        std::string where = c.level == "DRAM" ? "over L3 (" + kib(o.machine.l3_bytes) + "): DRAM"
+                                              : "fits " + c.level;
+        std::snprintf(s, sizeof(s), "recompute %.2fx; %s per realization, %s", c.recompute,
+                      kib(c.footprint_bytes).c_str(), where.c_str());
+        return s;
+    }
+
+    // Why `best` beat the others: the term where the runner-up loses most.
+    static std::string reason(const AutoscheduleDecision &d, size_t best) {
+        const AutoscheduleAlternative &b = d.alternatives[best];
+        const AutoscheduleAlternative *next = nullptr;
+        for (size_t i = 0; i < d.alternatives.size(); i++)
+            if (i != best && d.alternatives[i].legal && (!next || d.alternatives[i].cost.total() < next->cost.total()))
+                next = &d.alternatives[i];
+        std::string r = "predicted " + ms(b.cost.total());
+        if (!next) return r + "; the only option that lowers";
+        double dc = next->cost.compute - b.cost.compute, dm = next->cost.memory - b.cost.memory,
+               dov = next->cost.overhead - b.cost.overhead;
+        const char *term = dm >= dc && dm >= dov ? "memory" : dc >= dov ? "compute" : "overhead";
+        double dt = std::max({dc, dm, dov});
+        char s[240];
+        std::snprintf(s, sizeof(s), "; next best %s costs %s (+%.0f%%, %s +%s)", next->option.c_str(),
+                      ms(next->cost.total()).c_str(),
+                      b.cost.total() > 0 ? 100 * (next->cost.total() - b.cost.total()) / b.cost.total() : 0.0, term,
+                      ms(dt).c_str());
+        return r + s;
+    }
+
+    // Keep the cheapest legal alternative of d (for a placement or a loop
+    // structure: `kind`); a later decision of the same kind replaces it.
+    void decide(AutoscheduleDecision d, const std::vector<State> &states, State &s, const std::string &kind) {
+        size_t best = 0;
+        bool any = false;
+        for (size_t i = 0; i < d.alternatives.size(); i++) {
+            if (!d.alternatives[i].legal) continue;
+            if (!any || d.alternatives[i].cost.total() < d.alternatives[best].cost.total()) best = i;
+            any = true;
+        }
+        if (!any) return;  // keep s as it is (the caller's current state is legal)
+        d.chosen = d.alternatives[best].option;
+        d.reason = reason(d, best);
+        s = states[best];
+        std::string key = kind + ":" + d.func;
+        why[key] = d.chosen + "; " + d.reason;
+        auto it = decision_index.find(key);
+        if (it != decision_index.end()) {
+            result.decisions[it->second] = d;
+            return;
+        }
+        decision_index[key] = result.decisions.size();
+        result.decisions.push_back(d);
+    }
+    std::map<std::string, size_t> decision_index;
+
+    bool time_left() {
+        if (elapsed_ms() <= o.time_limit_ms) return true;
+        if (!out_of_time) result.skipped.push_back("the search stopped at its time limit (" +
+                                                   std::to_string((int)o.time_limit_ms) + " ms); later options kept their defaults");
+        out_of_time = true;
+        return false;
+    }
+
+    // Consumers first: inline, in its consumers' group, or at the root.
+    // With `only`, just the Funcs consumed in those groups.
+    void place_funcs(State &s, const std::set<std::string> *only = nullptr) {
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            const FuncInfo &f = info.at(*it);
+            if (f.output) continue;
+            if (f.pointwise) {
+                s.place[f.name] = Place::Inline;
+                s.group.erase(f.name);
+                s.structure.erase(f.name);
+                why["place:" + f.name] = "inline; read once, at the same point, by its only consumer " + f.consumers[0] +
+                                         ": inlining adds no work and no storage";
+                continue;
+            }
+            std::set<std::string> groups = consumer_groups(s, f.name);
+            if (only && std::none_of(groups.begin(), groups.end(), [&](const std::string &g) { return only->count(g); }))
+                continue;
+            std::vector<Place> options;
+            if (!f.updates) options.push_back(Place::Inline);
+            std::string g = groups.size() == 1 ? *groups.begin() : "";
+            // Per strip only where the group cannot slide (a sliding window
+            // stores about as much and computes each point once).
+            if (!g.empty())
+                for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
+                    if (!loops_for(g, s.structure.at(g), p).first.empty() &&
+                        !(p == Place::Outer && options.back() == Place::Sliding))
+                        options.push_back(p);
+            options.push_back(Place::Root);
+            if (!time_left()) {
+                // Out of time: sliding in its consumers' group, or per row or
+                // tile, or at the root, without evaluating it.
+                Place p = Place::Root;
+                for (Place q : options)
+                    if ((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) p = q;
+                s.place[f.name] = p;
+                s.group.erase(f.name);
+                if (p != Place::Root) s.structure.erase(f.name);
+                if (p != Place::Root && p != Place::Inline) s.group[f.name] = g;
+                why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (time limit): the default rule";
+                continue;
+            }
+            AutoscheduleDecision d;
+            d.func = f.name;
+            std::vector<State> states;
+            for (Place p : options) {
+                State c = s;
+                c.place[f.name] = p;
+                c.group.erase(f.name);
+                if (p == Place::Root) {
+                    if (!c.structure.count(f.name)) c.structure[f.name] = initial_structure(f);
+                } else {
+                    c.structure.erase(f.name);
+                    if (p != Place::Inline) c.group[f.name] = g;
+                }
+                if (!time_left()) break;
+                Evaluation e = evaluate(c);
+                d.alternatives.push_back({option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
+                states.push_back(c);
+            }
+            decide(d, states, s, "place");
+        }
+    }
+
+    // Each group's loop structure: strips of rows or 2-D tiles of a few
+    // sizes. Returns the groups whose kind of structure changed.
+    std::set<std::string> tile_groups(State &s) {
+        std::set<std::string> changed;
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            const FuncInfo &f = info.at(*it);
+            if (!s.structure.count(f.name) || !time_left()) continue;
+            std::vector<Structure> options;
+            int64_t w = f.extent[0], h = f.args.size() > 1 ? f.extent[1] : 1;
+            int L = f.lanes;
+            if (f.args.size() >= 2) {
+                for (int ty : {4, 16, 64})
+                    if (h >= ty) options.push_back({Structure::Rows, 0, ty});
+                for (auto [tx, ty] : {std::pair<int, int>{8 * L, 16}, {32 * L, 32}, {16 * L, 64}})
+                    if (w >= tx && h >= ty) options.push_back({Structure::Tiles, tx, ty});
+            } else {
+                for (int tx : {64 * L, 512 * L})
+                    if (w >= 2 * tx) options.push_back({Structure::Strips, tx, 0});
+            }
+            options.push_back(Structure());
+            AutoscheduleDecision d;
+            d.func = f.name;
+            std::vector<State> states;
+            for (const Structure &st : options) {
+                State c = s;
+                c.structure[f.name] = st;
+                bool has_loops = true;  // for every Func computed in the group
+                for (const auto &[m, g] : s.group)
+                    if (g == f.name && loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
+                if (!has_loops) continue;
+                if (!time_left()) break;
+                Evaluation e = evaluate(c);
+                std::string note = e.legal ? group_note(e, c, f.name) : "not possible: " + e.error;
+                d.alternatives.push_back({st.to_string(), e.legal, e.cost.total, note});
+                states.push_back(c);
+            }
+            Structure::Kind before = s.structure.at(f.name).kind;
+            decide(d, states, s, "loops");
+            if (s.structure.at(f.name).kind != before) changed.insert(f.name);
+        }
+        return changed;
+    }
+
+    // The working set of group r: the storage of the Funcs computed in it.
+    std::string group_note(const Evaluation &e, const State &s, const std::string &r) const {
+        int64_t bytes = 0;
+        for (const auto &[f, g] : s.group)
+            if (g == r && e.cost.funcs.count(f)) bytes += e.cost.funcs.at(f).footprint_bytes;
+        const MachineModel &m = o.machine;
+        std::string fits = bytes <= m.l1_bytes ? "fits L1" : bytes <= m.l2_bytes ? "fits L2 (" + kib(m.l2_bytes) + ")"
+                                                                                  : "over L2 (" + kib(m.l2_bytes) + ")";
+        return "working set of its group " + kib(bytes) + ", " + fits;
+    }
+
+    AutoscheduleResult fallback(const std::string &why_not) {
+        snapshot.restore();
+        result.skipped.push_back(why_not + "; every Func is left inlined (the default schedule)");
+        result.schedule = ScheduleFile::parse("", "autoschedule");
+        result.schedule_text = "# kiln::autoschedule could not schedule this pipeline: " + why_not + "\n";
+        finish();
+        return result;
+    }
+
+    void finish() {
+        result.search_ms = elapsed_ms();
+        std::ostringstream os, sz;
+        for (const auto &[name, ext] : sizes) {
+            sz << (sz.tellp() ? ", " : "") << name << " ";
+            for (size_t i = 0; i < ext.size(); i++) sz << (i ? "x" : "") << ext[i];
+        }
+        char line[200];
+        std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms; predicted %s\n", result.states_evaluated,
+                      result.search_ms, result.predicted.to_string().c_str());
+        const std::string summary = line;
+        os << "Autoschedule for " << out_names[0] << " (target " << t.to_string() << "; sizes " << sz.str() << ")\n"
+           << "machine: " << o.machine.to_string() << "\n"
+           << summary;
+        for (const std::string &sk : result.skipped) os << "skipped: " << sk << "\n";
+        for (const auto &d : result.decisions) {
+            os << "\n" << d.func << ": " << d.chosen << "\n  " << d.reason << "\n";
+            for (const auto &a : d.alternatives) {
+                std::snprintf(line, sizeof(line), "  %s %-48s ", a.option == d.chosen ? "*" : " ", a.option.c_str());
+                os << line << (a.legal ? a.cost.to_string() : std::string("-")) << "\n      " << a.note << "\n";
+            }
+        }
+        result.explanation = os.str();
+        std::string header = "# Chosen by kiln::autoschedule for " + sz.str() + "; " + summary;
+        result.schedule_text = header + result.schedule_text;
+
+        nlohmann::json j;
+        j["pipeline"] = out_names[0];
+        j["target"] = t.to_string();
+        j["sizes"] = sizes;
+        j["machine"] = o.machine.to_string();
+        j["states_evaluated"] = result.states_evaluated;
+        j["search_ms"] = result.search_ms;
+        auto terms = [](const CostTerms &c) {
+            return nlohmann::json{{"total_ns", c.total()}, {"compute_ns", c.compute}, {"memory_ns", c.memory},
+                                  {"overhead_ns", c.overhead}};
+        };
+        j["predicted"] = terms(result.predicted);
+        j["skipped"] = result.skipped;
+        j["decisions"] = nlohmann::json::array();
+        for (const auto &d : result.decisions) {
+            nlohmann::json alts = nlohmann::json::array();
+            for (const auto &a : d.alternatives)
+                alts.push_back({{"option", a.option}, {"legal", a.legal}, {"cost", terms(a.cost)}, {"note", a.note}});
+            j["decisions"].push_back({{"func", d.func}, {"chosen", d.chosen}, {"reason", d.reason}, {"alternatives", alts}});
+        }
+        j["schedule"] = result.schedule.to_string();
+        result.explanation_json = j.dump(2);
+    }
+};
+
+}  // namespace
+
+CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &sizes,
+                         const MachineModel &m) {
+    user_assert(!p.outputs().empty()) << "predicted_time: the pipeline has no outputs";
+    std::vector<std::shared_ptr<FunctionContents>> outs;
+    std::vector<std::string> names;
+    for (const Func &f : p.outputs()) {
+        outs.push_back(f.contents());
+        names.push_back(f.name());
+    }
+    return cost_of_schedule(outs, names, t, sizes_for(outs, sizes, "predicted_time"), LoopCounts(), m).total;
+}
+
+AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
+                                const std::map<std::string, std::vector<int>> &estimates,
+                                const AutoscheduleOptions &options) {
+    user_assert(!p.outputs().empty()) << "autoschedule: the pipeline has no outputs";
+    return Autoscheduler(p, t, estimates, options).run();
+}
+
+}  // namespace kiln

@@ -1,0 +1,51 @@
+// The autoscheduler's cost model: the counts of a candidate's loop nest
+// (analysis/LoopCounts.h) and a MachineModel -> predicted time, split into
+// named terms per Func.
+//
+//   compute  = cycles / GHz / speedup, where
+//              cycles = ((arith + reads) / ops_per_cycle + divs * div_cycles
+//                        + transcendentals * transcendental_cycles)
+//                       * (v / lanes + (1 - v) / unvectorized_lanes)
+//                                                    v: share of stores in a vectorized loop
+//              speedup = 1 / ((1 - p) + p / cores)   p: share of stores in a parallel loop;
+//                                                    cores = tasks / ceil(tasks / threads)
+//   memory   = the points a Func defines are written once and read back once
+//              from the level its largest realization fits in (L1, L2, L3 or
+//              DRAM), each further read from L1; inputs are read once from
+//              DRAM (L3 if they fit) and outputs written once to DRAM.
+//              Divided by the same speedup, DRAM capped at its total bandwidth.
+//   overhead = parallel loops started * parallel_loop_ns
+//              + realizations of allocations over 16 KiB * allocation_ns
+//              + the 4 KiB pages of each Func's largest allocation over 64 KiB * page_ns
+#pragma once
+#include <map>
+#include <string>
+
+#include "analysis/LoopCounts.h"
+#include "kiln/Autoschedule.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+
+struct FuncCost {
+    CostTerms terms;
+    int64_t footprint_bytes = 0;  // its largest realization
+    std::string level;            // where that realization lives: "L1", "L2", "L3", "DRAM", "output"
+    double recompute = 0;         // stores / the baseline's stores
+};
+
+struct PipelineCost {
+    CostTerms total;
+    std::map<std::string, FuncCost> funcs;  // the Funcs computed (not inlined) in the candidate
+};
+
+// `env`: the pipeline's Funcs (for their types); `outputs`: their names;
+// `input_bytes`: each input buffer's size in bytes; `baseline`: the counts
+// of the all-root schedule (for the recompute factors; may be empty).
+PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, const Environment &env,
+                          const std::vector<std::string> &outputs, const std::map<std::string, int64_t> &input_bytes,
+                          const MachineModel &m);
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,112 @@
+// The autoscheduler: Kiln chooses a schedule for a pipeline, and says why.
+//
+//   Pipeline p(output);
+//   AutoscheduleResult r = autoschedule(p, Target::host(), {{"output", {4096, 4096}}});
+//   std::cout << r.schedule_text;   // a .sched file, a comment per stanza saying why
+//   std::cout << r.explanation;     // every decision, the alternatives and their predicted costs
+//   p.realize(out);                 // the schedule is applied to the pipeline's Funcs
+//
+// The search (docs/autoschedule.md) is deterministic and greedy: outputs and
+// Funcs with update definitions get a loop structure of their own (rows or
+// 2-D tiles, the innermost dimension vectorized, the outermost parallel);
+// every other Func, consumers first, is inlined, computed at the root, or
+// computed inside its consumers' group (per tile, per row, or per strip
+// with its storage sliding), whichever the cost model predicts cheapest;
+// then each group's tile shape is chosen. Each candidate is lowered and its
+// loop nest counted (the fusion report's counts, analysis/LoopCounts.h);
+// the cost model turns the counts into time with named terms (arithmetic,
+// memory traffic per cache level, parallel overhead, allocations) from a
+// MachineModel. Every decision is a directive of the schedule language, so
+// the result can be read, edited and checked in like a hand schedule.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Pipeline.h"
+#include "ScheduleFile.h"
+#include "Target.h"
+
+namespace kiln {
+
+// What the cost model knows about the machine. host() reads the cache
+// sizes from /sys/devices/system/cpu/cpu0/cache and the thread count from
+// the OS; bandwidths and rates are defaults for a current x86-64 core
+// (docs/autoschedule.md says where they come from).
+struct MachineModel {
+    int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 16 << 20;  // per core, per core, shared
+    int threads = 2;
+    double ghz = 3.0;
+    double ops_per_cycle = 2;            // vector (or scalar) operations issued per cycle and core
+    double unvectorized_lanes = 4;       // a loop the schedule does not vectorize: the C++ compiler often does
+    double div_cycles = 8, transcendental_cycles = 20;  // per vector, beyond one operation
+    double l1_bytes_per_ns = 100, l2_bytes_per_ns = 50, l3_bytes_per_ns = 25;  // per core
+    double dram_bytes_per_ns = 15, dram_total_bytes_per_ns = 30;  // one core, all cores
+    double parallel_loop_ns = 3000;      // starting one parallel loop (fork and join)
+    double allocation_ns = 200;          // one heap allocation
+    double page_ns = 150;                // first touch of a 4 KiB page of a fresh allocation
+
+    static MachineModel host();
+    std::string to_string() const;  // one line, for the explanation
+};
+
+struct AutoscheduleOptions {
+    MachineModel machine = MachineModel::host();
+    // Stop searching after this many milliseconds (the choices made so far
+    // are kept; the explanation says what was skipped).
+    double time_limit_ms = 1000;
+};
+
+// The predicted time of a schedule, split into the cost model's terms (ns).
+struct CostTerms {
+    double compute = 0;   // arithmetic, after vector lanes and parallel tasks
+    double memory = 0;    // bytes moved to and from L2, L3 and DRAM
+    double overhead = 0;  // parallel loops started and allocations made
+    double total() const { return compute + memory + overhead; }
+    std::string to_string() const;  // "1.23 ms (compute 0.80, memory 0.40, overhead 0.03)"
+};
+
+// One option considered for a Func or a group.
+struct AutoscheduleAlternative {
+    std::string option;     // "inline", "compute_root", "compute_at(output, x)", "tile 64x32", ...
+    bool legal = true;      // false: the schedule language or lowering refused it (see note)
+    CostTerms cost;         // of the whole pipeline with this option
+    std::string note;       // what decided it: the recompute, where its storage lives, the error
+};
+
+struct AutoscheduleDecision {
+    std::string func;
+    std::string chosen;  // one of the alternatives' options
+    std::string reason;  // one line, also the .sched comment
+    std::vector<AutoscheduleAlternative> alternatives;
+};
+
+struct AutoscheduleResult {
+    ScheduleFile schedule;        // what was applied
+    std::string schedule_text;    // the .sched text, a comment per stanza
+    std::vector<AutoscheduleDecision> decisions;
+    CostTerms predicted;          // of the chosen schedule
+    int states_evaluated = 0;
+    double search_ms = 0;
+    std::vector<std::string> skipped;  // what the search could not do, and why
+    std::string explanation;      // text: the machine, every decision and its alternatives
+    std::string explanation_json;
+};
+
+// Choose a schedule for p's Funcs for buffers of the given sizes (by output
+// or input name, as Pipeline::report takes them; outputs not given are 1024
+// in every dimension) and apply it. Funcs must not have been scheduled
+// (their schedules are replaced). Never fails on a pipeline that lowers: an
+// option that does not lower is skipped and named in the explanation.
+AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
+                                const std::map<std::string, std::vector<int>> &estimates,
+                                const AutoscheduleOptions &options = AutoscheduleOptions());
+
+// The cost model's prediction for the schedule p's Funcs have now (any
+// schedule, hand-written or chosen), for buffers of the given sizes (as
+// autoschedule takes them). kiln-lab prints it beside the measured time.
+CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &sizes,
+                         const MachineModel &m = MachineModel::host());
+
+}  // namespace kiln

@@ -1,0 +1,158 @@
+// The autoscheduler's decisions and explanations on small pipelines
+// (kiln/Autoschedule.h), without running the kernels: the correctness tier
+// runs them (tests/correctness/test_autoschedule.cpp).
+#include <kiln/kiln.h>
+
+#include <catch2/catch.hpp>
+
+using namespace kiln;
+
+namespace {
+
+// A fixed machine, so decisions do not depend on the machine running the tests.
+AutoscheduleOptions fixed_machine() {
+    AutoscheduleOptions o;
+    o.machine = MachineModel();
+    o.machine.threads = 2;
+    o.time_limit_ms = 60000;  // decisions, not the time bound, are under test
+    return o;
+}
+
+const Target avx2("x86-64-linux-avx2-fma");
+
+// The stanza of f in a schedule text ("" if none).
+std::string stanza(const std::string &text, const std::string &f) {
+    size_t at = 0;
+    while ((at = text.find(f + ": ", at)) != std::string::npos) {
+        if ((at == 0 || text[at - 1] == '\n')) return text.substr(at, text.find('\n', at) - at);
+        at++;
+    }
+    return "";
+}
+
+const AutoscheduleDecision *decision(const AutoscheduleResult &r, const std::string &f) {
+    for (const auto &d : r.decisions)
+        if (d.func == f && d.chosen.find("strips") == std::string::npos && d.chosen.find("tiles") == std::string::npos)
+            return &d;
+    return nullptr;
+}
+
+struct Blur {
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func blur_x{"blur_x"}, blur_y{"blur_y"};
+    Blur() {
+        blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+        blur_y(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("autoschedule: a blur is fused, vectorized and parallel; the rejected options say why", "[autoschedule]") {
+    Blur b;
+    AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {4096, 4096}}}, fixed_machine());
+    INFO(r.explanation);
+    const std::string out = stanza(r.schedule_text, "blur_y"), bx = stanza(r.schedule_text, "blur_x");
+    CHECK(out.find("vectorize(") != std::string::npos);
+    CHECK(out.find("parallel(") != std::string::npos);
+    // blur_x is computed inside blur_y's loops (not at the root: 64 MiB to DRAM and back).
+    CHECK(bx.find("compute_at(blur_y, ") != std::string::npos);
+    const AutoscheduleDecision *d = decision(r, "blur_x");
+    REQUIRE(d);
+    bool saw_root = false, saw_inline = false;
+    for (const auto &a : d->alternatives) {
+        CHECK(a.legal);
+        if (a.option == "compute_root") {
+            saw_root = true;
+            CHECK(a.note.find("DRAM") != std::string::npos);  // the constraint that bound
+            CHECK(a.cost.memory > 0);
+        }
+        saw_inline |= a.option == "inline";
+    }
+    CHECK(saw_root);
+    CHECK(saw_inline);
+    CHECK(d->reason.find("next best") != std::string::npos);
+    // The schedule text is what was applied, with a comment per decision.
+    CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+    CHECK(r.schedule_text.find("# blur_x: compute_at(blur_y") != std::string::npos);
+    CHECK(r.explanation.find("machine: L1 32 KiB, L2 1024 KiB") != std::string::npos);
+    CHECK(r.states_evaluated > 5);
+    CHECK(r.predicted.total() > 0);
+    CHECK(r.explanation_json.find("\"alternatives\"") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: the same pipeline and sizes give the same schedule", "[autoschedule]") {
+    Blur a, b;
+    AutoscheduleResult ra = autoschedule(Pipeline(a.blur_y), avx2, {{"blur_y", {1000, 700}}}, fixed_machine());
+    AutoscheduleResult rb = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {1000, 700}}}, fixed_machine());
+    CHECK(ra.schedule == rb.schedule);
+}
+
+TEST_CASE("autoschedule: an elementwise chain is inlined without search", "[autoschedule]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    std::vector<Func> chain;
+    Func prev = in;
+    for (int i = 0; i < 12; i++) {
+        Func f("f" + std::to_string(i));
+        f(x, y) = prev(x, y) * 1.5f + (float)i;
+        chain.push_back(f);
+        prev = f;
+    }
+    AutoscheduleResult r = autoschedule(Pipeline(prev), avx2, {{prev.name(), {2048, 2048}}}, fixed_machine());
+    INFO(r.schedule_text);
+    for (int i = 0; i < 11; i++) CHECK(stanza(r.schedule_text, "f" + std::to_string(i)).empty());
+    CHECK(r.schedule_text.find("# f3: inline; read once, at the same point, by its only consumer f4") !=
+          std::string::npos);
+    // Near-linear: the chain costs a few structure evaluations, not one per Func and option.
+    CHECK(r.states_evaluated < 12);
+}
+
+TEST_CASE("autoschedule: a Func with an update stays out of line; a huge one goes to the root", "[autoschedule]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    RDom r(0, 1024, "r");
+    Func row_max("row_max"), out("out");
+    row_max(y) = -1e30f;
+    row_max(y) = max(row_max(y), in(r, y));
+    out(x, y) = in(x, y) - row_max(y);
+    AutoscheduleResult res = autoschedule(Pipeline(out), avx2, {{"out", {1024, 1024}}}, fixed_machine());
+    INFO(res.explanation);
+    const AutoscheduleDecision *d = decision(res, "row_max");
+    REQUIRE(d);
+    for (const auto &a : d->alternatives) CHECK(a.option != "inline");  // updates cannot be inlined
+    CHECK(!stanza(res.schedule_text, "row_max").empty());
+}
+
+TEST_CASE("autoschedule: out of time, the choices made so far are kept and the rest named", "[autoschedule]") {
+    Blur b;
+    AutoscheduleOptions o = fixed_machine();
+    o.time_limit_ms = 0;
+    AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    REQUIRE(r.skipped.size() == 1);
+    CHECK(r.skipped[0].find("time limit (0 ms)") != std::string::npos);
+    CHECK(r.explanation.find("skipped: the search stopped at its time limit") != std::string::npos);
+    CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+}
+
+TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one", "[autoschedule]") {
+    Blur fused, unfused;
+    fused.blur_y.split(fused.y, Var("yo"), Var("yi"), 16).vectorize(fused.x, 8).parallel(Var("yo"));
+    fused.blur_x.store_at(fused.blur_y, Var("yo")).compute_at(fused.blur_y, Var("yi")).vectorize(fused.x, 8);
+    unfused.blur_y.vectorize(unfused.x, 8).parallel(unfused.y);
+    unfused.blur_x.compute_root().vectorize(unfused.x, 8).parallel(unfused.y);
+    std::map<std::string, std::vector<int>> sizes = {{"blur_y", {4096, 4096}}};
+    CostTerms f = predicted_time(Pipeline(fused.blur_y), avx2, sizes, fixed_machine().machine);
+    CostTerms u = predicted_time(Pipeline(unfused.blur_y), avx2, sizes, fixed_machine().machine);
+    CHECK(f.memory < u.memory);
+    CHECK(f.total() < u.total());
+    CHECK(u.to_string().find(" ms (compute ") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: an output of the wrong rank in the estimates names the output", "[autoschedule]") {
+    Blur b;
+    CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {64}}}, fixed_machine()),
+                      Catch::Contains("autoschedule: give the size of output blur_y (2 dimensions)"));
+}
