@@ -2,10 +2,11 @@
 # library at build time, as Halide's add_halide_library().
 #
 #   kiln_add_library(<name> GENERATOR <generator>
-#                    [SCHEDULE <file.sched>]      # default: every Func inlined
+#                    [SCHEDULE <file.sched>|auto] # default: every Func inlined; auto: Kiln chooses
 #                    [TARGET <target>]            # default: host
 #                    [FUNCTION <function>]        # default: <name>
 #                    [PARAMS <param>=<value>...]  # GeneratorParams
+#                    [ESTIMATES <buffer>=W,H...]  # sizes SCHEDULE auto schedules for (kiln-gen --estimate)
 #                    [FROM <kiln-gen target>])    # default: Kiln::kiln-gen; or one of kiln_add_generator()
 #
 # runs kiln-gen into ${CMAKE_CURRENT_BINARY_DIR}/<name>.kiln/ whenever the
@@ -55,10 +56,10 @@ function(_kiln_add_runtime)
 endfunction()
 
 function(kiln_add_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;SCHEDULE;TARGET;FUNCTION;FROM" "PARAMS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;SCHEDULE;TARGET;FUNCTION;FROM" "PARAMS;ESTIMATES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kiln_add_library(${name}): unexpected arguments \"${ARG_UNPARSED_ARGUMENTS}\"; "
-                        "the arguments are GENERATOR, SCHEDULE, TARGET, FUNCTION, PARAMS and FROM")
+                        "the arguments are GENERATOR, SCHEDULE, TARGET, FUNCTION, PARAMS, ESTIMATES and FROM")
   endif()
   if(NOT ARG_GENERATOR)
     message(FATAL_ERROR "kiln_add_library(${name}): GENERATOR <name> is required (kiln-gen --list shows them)")
@@ -82,7 +83,11 @@ function(kiln_add_library name)
   set(command $<TARGET_FILE:${ARG_FROM}> -g ${ARG_GENERATOR} -t ${ARG_TARGET} -o ${dir} -f ${ARG_FUNCTION}
               -e h,cpp,stmt,schedule,flags)
   set(depends)
-  if(ARG_SCHEDULE)
+  if(ARG_SCHEDULE STREQUAL "auto")
+    # kiln::autoschedule chooses the schedule (docs/autoschedule.md); its
+    # choice is written beside the kernel as FUNCTION.sched.
+    list(APPEND command -s auto)
+  elseif(ARG_SCHEDULE)
     get_filename_component(schedule ${ARG_SCHEDULE} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     if(NOT EXISTS ${schedule})
       message(FATAL_ERROR "kiln_add_library(${name}): the schedule file ${schedule} does not exist")
@@ -90,6 +95,9 @@ function(kiln_add_library name)
     list(APPEND command -s ${schedule})
     list(APPEND depends ${schedule})
   endif()
+  foreach(estimate IN LISTS ARG_ESTIMATES)
+    list(APPEND command --estimate ${estimate})
+  endforeach()
   list(APPEND command ${ARG_PARAMS})
 
   # Rerun when the generator program changes: depend on the target that

@@ -10,6 +10,7 @@
 #include "driver/NpuReport.h"
 #include "ir/Error.h"
 #include "ir/Util.h"
+#include "kiln/Autoschedule.h"
 #include "kiln/Generator.h"
 #include "kiln/ScheduleFile.h"
 #include "kiln/StmtHTML.h"
@@ -132,7 +133,8 @@ void check_estimates(const GeneratorBase &g, const std::map<std::string, std::ve
 }  // namespace
 
 const std::vector<std::string> &generator_emit_kinds() {
-    static const std::vector<std::string> kinds = {"h", "cpp", "stmt", "schedule", "flags", "report", "stmt_html"};
+    static const std::vector<std::string> kinds = {"h", "cpp", "stmt", "schedule", "flags", "report", "stmt_html",
+                                                   "autoschedule"};
     return kinds;
 }
 
@@ -170,7 +172,14 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
 
     Pipeline p = g.build_pipeline();
     std::string schedule_text = "# The default schedule: every Func is inlined into its consumers.\n";
-    if (!o.schedule_file.empty()) {
+    std::map<std::string, std::vector<int>> sizes = o.estimates;  // outputs not given: 1024 per dimension
+    for (const auto *out : g.outputs())
+        if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(out->argument().dimensions, 1024);
+    AutoscheduleResult chosen;
+    if (o.schedule_file == "auto") {  // kiln-gen -s auto (docs/autoschedule.md)
+        chosen = autoschedule(p, o.target, sizes);
+        schedule_text = chosen.schedule_text;
+    } else if (!o.schedule_file.empty()) {
         ScheduleFile sched = ScheduleFile::load(o.schedule_file);
         sched.apply(p, o.target);
         schedule_text = sched.to_string();
@@ -189,12 +198,11 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         else if (e == "stmt") write_file(base + ".stmt", p.lowered_stmt(fn, args, o.target) + "\n");
         else if (e == "schedule") write_file(base + ".sched", "# " + provenance(g, o) + "\n" + schedule_text);
         else if (e == "flags") write_file(base + ".flags", kernel_compiler_flags(o.target) + "\n");
-        else if (e == "report" || e == "stmt_html") {
-            std::map<std::string, std::vector<int>> sizes = o.estimates;
-            for (const auto *out : g.outputs()) {
-                Argument a = out->argument();
-                if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(a.dimensions, 1024);
-            }
+        else if (e == "autoschedule") {
+            user_assert(o.schedule_file == "auto") << "-e autoschedule explains the schedule -s auto chooses; give -s auto";
+            write_file(base + ".autoschedule.txt", chosen.explanation);
+            write_file(base + ".autoschedule.json", chosen.explanation_json + "\n");
+        } else if (e == "report" || e == "stmt_html") {
             if (e == "report") {
                 PipelineReport r = p.report(sizes, o.target);
                 std::string text = r.to_text(), json = r.to_json();

@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
     Command c;
     c.compile.output_dir.clear();  // -o has no default: it is required to compile
     app.add_option("-g,--generator", c.generator, "The generator to compile (see --list)");
-    app.add_option("-s,--schedule", c.compile.schedule_file, "The schedule file to apply (default: every Func inlined)");
+    app.add_option("-s,--schedule", c.compile.schedule_file, "The schedule file to apply, or auto: Kiln chooses one for the --estimate sizes "
+                   "(docs/autoschedule.md; -e schedule,autoschedule writes it and why). Default: every Func inlined");
     app.add_option("-t,--target", c.target, "host, npu (the simulated tile-NPU, docs/npu.md) or "
                                             "x86-64-linux, each followed by [-feature...]; features: sse41, avx, "
                                             "avx2, fma, avx512, fast_math, no_asserts, trace, npu")
@@ -112,7 +113,8 @@ int main(int argc, char **argv) {
     app.add_flag("--list", c.list, "List the generators (or the one given by -g) with their params, inputs and outputs");
     app.add_flag("--print-cxx-flags", c.print_flags, "Print the compiler flags an emitted kernel for -t needs");
     app.add_option("--estimate", c.estimates,
-                   "A buffer size for -e report / stmt_html: name=W[,H[,C]] (outputs default to 1024 per dimension); "
+                   "A buffer size for -s auto and -e report / stmt_html: name=W[,H[,C]] (outputs default to 1024 per "
+                   "dimension); "
                    "one per --estimate")
         ->allow_extra_args(false)
         ->type_name("NAME=W,H");

@@ -15,6 +15,7 @@
 #include "bias_gelu_fused.h"
 #include "bias_gelu_host_tiled.h"
 #include "bias_gelu_unfused.h"
+#include "blur3x3_auto.h"
 #include "blur3x3_fused.h"
 #include "blur3x3_host_tiled.h"
 #include "blur3x3_npu.h"
@@ -22,20 +23,22 @@
 #include "forward_ad_fused.h"
 #include "forward_ad_host_tiled.h"
 #include "forward_ad_unfused.h"
+#include "harris_auto.h"
 #include "harris_fused.h"
 #include "harris_host_tiled.h"
 #include "harris_unfused.h"
 #include "layernorm_fused.h"
-#include "layernorm_npu.h"
 #include "layernorm_host_tiled.h"
+#include "layernorm_npu.h"
 #include "layernorm_unfused.h"
 #include "many_users_fused.h"
 #include "many_users_host_tiled.h"
 #include "many_users_unfused.h"
 #include "softmax_fused.h"
-#include "softmax_npu.h"
 #include "softmax_host_tiled.h"
+#include "softmax_npu.h"
 #include "softmax_unfused.h"
+#include "softplus_auto.h"
 #include "softplus_fused.h"
 #include "softplus_host_tiled.h"
 #include "softplus_npu.h"
@@ -43,12 +46,15 @@
 #include "subtract_mean_fused.h"
 #include "subtract_mean_host_tiled.h"
 #include "subtract_mean_unfused.h"
+#include "tanh_affine_auto.h"
 #include "tanh_affine_fused.h"
 #include "tanh_affine_host_tiled.h"
 #include "tanh_affine_npu.h"
 #include "tanh_affine_unfused.h"
+#include "unsharp_auto.h"
 #include "unsharp_fused.h"
 #include "unsharp_host_tiled.h"
+#include "unsharp_u8_auto.h"
 #include "unsharp_u8_fused.h"
 #include "unsharp_u8_host_tiled.h"
 #include "unsharp_u8_unfused.h"
@@ -65,6 +71,7 @@ using Kernel = std::function<int(halide_buffer_t *, halide_buffer_t *)>;
 struct Schedules {
     const char *name;
     Kernel unfused, fused, host_tiled;
+    Kernel automatic = nullptr;  // kiln-gen -s auto, where the tier builds one
 };
 
 // Uniform values in [lo, hi) from a fixed seed.

@@ -16,7 +16,9 @@ template<typename T>
 void check_schedules_agree(const Schedules &s, Buffer<T> &in, const Buffer<T> &like) {
     Buffer<T> ref = like.copy(), got = like.copy();
     REQUIRE(s.unfused(in.raw_buffer(), ref.raw_buffer()) == 0);
-    for (const auto &[name, kernel] : {std::pair<const char *, Kernel>{"fused", s.fused}, {"host_tiled", s.host_tiled}}) {
+    for (const auto &[name, kernel] : {std::pair<const char *, Kernel>{"fused", s.fused}, {"host_tiled", s.host_tiled},
+                                       {"auto", s.automatic}}) {
+        if (!kernel) continue;
         INFO(s.name << " " << name << " against unfused");
         got.fill(T(0));
         REQUIRE(kernel(in.raw_buffer(), got.raw_buffer()) == 0);
@@ -53,7 +55,7 @@ TEST_CASE("generator: blur3x3 unfused matches a plain C++ blur", "[generator]") 
 }
 
 TEST_CASE("generator: blur3x3 schedules agree", "[generator]") {
-    Schedules s{"blur3x3", blur3x3_unfused, blur3x3_fused, blur3x3_host_tiled};
+    Schedules s{"blur3x3", blur3x3_unfused, blur3x3_fused, blur3x3_host_tiled, blur3x3_auto};
     Buffer<float> in(W, H);
     fill_random(in, 0.0, 1.0);
     check_schedules_agree(s, in, Buffer<float>(W, H));
@@ -64,14 +66,15 @@ TEST_CASE("generator: unsharp schedules agree (float32 and uint8)", "[generator]
     auto bind = [](int (*f)(halide_buffer_t *, float, halide_buffer_t *), float amount) {
         return [=](halide_buffer_t *in, halide_buffer_t *out) { return f(in, amount, out); };
     };
-    Schedules f32{"unsharp", bind(unsharp_unfused, 1.5f), bind(unsharp_fused, 1.5f), bind(unsharp_host_tiled, 1.5f)};
+    Schedules f32{"unsharp", bind(unsharp_unfused, 1.5f), bind(unsharp_fused, 1.5f), bind(unsharp_host_tiled, 1.5f),
+                  bind(unsharp_auto, 1.5f)};
     Buffer<float> in(W, H);
     fill_random(in, 0.0, 1.0);
     check_schedules_agree(f32, in, Buffer<float>(W, H));
     check_schedules_agree(f32, in, shifted_output<float>(W - 30, H - 40));
 
     Schedules u8{"unsharp type=uint8", bind(unsharp_u8_unfused, 2.0f), bind(unsharp_u8_fused, 2.0f),
-                 bind(unsharp_u8_host_tiled, 2.0f)};
+                 bind(unsharp_u8_host_tiled, 2.0f), bind(unsharp_u8_auto, 2.0f)};
     Buffer<uint8_t> in8(W, H), out8(W, H);
     fill_random(in8, 0.0, 256.0);
     check_schedules_agree(u8, in8, out8);
@@ -89,7 +92,7 @@ TEST_CASE("generator: harris schedules agree", "[generator]") {
     auto bind = [](int (*f)(halide_buffer_t *, float, halide_buffer_t *)) {
         return [=](halide_buffer_t *in, halide_buffer_t *out) { return f(in, 0.04f, out); };
     };
-    Schedules s{"harris", bind(harris_unfused), bind(harris_fused), bind(harris_host_tiled)};
+    Schedules s{"harris", bind(harris_unfused), bind(harris_fused), bind(harris_host_tiled), bind(harris_auto)};
     Buffer<float> in(W, H, 3);
     fill_random(in, 0.0, 1.0);
     check_schedules_agree(s, in, Buffer<float>(W, H));
@@ -106,9 +109,10 @@ TEST_CASE("generator: elementwise_chain schedules agree (softplus and tanh_affin
     fill_random(in, -4.0, 4.0);
     for (float a : {0.5f, 2.0f}) {
         Schedules softplus{"softplus", bind(softplus_unfused, a, 1.0f), bind(softplus_fused, a, 1.0f),
-                           bind(softplus_host_tiled, a, 1.0f)};
+                           bind(softplus_host_tiled, a, 1.0f), bind(softplus_auto, a, 1.0f)};
         Schedules tanh_affine{"tanh_affine", bind(tanh_affine_unfused, a, -0.25f),
-                              bind(tanh_affine_fused, a, -0.25f), bind(tanh_affine_host_tiled, a, -0.25f)};
+                              bind(tanh_affine_fused, a, -0.25f), bind(tanh_affine_host_tiled, a, -0.25f),
+                              bind(tanh_affine_auto, a, -0.25f)};
         for (const Schedules *s : {&softplus, &tanh_affine}) {
             Buffer<float> full(W, H);
             full.set_min(-3, -4);

@@ -494,7 +494,7 @@ public:
 struct GeneratorCompileOptions {
     std::string output_dir = ".";
     std::string function_name;  // "" = the generator's name
-    std::string schedule_file;  // "" = the default schedule (every Func inlined)
+    std::string schedule_file;  // "" = the default schedule (every Func inlined); "auto" = autoschedule()
     Target target = Target::host();
     std::vector<std::string> emit = {"h", "cpp"};
     // Buffer sizes for the report and stmt_html ("name" -> extents); outputs
