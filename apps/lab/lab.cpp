@@ -23,6 +23,7 @@
 #include <charconv>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -303,10 +304,18 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     auto g = kiln::GeneratorRegistry::create(o.generator);
     g->set_generator_params(s.generator_params);
     kiln::Pipeline p = g->build_pipeline();
-    kiln::ScheduleFile::load(file).apply(p, target);
     for (const auto *in : g->inputs())
         if (in->argument().is_buffer) kiln_lab::image_param(*in).set(s.inputs.at(in->name()));
     set_scalars(*g, s.scalars);
+    if (file == "auto") {  // --auto: chosen for this run's sizes and scalar values
+        progress.show(step + name + ": autoschedule...");
+        kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes);
+        kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);
+        kiln_lab::write_file((fs::path(o.out) / "auto.autoschedule.txt").string(), a.explanation);
+    } else {
+        kiln::ScheduleFile::load(file).apply(p, target);
+    }
+    r.predicted_ms = kiln::predicted_time(p, target, s.sizes).total() / 1e6;
     for (size_t k = 0; k < s.outputs.size(); k++)
         r.outputs.emplace_back(kiln_lab::to_halide_type(s.outputs[k].type), s.output_extents[k]);
     // After the vector stops growing: raw_buffer() points into the Buffer object.
@@ -342,7 +351,8 @@ int run(const Options &o) {
     if (o.generator.empty()) usage_error("name a generator (kiln-lab --list shows them)");
     const kiln::Target target(o.target);
     Setup s = make_setup(o);
-    const std::vector<std::string> files = schedule_files(o);
+    std::vector<std::string> files = schedule_files(o);
+    if (o.autoschedule) files.push_back("auto");
     const std::vector<std::string> names = schedule_names(files);
 
     std::printf("kiln-lab: %s, %zu schedule%s, target %s, best of %d run%s\n", o.generator.c_str(), files.size(),
@@ -400,6 +410,13 @@ int run(const Options &o) {
                 "%lld KiB stay in cache); saved MB: against the report's baseline, this schedule with every\n"
                 "Func it computes moved to compute_root.\n",
                 (long long)o.cache_kb);
+    double rho = kiln_lab::rank_correlation(results);
+    if (!std::isnan(rho))
+        std::printf("model ms: the autoscheduler's cost model (docs/autoschedule.md); rank correlation with the "
+                    "measured times: %.2f\n",
+                    rho);
+    if (o.autoschedule) std::printf("auto: the schedule and why it was chosen are in %s/auto.sched and "
+                                    "auto.autoschedule.txt\n", o.out.c_str());
     kiln_lab::write_results(o, s, results, *ref, target);
 
     if (!problems.empty()) {
@@ -442,6 +459,8 @@ int main(int argc, char **argv) {
     app.add_flag("--cpu-time", o.cpu_time,
                  "time runs by the process's CPU time (all threads) instead of wall-clock time: steadier on a "
                  "busy machine; with KILN_NUM_THREADS=1 it is the kernel's own time");
+    app.add_flag("--auto", o.autoschedule,
+                 "add a row for the schedule kiln::autoschedule chooses for these sizes (docs/autoschedule.md)");
     app.add_flag("--list", o.list, "list the generators with their params, inputs and outputs");
     CLI11_PARSE(app, argc, argv);
     try {

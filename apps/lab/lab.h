@@ -26,6 +26,7 @@ struct Options {
     int64_t cache_kb = 1024;
     bool cpu_time = false;  // time the runs by process CPU time instead of wall-clock time
     bool list = false;
+    bool autoschedule = false;  // --auto: an "auto" row, the schedule kiln::autoschedule chooses
 };
 
 // What the lab feeds every schedule.
@@ -49,7 +50,12 @@ struct Outcome {
     std::vector<Halide::Runtime::Buffer<void>> outputs;
     std::vector<double> max_diff;  // per output, against the reference (the first schedule that ran)
     std::string error;             // why the schedule failed, "" if it ran
+    double predicted_ms = 0;       // the autoscheduler's cost model for this schedule (0: not predicted)
 };
+
+// Spearman's rank correlation of the predicted and measured times of the
+// schedules that ran (NaN with fewer than 3).
+double rank_correlation(const std::vector<Outcome> &results);
 
 // The table of results, one row per schedule; speedups against `ref`.
 // `time_label` heads the column of best times ("time ms", "cpu ms").

@@ -100,11 +100,12 @@ double max_abs_diff(const Buffer<const void> &a, const Buffer<const void> &b) {
 // The table: one row per schedule; speedups against the reference (the
 // first schedule that ran).
 std::string results_table(const std::vector<Outcome> &results, const Outcome &ref, const std::string &time_label) {
-    std::vector<std::vector<std::string>> rows = {{"schedule", "first run ms", time_label, "speedup", "memory MB",
-                                                   "saved MB", "peak intermediate", "worst recompute", "max diff"}};
+    std::vector<std::vector<std::string>> rows = {{"schedule", "first run ms", time_label, "speedup", "model ms",
+                                                   "memory MB", "saved MB", "peak intermediate", "worst recompute",
+                                                   "max diff"}};
     for (const Outcome &r : results) {
         if (!r.error.empty()) {
-            rows.push_back({r.name, "failed", "-", "-", "-", "-", "-", "-", "-"});
+            rows.push_back({r.name, "failed", "-", "-", "-", "-", "-", "-", "-", "-"});
             continue;
         }
         const kiln::FuncReport *w = worst_recompute(r.report);
@@ -113,7 +114,7 @@ std::string results_table(const std::vector<Outcome> &results, const Outcome &re
         char diff_text[32];
         std::snprintf(diff_text, sizeof(diff_text), "%.3g", diff);
         rows.push_back({r.name, fixed(r.first_ms, 1), fixed(r.best_ms, 3), fixed(ref.best_ms / r.best_ms, 2) + "x",
-                        fixed(r.report.memory_bytes / 1e6, 2), fixed(r.report.bytes_saved() / 1e6, 2),
+                        r.predicted_ms > 0 ? fixed(r.predicted_ms, 3) : "-", fixed(r.report.memory_bytes / 1e6, 2), fixed(r.report.bytes_saved() / 1e6, 2),
                         bytes_text(peak_intermediate(r.report)),
                         w ? w->name + " " + fixed(w->recompute, 2) + "x" : "-", diff_text});
     }
@@ -129,6 +130,28 @@ std::string results_table(const std::vector<Outcome> &results, const Outcome &re
         }
     }
     return out;
+}
+
+double rank_correlation(const std::vector<Outcome> &results) {
+    std::vector<std::pair<double, double>> pairs;  // (predicted, measured)
+    for (const Outcome &r : results)
+        if (r.error.empty() && r.predicted_ms > 0) pairs.push_back({r.predicted_ms, r.best_ms});
+    const size_t n = pairs.size();
+    if (n < 3) return std::nan("");
+    auto ranks = [&](bool second) {
+        std::vector<size_t> idx(n);
+        for (size_t i = 0; i < n; i++) idx[i] = i;
+        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+            return second ? pairs[a].second < pairs[b].second : pairs[a].first < pairs[b].first;
+        });
+        std::vector<double> rank(n);
+        for (size_t i = 0; i < n; i++) rank[idx[i]] = (double)i;
+        return rank;
+    };
+    std::vector<double> a = ranks(false), b = ranks(true);
+    double d2 = 0;
+    for (size_t i = 0; i < n; i++) d2 += (a[i] - b[i]) * (a[i] - b[i]);
+    return 1 - 6 * d2 / ((double)n * ((double)n * n - 1));
 }
 
 void write_file(const std::string &path, const std::string &text) {
@@ -159,6 +182,7 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
                                   {"file", r.file},
                                   {"first_run_ms", r.first_ms},
                                   {"best_ms", r.best_ms},
+                                  {"predicted_ms", r.predicted_ms},
                                   {"speedup", ref.best_ms / r.best_ms},
                                   {"memory_bytes", r.report.memory_bytes},
                                   {"bytes_saved", r.report.bytes_saved()},
