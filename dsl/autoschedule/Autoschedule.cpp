@@ -111,9 +111,13 @@ struct FuncInfo {
     bool pointwise = false;
     std::vector<int64_t> extent;  // of its largest realization with every Func at the root
     int lanes = 8;                // natural vector size of its (widest) type
+    // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
+    // can split into vector lanes (the RVar's loop name; "" otherwise).
+    std::string rvar;
 };
 
 struct State {
+    std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
     std::map<std::string, Place> place;          // of every Func that is not an output
     std::map<std::string, std::string> group;    // Inner, Sliding, Outer: the group's root Func
     std::map<std::string, Structure> structure;  // outputs and Root Funcs
@@ -145,12 +149,14 @@ Sizes sizes_for(const std::vector<std::shared_ptr<FunctionContents>> &outs,
     return r;
 }
 
-// A CompileError if the schedule reads an input or writes an output outside
-// the buffers of the given sizes (a vectorized or tiled loop rounded past
-// the edge): the kernel would refuse those buffers at run time.
-void check_regions(const PipelineRegions &regions, const Sizes &sz) {
+// Where the schedule reads an input or writes an output outside the
+// buffers of the given sizes (a vectorized or tiled loop rounded past the
+// edge; the kernel would refuse those buffers at run time): "name:dim" ->
+// what happens there.
+std::map<std::string, std::string> outside_buffers(const PipelineRegions &regions, const Sizes &sz) {
     std::map<std::string, Expr> values;
     for (const auto &[name, v] : sz.concrete.values) values[name] = Expr((int)v);
+    std::map<std::string, std::string> found;
     auto check = [&](const std::string &name, const Box &box, const char *what) {
         auto it = sz.concrete.sizes.find(name);
         if (it == sz.concrete.sizes.end()) return;
@@ -158,26 +164,29 @@ void check_regions(const PipelineRegions &regions, const Sizes &sz) {
             const int64_t *lo = box[d].has_lower() ? as_const_int(simplify(substitute(values, box[d].min))) : nullptr;
             const int64_t *hi = box[d].has_upper() ? as_const_int(simplify(substitute(values, box[d].max))) : nullptr;
             if ((lo && *lo < 0) || (hi && *hi >= it->second[d]))
-                user_error << what << " " << name << " over [" << (lo ? *lo : 0) << ", " << (hi ? *hi : 0)
-                           << "] in dimension " << d << ", past its " << it->second[d] << " elements";
+                found[name + ":" + std::to_string(d)] = std::string(what) + " " + name + " over [" +
+                                                        std::to_string(lo ? *lo : 0) + ", " + std::to_string(hi ? *hi : 0) +
+                                                        "] in dimension " + std::to_string(d) + ", past its " +
+                                                        std::to_string(it->second[d]) + " elements";
         }
     };
     for (const auto &[name, box] : regions.inputs) check(name, box, "reads input");
     for (const auto &[name, box] : regions.outputs) check(name, box, "writes output");
+    return found;
 }
 
-// The predicted cost of the Funcs' current schedules; with `check`, a
-// CompileError if they read or write outside the buffers (check_regions).
+// The predicted cost of the Funcs' current schedules; `outside` (if given)
+// gets where they read or write outside the buffers (outside_buffers).
 PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents>> &outs,
                               const std::vector<std::string> &out_names, const Target &t, const Sizes &sz,
                               const LoopCounts &baseline, const MachineModel &m, LoopCounts *counts_out = nullptr,
-                              bool check = false) {
+                              std::map<std::string, std::string> *outside = nullptr) {
     LowerOptions lo;
     lo.stop = LowerStop::LoopNest;
     PipelineRegions regions;
     lo.regions = &regions;
     Stmt body = lower(outs, "", {}, t, lo).body;
-    if (check) check_regions(regions, sz);
+    if (outside) *outside = outside_buffers(regions, sz);
     LoopCounts counts = count_loop_nest(body, sz.concrete.values);
     if (counts_out) *counts_out = counts;
     return predict_cost(counts, baseline, find_environment(outs), out_names, sz.input_bytes, m);
@@ -188,6 +197,24 @@ struct Evaluation {
     std::string error;
     PipelineCost cost;
 };
+
+// Whether an update gives the same bits in any order of its RVar: min and
+// max do, integer arithmetic does (it wraps), float sums and products do
+// not, so those are split into lanes only where the target allows
+// reassociation (fast_math), as hand schedules with rfactor assume.
+bool reassociation_exact(const Definition &u, const Target &t) {
+    if (u.values.size() != 1) return false;
+    const Expr &v = u.values[0];
+    if (v.as<Max>() || v.as<Min>()) return true;
+    if (!v.as<Add>() && !v.as<Mul>()) return false;
+    return !v.type().is_float() || t.has(Target::FastMath);
+}
+
+// A name made of a loop's name ("r.x" -> "r_x").
+std::string identifier(std::string s) {
+    std::replace(s.begin(), s.end(), '.', '_');
+    return s;
+}
 
 std::string kib(int64_t bytes) {
     char s[32];
@@ -234,6 +261,16 @@ public:
         for (const std::string &name : order)
             for (const std::string &c : direct_callees(*user.at(name)))
                 if (info.count(c)) info[c].consumers.push_back(name);
+        for (auto &[name, fi] : info) {
+            const FunctionContents &f = *user.at(name);
+            if (f.updates.size() == 1 && f.args.size() == 1 && f.updates[0].rdom && f.updates[0].rdom->vars.size() == 1 &&
+                reassociation_exact(f.updates[0], t)) {
+                const Definition &u = f.updates[0];
+                const auto *v = u.args[0].as<Variable>();
+                for (const Dim &d : u.schedule.dims)
+                    if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
+            }
+        }
         for (auto &[name, fi] : info) {
             if (fi.consumers.size() != 1 || fi.updates) continue;
             const FunctionContents &c = *user.at(fi.consumers[0]);
@@ -393,7 +430,7 @@ private:
             const FuncInfo &f = info.at(*it);
             Place p = f.output ? Place::Root : s.place.at(f.name);
             if (comments)
-                for (const char *kind : {"place:", "loops:"})
+                for (const char *kind : {"place:", "loops:", "reduction:"})
                     if (why.count(kind + f.name)) os << "# " << f.name << ": " << why.at(kind + f.name) << "\n";
             if (p == Place::Inline) continue;
             std::string dirs;
@@ -409,27 +446,49 @@ private:
             }
             while (!dirs.empty() && dirs.back() == ' ') dirs.pop_back();
             if (!dirs.empty()) os << f.name << ": " << dirs << "\n";
-            if (p != Place::Root || !s.structure.at(f.name).bare)
+            if (s.rfactored.count(f.name)) {
+                // f.update(0) splits its RVar into vector lanes, summed by an
+                // intermediate computed where f is.
+                std::string r = f.rvar, base = identifier(r), lanes = f.name + "_lanes", u = f.args[0] == "u" ? "u_" : "u";
+                std::string at = p == Place::Root ? "compute_at(" + f.name + ", " + f.args[0] + ")" : dirs.substr(0, dirs.find(')') + 1);
+                os << f.name << ".update(0): split(" << r << ", " << base << "o, " << base << "i, natural_vector_size) rfactor("
+                   << base << "i, " << u << ", " << lanes << ")\n"
+                   << lanes << ": " << at << " vectorize(" << u << ")\n"
+                   << lanes << ".update(0): reorder(" << u << ", " << base << "o) vectorize(" << u << ")\n";
+            } else if (p != Place::Root || !s.structure.at(f.name).bare) {
                 for (const std::string &u : update_stanzas(f, p == Place::Root)) os << u << "\n";
+            }
         }
         return os.str();
     }
 
     Evaluation evaluate(const State &s, LoopCounts *counts_out = nullptr) {
+        const std::string text = render(s);
+        auto seen = evaluated.find(text);
+        if (seen != evaluated.end() && !counts_out) return seen->second;  // the same schedule again
         Evaluation e;
         result.states_evaluated++;
         snapshot.restore();
         try {
-            ScheduleFile::parse(render(s), "autoschedule").apply(p, t);
-            e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, true);
+            ScheduleFile::parse(text, "autoschedule").apply(p, t);
+            std::map<std::string, std::string> outside;
+            e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside);
             e.legal = true;
+            // Past a buffer where the baseline is not (where it is, every
+            // schedule is: the buffer sizes given are too small, or assumed).
+            if (counts_out) outside_baseline = outside;  // the baseline
+            for (const auto &[where, what] : outside)
+                if (!outside_baseline.count(where)) user_error << what;
         } catch (const std::exception &ex) {
             std::string msg = ex.what();
             e.error = msg.substr(0, msg.find('\n'));
         }
         snapshot.restore();
+        evaluated[text] = e;
         return e;
     }
+    std::map<std::string, Evaluation> evaluated;  // by schedule text
+    std::map<std::string, std::string> outside_baseline;  // outside_buffers of the baseline
 
     // The group root Funcs whose loops compute f's consumers.
     std::set<std::string> consumer_groups(const State &s, const std::string &f) const {
@@ -581,7 +640,25 @@ private:
                 states.push_back(c);
             }
             decide(d, states, s, "place");
+            if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && time_left()) split_reduction(s, f);
         }
+    }
+
+    // A 1-D reduction: serial, or its RVar split into vector lanes (rfactor).
+    void split_reduction(State &s, const FuncInfo &f) {
+        AutoscheduleDecision d;
+        d.func = f.name;
+        std::vector<State> states;
+        for (bool split : {false, true}) {
+            State c = s;
+            if (split) c.rfactored.insert(f.name);
+            else c.rfactored.erase(f.name);
+            Evaluation e = evaluate(c);
+            std::string option = split ? "rfactor(" + f.rvar + ") into natural_vector_size lanes" : "serial reduction";
+            d.alternatives.push_back({option, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
+            states.push_back(c);
+        }
+        decide(d, states, s, "reduction");
     }
 
     // Each group's loop structure: strips of rows or 2-D tiles of a few

@@ -17,7 +17,9 @@ int auto_vs_default(MakeOutput make, const Buffer<float> &like) {
     Pipeline(plain).realize(want);
     std::vector<int> size;
     for (int d = 0; d < like.dimensions(); d++) size.push_back(like.dim(d).extent());
-    AutoscheduleResult r = autoschedule(Pipeline(scheduled), Target::host(), {{scheduled.name(), size}});
+    AutoscheduleOptions o;
+    o.time_limit_ms = 60000;  // every option evaluated, however busy the machine
+    AutoscheduleResult r = autoschedule(Pipeline(scheduled), Target::host(), {{scheduled.name(), size}}, o);
     INFO(r.schedule_text);
     CHECK(r.skipped.empty());
     Pipeline(scheduled).realize(got);

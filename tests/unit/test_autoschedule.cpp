@@ -156,3 +156,33 @@ TEST_CASE("autoschedule: an output of the wrong rank in the estimates names the 
     CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {64}}}, fixed_machine()),
                       Catch::Contains("autoschedule: give the size of output blur_y (2 dimensions)"));
 }
+
+TEST_CASE("autoschedule: a row's max is split into vector lanes; a float sum only where reassociation is allowed",
+          "[autoschedule]") {
+    auto make = [] {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        RDom r(0, 2048, "r");
+        Func row_max("row_max"), row_sum("row_sum"), out("out");
+        row_max(y) = -1e30f;
+        row_max(y) = max(row_max(y), in(r, y));
+        row_sum(y) = 0.0f;
+        row_sum(y) += in(r, y);
+        out(x, y) = (in(x, y) - row_max(y)) / row_sum(y);
+        return out;
+    };
+    AutoscheduleResult strict = autoschedule(Pipeline(make()), avx2, {{"out", {2048, 512}}}, fixed_machine());
+    INFO(strict.explanation);
+    CHECK(stanza(strict.schedule_text, "row_max.update(0)").find("rfactor(") != std::string::npos);
+    CHECK(stanza(strict.schedule_text, "row_max_lanes").find("vectorize(u)") != std::string::npos);
+    CHECK(stanza(strict.schedule_text, "row_sum.update(0)").find("rfactor(") == std::string::npos);
+    bool considered = false;
+    for (const auto &d : strict.decisions)
+        for (const auto &a : d.alternatives) considered |= d.func == "row_max" && a.option == "serial reduction";
+    CHECK(considered);
+
+    AutoscheduleResult fast = autoschedule(Pipeline(make()), avx2.with(Target::FastMath), {{"out", {2048, 512}}},
+                                           fixed_machine());
+    INFO(fast.explanation);
+    CHECK(stanza(fast.schedule_text, "row_sum.update(0)").find("rfactor(") != std::string::npos);
+}
