@@ -80,6 +80,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
         if (!selected(o, sc.name)) continue;
         std::fprintf(stderr, "running %s...\n", sc.name.c_str());
         results.push_back(sc.run(o));
+        for (Entry &e : take_auto_rows()) results.back().entries.push_back(std::move(e));
         cases.push_back(to_json(results.back(), roof));
     }
     print_table(results, roof);
@@ -95,6 +96,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
                           {"fma_peak_gflop_per_s", roof.peak_gflops},
                           {"fma_isa", roof.fma_isa}}},
                         {"geomean_kiln_over_halide", geomean_kiln_over_halide(results)},
+                        {"geomean_kiln_auto_over_kiln", geomean_over_kiln(results, "kiln auto")},
                         {"cases", cases}};
     std::ofstream(json_path) << j.dump(2) << "\n";
     std::ofstream(svg_path) << chart_svg(results, roof);
@@ -117,6 +119,8 @@ int main(int argc, char **argv) {
     app.add_option("--runs", o.runs, "Timed runs per system (the minimum is reported)")->check(CLI::Range(1, 100000));
     app.add_option("--threads", o.threads, "Threads for every system")->check(CLI::Range(1, 1024));
     app.add_option("--only", o.only, "Run only cases whose names start with these (comma-separated)")->delimiter(',');
+    app.add_flag("--auto", kiln_bench::auto_rows(),
+                 "Also run each case's generator under the schedule kiln::autoschedule chooses (a \"kiln auto\" row)");
     app.add_option("--json", json_path, "Where to write the results");
     app.add_option("--svg", svg_path, "Where to write the chart");
     CLI11_PARSE(app, argc, argv);

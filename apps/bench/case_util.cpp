@@ -2,7 +2,10 @@
 #include "case_util.h"
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <random>
+#include <utility>
 
 namespace kiln_bench {
 
@@ -24,11 +27,16 @@ FBuf zeros_like(const FBuf &b) {
 
 Halide::Buffer<float> halide_view(FBuf &b) { return Halide::Buffer<float>(FBuf(b)); }  // a shallow copy
 
-Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
-    std::vector<halide_buffer_t *> raw;
-    for (FBuf *o : outs) raw.push_back(o->raw_buffer());
-    return run_kiln(k, raw, runs);
+namespace {
+std::vector<Entry> pending_auto_rows;
 }
+
+bool &auto_rows() {
+    static bool on = false;
+    return on;
+}
+
+std::vector<Entry> take_auto_rows() { return std::exchange(pending_auto_rows, {}); }
 
 Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &raw, int runs) {
     Entry e;
@@ -36,6 +44,38 @@ Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &raw, int run
     e.timing = time_runs(runs, [&] { k.realize(raw); });
     e.compile_ms = e.timing.first_ms - e.timing.median();
     e.compile_cpu_ms = e.timing.first_cpu_ms - e.timing.best_run_cpu_ms;
+    return e;
+}
+
+Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
+    std::vector<halide_buffer_t *> raw;
+    for (FBuf *o : outs) raw.push_back(o->raw_buffer());
+    Entry e = run_kiln(k, raw, runs);
+    if (auto_rows() && pending_auto_rows.empty() && k.schedule_path() != "auto") {  // the case's first Kiln pipeline
+        std::unique_ptr<KilnRunner> a = k.twin("auto");
+        std::vector<FBuf> copies;
+        for (FBuf *o : outs) copies.push_back(zeros_like(*o));
+        std::vector<FBuf *> auto_outs;
+        std::vector<halide_buffer_t *> auto_raw;
+        for (FBuf &c : copies) {
+            auto_outs.push_back(&c);
+            auto_raw.push_back(c.raw_buffer());
+        }
+        Entry ae;
+        ae.system = "kiln auto";
+        ae.timing = time_runs(runs, [&] { a->realize(auto_raw); });
+        ae.compile_ms = ae.timing.first_ms - ae.timing.median();
+        ae.compile_cpu_ms = ae.timing.first_cpu_ms - ae.timing.best_run_cpu_ms;
+        char note[80];
+        std::snprintf(note, sizeof note, "kiln::autoschedule, search %.0f ms (in compile ms)", a->autoschedule_ms());
+        ae.note = note;
+        check_against(ae, auto_outs, outs);
+        // The target allows reassociation (fast_math), and the search may
+        // split a float reduction into vector lanes where the hand schedule
+        // does not: the sums round differently.
+        ae.tolerance = 1e-4;
+        pending_auto_rows.push_back(ae);
+    }
     return e;
 }
 

@@ -22,9 +22,16 @@ FBuf zeros_like(const FBuf &b);
 Halide::Buffer<float> halide_view(FBuf &b);
 
 // Kiln: first call = JIT compilation (fresh cache) + one run; compile_ms is
-// the first call minus the median run.
+// the first call minus the median run. With auto_rows() on, the same
+// generator under the schedule kiln::autoschedule chooses is run too (for
+// the first Kiln pipeline of a case), into buffers like outs, checked
+// against them (within 1e-4: see case_util.cpp), and kept for take_auto_rows().
 Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs);
+// The same for outputs of any type (no auto row).
 Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &outs, int runs);
+bool &auto_rows();
+// The "kiln auto" entries run_kiln made since the last call.
+std::vector<Entry> take_auto_rows();
 // Halide: compile_jit() is timed on its own (compile_ms), then the runs.
 Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs);
 Entry run_halide(Halide::Pipeline p, Halide::Realization outs, int runs);

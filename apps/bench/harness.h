@@ -44,6 +44,7 @@ struct Entry {
     double compile_cpu_ms = -1;  // its CPU time (the compiler processes' included)
     double max_rel_err = 0;   // against Kiln's output
     bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
+    double tolerance = -1;    // the largest max_rel_err accepted, if not the case's
 };
 
 struct CaseResult {
@@ -62,6 +63,10 @@ nlohmann::json to_json(const CaseResult &c, const Roofline &roof);
 void print_table(const std::vector<CaseResult> &cases, const Roofline &roof);
 // Geometric mean of Kiln / Halide time over the cases that have both.
 double geomean_kiln_over_halide(const std::vector<CaseResult> &cases);
+// Geometric mean of `system`'s time / Kiln's (its hand schedule) over the
+// cases that have it (0 if none), and the case where that ratio is largest.
+double geomean_over_kiln(const std::vector<CaseResult> &cases, const std::string &system, std::string *worst = nullptr,
+                         double *worst_ratio = nullptr);
 // Horizontal bars: per case, each system's time relative to Kiln's.
 std::string chart_svg(const std::vector<CaseResult> &cases, const Roofline &roof);
 

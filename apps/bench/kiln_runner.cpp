@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include "lab_buffers.h"
@@ -17,11 +18,23 @@ namespace fs = std::filesystem;
 
 KilnRunner::KilnRunner(const std::string &generator, const std::vector<std::string> &params,
                        const std::string &schedule)
-    : gen_(kiln::GeneratorRegistry::create(generator)) {
+    : generator_(generator), params_(params), gen_(kiln::GeneratorRegistry::create(generator)) {
     gen_->set_generator_params(params);
     pipeline_ = gen_->build_pipeline();
+    if (schedule == "auto") {
+        schedule_path_ = "auto";
+        autoschedule_pending_ = true;
+        return;
+    }
     schedule_path_ = (fs::path(KILN_BENCH_SCHEDULE_DIR) / generator / (schedule + ".sched")).string();
     kiln::ScheduleFile::load(schedule_path_).apply(pipeline_, target());
+}
+
+std::unique_ptr<KilnRunner> KilnRunner::twin(const std::string &schedule) const {
+    auto t = std::make_unique<KilnRunner>(generator_, params_, schedule);
+    for (const auto &[name, buffer] : bound_) t->bind(name, buffer);
+    for (const auto &[name, value] : scalars_) t->set(name, value);
+    return t;
 }
 
 const kiln::GeneratorInputBase &KilnRunner::input(const std::string &name) const {
@@ -32,16 +45,36 @@ const kiln::GeneratorInputBase &KilnRunner::input(const std::string &name) const
 
 void KilnRunner::bind(const std::string &name, const Halide::Runtime::Buffer<void> &buffer) {
     kiln_lab::image_param(input(name)).set(buffer);
+    bound_.emplace_back(name, buffer);
 }
 
 void KilnRunner::set(const std::string &name, const std::string &value) {
     if (!kiln_lab::set_scalar(input(name), value))
         throw std::runtime_error("bench: \"" + value + "\" is not a value of Input " + name);
+    scalars_.emplace_back(name, value);
 }
 
 kiln::Target KilnRunner::target() { return kiln::Target::host().with(kiln::Target::FastMath); }
 
-void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) { pipeline_.realize_raw(outputs, target()); }
+void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
+    if (autoschedule_pending_) {
+        std::map<std::string, std::vector<int>> sizes;
+        auto extents = [](const halide_buffer_t *b) {
+            std::vector<int> e;
+            for (int d = 0; d < b->dimensions; d++) e.push_back(b->dim[d].extent);
+            return e;
+        };
+        for (const auto &[name, buffer] : bound_) sizes[name] = extents(buffer.raw_buffer());
+        size_t k = 0;
+        for (const kiln::GeneratorOutputBase *out : gen_->outputs()) {
+            if (k < outputs.size()) sizes[out->name()] = extents(outputs[k]);
+            k += out->arguments().size();  // a Tuple output has one buffer per element
+        }
+        autoschedule_pending_ = false;
+        autoschedule_ms_ = kiln::autoschedule(pipeline_, target(), sizes).search_ms;
+    }
+    pipeline_.realize_raw(outputs, target());
+}
 
 void use_fresh_jit_cache() {
     static fs::path dir;

@@ -9,6 +9,10 @@
 // The JIT cache is pointed at a fresh directory, so the first realize()
 // measures a real compilation (compile_ms).
 //
+// The schedule "auto" is chosen by kiln::autoschedule at the first
+// realize(), for the sizes of the buffers bound and realized into (the
+// search time is then part of the first call, as a JIT compile is).
+//
 // The target is the host with fast_math: float reassociation and FMA
 // contraction allowed, which is Halide's default float mode, so both
 // systems are held to the same rules (Kiln's default is stricter).
@@ -32,12 +36,23 @@ public:
     void realize(const std::vector<halide_buffer_t *> &outputs);
     const std::string &schedule_path() const { return schedule_path_; }
     static kiln::Target target();
+    // The same generator and params under `schedule`, with the same inputs
+    // bound and scalars set.
+    std::unique_ptr<KilnRunner> twin(const std::string &schedule) const;
+    // For "auto": how long the search took (ms), after the first realize().
+    double autoschedule_ms() const { return autoschedule_ms_; }
 
 private:
     const kiln::GeneratorInputBase &input(const std::string &name) const;
+    std::string generator_;
+    std::vector<std::string> params_;
     std::unique_ptr<kiln::GeneratorBase> gen_;
     kiln::Pipeline pipeline_;
     std::string schedule_path_;
+    bool autoschedule_pending_ = false;
+    double autoschedule_ms_ = 0;
+    std::vector<std::pair<std::string, Halide::Runtime::Buffer<void>>> bound_;  // handles sharing the data
+    std::vector<std::pair<std::string, std::string>> scalars_;
 };
 
 // Point Kiln's JIT cache at a new empty directory (compile times are then
