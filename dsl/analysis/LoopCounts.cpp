@@ -66,31 +66,46 @@ public:
     std::map<std::string, int64_t> calls;
     int64_t arith = 0, divs = 0, transcendentals = 0;
     void visit(const Call *op) override {
+        // Index arithmetic is address computation, not work on values.
+        bool loads = op->call_type == Call::Func || op->call_type == Call::Image;
+        bool saved = in_index;
+        in_index = in_index || loads;
         IRVisitor::visit(op);
-        if (op->call_type == Call::Func || op->call_type == Call::Image) calls[op->name]++;
+        in_index = saved;
+        if (loads) calls[op->name]++;
         static const std::set<std::string> expensive = {"exp", "log", "pow", "tanh", "sin", "cos"};
-        if (op->call_type == Call::PureExtern) (expensive.count(op->name) ? transcendentals : arith)++;
+        if (op->call_type == Call::PureExtern && !in_index) (expensive.count(op->name) ? transcendentals : arith)++;
+    }
+
+    // Operations in an index (a store's) are not counted.
+    void include_index(const Expr &e) {
+        in_index = true;
+        include(e);
+        in_index = false;
     }
 
 private:
-    void visit(const Add *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Sub *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Mul *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Div *op) override { (op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
-    void visit(const Mod *op) override { divs++, IRVisitor::visit(op); }
-    void visit(const Min *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Max *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const EQ *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const NE *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const LT *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const LE *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const GT *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const GE *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const And *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Or *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Not *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Select *op) override { arith++, IRVisitor::visit(op); }
-    void visit(const Cast *op) override { arith++, IRVisitor::visit(op); }
+    bool in_index = false;
+    int64_t &arith_or_none() { return in_index ? ignored : arith; }
+    int64_t ignored = 0;
+    void visit(const Add *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Sub *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Mul *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Div *op) override { (in_index ? ignored : op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
+    void visit(const Mod *op) override { (in_index ? ignored : divs)++, IRVisitor::visit(op); }
+    void visit(const Min *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Max *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const EQ *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const NE *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const LT *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const LE *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const GT *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const GE *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const And *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Or *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Not *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Select *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    void visit(const Cast *op) override { arith_or_none()++, IRVisitor::visit(op); }
 };
 
 // Does the body of loop `var` need stepping through (not just
@@ -154,6 +169,70 @@ public:
     std::vector<std::string> loops;  // enclosing loops, outermost first
     int64_t lanes = 0;               // extent of the enclosing vectorized loop, 0 outside one
     int64_t tasks = 0;               // iterations of the innermost enclosing parallel loop, 0 outside one
+    // The enclosing loops' kinds and extents (outermost first), and the
+    // loops each enclosing let depends on, for register reuse.
+    struct Frame {
+        std::string name;
+        ForType type;
+        int64_t extent;
+    };
+    std::vector<Frame> frames;
+    std::map<std::string, std::set<std::string>> let_loops;
+    std::map<const Provide *, double> register_reads;
+    std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
+
+    // The loops (among frames) an expression depends on, through lets.
+    std::set<std::string> loops_of(const Expr &e) const {
+        std::set<std::string> r;
+        for (const Frame &f : frames)
+            if (expr_uses_var(e, f.name)) r.insert(f.name);
+        for (const auto &[let, deps] : let_loops)
+            if (expr_uses_var(e, let)) r.insert(deps.begin(), deps.end());
+        return r;
+    }
+
+    // The reads of one execution of a store that reach memory (L1): a load
+    // that does not move with an enclosing unrolled loop is loaded once for
+    // all its iterations (the register tile of a matrix product), and an
+    // update's read of the point it stores, where that point does not move
+    // with the innermost serial loop around it, stays in a register.
+    double reads_from_memory(const Provide *op) {
+        auto it = register_reads.find(op);
+        if (it != register_reads.end()) return it->second;
+        std::set<std::string> stored;
+        for (const Expr &a : op->args) {
+            auto l = loops_of(a);
+            stored.insert(l.begin(), l.end());
+        }
+        std::string serial;  // the innermost serial loop
+        for (const Frame &f : frames)
+            if (f.type == ForType::Serial || f.type == ForType::Parallel) serial = f.name;
+        serial_reduction[op] = !frames.empty() && frames.back().type == ForType::Serial && !stored.count(frames.back().name);
+        class Loads : public IRVisitor {
+        public:
+            std::vector<const Call *> calls;
+            void visit(const Call *c) override {
+                IRVisitor::visit(c);
+                if (c->call_type == Call::Func || c->call_type == Call::Image) calls.push_back(c);
+            }
+        } loads;
+        for (const Expr &v : op->values) loads.include(v);
+        double total = 0;
+        for (const Call *c : loads.calls) {
+            std::set<std::string> moves;
+            for (const Expr &a : c->args) {
+                auto l = loops_of(a);
+                moves.insert(l.begin(), l.end());
+            }
+            bool self = c->name == op->name && moves == stored;
+            if (self && !serial.empty() && !stored.count(serial)) continue;
+            double w = 1;
+            for (const Frame &f : frames)
+                if (f.type == ForType::Unrolled && !moves.count(f.name)) w /= (double)f.extent;
+            total += w;
+        }
+        return register_reads[op] = total;
+    }
 
     // The stage of a store to `func` here: k of its innermost loop named
     // func.s<k>.* (0 without one).
@@ -180,7 +259,13 @@ public:
             auto saved = values.find(op->name) != values.end() ? std::optional<int64_t>(values[op->name]) : std::nullopt;
             if (known) values[op->name] = v;
             else values.erase(op->name);
+            auto saved_deps = let_loops.find(op->name) != let_loops.end()
+                                  ? std::optional<std::set<std::string>>(let_loops[op->name])
+                                  : std::nullopt;
+            let_loops[op->name] = loops_of(op->value);
             walk(op->body, mult);
+            if (saved_deps) let_loops[op->name] = *saved_deps;
+            else let_loops.erase(op->name);
             if (saved) values[op->name] = *saved;
             else values.erase(op->name);
         } else if (const auto *op = s.as<For>()) {
@@ -225,7 +310,7 @@ public:
             if (it == calls_of.end()) {
                 CountCalls cc;
                 for (const auto &v : op->values) cc.include(v);
-                for (const auto &a : op->args) cc.include(a);
+                for (const auto &a : op->args) cc.include_index(a);
                 it = calls_of.emplace(op, cc).first;
             }
             const CountCalls &cc = it->second;
@@ -244,6 +329,8 @@ public:
                 out.funcs[kv.first].loads += kv.second * mult;
                 fc.reads += kv.second * mult;
             }
+            fc.memory_reads += reads_from_memory(op) * (double)mult;
+            if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {
             walk(op->body, mult);
         }
@@ -267,7 +354,9 @@ public:
             tasks = ex;
             out.parallel_loops += mult;
         }
+        frames.push_back({op->name, op->for_type, ex});
         walk_for_body(op, mult, mn, ex);
+        frames.pop_back();
         lanes = saved_lanes;
         tasks = saved_tasks;
     }

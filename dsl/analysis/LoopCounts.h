@@ -43,7 +43,15 @@ struct FuncCounts {
     // simple operations).
     int64_t arith = 0, divs = 0, transcendentals = 0;
     int64_t reads = 0;            // values its stores read (of Funcs and inputs)
+    // Those that reach memory: a load that does not move with an enclosing
+    // unrolled loop counts once for all its iterations, and an update's read
+    // of the point it stores, when the innermost serial loop does not move
+    // that point, not at all (both stay in registers).
+    double memory_reads = 0;
     int64_t vector_stores = 0;    // stores inside a vectorized loop
+    // stores outside one whose innermost loop (serial) does not move the
+    // point stored: a reduction the C++ compiler cannot vectorize either
+    int64_t serial_reduction_stores = 0;
     int64_t vector_lanes = 0;     // the widest such loop's extent
     int64_t parallel_stores = 0;  // stores inside a parallel loop
     int64_t parallel_tasks = 0;   // the fewest iterations of a parallel loop around a store

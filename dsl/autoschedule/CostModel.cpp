@@ -50,9 +50,10 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
 
         double v = (double)fc.vector_stores / (double)fc.stores;
         double lanes = std::max<double>((double)fc.vector_lanes, 1);
-        double cycles = (double)(fc.arith + fc.reads) / m.ops_per_cycle + (double)fc.divs * m.div_cycles +
+        double cycles = ((double)fc.arith + fc.memory_reads) / m.ops_per_cycle + (double)fc.divs * m.div_cycles +
                         (double)fc.transcendentals * m.transcendental_cycles;
-        c.terms.compute = cycles * (v / lanes + (1 - v) / m.unvectorized_lanes) / m.ghz / speedup;
+        double r = (double)fc.serial_reduction_stores / (double)fc.stores;  // not vectorized by anyone
+        c.terms.compute = cycles * (v / lanes + r + std::max(0.0, 1 - v - r) / m.unvectorized_lanes) / m.ghz / speedup;
 
         c.footprint_bytes = fc.largest_points * bpp;
         c.level = is_output ? "output" : level_of(c.footprint_bytes, m);

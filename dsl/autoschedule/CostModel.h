@@ -3,10 +3,12 @@
 // named terms per Func.
 //
 //   compute  = cycles / GHz / speedup, where
-//              cycles = ((arith + reads) / ops_per_cycle + divs * div_cycles
+//              cycles = ((arith + memory_reads) / ops_per_cycle + divs * div_cycles
 //                        + transcendentals * transcendental_cycles)
-//                       * (v / lanes + (1 - v) / unvectorized_lanes)
-//                                                    v: share of stores in a vectorized loop
+//                       * (v / lanes + r + (1 - v - r) / unvectorized_lanes)
+//                                                    v: share of stores in a vectorized loop,
+//                                                    r: of serial reductions outside one
+//                                                    (index arithmetic is not counted)
 //              speedup = 1 / ((1 - p) + p / cores)   p: share of stores in a parallel loop;
 //                                                    cores = tasks / ceil(tasks / threads)
 //   memory   = the points a Func defines are written once and read back once
