@@ -65,7 +65,9 @@ enum class Place { Inline, Root, Inner, Sliding, Outer };
 
 // The loops of a root Func's pure definition.
 struct Structure {
-    enum Kind { Plain, Rows, Tiles, Strips } kind = Plain;  // Strips: a 1-D Func split into strips
+    // Strips: a 1-D Func split into strips. Blocks: register blocks of tx
+    // vectors by ty rows, for a matrix product computed per block.
+    enum Kind { Plain, Rows, Tiles, Strips, Blocks } kind = Plain;
     int tx = 0, ty = 0;
     bool bare = false;  // no directives at all (the baseline)
     std::string to_string() const {
@@ -73,6 +75,7 @@ struct Structure {
         case Rows: return "strips of " + std::to_string(ty) + " rows";
         case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
         case Strips: return "strips of " + std::to_string(tx);
+        case Blocks: return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows";
         default: return "no tiling";
         }
     }
@@ -114,6 +117,9 @@ struct FuncInfo {
     // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
     // can split into vector lanes (the RVar's loop name; "" otherwise).
     std::string rvar;
+    // A matrix product f(x, y, ...) += a * b over an RDom (GEMM, a
+    // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
+    std::string matrix_rvar;
 };
 
 struct State {
@@ -210,6 +216,33 @@ bool reassociation_exact(const Definition &u, const Target &t) {
     return !v.type().is_float() || t.has(Target::FastMath);
 }
 
+// The RVars' loop names, innermost first and comma-separated, if f is a
+// matrix product: f(x, y, ...) = f(x, y, ...) + a * b over an RDom, its
+// update's arguments its pure variables (GEMM, a convolution's taps); ""
+// otherwise.
+std::string matrix_rvars(const FunctionContents &f) {
+    if (f.args.size() < 2 || f.updates.size() != 1 || f.num_values() != 1) return "";
+    const Definition &u = f.updates[0];
+    if (!u.rdom) return "";
+    for (size_t i = 0; i < f.args.size(); i++) {
+        const auto *v = u.args[i].as<Variable>();
+        if (!v || v->name != f.args[i]) return "";
+    }
+    const auto *add = u.values[0].as<Add>();
+    if (!add || !add->type.is_float()) return "";
+    const Call *self = add->a.as<Call>();
+    const Mul *product = add->b.as<Mul>();
+    if (!self || !product) {
+        self = add->b.as<Call>();
+        product = add->a.as<Mul>();
+    }
+    if (!self || !product || self->name != f.name) return "";
+    std::string r;
+    for (const Dim &d : u.schedule.dims)
+        if (d.is_rvar) r += (r.empty() ? "" : ", ") + d.user_name;
+    return r;
+}
+
 // A name made of a loop's name ("r.x" -> "r_x").
 std::string identifier(std::string s) {
     std::replace(s.begin(), s.end(), '.', '_');
@@ -271,6 +304,7 @@ public:
                     if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
             }
         }
+        for (auto &[name, fi] : info) fi.matrix_rvar = matrix_rvars(*user.at(name));
         for (auto &[name, fi] : info) {
             if (fi.consumers.size() != 1 || fi.updates) continue;
             const FunctionContents &c = *user.at(fi.consumers[0]);
@@ -362,6 +396,10 @@ private:
         case Structure::Strips:
             if (p == Place::Inner) return {x + "o", ""};
             return {"", ""};
+        case Structure::Blocks:
+            if (p == Place::Inner) return {y + "o", ""};
+            if (p == Place::Outer) return {x + "o", ""};
+            return {"", ""};
         default: return {"", ""};
         }
     }
@@ -414,6 +452,11 @@ private:
                    std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
         case Structure::Strips:
             return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
+        case Structure::Blocks:  // columns of blocks in parallel, each block's rows and vectors unrolled
+            return "split(" + x + ", " + x + "o, " + x + "i, natural_vector_size*" + std::to_string(s.tx) + ") split(" +
+                   y + ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ") reorder(" + x + "i, " + y + "i, " + y +
+                   "o, " + x + "o) vectorize(" + x + "i, natural_vector_size) unroll(" + x + "i) unroll(" + y +
+                   "i) parallel(" + (f.args.size() > 2 ? f.args.back() : x + "o") + ")";
         default: {
             std::string d = vec ? "vectorize(" + x + ", natural_vector_size)" : "";
             if (f.args.size() >= 2) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
@@ -434,6 +477,7 @@ private:
                     if (why.count(kind + f.name)) os << "# " << f.name << ": " << why.at(kind + f.name) << "\n";
             if (p == Place::Inline) continue;
             std::string dirs;
+            bool block = false;  // a matrix product computed per register block of its group
             if (p == Place::Root) {
                 dirs = (f.output ? "" : "compute_root() ") + root_directives(f, s.structure.at(f.name));
             } else {
@@ -441,12 +485,20 @@ private:
                 auto [at, store] = loops_for(g, s.structure.at(g), p);
                 dirs = "compute_at(" + g + ", " + at + ")";
                 if (!store.empty()) dirs += " store_at(" + g + ", " + store + ")";
-                if (f.args.size() >= 2 && f.extent[0] >= f.lanes)  // a 1-D Func in a group: a row's reduction
+                block = !f.matrix_rvar.empty() && p == Place::Inner && s.structure.at(g).kind == Structure::Blocks;
+                if (block)  // one register block: its vectors and rows unrolled, the RVar outermost
+                    dirs += " vectorize(" + f.args[0] + ", natural_vector_size) unroll(" + f.args[0] + ") unroll(" +
+                            f.args[1] + ")";
+                else if (f.args.size() >= 2 && f.extent[0] >= f.lanes)  // a 1-D Func in a group: a row's reduction
                     dirs += " vectorize(" + f.args[0] + ", natural_vector_size)";
             }
             while (!dirs.empty() && dirs.back() == ' ') dirs.pop_back();
             if (!dirs.empty()) os << f.name << ": " << dirs << "\n";
-            if (s.rfactored.count(f.name)) {
+            if (block) {
+                const std::string &x = f.args[0], &y = f.args[1];
+                os << f.name << ".update(0): reorder(" << x << ", " << y << ", " << f.matrix_rvar << ") vectorize(" << x
+                   << ", natural_vector_size) unroll(" << x << ") unroll(" << y << ")\n";
+            } else if (s.rfactored.count(f.name)) {
                 // f.update(0) splits its RVar into vector lanes, summed by an
                 // intermediate computed where f is.
                 std::string r = f.rvar, base = identifier(r), lanes = f.name + "_lanes", u = f.args[0] == "u" ? "u_" : "u";
@@ -639,6 +691,27 @@ private:
                 d.alternatives.push_back({option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
                 states.push_back(c);
             }
+            // A matrix product: also per register block of its group, the
+            // group's loops made register blocks to match.
+            const FuncInfo *gi = g.empty() ? nullptr : &info.at(g);
+            const int rows = std::max(1, f.lanes * 3 / 4);
+            if (!f.matrix_rvar.empty() && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
+                gi->extent[1] >= rows && time_left()) {
+                State c = s;
+                c.place[f.name] = Place::Inner;
+                c.group[f.name] = g;
+                c.structure.erase(f.name);
+                c.structure[g] = {Structure::Blocks, 2, rows};
+                bool others = false;  // other Funcs in the group must have a level in the new loops
+                for (const auto &[m, mg] : c.group)
+                    if (mg == g && m != f.name && loops_for(g, c.structure[g], c.place.at(m)).first.empty()) others = true;
+                if (!others) {
+                    Evaluation e = evaluate(c);
+                    d.alternatives.push_back({option_name(c, f.name, Place::Inner) + ", " + c.structure[g].to_string() + " of " + g,
+                                              e.legal, e.cost.total, note_for(e, f.name, Place::Inner)});
+                    states.push_back(c);
+                }
+            }
             decide(d, states, s, "place");
             if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && time_left()) split_reduction(s, f);
         }
@@ -676,6 +749,13 @@ private:
                     if (h >= ty) options.push_back({Structure::Rows, 0, ty});
                 for (auto [tx, ty] : {std::pair<int, int>{8 * L, 16}, {32 * L, 32}, {16 * L, 64}})
                     if (w >= tx && h >= ty) options.push_back({Structure::Tiles, tx, ty});
+                // A matrix product in the group: 2 vectors by 3/4 of a vector's
+                // lanes of rows keeps the block's accumulators in registers
+                // (16 + 12 of AVX-512's 32, 12 + 4 of AVX2's 16).
+                bool product = false;
+                for (const auto &[m, g] : s.group) product |= g == f.name && !info.at(m).matrix_rvar.empty();
+                const int rows = std::max(1, L * 3 / 4);
+                if (product && w >= 2 * L && h >= rows) options.push_back({Structure::Blocks, 2, rows});
             } else {
                 for (int tx : {64 * L, 512 * L})
                     if (w >= 2 * tx) options.push_back({Structure::Strips, tx, 0});

@@ -85,3 +85,20 @@ TEST_CASE("autoschedule: a 1-D pipeline with a histogram-like update agrees", "[
     Buffer<float> out(9973);
     CHECK(auto_vs_default(make, out) == 0);
 }
+
+TEST_CASE("autoschedule: a matrix product in register blocks agrees with the default schedule", "[autoschedule]") {
+    Buffer<float> a = random_image<float>(29, 37, 0, 0, -8, 8), b = random_image<float>(61, 29, 0, 0, -8, 8, 2);
+    auto make = [&] {
+        ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+        A.set(a);
+        B.set(b);
+        Var x("x"), y("y");
+        RDom k(0, 29, "k");
+        Func matmul("matmul"), out("out");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += A(k, y) * B(x, k);
+        out(x, y) = matmul(x, y) * 0.5f;
+        return out;
+    };
+    CHECK(auto_vs_default(make, Buffer<float>(61, 37)) == 0);
+}

@@ -186,3 +186,24 @@ TEST_CASE("autoschedule: a row's max is split into vector lanes; a float sum onl
     INFO(fast.explanation);
     CHECK(stanza(fast.schedule_text, "row_sum.update(0)").find("rfactor(") != std::string::npos);
 }
+
+TEST_CASE("autoschedule: a matrix product is computed in register blocks of its consumer", "[autoschedule]") {
+    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+    Var x("x"), y("y");
+    RDom k(0, 512, "k");
+    Func matmul("matmul"), out("out");
+    matmul(x, y) = 0.0f;
+    matmul(x, y) += A(k, y) * B(x, k);
+    out(x, y) = max(matmul(x, y), 0.0f);
+    AutoscheduleResult r = autoschedule(Pipeline(out), avx2, {{"out", {512, 512}}, {"A", {512, 512}}, {"B", {512, 512}}},
+                                        fixed_machine());
+    INFO(r.explanation);
+    // AVX2: 8 lanes, blocks of 2 vectors x 6 rows (12 + 2 of the 16 registers).
+    CHECK(stanza(r.schedule_text, "out") ==
+          "out: split(x, xo, xi, natural_vector_size*2) split(y, yo, yi, 6) reorder(xi, yi, yo, xo) "
+          "vectorize(xi, natural_vector_size) unroll(xi) unroll(yi) parallel(xo)");
+    CHECK(stanza(r.schedule_text, "matmul") ==
+          "matmul: compute_at(out, yo) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
+    CHECK(stanza(r.schedule_text, "matmul.update(0)") ==
+          "matmul.update(0): reorder(x, y, k.x) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
+}
