@@ -120,6 +120,7 @@ struct FuncInfo {
     // A matrix product f(x, y, ...) += a * b over an RDom (GEMM, a
     // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
     std::string matrix_rvar;
+    std::string block_root;  // the group root whose register blocks it may be computed per (see above)
 };
 
 struct State {
@@ -312,6 +313,25 @@ public:
             for (const Expr &v : c.init.values) calls.include(v);
             fi.pointwise = c.updates.empty() && calls.calls == 1 && calls.same_point;
         }
+        // A register block of a matrix product is its consumer's block only
+        // where each value is read once, at the same point, along a chain of
+        // such consumers up to the group's root: elsewhere its region per
+        // block is not a constant the unrolled loops can take.
+        for (auto &[name, fi] : info) {
+            if (fi.matrix_rvar.empty()) continue;
+            std::string at = name;
+            bool same = false;
+            while (info.at(at).consumers.size() == 1) {
+                const std::string &c = info.at(at).consumers[0];
+                CallsTo calls(at, user.at(c)->args);
+                for (const Expr &v : user.at(c)->init.values) calls.include(v);
+                if (!user.at(c)->updates.empty() || calls.calls != 1 || !calls.same_point) break;
+                same = true;
+                at = c;
+                if (!info.at(at).pointwise) break;
+            }
+            fi.block_root = same ? at : "";
+        }
     }
 
     AutoscheduleResult run() {
@@ -485,7 +505,8 @@ private:
                 auto [at, store] = loops_for(g, s.structure.at(g), p);
                 dirs = "compute_at(" + g + ", " + at + ")";
                 if (!store.empty()) dirs += " store_at(" + g + ", " + store + ")";
-                block = !f.matrix_rvar.empty() && p == Place::Inner && s.structure.at(g).kind == Structure::Blocks;
+                block = !f.matrix_rvar.empty() && f.block_root == g && p == Place::Inner &&
+                        s.structure.at(g).kind == Structure::Blocks;
                 if (block)  // one register block: its vectors and rows unrolled, the RVar outermost
                     dirs += " vectorize(" + f.args[0] + ", natural_vector_size) unroll(" + f.args[0] + ") unroll(" +
                             f.args[1] + ")";
@@ -695,7 +716,7 @@ private:
             // group's loops made register blocks to match.
             const FuncInfo *gi = g.empty() ? nullptr : &info.at(g);
             const int rows = std::max(1, f.lanes * 3 / 4);
-            if (!f.matrix_rvar.empty() && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
+            if (!f.matrix_rvar.empty() && f.block_root == g && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
                 gi->extent[1] >= rows && time_left()) {
                 State c = s;
                 c.place[f.name] = Place::Inner;
@@ -753,7 +774,8 @@ private:
                 // lanes of rows keeps the block's accumulators in registers
                 // (16 + 12 of AVX-512's 32, 12 + 4 of AVX2's 16).
                 bool product = false;
-                for (const auto &[m, g] : s.group) product |= g == f.name && !info.at(m).matrix_rvar.empty();
+                for (const auto &[m, g] : s.group)
+                    product |= g == f.name && !info.at(m).matrix_rvar.empty() && info.at(m).block_root == f.name;
                 const int rows = std::max(1, L * 3 / 4);
                 if (product && w >= 2 * L && h >= rows) options.push_back({Structure::Blocks, 2, rows});
             } else {
