@@ -178,6 +178,7 @@ public:
     };
     std::vector<Frame> frames;
     std::map<std::string, std::set<std::string>> let_loops;
+    std::map<const LetStmt *, std::set<std::string>> let_deps;
     std::map<const Provide *, double> register_reads;
     std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
 
@@ -262,7 +263,9 @@ public:
             auto saved_deps = let_loops.find(op->name) != let_loops.end()
                                   ? std::optional<std::set<std::string>>(let_loops[op->name])
                                   : std::nullopt;
-            let_loops[op->name] = loops_of(op->value);
+            auto deps = let_deps.find(op);  // the loops around a let are always the same
+            if (deps == let_deps.end()) deps = let_deps.emplace(op, loops_of(op->value)).first;
+            let_loops[op->name] = deps->second;
             walk(op->body, mult);
             if (saved_deps) let_loops[op->name] = *saved_deps;
             else let_loops.erase(op->name);
