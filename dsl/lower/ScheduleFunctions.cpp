@@ -397,8 +397,11 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         user_assert(cl.is_inlined() || cl.is_root())
             << schedule_origin(f, "compute") << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
             << "); outputs are always computed at the root — remove the compute_at";
-        if (fusion_parent(f).empty()) outs.push_back(build_group_produce(env, o, true));
     }
+    // In realization order: an output another output reads is produced first.
+    for (const auto &n : order)
+        if (std::find(outputs.begin(), outputs.end(), n) != outputs.end() && fusion_parent(*env.at(n)).empty())
+            outs.push_back(build_group_produce(env, n, true));
     Stmt s = Block::make(outs);
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

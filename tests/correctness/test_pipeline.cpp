@@ -81,6 +81,23 @@ TEST_CASE("pipeline: two outputs sharing a root intermediate", "[pipeline]") {
     kt::check(b2, [&](int px, int py) { return im(px + 1, py - 1) * 10; });
 }
 
+TEST_CASE("pipeline: an output that reads another output, listed first", "[pipeline]") {
+    // o2 reads o1's buffer: o1 is produced first whatever the order given.
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y");
+    Func o1("o1"), o2("o2");
+    o1(x, y) = in(x, y) * 3;
+    o2(x, y) = o1(x, y) + 1;
+    o2.vectorize(x, 4).parallel(y);
+    Pipeline p({o2, o1});
+    Buffer<int> im = kt::random_image<int>(24, 9, 0, 0, -100, 100);
+    in.set(im);
+    Buffer<int> b1 = kt::output<int>(24, 9, 0, 0), b2 = kt::output<int>(24, 9, 0, 0);
+    p.realize_raw({b2.raw_buffer(), b1.raw_buffer()});
+    kt::check(b1, [&](int px, int py) { return im(px, py) * 3; });
+    kt::check(b2, [&](int px, int py) { return im(px, py) * 3 + 1; });
+}
+
 TEST_CASE("pipeline: a kernel reused across realize() calls, recompiled after changes", "[pipeline][reuse]") {
     ImageParam in(Int(32), 2, "in");
     Var x("x"), y("y");
