@@ -27,7 +27,15 @@ KilnRunner::KilnRunner(const std::string &generator, const std::vector<std::stri
         return;
     }
     schedule_path_ = (fs::path(KILN_BENCH_SCHEDULE_DIR) / generator / (schedule + ".sched")).string();
-    kiln::ScheduleFile::load(schedule_path_).apply(pipeline_, target());
+    kiln::ScheduleFile::load(schedule_path_).apply(gen_->schedulable(), target());
+}
+
+kiln::Pipeline KilnRunner::forward_pass() const {
+    return kiln::forward_with_residuals(gen_->differentiated(), pipeline_.outputs());
+}
+
+void KilnRunner::bind_saved(const std::string &func, const Halide::Runtime::Buffer<void> &buffer) {
+    pipeline_.functions().at(func).saved_buffer().set(buffer);
 }
 
 std::unique_ptr<KilnRunner> KilnRunner::twin(const std::string &schedule) const {

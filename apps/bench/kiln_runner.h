@@ -39,6 +39,11 @@ public:
     // The same generator and params under `schedule`, with the same inputs
     // bound and scalars set.
     std::unique_ptr<KilnRunner> twin(const std::string &schedule) const;
+    // A backward generator whose schedule saves forward Funcs (save()): the
+    // forward pass that writes them (forward_with_residuals()), and the
+    // buffer the backward pass reads the Func `func` from.
+    kiln::Pipeline forward_pass() const;
+    void bind_saved(const std::string &func, const Halide::Runtime::Buffer<void> &buffer);
     // For "auto": how long the search took (ms), after the first realize().
     double autoschedule_ms() const { return autoschedule_ms_; }
 

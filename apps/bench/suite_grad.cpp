@@ -4,7 +4,8 @@
 // timed as forward + backward (the forward generator then the backward one,
 // a training step's two kernels) against the forward generator alone, in
 // the same process and run. The backward pipeline recomputes the forward
-// values it needs (docs/autodiff.md section 5), so its cost includes them.
+// values it needs (docs/autodiff.md section 5), so its cost includes them;
+// gemm_grad is also timed with them saved by the forward pass (save()).
 #include "case_util.h"
 #include "suite.h"
 
@@ -113,6 +114,32 @@ CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
     CaseResult c = forward_and_backward(o, "gemm+bias+relu grad " + std::to_string(n), fwd, {&out}, bwd,
                                         {&d_a, &d_b, &d_bias}, 16.0 * n * n);
     c.flops = 2.0 * n * n * n;
+    // The forward pass saving bias_add (saved.sched) or the ReLU's bit of it
+    // (saved_mask.sched), then the backward kernel that reads it instead of
+    // computing the product again. The gradients must equal the recomputing
+    // pair's (the same sums in the same order).
+    FBuf whole(n, n), grads[3] = {FBuf(n, n), FBuf(n, n), FBuf(n)};
+    Halide::Runtime::Buffer<uint8_t> bits((n + 7) / 8, n);
+    for (const char *schedule : {"saved", "saved_mask"}) {
+        std::unique_ptr<KilnRunner> saved = bwd.twin(schedule);
+        bool mask = std::string(schedule) == "saved_mask";
+        Halide::Runtime::Buffer<void> residual = mask ? Halide::Runtime::Buffer<void>(bits) : Halide::Runtime::Buffer<void>(whole);
+        saved->bind_saved("bias_add", residual);
+        kiln::Pipeline forward = saved->forward_pass();
+        std::vector<halide_buffer_t *> f_raw = {out.raw_buffer(), residual.raw_buffer()},
+                                       b_raw = {grads[0].raw_buffer(), grads[1].raw_buffer(), grads[2].raw_buffer()};
+        c.entries.push_back(run_anchor(
+            std::string("kiln fwd+bwd ") + schedule,
+            [&] {
+                forward.realize_raw(f_raw, KilnRunner::target());
+                saved->realize(b_raw);
+            },
+            o.runs,
+            std::string("forward writing ") + (mask ? "bias_add's ReLU bit (n^2/8 bytes)" : "bias_add (4 n^2 bytes)") +
+                ", then the backward kernel reading it",
+            false));
+        check_against(c.entries.back(), {&grads[0], &grads[1], &grads[2]}, {&d_a, &d_b, &d_bias});
+    }
     return c;
 }
 

@@ -26,7 +26,14 @@ void check_output(const Func &output, const char *form) {
         << "Differentiate a float Func, e.g. one that casts " << output.name() << " to float32";
 }
 
+thread_local std::vector<Func> *recording = nullptr;
+
 Derivative run(const Func &output, Expr seed, const Box &region) {
+    if (recording) {
+        bool known = false;
+        for (const Func &f : *recording) known |= f.contents() == output.contents();
+        if (!known) recording->push_back(output);
+    }
     Derivative d;
     d.adjoints = propagate(output.contents(), seed, region);
     return d;
@@ -48,6 +55,8 @@ Expr seed_of(const Func &output, const Func &adjoint, const char *form) {
 }
 
 }  // namespace
+
+void internal::record_differentiated_outputs(std::vector<Func> *into) { recording = into; }
 
 Derivative propagate_adjoints(const Func &output, const Func &adjoint, const BoundaryConditions::Region &bounds) {
     const char *form = "output, adjoint, output_bounds";

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "CostModel.h"
+#include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
 #include "ir/Error.h"
 #include "kiln/Autoschedule.h"
@@ -27,35 +28,6 @@ namespace kiln {
 using namespace internal;
 
 namespace {
-
-// The schedules and definitions of every Func, to undo a candidate (a
-// schedule file may rewrite definitions, e.g. rfactor, and add wrappers).
-class Snapshot {
-public:
-    explicit Snapshot(const Pipeline &p) {
-        for (const auto &kv : p.functions()) {
-            const auto &f = kv.second.contents();
-            saved.push_back({f, f->schedule, f->init, f->updates});
-        }
-    }
-    void restore() const {
-        for (const Saved &s : saved) {
-            s.f->schedule = s.schedule;
-            s.f->init = s.init;
-            s.f->updates = s.updates;
-        }
-        bump_definition_epoch();
-    }
-
-private:
-    struct Saved {
-        std::shared_ptr<FunctionContents> f;
-        FuncSchedule schedule;
-        Definition init;
-        std::vector<Definition> updates;
-    };
-    std::vector<Saved> saved;
-};
 
 // Where a Func is computed: inlined, at the root, or in the group of a root
 // Func (an output or a compute_root Func): per innermost serial loop of the

@@ -1,6 +1,7 @@
 // Generators: member registration, GeneratorParams from text, the Pipeline
 // and signature of a generator, and the registry.
 #include "kiln/Generator.h"
+#include "kiln/Derivative.h"
 
 #include <algorithm>
 #include <cctype>
@@ -224,7 +225,14 @@ Pipeline GeneratorBase::build_pipeline() {
     if (built_) return pipeline_;
     user_assert(!outputs_.empty()) << display_name() << " declares no Output; add e.g. Output<Buffer<float, 2>> "
                                    << "output{\"output\"} and define it in generate()";
-    call_generate();
+    internal::record_differentiated_outputs(&differentiated_);
+    try {
+        call_generate();
+    } catch (...) {
+        internal::record_differentiated_outputs(nullptr);
+        throw;
+    }
+    internal::record_differentiated_outputs(nullptr);
     std::vector<Func> funcs;
     for (const GeneratorOutputBase *out : outputs_) {
         const Func &f = out->func();
@@ -256,6 +264,12 @@ Pipeline GeneratorBase::build_pipeline() {
     built_ = true;
     pipeline_ = Pipeline(funcs);
     return pipeline_;
+}
+
+Pipeline GeneratorBase::schedulable() {
+    std::vector<Func> funcs = build_pipeline().outputs();
+    for (const Func &f : differentiated_) funcs.push_back(f);
+    return Pipeline(funcs);
 }
 
 std::vector<Argument> GeneratorBase::arguments() const {

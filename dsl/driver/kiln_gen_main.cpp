@@ -118,6 +118,9 @@ int main(int argc, char **argv) {
                    "one per --estimate")
         ->allow_extra_args(false)
         ->type_name("NAME=W,H");
+    app.add_option("--residual-budget", c.compile.residual_budget,
+                   "The most bytes the forward Funcs a backward generator's schedule saves (save()) may take at the "
+                   "--estimate sizes; over it is an error naming each residual's size");
     app.add_option("params", c.params, "GeneratorParam settings, name=value");
     app.footer("Example:\n  kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o build/out "
                "-f blur3x3_tiled\n\nGenerators linked in: " + join(kiln::GeneratorRegistry::list()));

@@ -510,6 +510,34 @@ Func &Func::double_buffer() {
     func->schedule.double_buffer = true;
     return *this;
 }
+Func &Func::save(Residual how) {
+    bump_definition_epoch();
+    FuncSchedule &sched = func->schedule;
+    sched.residual = how;
+    sched.residual_buffer = nullptr;
+    if (how == Residual::None) return *this;
+    user_assert(func->num_values() == 1)
+        << "Func " << name() << ": save(): it has " << func->num_values()
+        << " values (a Tuple); save a Func of one value, e.g. one that reads the element the backward pass needs";
+    user_assert(how != Residual::Bits || !func->args.empty())
+        << "Func " << name() << ": save(bits) packs points along dimension 0 and " << name()
+        << " has no dimensions; save() it whole";
+    auto p = std::make_shared<ParameterContents>();
+    p->name = how == Residual::Bits ? name() + "_bits" : name();
+    p->type = how == Residual::Bits ? UInt(8) : func->types[0];
+    p->is_buffer = true;
+    p->dimensions = (int)func->args.size();
+    sched.residual_buffer = p;
+    return *this;
+}
+
+ImageParam Func::saved_buffer() const {
+    user_assert(func->schedule.residual_buffer)
+        << "Func " << name() << ": saved_buffer(): " << name() << " is not saved; call " << name()
+        << ".save() first (docs/autodiff.md)";
+    return ImageParam(func->schedule.residual_buffer);
+}
+
 Func &Func::store_at(const Func &f, const VarOrRVar &var) { return store_at(LoopLevel(f, var)); }
 Func &Func::store_at(const LoopLevel &level) {
     bump_definition_epoch();

@@ -98,6 +98,11 @@ struct FuncSchedule {
     bool double_buffer = false;                 // double_buffer() (NPU target)
     std::vector<StorageFold> storage_folds;     // fold_storage(), one per dimension at most
     std::vector<std::string> storage_dims;      // reorder_storage(): all args, innermost first; empty: args' order
+    // save() (autodiff): a pipeline that neither outputs the Func nor its
+    // encoding reads it from residual_buffer, which the forward pass wrote
+    // (lower/SavedResiduals.h).
+    Residual residual = Residual::None;
+    std::shared_ptr<ParameterContents> residual_buffer;
     // Where a schedule file set a level, fold or loop type, for the errors
     // of lowering (schedule/ScheduleOrigin.h): kind -> {"file:line:col", the value it set}.
     std::map<std::string, std::pair<std::string, std::string>> origins;
@@ -155,6 +160,10 @@ struct FunctionContents {
     // Func::output_buffer(s)() (one per Tuple element): their fields as
     // Exprs, and their constraints (Dimension::set_bounds, ...).
     std::vector<std::shared_ptr<ParameterContents>> output_buffers;
+
+    // The encoder a forward pass outputs for a Func saved as Bits
+    // (lower/SavedResiduals.h): the saved Func's name; empty otherwise.
+    std::string encodes_residual;
 
     // The JIT cache (a JITCache) of realize() calls made directly on this Func.
     std::shared_ptr<void> jit_cache;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ComputeWith.h"
+#include "SavedResiduals.h"
 #include "UniqueNames.h"
 #include "WrapCalls.h"
 #include "ir/IRVisitor.h"
@@ -84,13 +85,18 @@ void check_where_vars(const FunctionContents &f) {
 
 }  // namespace
 
-Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs) {
+Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
+                             std::vector<SavedResidual> *residuals) {
     Environment env = find_user_functions(outputs);
     for (auto &kv : env) {
         auto copy = std::make_shared<FunctionContents>(*kv.second);
         kv.second = copy;
     }
     wrap_calls(env);
+    std::vector<std::string> names;
+    for (const auto &o : outputs) names.push_back(o->name);
+    std::vector<SavedResidual> saved = read_saved_residuals(env, names);
+    if (residuals) *residuals = saved;
     return env;
 }
 

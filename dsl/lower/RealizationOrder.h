@@ -3,7 +3,8 @@
 // find_environment walks the definitions reachable from the outputs and
 // returns a lowering-local copy of every Func (lowering never mutates the
 // user's Funcs), wrappers (in()) included and calls redirected to them
-// (wrap_calls). realization_order sorts them so that every producer comes
+// (wrap_calls), and saved Funcs read from their buffers (SavedResiduals.h).
+// realization_order sorts them so that every producer comes
 // before its consumers:
 //
 //   out(x) = g(x) + h(x);  g(x) = f(x);  h(x) = f(x)   ->   f, g, h, out
@@ -20,7 +21,11 @@ namespace internal {
 
 using Environment = std::map<std::string, std::shared_ptr<FunctionContents>>;
 
-Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs);
+struct SavedResidual;
+// Saved forward Funcs (Func::save()) the outputs do not compute are read
+// from their buffers (SavedResiduals.h); `residuals`, if given, gets them.
+Environment find_environment(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
+                             std::vector<SavedResidual> *residuals = nullptr);
 // The user's own Funcs reachable from the outputs (not copies), e.g. to
 // apply a schedule to them by name.
 Environment find_user_functions(const std::vector<std::shared_ptr<FunctionContents>> &outputs);

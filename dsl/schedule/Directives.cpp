@@ -17,7 +17,7 @@ namespace {
 constexpr Slot Loop = Slot::Loop, Name = Slot::Name, Int = Slot::Int, Tail = Slot::Tail, Root = Slot::Root,
                AFunc = Slot::Func, FuncLoop = Slot::FuncLoop, Dim = Slot::Dim, Memory = Slot::Memory,
                Align = Slot::Align, Bool = Slot::Bool, NewFunc = Slot::NewFunc, Buffer = Slot::Buffer,
-               PrefetchWay = Slot::Prefetch;
+               PrefetchWay = Slot::Prefetch, Saved = Slot::Residual;
 
 const char *const kLevel = "compute_at(func, var) or compute_at(root)";
 
@@ -136,6 +136,13 @@ const std::vector<Directive> &directives() {
              c.define(c.stage.rfactor(pairs, c.args.back().name));
          },
          "splits a reduction into an intermediate over the preserved vars, which can run in parallel"},
+        {"save", Scope::Func, "save([whole|bits|none])", {{{{"how", Saved}}, 0}}, false, nullptr,
+         [](DirectiveCall &c) {
+             std::string how = c.size() ? c.args[0].name : "whole";
+             c.func.save(how == "bits" ? Residual::Bits : how == "none" ? Residual::None : Residual::Whole);
+         },
+         "keeps the forward Func for the backward pass: the backward pass reads it from a buffer the forward pass "
+         "writes (bits: one bit per point, the comparison the backward pass reads it through)"},
         {"store_in", Scope::Func, "store_in(GM|UB|L1|L0A|L0B|L0C)", {{{{"memory", Memory}}, 1}}, false, nullptr,
          [](DirectiveCall &c) { c.func.store_in(memory(c.args[0])); }, "places the Func's buffer in one NPU memory"},
         {"double_buffer", Scope::Func, "double_buffer()", {{{}, 0}}, false, nullptr,

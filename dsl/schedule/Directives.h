@@ -38,6 +38,7 @@ enum class Slot {
     NewFunc,   // the name of a Func the directive makes (rfactor's intermediate)
     Buffer,    // a Func of the pipeline or an input image (prefetch)
     Prefetch,  // a PrefetchBoundStrategy
+    Residual,  // whole, bits or none (save())
 };
 
 struct Parameter {

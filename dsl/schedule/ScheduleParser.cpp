@@ -34,12 +34,14 @@ const std::vector<std::string> *words_of(Slot kind, std::string *what) {
                                            aligns = {"AlignStart", "AlignEnd", "NoAlign", "Auto"},
                                            bools = {"true", "false"},
                                            memories = {"GM", "UB", "L1", "L0A", "L0B", "L0C"},
-                                           prefetches = {"Clamp", "GuardWithIf", "NonFaulting"};
+                                           prefetches = {"Clamp", "GuardWithIf", "NonFaulting"},
+                                           residuals = {"whole", "bits", "none"};
     const std::vector<std::string> *w = kind == Slot::Tail       ? &tails
                                         : kind == Slot::Align    ? &aligns
                                         : kind == Slot::Bool     ? &bools
                                         : kind == Slot::Memory   ? &memories
                                         : kind == Slot::Prefetch ? &prefetches
+                                        : kind == Slot::Residual ? &residuals
                                                                  : nullptr;
     if (w && kind == Slot::Tail) *what = "a TailStrategy (" + join(*w) + ")";
     else if (w && kind == Slot::Prefetch) *what = "a PrefetchBoundStrategy (" + join(*w) + ")";

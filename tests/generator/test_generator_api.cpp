@@ -336,6 +336,61 @@ TEST_CASE("generator api: compile_generator applies the schedule and writes each
     require_compile_error([&] { compile_generator(*g, o); }, Contains("\"api-blur\" is not a C identifier"));
 }
 
+TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward kernel and its report",
+          "[generator][grad][residuals]") {
+    auto read = [](const std::string &path) {
+        std::ifstream f(path);
+        REQUIRE(f.good());
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    auto g = GeneratorRegistry::create("gemm_grad");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_gemm_grad";
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/gemm_grad/saved_mask.sched";
+    o.emit = {"h", "report"};
+    for (const char *b : {"A", "B", "d_A", "d_B", "d_output", "output"}) o.estimates[b] = {512, 512};
+    o.estimates["d_bias"] = {512};
+    compile_generator(*g, o);
+    CHECK_THAT(read("generator_api_out/api_gemm_grad.h"),
+               Contains("int api_gemm_grad(struct halide_buffer_t *A, struct halide_buffer_t *B, struct "
+                        "halide_buffer_t *bias, struct halide_buffer_t *d_output, struct halide_buffer_t "
+                        "*bias_add_bits, struct halide_buffer_t *d_A,") &&
+                   Contains("int api_gemm_grad_forward(struct halide_buffer_t *A, struct halide_buffer_t *B, struct "
+                            "halide_buffer_t *bias, struct halide_buffer_t *output, struct halide_buffer_t "
+                            "*bias_add_bits);") &&
+                   Contains("bias_add_bits: bit x % 8 of byte x / 8 is (bias_add(x, ...) >= 0"));
+    // 512 x 512 bits are 32 KiB; recomputing instead computes the product again.
+    std::string report = read("generator_api_out/api_gemm_grad.report.txt");
+    CHECK_THAT(report, Contains("bias_add_bits: bias_add, one bit per point, 32.0 KiB") &&
+                           Contains("(computes matmul, bias_add again)"));
+    auto json = nlohmann::json::parse(read("generator_api_out/api_gemm_grad.report.json"));
+    CHECK(json["saved"]["residual_bytes"] == 32768);
+    CHECK(json["saved"]["recompute_points_computed"].get<int64_t>() -
+              json["saved"]["points_computed"].get<int64_t>() >= int64_t(512) * 512 * 512);
+
+    // The budget: saved whole, bias_add takes 1 MiB.
+    g = GeneratorRegistry::create("gemm_grad");
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/gemm_grad/saved.sched";
+    o.residual_budget = 100000;
+    require_compile_error([&] { compile_generator(*g, o); },
+                          Contains("gemm_grad: the schedule saves 1024.0 KiB of residuals at the estimated sizes "
+                                   "(bias_add 1024.0 KiB), over the budget of 100000 bytes"));
+    g = GeneratorRegistry::create("gemm_grad");
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/gemm_grad/saved_mask.sched";
+    CHECK_NOTHROW(compile_generator(*g, o));
+
+    // Only a backward generator saves.
+    g = GeneratorRegistry::create("gemm");
+    o.residual_budget = 0;
+    o.estimates = {};
+    o.schedule_file = "generator_api_out/save_forward.sched";
+    std::ofstream("generator_api_out/save_forward.sched") << "bias_add: save()\n";
+    require_compile_error([&] { compile_generator(*g, o); },
+                          Contains("gemm: the schedule saves bias_add (save()) for a backward pass, but gemm is not a "
+                                   "backward generator"));
+}
+
 TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator's figures", "[generator][npu]") {
     for (const char *name : {"softmax", "gemm"}) {
         auto g = GeneratorRegistry::create(name);

@@ -16,9 +16,13 @@
 #include "blur3x3_grad_unfused.h"
 #include "gemm_relu_grad_fused.h"
 #include "gemm_relu_grad_host_tiled.h"
+#include "gemm_relu_grad_saved.h"
+#include "gemm_relu_grad_saved_mask.h"
+#include "gemm_relu_grad_auto.h"
 #include "gemm_relu_grad_unfused.h"
 #include "layernorm_grad_fused.h"
 #include "layernorm_grad_host_tiled.h"
+#include "layernorm_grad_saved.h"
 #include "layernorm_grad_unfused.h"
 #include "softmax_grad_fused.h"
 #include "softmax_grad_host_tiled.h"
@@ -46,10 +50,12 @@ struct Backward {
     std::vector<Buffer<float>> outputs;  // shaped like the gradients, filled with 17 before each run
 };
 
-std::vector<Buffer<float>> run(const Multi &k, Backward &b) {
+// Runs a backward kernel: the inputs, the saved residuals if any, then the outputs.
+std::vector<Buffer<float>> run(const Multi &k, Backward &b, std::vector<Buffer<void>> residuals = {}) {
     std::vector<Buffer<float>> outs;
     std::vector<halide_buffer_t *> args;
     for (auto &in : b.inputs) args.push_back(in.raw_buffer());
+    for (auto &r : residuals) args.push_back(r.raw_buffer());
     for (const auto &o : b.outputs) {
         outs.push_back(o.copy());
         outs.back().fill(17.0f);
@@ -57,6 +63,18 @@ std::vector<Buffer<float>> run(const Multi &k, Backward &b) {
     for (auto &o : outs) args.push_back(o.raw_buffer());
     REQUIRE(k(args) == 0);
     return outs;
+}
+
+// Gradients of another schedule against unfused's, bit for bit.
+void check_bit_exact(const Backward &b, const std::string &schedule, const std::vector<Buffer<float>> &ref,
+                     const std::vector<Buffer<float>> &got) {
+    for (size_t i = 0; i < ref.size(); i++) {
+        INFO(b.name << " " << schedule << " against unfused, gradient " << i);
+        std::string first;
+        int n = count_mismatches(ref[i], got[i], first);
+        INFO("first mismatch at " << first);
+        CHECK(n == 0);
+    }
 }
 
 // The unfused kernel against the reference (|got - want| <= rel * max(|want|,
@@ -75,16 +93,23 @@ void check(Backward &b, const std::vector<Buffer<double>> &want, double rel, con
         INFO("first mismatch at " << first);
         CHECK(bad == 0);
     }
-    for (const auto &[name, k] : {std::pair<const char *, const Multi &>{"fused", b.fused}, {"host_tiled", b.host_tiled}}) {
-        std::vector<Buffer<float>> got = run(k, b);
-        for (size_t i = 0; i < ref.size(); i++) {
-            INFO(b.name << " " << name << " against unfused, gradient " << i);
-            std::string first;
-            int n = count_mismatches(ref[i], got[i], first);
-            INFO("first mismatch at " << first);
-            CHECK(n == 0);
-        }
-    }
+    for (const auto &[name, k] : {std::pair<const char *, const Multi &>{"fused", b.fused}, {"host_tiled", b.host_tiled}})
+        check_bit_exact(b, name, ref, run(k, b));
+}
+
+// A schedule that saves forward Funcs (save(), docs/autodiff.md): its
+// forward kernel (the forward inputs: every input but d_output, the last)
+// writes `out` and the residuals, which its backward kernel reads; the
+// gradients equal unfused's bit for bit, since the forward kernel computes
+// the saved values as the backward kernel would.
+void check_saved(Backward &b, const char *schedule, const Multi &forward, const Multi &backward, Buffer<float> out,
+                 std::vector<Buffer<void>> residuals) {
+    std::vector<halide_buffer_t *> args;
+    for (size_t i = 0; i + 1 < b.inputs.size(); i++) args.push_back(b.inputs[i].raw_buffer());
+    args.push_back(out.raw_buffer());
+    for (auto &r : residuals) args.push_back(r.raw_buffer());
+    REQUIRE(forward(args) == 0);
+    check_bit_exact(b, std::string(schedule) + " (forward, then backward)", run(b.unfused, b), run(backward, b, residuals));
 }
 
 // An input-shaped buffer with random values.
@@ -251,6 +276,21 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
     // terms; 5.4e-7 measured); d_gamma and d_beta, float32 sums of H - 4
     // terms of order 1: 1e-5 of max(|want|, H / 10).
     check(b, {want_in, want_gamma, want_beta}, 1e-5, {1.0, 0.1 * H, 0.1 * H});
+
+    // saved.sched: the forward kernel writes the row statistics.
+    auto forward = [=](const auto &a) {
+        return layernorm_grad_saved_forward(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6]);
+    };
+    auto backward = [=](const auto &a) {
+        return layernorm_grad_saved(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    };
+    std::vector<Buffer<void>> rows;
+    for (int i = 0; i < 3; i++) {  // inv_std, mean, sum_sq
+        Buffer<float> r(H);
+        r.set_min(Y0);
+        rows.push_back(Buffer<void>(r));
+    }
+    check_saved(b, "saved", forward, backward, image(0, 0, 23), rows);
 }
 
 TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes", "[generator][grad]") {
@@ -274,4 +314,42 @@ TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes",
         }
     // float32 sums of up to 45 products of values in [-1, 1]: 1e-5 of max(|want|, 10).
     check(b, {want_A, want_B, want_bias}, 1e-5, {10.0, 10.0, 10.0});
+
+    // saved.sched keeps bias_add, saved_mask.sched the ReLU's bit of it:
+    // the forward kernel also writes the output, max(bias_add, 0).
+    auto f5 = [](auto f) { return Multi([=](const auto &a) { return f(a[0], a[1], a[2], a[3], a[4]); }); };
+    auto k8 = [](auto f) { return Multi([=](const auto &a) { return f(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); }); };
+    Buffer<float> out(N, M), whole(N, M);
+    Buffer<uint8_t> bits((N + 7) / 8, M);
+    check_saved(b, "saved", f5(gemm_relu_grad_saved_forward), k8(gemm_relu_grad_saved), out, {Buffer<void>(whole)});
+    for (int y = 0; y < M; y++)
+        for (int x = 0; x < N; x++) {
+            INFO("output and bias_add at (" << x << ", " << y << ")");
+            CHECK(out(x, y) == std::max(whole(x, y), 0.0f));
+            CHECK((whole(x, y) >= 0.0f) == (g(x, y) != 0.0 || d_out(x, y) == 0.0f));
+        }
+    check_saved(b, "saved_mask", f5(gemm_relu_grad_saved_mask_forward), k8(gemm_relu_grad_saved_mask), out.copy(),
+                {Buffer<void>(bits)});
+    int set = 0;
+    for (int y = 0; y < M; y++)
+        for (int x = 0; x < N; x++) {
+            bool bit = (bits(x / 8, y) >> (x % 8)) & 1;
+            CHECK(bit == (whole(x, y) >= 0.0f));
+            set += bit;
+        }
+    CHECK(set > 0);
+    CHECK(set < N * M);  // both sides of the ReLU
+
+    // -s auto: the autoscheduler saves the ReLU's bit too (choose_saves) and
+    // schedules the forward kernel on its own.
+    Buffer<uint8_t> auto_bits((N + 7) / 8, M);
+    check_saved(b, "auto", f5(gemm_relu_grad_auto_forward), k8(gemm_relu_grad_auto), out.copy(),
+                {Buffer<void>(auto_bits)});
+
+    // A residual that does not cover what the backward kernel reads is an
+    // error code and a message naming it, not a read past its end.
+    Buffer<uint8_t> short_bits((N + 7) / 8, M - 1);
+    std::vector<Buffer<float>> grads = {d_A.copy(), d_B.copy(), d_bias.copy()};
+    CHECK(gemm_relu_grad_saved_mask(A, B, bias, d_out, short_bits, grads[0], grads[1], grads[2]) ==
+          kiln_error_input_too_small);
 }

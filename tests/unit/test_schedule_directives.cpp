@@ -72,6 +72,22 @@ TEST_CASE("directives: reorder_storage from a .sched file", "[sched][directives]
     CHECK(q.t.contents()->schedule.storage_dims.empty());
 }
 
+TEST_CASE("directives: save from a .sched file", "[sched][directives][residuals]") {
+    ScheduleFile s = ScheduleFile::parse("t: save(bits)\n", "t.sched");
+    CHECK(s.to_string() == "t: save(bits)\n");
+    Transpose p;
+    s.apply(Pipeline(p.out), avx2());
+    CHECK(p.t.contents()->schedule.residual == Residual::Bits);
+    CHECK(p.t.saved_buffer().name() == "t_bits");
+    CHECK(p.t.saved_buffer().type() == UInt(8));
+    ScheduleFile::parse("t: save()\n", "t.sched").apply(Pipeline(p.out), avx2());
+    CHECK(p.t.contents()->schedule.residual == Residual::Whole);
+    CHECK(p.t.saved_buffer().name() == "t");
+    ScheduleFile::parse("t: save(none)\n", "t.sched").apply(Pipeline(p.out), avx2());
+    CHECK(p.t.contents()->schedule.residual == Residual::None);
+    CHECK_THROWS_WITH(ScheduleFile::parse("t: save(half)\n", "t.sched"), Catch::Contains("whole, bits or none"));
+}
+
 TEST_CASE("directives: reorder_storage errors", "[sched][directives][reorder_storage]") {
     CHECK(parse_error("t: reorder_storage(x)") ==
           "t.sched:1:4: reorder_storage takes 2 or more arguments: reorder_storage(innermost, ..., outermost); found 1");

@@ -109,4 +109,38 @@ AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
 CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &sizes,
                          const MachineModel &m = MachineModel::host());
 
+// Autodiff (docs/autodiff.md, "Saving forward values"): for a backward
+// pipeline, which forward Funcs the forward pass saves for it (Func::save())
+// and which it recomputes, chosen by the cost model: greedily, the save that
+// lowers the backward pass's predicted time (autoscheduled each way) plus
+// the forward pass's time to write the residual the most, as bits where the
+// backward pass reads the Func only through one comparison, while the
+// residuals fit `budget` bytes (0: no limit) at the sizes given (a forward
+// output's size sizes the residuals shaped like it). The saves chosen and
+// the backward schedule are applied to the Funcs.
+//
+//   SaveChoices c = choose_saves(Pipeline({d(A), d(B), d(bias)}), {output}, t,
+//                                {{"output", {512, 512}}, ...}, 64 << 10);
+//   std::cout << c.explanation;   // bias_add: save(bits) -- saving it (32.0 KiB, ...) takes ...
+struct SaveDecision {
+    std::string func;
+    Residual how = Residual::None;        // chosen (None: recomputed)
+    Residual considered = Residual::None;  // the encoding tried: Bits if legal, else Whole
+    int64_t bytes = 0;                     // of its residual at the sizes given
+    CostTerms recompute, saved;            // the backward pass before and with the save
+    double write_ns = 0;                   // the forward pass writing the residual
+    std::string reason, note;              // why; what refused an encoding
+};
+struct SaveChoices {
+    std::vector<SaveDecision> decisions;  // the saves in the order chosen, then the Funcs recomputed
+    int64_t bytes = 0;                    // of every residual chosen
+    CostTerms recompute_all, predicted;   // the backward pass recomputing everything, and as chosen
+    AutoscheduleResult backward;          // the backward pass's autoschedule, applied
+    std::string explanation;              // the saves, then the backward pass's explanation
+    std::string schedule_text() const;    // the save stanzas (a comment each), then the backward schedule
+};
+SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
+                         const std::map<std::string, std::vector<int>> &sizes, int64_t budget = 0,
+                         const AutoscheduleOptions &options = AutoscheduleOptions());
+
 }  // namespace kiln

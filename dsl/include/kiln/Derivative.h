@@ -26,6 +26,7 @@
 #include "BoundaryConditions.h"
 #include "Func.h"
 #include "Param.h"
+#include "Pipeline.h"
 
 namespace kiln {
 
@@ -76,5 +77,26 @@ Derivative propagate_adjoints(const Func &output, const Func &adjoint);
 // The gradient of a scalar loss: a 0-D Func (typically a sum over an RDom),
 // seeded with 1.
 Derivative propagate_adjoints(const Func &loss);
+
+// The forward pass of a backward pipeline that saves forward Funcs
+// (Func::save(), docs/autodiff.md): a Pipeline whose outputs are `forward`
+// (the Funcs differentiated) and then each saved Func the `backward` outputs
+// read, in name order: the Func itself (save()), or its encoding "<f>_bits"
+// (save(bits)), a uint8 Func over f's dimensions with dimension 0 divided by
+// 8, whose bit i at x is the comparison the backward pass reads at 8 x + i.
+// Realize it, bind each output to the saved Func's saved_buffer(), then
+// realize the backward outputs. A Func saved as bits must have the
+// dimensions of a forward output, whose buffer bounds dimension 0.
+//
+//   bias_add.save(Residual::Bits);
+//   Pipeline fwd = forward_with_residuals({output}, {d_A});
+//   fwd.realize(outs);   bias_add.saved_buffer().set(outs[1]);   d_A.realize(grad);
+Pipeline forward_with_residuals(const std::vector<Func> &forward, const std::vector<Func> &backward);
+
+namespace internal {
+// Collects the output of every propagate_adjoints() call while `into` is set
+// (a generator's forward outputs); nullptr stops.
+void record_differentiated_outputs(std::vector<Func> *into);
+}  // namespace internal
 
 }  // namespace kiln

@@ -295,6 +295,19 @@ public:
     // previous one. Other targets ignore both.
     Func &store_in(MemoryType m);
     Func &double_buffer();
+    // Autodiff (docs/autodiff.md, "Saving forward values"): keep this forward
+    // Func for the backward pass instead of recomputing it there. A pipeline
+    // that does not output the Func (the backward pass) reads it from
+    // saved_buffer(); forward_with_residuals() (Derivative.h) is the forward
+    // pass that writes it. Residual::Bits keeps one bit per point, the
+    // result of the one comparison with a constant the backward pass reads
+    // the Func through (a ReLU's `v >= 0`), packed 8 points to a byte along
+    // dimension 0 in a uint8 buffer named "<f>_bits". Residual::None undoes it.
+    //   bias_add.save(Residual::Bits);   // .sched: bias_add: save(bits)
+    Func &save(Residual how = Residual::Whole);
+    // The buffer the backward pass reads a saved Func from: a uint8 buffer
+    // "<f>_bits" for Bits, else a buffer of the Func's type named after it.
+    ImageParam saved_buffer() const;
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
     // The buffer the Func is realized into when it is an output of the

@@ -433,12 +433,19 @@ public:
     // Run generate() (once), check the Outputs, and return them as a Pipeline
     // (handles to the same Funcs, so a schedule applied to it sticks).
     Pipeline build_pipeline();
+    // What a schedule file is applied to: the pipeline's outputs and, for a
+    // backward generator, the Funcs it differentiated, whose own Funcs only
+    // the forward pass computes once the schedule saves (Func::save()).
+    Pipeline schedulable();
     // The signature: the Inputs in declaration order, then the Outputs.
     std::vector<Argument> arguments() const;
 
     const std::vector<GeneratorParamBase *> &params() const { return params_; }
     const std::vector<GeneratorInputBase *> &inputs() const { return inputs_; }
     const std::vector<GeneratorOutputBase *> &outputs() const { return outputs_; }
+    // The Funcs generate() gave propagate_adjoints() (a backward generator's
+    // forward outputs), in call order; empty for a forward generator.
+    const std::vector<Func> &differentiated() const { return differentiated_; }
     // Params, inputs and outputs, one per line (kiln-gen --list).
     std::string describe() const;
 
@@ -464,6 +471,7 @@ private:
     std::vector<GeneratorOutputBase *> outputs_;
     bool built_ = false;
     Pipeline pipeline_;
+    std::vector<Func> differentiated_;
 };
 
 // CRTP base of a generator class T, which defines `void generate()`.
@@ -500,6 +508,9 @@ struct GeneratorCompileOptions {
     // Buffer sizes for the report and stmt_html ("name" -> extents); outputs
     // not given default to 1024 in every dimension, inputs to the outputs' size.
     std::map<std::string, std::vector<int>> estimates;
+    // A backward generator whose schedule saves forward Funcs (save()): the
+    // most bytes its residuals may take at the estimates; 0 = no limit.
+    int64_t residual_budget = 0;
 };
 const std::vector<std::string> &generator_emit_kinds();
 // Apply the schedule and write the files; CompileError on misuse.

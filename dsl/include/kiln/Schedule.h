@@ -45,6 +45,12 @@ enum class PrefetchBoundStrategy { Clamp, GuardWithIf, NonFaulting };
 // for compute_root Funcs and outputs, UB for Funcs computed inside a loop.
 enum class MemoryType { Auto, GM, UB, L1, L0A, L0B, L0C };
 
+// How Func::save() keeps a forward Func for the backward pass
+// (docs/autodiff.md): None, recomputed where the backward pass reads it (the
+// default); Whole, its values; Bits, one bit per point, the result of the
+// one comparison the backward pass reads it through (a ReLU's `v >= 0`).
+enum class Residual { None, Whole, Bits };
+
 const char *to_string(TailStrategy);
 const char *to_string(ForType);
 const char *to_string(MemoryType);

@@ -1,0 +1,238 @@
+// choose_saves() (kiln/Autoschedule.h): which forward Funcs a backward
+// pipeline reads saved (Func::save()) and which it recomputes, by the cost
+// model, under a budget of residual bytes.
+//
+// Greedy over the forward Funcs the backward pipeline computes: each round
+// autoschedules the backward pipeline with each remaining candidate saved
+// (as bits where the backward pass reads it only through one comparison,
+// else whole), adds the time the forward pass takes to write the residual,
+// and keeps the candidate that lowers the total most, while the residuals
+// fit the budget. A save can make other candidates moot (saving bias_add
+// drops matmul from the backward pass), so every round starts again from
+// the choices made.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "ir/Error.h"
+#include "ir/Util.h"
+#include "kiln/Autoschedule.h"
+#include "kiln/Derivative.h"
+#include "lower/RealizationOrder.h"
+#include "Snapshot.h"
+#include "lower/SavedResiduals.h"
+
+namespace kiln {
+
+using namespace internal;
+
+namespace {
+
+std::string text_ms(double ns) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.3f ms", ns / 1e6);
+    return s;
+}
+
+std::string text_kib(int64_t bytes) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.1f KiB", bytes / 1024.0);
+    return s;
+}
+
+const char *word(Residual how) { return how == Residual::Bits ? "bits" : how == Residual::Whole ? "whole" : "none"; }
+
+class Chooser {
+public:
+    Chooser(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
+            const std::map<std::string, std::vector<int>> &sizes, int64_t budget, const AutoscheduleOptions &o)
+        : backward(backward), forward(forward), t(t), sizes(sizes), budget(budget), options(o) {}
+
+    SaveChoices run() {
+        Environment fwd = find_user_functions(contents_of(forward));
+        Environment user = find_user_functions(contents_of(backward.outputs()));
+        for (const Func &f : forward) outputs.insert(f.name());
+        for (const auto &[name, f] : user) {
+            if (!fwd.count(name) || f->num_values() != 1) continue;
+            user_assert(f->schedule.residual == Residual::None)
+                << "choose_saves: Func " << name << " is already saved (save()); choose_saves decides every "
+                << "forward Func's save itself, so remove it";
+            candidates.push_back(Func(f));
+        }
+        snapshot();
+        SaveChoices r;
+        CostTerms current = evaluate();  // recomputing everything
+        r.recompute_all = current;
+        double writes = 0;  // the forward pass writing the residuals chosen
+        std::set<std::string> chosen;
+        int64_t used = 0;
+        while (true) {
+            // The backward pass's Funcs now: a candidate it no longer computes is moot.
+            Environment env = find_environment(contents_of(backward.outputs()));
+            int best = -1;
+            SaveDecision best_d;
+            double best_total = current.total() + writes;
+            for (size_t i = 0; i < candidates.size(); i++) {
+                Func &c = candidates[i];
+                if (chosen.count(c.name()) || !env.count(c.name())) continue;
+                SaveDecision d = try_save(c);
+                d.recompute = current;
+                double total = d.saved.total() + writes + d.write_ns;
+                bool fits = budget <= 0 || used + d.bytes <= budget;
+                if (d.how != Residual::None && !fits)
+                    d.reason = "saving it (" + text_kib(d.bytes) + ") would exceed the budget";
+                tried[c.name()] = d;
+                // Better than saving nothing more; between saves the cost
+                // model predicts within 2% of each other, the fewer bytes.
+                bool better = best < 0 ? total < best_total
+                                       : total < best_total * 0.98 ||
+                                             (total <= best_total * 1.02 && d.bytes < best_d.bytes);
+                if (d.how != Residual::None && fits && better) {
+                    best_total = total;
+                    best = (int)i;
+                    best_d = d;
+                }
+            }
+            if (best < 0) break;
+            Func &c = candidates[best];
+            c.save(best_d.how);
+            chosen.insert(c.name());
+            used += best_d.bytes;
+            writes += best_d.write_ns;
+            best_d.reason = "saving it (" + text_kib(best_d.bytes) + ", " + text_ms(best_d.write_ns) +
+                            " to write in the forward pass) takes the backward pass from " +
+                            text_ms(current.total()) + " to " + text_ms(best_d.saved.total());
+            current = best_d.saved;
+            order.push_back(best_d);
+        }
+        // The decisions, the saved ones first in the order chosen.
+        for (SaveDecision &d : order) r.decisions.push_back(d);
+        Environment left = find_environment(contents_of(backward.outputs()));
+        for (const Func &c : candidates) {
+            if (chosen.count(c.name())) continue;
+            SaveDecision d;
+            auto it = tried.find(c.name());
+            if (it != tried.end()) d = it->second;
+            d.func = c.name();
+            d.how = Residual::None;
+            if (!left.count(c.name())) d.reason = "the backward pass no longer computes it";
+            else if (d.reason.empty() && d.considered != Residual::None)
+                d.reason = "recomputing it is cheaper: saving it (" + text_kib(d.bytes) + ") would take the backward "
+                           "pass to " + text_ms(d.saved.total() + d.write_ns) + " with the write";
+            r.decisions.push_back(d);
+        }
+        r.bytes = used;
+        r.backward = autoschedule_now();  // applied to the Funcs
+        r.predicted = r.backward.predicted;
+        r.explanation = explain(r) + "\n" + r.backward.explanation;
+        return r;
+    }
+
+private:
+    const Pipeline &backward;
+    std::vector<Func> forward;
+    const Target &t;
+    std::map<std::string, std::vector<int>> sizes;
+    int64_t budget;
+    AutoscheduleOptions options;
+    std::vector<Func> candidates;
+    std::set<std::string> outputs;
+    std::map<std::string, SaveDecision> tried;
+    std::vector<SaveDecision> order;
+
+    // The schedules the Funcs had before: each autoschedule starts from
+    // them (it applies its choice over the schedule it finds), keeping the
+    // saves made since.
+    std::unique_ptr<Snapshot> before;
+    void snapshot() { before = std::make_unique<Snapshot>(backward); }
+    void restore() { before->restore(true); }
+
+    // Autoschedule the backward pass as the Funcs are saved now.
+    AutoscheduleResult autoschedule_now() {
+        restore();
+        std::map<std::string, std::vector<int>> s = sizes;
+        std::vector<SavedResidual> saved;
+        find_environment(contents_of(backward.outputs()), &saved);
+        residual_sizes(saved, forward, s);
+        return autoschedule(backward, t, s, options);
+    }
+    CostTerms evaluate() { return autoschedule_now().predicted; }
+
+    // The backward pass with c saved: bits if it lowers so, else whole.
+    SaveDecision try_save(Func &c) {
+        SaveDecision d;
+        d.func = c.name();
+        for (Residual how : {Residual::Bits, Residual::Whole}) {
+            c.save(how);
+            std::vector<SavedResidual> saved;
+            try {
+                find_environment(contents_of(backward.outputs()), &saved);
+                if (how == Residual::Bits) forward_with_residuals(forward, backward.outputs());  // shaped like an output?
+            } catch (const CompileError &e) {
+                d.note += std::string(word(how)) + ": " + first_line(e.what()) + "; ";
+                continue;
+            }
+            std::map<std::string, std::vector<int>> s = sizes;
+            residual_sizes(saved, forward, s);
+            restore();
+            d.saved = autoschedule(backward, t, s, options).predicted;
+            d.bytes = 0;
+            for (const SavedResidual &r : saved) {
+                if (r.func != c.name()) continue;
+                auto it = s.find(r.buffer->name);
+                int64_t bytes = r.buffer->type.bytes();
+                if (it != s.end())
+                    for (int e : it->second) bytes *= e;
+                d.bytes = bytes;
+            }
+            // The forward pass writes it, unless it is the output it writes anyway.
+            bool free = how == Residual::Whole && outputs.count(c.name());
+            d.write_ns = free ? 0 : d.bytes / options.machine.dram_total_bytes_per_ns;
+            d.how = d.considered = how;
+            break;
+        }
+        c.save(Residual::None);
+        return d;
+    }
+
+    static std::string first_line(const std::string &s) {
+        size_t n = s.find('\n');
+        std::string l = s.substr(0, n);
+        return l.size() > 160 ? l.substr(0, 157) + "..." : l;
+    }
+
+    std::string explain(const SaveChoices &r) const {
+        std::ostringstream s;
+        s << "Saved for the backward pass (choose_saves), budget "
+          << (budget > 0 ? text_kib(budget) : std::string("none")) << ":\n"
+          << "  recomputing every forward Func: " << r.recompute_all.to_string() << "\n";
+        for (const SaveDecision &d : r.decisions) {
+            s << "  " << d.func << ": ";
+            if (d.how != Residual::None) s << "save(" << word(d.how) << ") -- " << d.reason << "\n";
+            else s << "recompute -- " << (d.reason.empty() ? d.note : d.reason) << "\n";
+        }
+        s << "  residuals: " << text_kib(r.bytes) << "; the backward pass: " << r.predicted.to_string() << "\n";
+        return s.str();
+    }
+};
+
+}  // namespace
+
+std::string SaveChoices::schedule_text() const {
+    std::string s;
+    for (const SaveDecision &d : decisions)
+        if (d.how != Residual::None)
+            s += "# " + d.reason + "\n" + d.func + ": save(" + word(d.how) + ")\n";
+    return s + backward.schedule_text;
+}
+
+SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
+                         const std::map<std::string, std::vector<int>> &sizes, int64_t budget,
+                         const AutoscheduleOptions &options) {
+    user_assert(!backward.outputs().empty()) << "choose_saves: the backward pipeline has no outputs";
+    user_assert(!forward.empty()) << "choose_saves: give the Funcs differentiated (the forward outputs)";
+    return Chooser(backward, forward, t, sizes, budget, options).run();
+}
+
+}  // namespace kiln

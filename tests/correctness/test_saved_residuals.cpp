@@ -1,0 +1,192 @@
+// Saving forward Funcs for the backward pass (Func::save(),
+// forward_with_residuals(), lower/SavedResiduals.h): the backward pass reads
+// a saved Func from the buffer the forward pass wrote, whole or as one bit
+// per point, and its gradients equal those of the backward pass that
+// recomputes it, bit for bit.
+#include "check.h"
+
+#include <random>
+
+using namespace kiln;
+
+namespace {
+
+Var x("x"), y("y");
+
+Buffer<float> random_buffer(std::vector<int> sizes, uint32_t seed) {
+    Buffer<float> b(sizes);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1, 1);
+    b.for_each_value([&](float &v) { v = u(rng); });
+    return b;
+}
+
+// output = max(A B + bias, 0) over A (K x M) and B (N x K), with the
+// adjoints of A, B and bias for a given d_output.
+struct Gemm {
+    static constexpr int M = 7, N = 13, K = 11;  // N not a multiple of 8: the last byte of the bits is partial
+    ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"}, bias{Float(32), 1, "bias"}, d_out{Float(32), 2, "d_output"};
+    Buffer<float> a = random_buffer({K, M}, 1), b = random_buffer({N, K}, 2), c = random_buffer({N}, 3),
+                  d = random_buffer({N, M}, 4);
+    Func matmul{"matmul"}, bias_add{"bias_add"}, output{"output"};
+    Derivative grad;
+
+    Gemm() {
+        RDom k(0, K, "k");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += A(k, y) * B(x, k);
+        bias_add(x, y) = matmul(x, y) + bias(x);
+        output(x, y) = max(bias_add(x, y), 0.0f);
+        matmul.compute_root();
+        A.set(a);
+        B.set(b);
+        bias.set(c);
+        d_out.set(d);
+        grad = propagate_adjoints(output, d_out);
+        for (const ImageParam *p : {&A, &B, &bias}) grad(*p).compute_root();
+    }
+    std::vector<Func> adjoints() const { return {grad(A), grad(B), grad(bias)}; }
+    // The adjoints of A, B and bias.
+    std::vector<Buffer<float>> backward() {
+        return {grad(A).realize({K, M}), grad(B).realize({N, K}), grad(bias).realize({N})};
+    }
+};
+
+void require_equal(const std::vector<Buffer<float>> &got, const std::vector<Buffer<float>> &want) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); i++) {
+        int bad = 0;
+        want[i].for_each_element([&](const int *pos) {
+            std::vector<int> at(pos, pos + want[i].dimensions());
+            bad += got[i](at.data()) != want[i](at.data());
+        });
+        CHECK(bad == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("A forward Func saved whole is read from its buffer, not computed", "[autodiff][residuals]") {
+    Gemm g;
+    std::vector<Buffer<float>> recomputed = g.backward();
+    REQUIRE(Pipeline(g.adjoints()).lowered_stmt().find("matmul") != std::string::npos);
+
+    g.bias_add.save();
+    Pipeline forward = forward_with_residuals({g.output}, g.adjoints());
+    REQUIRE(forward.outputs().size() == 2);
+    CHECK(forward.outputs()[1].name() == "bias_add");
+    Buffer<float> out_buf(Gemm::N, Gemm::M), saved_buf(Gemm::N, Gemm::M);
+    Realization fwd({Buffer<>(out_buf), Buffer<>(saved_buf)});
+    forward.realize(fwd);
+    g.bias_add.saved_buffer().set(Buffer<float>(fwd[1]));
+
+    // The backward pass no longer computes the product.
+    std::string stmt = Pipeline(g.adjoints()).lowered_stmt();
+    CHECK(stmt.find("matmul") == std::string::npos);
+    require_equal(g.backward(), recomputed);
+
+    // Its argument list has the saved buffer among the inputs.
+    bool found = false;
+    for (const Argument &a : Pipeline(g.adjoints()).infer_arguments()) found |= a.name == "bias_add" && a.is_buffer;
+    CHECK(found);
+}
+
+TEST_CASE("A forward Func saved as bits keeps the comparison the backward pass reads", "[autodiff][residuals]") {
+    Gemm g;
+    std::vector<Buffer<float>> recomputed = g.backward();
+
+    g.bias_add.save(Residual::Bits);
+    Pipeline forward = forward_with_residuals({g.output}, g.adjoints());
+    REQUIRE(forward.outputs().size() == 2);
+    CHECK(forward.outputs()[1].name() == "bias_add_bits");
+    CHECK(forward.outputs()[1].type() == UInt(8));
+    const int bytes = (Gemm::N + 7) / 8;
+    Buffer<float> out_buf(Gemm::N, Gemm::M);
+    Buffer<uint8_t> bits_buf(bytes, Gemm::M);
+    Realization fwd({Buffer<>(out_buf), Buffer<>(bits_buf)});
+    forward.realize(fwd);
+    Buffer<float> out(fwd[0]);
+    Buffer<uint8_t> bits(fwd[1]);
+    // Bit x % 8 of byte x / 8 is output > 0 (bias_add >= 0, and ties are
+    // measure zero); the padding bits repeat the last point.
+    int positive = 0;
+    for (int j = 0; j < Gemm::M; j++)
+        for (int i = 0; i < bytes * 8; i++) {
+            int at = std::min(i, Gemm::N - 1);
+            bool bit = (bits(i / 8, j) >> (i % 8)) & 1;
+            CHECK(bit == (out(at, j) > 0));
+            positive += i < Gemm::N && bit;
+        }
+    CHECK(positive > 0);
+    CHECK(positive < Gemm::N * Gemm::M);  // both branches of the ReLU are taken
+
+    g.bias_add.saved_buffer().set(bits);
+    std::string stmt = Pipeline(g.adjoints()).lowered_stmt();
+    CHECK(stmt.find("matmul") == std::string::npos);
+    CHECK(stmt.find("bias_add_bits") != std::string::npos);
+    require_equal(g.backward(), recomputed);
+}
+
+TEST_CASE("A saved Func that the pipeline outputs is computed, not read", "[autodiff][residuals]") {
+    Gemm g;
+    g.bias_add.save();
+    Buffer<float> want = g.bias_add.realize({Gemm::N, Gemm::M});  // an output: computed
+    g.bias_add.save(Residual::None);
+    Buffer<float> again = g.bias_add.realize({Gemm::N, Gemm::M});
+    require_equal({want}, {again});
+}
+
+TEST_CASE("save(bits) of a Func read by value is an error naming it", "[autodiff][residuals][errors]") {
+    ImageParam in(Float(32), 1, "in"), d(Float(32), 1, "d");
+    Func sq("sq"), out("out");
+    sq(x) = in(x) * in(x);
+    out(x) = sq(x) * 3.0f + sin(sq(x));  // the backward pass reads cos(sq(x))
+    Derivative grad = propagate_adjoints(out, d);
+    sq.save(Residual::Bits);
+    Func din = grad(in);
+    CHECK_THROWS_WITH(din.lowered_stmt(), Catch::Contains("Func sq is saved as bits (save(bits)), but") &&
+                                              Catch::Contains("reads its value") && Catch::Contains("save() it whole"));
+    sq.save();
+    CHECK_NOTHROW(din.lowered_stmt());
+}
+
+TEST_CASE("save() of a Tuple is an error naming the Func", "[autodiff][residuals][errors]") {
+    Func t("t");
+    t(x) = Tuple(x, x + 1);
+    CHECK_THROWS_WITH(t.save(), Catch::Contains("Func t: save(): it has 2 values (a Tuple)"));
+    Func s("s");
+    s(x) = x;
+    CHECK_THROWS_WITH(s.saved_buffer(), Catch::Contains("s is not saved; call s.save() first"));
+}
+
+TEST_CASE("choose_saves keeps the ReLU's bit and drops the product from the backward pass",
+          "[autodiff][residuals][autoschedule]") {
+    Gemm g;
+    // The cost model at the sizes of a 256^3 product; the test then runs the small one.
+    std::map<std::string, std::vector<int>> sizes = {{"output", {256, 256}},   {"A", {256, 256}},
+                                                     {"B", {256, 256}},        {"bias", {256}},
+                                                     {"d_output", {256, 256}}, {"A_adjoint", {256, 256}},
+                                                     {"B_adjoint", {256, 256}}, {"bias_adjoint", {256}}};
+    {  // Like autoschedule(), choose_saves() takes Funcs not scheduled yet: a pipeline of its own.
+        Gemm h;
+        SaveChoices tight = choose_saves(Pipeline(h.adjoints()), {h.output}, Target::host(), sizes, 1024);
+        CHECK(tight.bytes == 0);
+        CHECK_THROWS(h.bias_add.saved_buffer());  // not saved
+        CHECK_THAT(tight.explanation,
+                   Catch::Contains("bias_add: recompute -- saving it (8.0 KiB) would exceed the budget"));
+    }
+    Pipeline backward(g.adjoints());
+
+    SaveChoices c = choose_saves(backward, {g.output}, Target::host(), sizes);
+    INFO(c.explanation);
+    REQUIRE(!c.decisions.empty());
+    CHECK(c.decisions[0].func == "bias_add");
+    CHECK(c.decisions[0].how == Residual::Bits);
+    CHECK(c.decisions[0].bytes == 256 * 256 / 8);
+    CHECK(c.predicted.total() < c.recompute_all.total());
+    CHECK(g.bias_add.saved_buffer().name() == "bias_add_bits");
+    CHECK_THAT(c.schedule_text(), Catch::Contains("bias_add: save(bits)"));
+    CHECK_THAT(c.explanation, Catch::Contains("matmul: recompute -- the backward pass no longer computes it"));
+
+    // tests/generator/test_gradients.cpp runs such a choice (gemm_relu_grad_auto).
+}
