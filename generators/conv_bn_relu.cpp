@@ -11,6 +11,11 @@
 // whatever the image width. In NCHW one would vectorize over x instead, and
 // the per-channel BN parameters become broadcasts.
 //
+// conv_bn_relu_grad: conv_bn_relu's backward pipeline (docs/autodiff.md).
+// Given d_output, the adjoints of the input, the weights, the bias, gamma and
+// beta (mean and variance are running statistics, not trained), by Kiln's
+// reverse-mode autodiff of the same algorithm.
+//
 // The convolution is "valid": input is (Cin, W + 2, H + 2), the output
 // (Cout, W, H), with the filter taps at x + 0..2, y + 0..2.
 //
@@ -48,7 +53,6 @@ public:
     Input<Buffer<float, 1>> gamma{"gamma"};
     Input<Buffer<float, 1>> beta{"beta"};
     Input<float> epsilon{"epsilon", 1e-5f, 0.0f, 1.0f};
-    Output<Buffer<float, 3>> output{"output"};  // (Cout, W, H)
 
 protected:
     Var c{"c"}, x{"x"}, y{"y"};
@@ -62,11 +66,8 @@ protected:
         return conv;
     }
     Expr bn_scale(Expr ch) { return gamma(ch) / sqrt(variance(ch) + epsilon); }
-};
-
-class ConvBnRelu : public ConvBnBase<ConvBnRelu> {
-public:
-    void generate() {
+    // output = ReLU(BN(conv)), with the intermediate bn named.
+    void conv_bn_relu(Func output) {
         Func conv = convolution(weights, bias);
         Func bn("bn");
         bn(c, x, y) = (conv(c, x, y) - mean(c)) * bn_scale(c) + beta(c);
@@ -74,8 +75,35 @@ public:
     }
 };
 
+class ConvBnRelu : public ConvBnBase<ConvBnRelu> {
+public:
+    Output<Buffer<float, 3>> output{"output"};  // (Cout, W, H)
+    void generate() { conv_bn_relu(output); }
+};
+
+class ConvBnReluGrad : public ConvBnBase<ConvBnReluGrad> {
+public:
+    Input<Buffer<float, 3>> d_output{"d_output"};    // (Cout, W, H)
+    Output<Buffer<float, 3>> d_input{"d_input"};     // (Cin, W + 2, H + 2)
+    Output<Buffer<float, 4>> d_weights{"d_weights"};  // (Cout, Cin, 3, 3)
+    Output<Buffer<float, 1>> d_bias{"d_bias"};
+    Output<Buffer<float, 1>> d_gamma{"d_gamma"};
+    Output<Buffer<float, 1>> d_beta{"d_beta"};
+    void generate() {
+        Func output("output");
+        conv_bn_relu(output);
+        Derivative d = propagate_adjoints(output, d_output);
+        d_input.set(d(input));
+        d_weights.set(d(weights));
+        d_bias.set(d(bias));
+        d_gamma.set(d(gamma));
+        d_beta.set(d(beta));
+    }
+};
+
 class ConvBnFolded : public ConvBnBase<ConvBnFolded> {
 public:
+    Output<Buffer<float, 3>> output{"output"};  // (Cout, W, H)
     void generate() {
         Var ci("ci"), rx("rx"), ry("ry");
         Func scale("scale"), folded_w("folded_w"), folded_b("folded_b");
@@ -91,3 +119,4 @@ public:
 
 KILN_REGISTER_GENERATOR(ConvBnRelu, conv_bn_relu)
 KILN_REGISTER_GENERATOR(ConvBnFolded, conv_bn_folded)
+KILN_REGISTER_GENERATOR(ConvBnReluGrad, conv_bn_relu_grad)

@@ -1,6 +1,6 @@
 // The backward cases of apps/bench: each backward generator (blur3x3_grad,
 // elementwise_chain_grad, bias_gelu_grad, softmax_grad, layernorm_grad,
-// gemm_grad) under its host_tiled schedule,
+// gemm_grad, conv_bn_relu_grad) under its host_tiled schedule,
 // timed as forward + backward (the forward generator then the backward one,
 // a training step's two kernels) against the forward generator alone, in
 // the same process and run. The backward pipeline recomputes the forward
@@ -140,6 +140,29 @@ CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
             false));
         check_against(c.entries.back(), {&grads[0], &grads[1], &grads[2]}, {&d_a, &d_b, &d_bias});
     }
+    return c;
+}
+
+CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o) {
+    // The forward case's layer (suite_compute.cpp): 56x56, 64 -> 64 channels.
+    const int W = o.quick ? 16 : 56, H = W, Cin = o.quick ? 32 : 64, Cout = Cin;
+    FBuf in = random_buffer({Cin, W + 2, H + 2}, -1, 1, 41), w = random_buffer({Cout, Cin, 3, 3}, -0.2f, 0.2f, 42),
+         bias = random_buffer({Cout}, -0.5, 0.5, 43), mean = random_buffer({Cout}, -0.5, 0.5, 44),
+         variance = random_buffer({Cout}, 0.5, 2, 45), gamma = random_buffer({Cout}, 0.5, 1.5, 46),
+         beta = random_buffer({Cout}, -0.5, 0.5, 47), d_out = random_buffer({Cout, W, H}, -1, 1, 48), out(Cout, W, H),
+         d_in(Cin, W + 2, H + 2), d_w(Cout, Cin, 3, 3), d_bias(Cout), d_gamma(Cout), d_beta(Cout);
+    KilnRunner fwd("conv_bn_relu", {}, "host_tiled"), bwd("conv_bn_relu_grad", {}, "host_tiled");
+    for (KilnRunner *k : {&fwd, &bwd}) {
+        k->bind("input", in), k->bind("weights", w), k->bind("bias", bias), k->bind("mean", mean);
+        k->bind("variance", variance), k->bind("gamma", gamma), k->bind("beta", beta);
+        k->set("epsilon", "1e-5");
+    }
+    bwd.bind("d_output", d_out);
+    CaseResult c = forward_and_backward(
+        o, "conv3x3+bn+relu grad " + std::to_string(W) + "x" + std::to_string(H) + "x" + std::to_string(Cin), fwd,
+        {&out}, bwd, {&d_in, &d_w, &d_bias, &d_gamma, &d_beta},
+        4.0 * ((double)Cin * (W + 2) * (H + 2) + (double)Cout * Cin * 9 + (double)Cout * W * H));
+    c.flops = 2.0 * Cout * Cin * 9.0 * W * H;
     return c;
 }
 
