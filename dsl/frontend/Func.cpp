@@ -527,6 +527,7 @@ Func &Func::save(Residual how) {
     p->type = how == Residual::Bits ? UInt(8) : func->types[0];
     p->is_buffer = true;
     p->dimensions = (int)func->args.size();
+    p->saved_func = name();
     sched.residual_buffer = p;
     return *this;
 }

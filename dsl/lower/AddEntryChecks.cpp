@@ -120,8 +120,16 @@ Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRe
                   "; the schedule writes there (a ShiftInwards or RoundUp split whose tile is wider than the buffer, "
                   "or an update outside it): pass a buffer at least one tile large, or give the split "
                   "TailStrategy::GuardWithIf");
-    for (const auto &kv : regions.inputs)
-        check_box(checks, kernel, kv.first, kv.second, true, input_fix(kv.first, find.readers[kv.first]));
+    for (const auto &kv : regions.inputs) {
+        auto p = params.find(kv.first);
+        if (p != params.end() && !p->second->saved_func.empty())  // a residual: the forward pass's buffer is wrong
+            check_box(checks, kernel, kv.first, kv.second, true,
+                      "; it holds " + p->second->saved_func + ", saved by the forward pass (save()) for " + kernel +
+                          ", which reads it there: pass the buffer the forward pass wrote for the same sizes as "
+                          "the inputs");
+        else
+            check_box(checks, kernel, kv.first, kv.second, true, input_fix(kv.first, find.readers[kv.first]));
+    }
     for (const auto &kv : params) {
         const ParameterContents &p = *kv.second;
         if (p.is_buffer) continue;

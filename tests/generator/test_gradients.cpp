@@ -353,8 +353,13 @@ TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes",
     // error code and a message naming it, not a read past its end.
     Buffer<uint8_t> short_bits((N + 7) / 8, M - 1);
     std::vector<Buffer<float>> grads = {d_A.copy(), d_B.copy(), d_bias.copy()};
+    static std::string message;
+    kiln_error_handler_t before = kiln_set_error_handler([](const char *m) { message = m; });
     CHECK(gemm_relu_grad_saved_mask(A, B, bias, d_out, short_bits, grads[0], grads[1], grads[2]) ==
           kiln_error_input_too_small);
+    kiln_set_error_handler(before);
+    CHECK_THAT(message, Catch::Contains("input 'bias_add_bits' is read over [0, 28] in dimension 1") &&
+                            Catch::Contains("it holds bias_add, saved by the forward pass (save())"));
 }
 
 TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[generator][grad]") {

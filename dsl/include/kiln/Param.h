@@ -41,6 +41,8 @@ struct ParameterContents {
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
     // How many Funcs were derived from this image per base name (derived_name()).
     std::map<std::string, int> derived_names;
+    // A saved residual (Func::save()): the forward Func whose values it holds.
+    std::string saved_func;
 };
 Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::string &name, Type t);
 // Throws CompileError when a Param's range is empty (both ends constant, lo > hi).
