@@ -4,9 +4,9 @@
 //
 //   bias_add.save(Residual::Bits), backward reads select(bias_add(x, y) >= 0.0f, ...):
 //     forward outputs: output, and
-//     bias_add_bits(x, y) = uint8(select(bias_add(min(8 x, last), y) >= 0.0f, 1, 0)
-//                               | select(bias_add(min(8 x + 1, last), y) >= 0.0f, 2, 0) | ... 128)
-//     with last = output.dim(0).max()
+//     bias_add_bits(x, y) = uint8(select(bias_add(clamp(8 x, first, last), y) >= 0.0f, 1, 0)
+//                               | select(bias_add(clamp(8 x + 1, first, last), y) >= 0.0f, 2, 0) | ... 128)
+//     with [first, last] = output's columns
 #include "kiln/Derivative.h"
 #include "lower/SavedResiduals.h"
 #include "ir/Error.h"
@@ -30,7 +30,10 @@ Func bits_encoder(const Func &f, const Expr &condition, const std::vector<Func> 
     user_assert(shaped) << "Func " << f.name() << " is saved as bits (save(bits)), packed along dimension 0 up to "
                         << "the end of a forward output of its " << f.dimensions() << " dimension(s), and the "
                         << "forward outputs are " << join(names) << "; save() it whole";
-    Expr last = shaped->output_buffer().dim(0).max();
+    // The forward pass computes f over its output's columns: a byte's bits
+    // past either end repeat the nearest column (the backward pass never
+    // reads them, and f may not be computable there).
+    Expr first = shaped->output_buffer().dim(0).min(), last = shaped->output_buffer().dim(0).max();
     std::vector<Var> vars;
     std::vector<Expr> args;
     for (const std::string &a : f.contents()->args) {
@@ -41,7 +44,7 @@ Func bits_encoder(const Func &f, const Expr &condition, const std::vector<Func> 
     Expr packed = make_const(UInt(8), (int64_t)0);
     for (int i = 0; i < 8; i++) {
         std::vector<Expr> at = args;
-        at[0] = min(8 * args[0] + i, last);
+        at[0] = clamp(8 * args[0] + i, first, last);
         Expr bit = substitute("value", f(at), condition);
         packed = packed | select(bit, make_const(UInt(8), (int64_t)(1 << i)), make_const(UInt(8), (int64_t)0));
     }
