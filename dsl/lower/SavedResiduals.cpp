@@ -145,8 +145,21 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
     }
     if (saved.empty()) return {};
 
+    // Only the Funcs the outputs reach without passing through a saved one
+    // are read (and rewritten); the others leave the pipeline below.
+    std::set<std::string> live;
+    std::vector<std::string> work = outputs;
+    while (!work.empty()) {
+        std::string n = work.back();
+        work.pop_back();
+        if (!env.count(n) || saved.count(n) || !live.insert(n).second) continue;
+        CallsOf calls;
+        for_each_definition_expr(*env.at(n), [&](const Expr &e) { calls.include(e); });
+        for (const std::string &c : calls.names) work.push_back(c);
+        for (const auto &kv : env.at(n)->schedule.wrappers) work.push_back(kv.second->name);
+    }
     for (auto &[name, f] : env) {
-        if (saved.count(name)) continue;
+        if (!live.count(name)) continue;
         ReadSaved read(saved, name);
         for (int s = 0; s < f->num_stages(); s++) {
             Definition &d = f->stage(s);
@@ -157,7 +170,7 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
 
     // Keep what the outputs still reach.
     std::set<std::string> reached;
-    std::vector<std::string> work = outputs;
+    work = outputs;
     while (!work.empty()) {
         std::string n = work.back();
         work.pop_back();
