@@ -222,19 +222,6 @@ std::string identifier(std::string s) {
     return s;
 }
 
-std::string kib(int64_t bytes) {
-    char s[32];
-    if (bytes >= (4 << 20)) std::snprintf(s, sizeof(s), "%.1f MiB", bytes / 1048576.0);
-    else std::snprintf(s, sizeof(s), "%.1f KiB", bytes / 1024.0);
-    return s;
-}
-
-std::string ms(double ns) {
-    char s[32];
-    std::snprintf(s, sizeof(s), "%.3f ms", ns / 1e6);
-    return s;
-}
-
 class Autoscheduler {
 public:
     Autoscheduler(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,

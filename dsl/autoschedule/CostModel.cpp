@@ -2,9 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace kiln {
 namespace internal {
+
+std::string kib(int64_t bytes) {
+    char s[32];
+    if (bytes >= (4 << 20)) std::snprintf(s, sizeof(s), "%.1f MiB", bytes / 1048576.0);
+    else std::snprintf(s, sizeof(s), "%.1f KiB", bytes / 1024.0);
+    return s;
+}
+
+std::string ms(double ns) {
+    char s[32];
+    std::snprintf(s, sizeof(s), "%.3f ms", ns / 1e6);
+    return s;
+}
 
 namespace {
 

@@ -45,6 +45,10 @@ struct PipelineCost {
 // `env`: the pipeline's Funcs (for their types); `outputs`: their names;
 // `input_bytes`: each input buffer's size in bytes; `baseline`: the counts
 // of the all-root schedule (for the recompute factors; may be empty).
+// For explanations: "12.0 KiB" (MiB from 4 MiB up), "1.234 ms" (of ns).
+std::string kib(int64_t bytes);
+std::string ms(double ns);
+
 PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, const Environment &env,
                           const std::vector<std::string> &outputs, const std::map<std::string, int64_t> &input_bytes,
                           const MachineModel &m);

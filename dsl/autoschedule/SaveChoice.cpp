@@ -20,6 +20,7 @@
 #include "kiln/Autoschedule.h"
 #include "kiln/Derivative.h"
 #include "lower/RealizationOrder.h"
+#include "CostModel.h"
 #include "Snapshot.h"
 #include "lower/SavedResiduals.h"
 
@@ -28,18 +29,6 @@ namespace kiln {
 using namespace internal;
 
 namespace {
-
-std::string text_ms(double ns) {
-    char s[32];
-    std::snprintf(s, sizeof(s), "%.3f ms", ns / 1e6);
-    return s;
-}
-
-std::string text_kib(int64_t bytes) {
-    char s[32];
-    std::snprintf(s, sizeof(s), "%.1f KiB", bytes / 1024.0);
-    return s;
-}
 
 const char *word(Residual how) { return how == Residual::Bits ? "bits" : how == Residual::Whole ? "whole" : "none"; }
 
@@ -81,7 +70,7 @@ public:
                 double total = d.saved.total() + writes + d.write_ns;
                 bool fits = budget <= 0 || used + d.bytes <= budget;
                 if (d.how != Residual::None && !fits)
-                    d.reason = "saving it (" + text_kib(d.bytes) + ") would exceed the budget";
+                    d.reason = "saving it (" + kib(d.bytes) + ") would exceed the budget";
                 tried[c.name()] = d;
                 // Better than saving nothing more; between saves the cost
                 // model predicts within 2% of each other, the fewer bytes.
@@ -100,9 +89,9 @@ public:
             chosen.insert(c.name());
             used += best_d.bytes;
             writes += best_d.write_ns;
-            best_d.reason = "saving it (" + text_kib(best_d.bytes) + ", " + text_ms(best_d.write_ns) +
+            best_d.reason = "saving it (" + kib(best_d.bytes) + ", " + ms(best_d.write_ns) +
                             " to write in the forward pass) takes the backward pass from " +
-                            text_ms(current.total()) + " to " + text_ms(best_d.saved.total());
+                            ms(current.total()) + " to " + ms(best_d.saved.total());
             current = best_d.saved;
             order.push_back(best_d);
         }
@@ -118,8 +107,8 @@ public:
             d.how = Residual::None;
             if (!left.count(c.name())) d.reason = "the backward pass no longer computes it";
             else if (d.reason.empty() && d.considered != Residual::None)
-                d.reason = "recomputing it is cheaper: saving it (" + text_kib(d.bytes) + ") would take the backward "
-                           "pass to " + text_ms(d.saved.total() + d.write_ns) + " with the write";
+                d.reason = "recomputing it is cheaper: saving it (" + kib(d.bytes) + ") would take the backward "
+                           "pass to " + ms(d.saved.total() + d.write_ns) + " with the write";
             r.decisions.push_back(d);
         }
         r.bytes = used;
@@ -205,14 +194,14 @@ private:
     std::string explain(const SaveChoices &r) const {
         std::ostringstream s;
         s << "Saved for the backward pass (choose_saves), budget "
-          << (budget > 0 ? text_kib(budget) : std::string("none")) << ":\n"
+          << (budget > 0 ? kib(budget) : std::string("none")) << ":\n"
           << "  recomputing every forward Func: " << r.recompute_all.to_string() << "\n";
         for (const SaveDecision &d : r.decisions) {
             s << "  " << d.func << ": ";
             if (d.how != Residual::None) s << "save(" << word(d.how) << ") -- " << d.reason << "\n";
             else s << "recompute -- " << (d.reason.empty() ? d.note : d.reason) << "\n";
         }
-        s << "  residuals: " << text_kib(r.bytes) << "; the backward pass: " << r.predicted.to_string() << "\n";
+        s << "  residuals: " << kib(r.bytes) << "; the backward pass: " << r.predicted.to_string() << "\n";
         return s.str();
     }
 };
