@@ -1,5 +1,6 @@
 #include "SavedResiduals.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ir/Error.h"
@@ -107,20 +108,6 @@ protected:
     }
 };
 
-// The Funcs and images called.
-class CallsOf : public IRVisitor {
-public:
-    std::set<std::string> names, images;
-
-protected:
-    using IRVisitor::visit;
-    void visit(const Call *op) override {
-        IRVisitor::visit(op);
-        if (op->call_type == Call::Func) names.insert(op->name);
-        if (op->call_type == Call::Image) images.insert(op->name);
-    }
-};
-
 }  // namespace
 
 std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vector<std::string> &outputs) {
@@ -153,9 +140,7 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
         std::string n = work.back();
         work.pop_back();
         if (!env.count(n) || saved.count(n) || !live.insert(n).second) continue;
-        CallsOf calls;
-        for_each_definition_expr(*env.at(n), [&](const Expr &e) { calls.include(e); });
-        for (const std::string &c : calls.names) work.push_back(c);
+        for (const std::string &c : direct_callees(*env.at(n))) work.push_back(c);
         for (const auto &kv : env.at(n)->schedule.wrappers) work.push_back(kv.second->name);
     }
     for (auto &[name, f] : env) {
@@ -167,33 +152,20 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
             for (auto &a : d.args) a = read.mutate(a);
         }
     }
-
-    // Keep what the outputs still reach.
-    std::set<std::string> reached;
-    work = outputs;
-    while (!work.empty()) {
-        std::string n = work.back();
-        work.pop_back();
-        if (!env.count(n) || !reached.insert(n).second) continue;
-        CallsOf calls;
-        for_each_definition_expr(*env.at(n), [&](const Expr &e) { calls.include(e); });
-        for (const std::string &c : calls.names) {
-            user_assert(!saved.count(c)) << "Func " << c << " is saved (save()), but " << n
-                                         << " calls it outside its definitions' values and coordinates (an RDom "
-                                         << "bound or predicate, a split factor or a bound()), which cannot read a "
-                                         << "saved buffer; leave " << c << " to be recomputed";
-            work.push_back(c);
-        }
-        for (const auto &kv : env.at(n)->schedule.wrappers) work.push_back(kv.second->name);
-    }
-    for (auto it = env.begin(); it != env.end();) it = reached.count(it->first) ? std::next(it) : env.erase(it);
+    // A call left is outside the values and coordinates.
+    for (const std::string &n : live)
+        for (const std::string &c : direct_callees(*env.at(n)))
+            user_assert(!saved.count(c))
+                << "Func " << c << " is saved (save()), but " << n << " calls it outside its definitions' values and "
+                << "coordinates (an RDom bound or predicate, a split factor or a bound()), which cannot read a saved "
+                << "buffer; leave " << c << " to be recomputed";
+    for (auto it = env.begin(); it != env.end();) it = live.count(it->first) ? std::next(it) : env.erase(it);
 
     // What the Funcs left read (a Func read only by dropped ones is not an input).
-    CallsOf left;
-    for (const auto &kv : env) for_each_definition_expr(*kv.second, [&](const Expr &e) { left.include(e); });
+    std::map<std::string, std::shared_ptr<ParameterContents>> read = find_parameters(env);
     std::vector<SavedResidual> used;
     for (const auto &kv : saved)
-        if (left.images.count(kv.second.buffer->name)) used.push_back(kv.second);
+        if (read.count(kv.second.buffer->name)) used.push_back(kv.second);
     return used;
 }
 
