@@ -85,12 +85,17 @@ TEST_CASE("wrappers: an input image staged per tile by image.in()", "[wrappers]"
     p.run();
 }
 
-TEST_CASE("wrappers: image.in(f) only for f's reads", "[wrappers]") {
+// With `through_func`, f and out read the image through a Func made from
+// it (Func(in), as a generator passes an Input to a helper taking a Func):
+// that Func stands for the image, so in.in(f) takes f's calls to it too.
+static void image_in_f(bool through_func) {
     ImageParam in(Float(32), 1, "in");
     Var x("x");
+    Func as_func = in;
+    auto read = [&](Expr e) { return through_func ? as_func(e) : in(e); };
     Func f("f"), out("out");
-    f(x) = in(x) * 2.0f;
-    out(x) = f(x) + in(x + 1);
+    f(x) = read(x) * 2.0f;
+    out(x) = f(x) + read(x + 1);
     f.compute_root();
     in.in(f).compute_root();
     Buffer<float> im = kt::image1<float>(40, 0, [](int i) { return i * 0.5f; });
@@ -100,6 +105,11 @@ TEST_CASE("wrappers: image.in(f) only for f's reads", "[wrappers]") {
     Buffer<float> o(39);
     out.realize(o);
     kt::check(o, [&](int i) { return im(i) * 2.0f + im(i + 1); });
+}
+
+TEST_CASE("wrappers: image.in(f) only for f's reads", "[wrappers]") {
+    image_in_f(false);
+    image_in_f(true);
 }
 
 TEST_CASE("wrappers: a vectorized image wrapper per panel of a split loop needs only the panels' columns",

@@ -37,6 +37,18 @@ TEST_CASE("error: in() for a list where only some consumers have a wrapper", "[e
     REQUIRE_COMPILE_ERROR(p.t.in({p.z1, p.z2}), Contains("some of the consumers already have their own wrapper (t_in_z1)"));
 }
 
+TEST_CASE("error: in(g) for a consumer that does not call the wrapped Func", "[error][wrappers]") {
+    Users p;
+    p.t.in(p.out).compute_root();  // out calls z1 and z2, not t
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("In schedule of t_in_out: t.in(out) wraps the calls of out to t, but out does not "
+                                   "call t, so t_in_out would never be used") &&
+                              Contains("remove the in() stanza"));
+    Users q;
+    q.in.in(q.z1).compute_root();  // z1 reads t, which reads the image
+    REQUIRE_COMPILE_ERROR(q.out.lowered_stmt(), Contains("in.in(z1) wraps the calls of z1 to in"));
+}
+
 TEST_CASE("error: clone_in() of an undefined Func", "[error][clone_in]") {
     Func f("f"), g("g");
     REQUIRE_COMPILE_ERROR(f.clone_in(g), Contains("Func f must be defined before clone_in() copies it"));
