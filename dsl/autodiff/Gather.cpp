@@ -138,6 +138,7 @@ public:
     std::vector<Expr> arg_conds;  // a determined argument: u_i == its value
 
     std::map<std::string, size_t> arg_of;  // a solved variable -> the argument it was solved from
+    std::set<std::string> kept;            // variables an argument solved in terms of: left to sum over
 
     Interval range_of(const std::string &v) const {
         for (size_t i = 0; i < stage.pure_vars.size(); i++)
@@ -147,15 +148,50 @@ public:
         return Interval();
     }
 
+    bool is_pure(const std::string &v) const {
+        return std::find(stage.pure_vars.begin(), stage.pure_vars.end(), v) != stage.pure_vars.end();
+    }
+
 private:
+    // An argument of several variables, v + w (a convolution's x + r.x),
+    // solved for one of them, v = u - w, the others kept as variables to
+    // sum over. v is the one of widest range: a pure Var before an RVar, so
+    // the sum runs over the taps, not over the image; the others must have
+    // bounded ranges. False if no variable appears as +-v.
+    bool solve_for_one(size_t i, const Expr &a, const std::vector<std::string> &used,
+                       const std::set<std::string> &forced) {
+        std::string best;
+        for (const auto &v : used) {
+            if (forced.count(v) || kept.count(v)) continue;
+            Linear l = linear_in(a, v);
+            if (!l.ok || (l.a != 1 && l.a != -1)) continue;
+            bool others_bounded = true;
+            for (const auto &o : used)
+                if (o != v) others_bounded &= range_of(o).bounded();
+            if (!others_bounded) continue;
+            if (best.empty() || (is_pure(v) && !is_pure(best))) best = v;
+        }
+        if (best.empty()) return false;
+        Linear l = linear_in(a, best);
+        Expr u = make_var(u_name(i));
+        solutions[best] = {{simplify(l.a == 1 ? u - l.b : l.b - u), Expr()}};
+        arg_of[best] = i;
+        arg_solved[i] = true;
+        for (const auto &o : used)
+            if (o != best) kept.insert(o);
+        return true;
+    }
+
     void solve(const std::set<std::string> &forced) {
         solutions.clear();
         arg_of.clear();
+        kept.clear();
         arg_solved.assign(args.size(), false);
         arg_conds.assign(args.size(), Expr());
-        for (bool progress = true; progress;) {
-            progress = false;
-            for (size_t i = 0; i < args.size(); i++) {
+        // Arguments of one variable first; one of several only when none is left.
+        for (bool several = false;;) {
+            bool progress = false;
+            for (size_t i = 0; i < args.size() && !(several && progress); i++) {
                 if (arg_solved[i]) continue;
                 Expr a = args[i];
                 bool multi = false;
@@ -173,15 +209,19 @@ private:
                     arg_solved[i] = true;
                     arg_conds[i] = u == simplify(a);
                     progress = true;
-                } else if (used.size() == 1 && !forced.count(used[0])) {
+                } else if (used.size() == 1 && !forced.count(used[0]) && !kept.count(used[0])) {
                     std::vector<Choice> c = invert(simplify(a), used[0], u, range_of(used[0]));
                     if (c.empty()) continue;
                     solutions[used[0]] = c;
                     arg_of[used[0]] = i;
                     arg_solved[i] = true;
                     progress = true;
+                } else if (several && used.size() > 1) {
+                    progress = solve_for_one(i, simplify(a), used, forced);
                 }
             }
+            if (!progress && several) return;
+            several = !progress;
         }
     }
 };
@@ -245,6 +285,8 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
         for (size_t i = 0; i < access_args.size(); i++) lhs.push_back(make_var(u_name(i)));
         Expr cond;
         for (size_t k = 0; k < left.size(); k++) forward[left[k]] = adjoint[left[k]] = rdom[(int)k];
+        // A solved value may use the variables left (x = u - r.x): they are the RDom's.
+        const std::map<std::string, Expr> summed = forward;
         for (size_t j = 0, tail = left.size(); j < solved.size(); j++) {
             const std::string &v = solved[j].first;
             const Choice &c = *choice[j];
@@ -253,21 +295,22 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
                 lhs[s.arg_of[v]] = c.fixed;
                 continue;
             }
-            cond = conj(cond, c.cond);
-            Expr clamped = c.value;
+            const Expr value = substitute(summed, c.value);
+            if (c.cond.defined()) cond = conj(cond, substitute(summed, c.cond));
+            Expr clamped = value;
             for (size_t i = 0; i < stage.pure_vars.size(); i++) {
                 const Interval &r = stage.pure_ranges[i];
-                if (stage.pure_vars[i] == v && r.bounded()) clamped = clamp(c.value, r.min, r.max);
+                if (stage.pure_vars[i] == v && r.bounded()) clamped = clamp(value, r.min, r.max);
             }
             forward[v] = adjoint[v] = clamped;
             for (const auto &rv : stage.rvars) {
                 if (rv.name != v) continue;
                 Expr hi = simplify(rv.min + rv.extent - 1);
-                cond = conj(cond, c.value >= rv.min && c.value <= hi);
-                forward[v] = adjoint[v] = clamp(c.value, rv.min, hi);
+                cond = conj(cond, value >= rv.min && value <= hi);
+                forward[v] = adjoint[v] = clamp(value, rv.min, hi);
             }
             // The reading stage's own adjoint is zero outside its region: read it where the value is.
-            if (std::find(stage.pure_vars.begin(), stage.pure_vars.end(), v) != stage.pure_vars.end()) adjoint[v] = c.value;
+            if (s.is_pure(v)) adjoint[v] = value;
         }
         for (const Expr &c : s.arg_conds) cond = conj(cond, c);
         if (stage.predicate.defined()) cond = conj(cond, substitute(forward, stage.predicate));

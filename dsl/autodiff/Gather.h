@@ -11,6 +11,12 @@
 //   g(x / 2)        ->  g_adj(u) = c[x -> 2 * u] + c[x -> 2 * u + 1]
 //   g(r, y)         ->  g_adj(u, v) = select(u in r's range, c[r -> u, y -> v], 0)
 //   g(x)  in f(x, y) ->  g_adj(u) += c[y -> ry]  over an RDom ry spanning f's region in y
+//   g(x + r.x)       ->  g_adj(u) += c[x -> u - rr, r.x -> rr]  over an RDom rr spanning r.x
+//
+// An argument of several variables (a convolution's tap) is solved for one
+// of them, a pure Var rather than an RVar, only when no argument of one
+// variable is left; the others are summed over, so the gather costs what
+// the forward stage did.
 //
 // A clamped read (repeat_edge) is a gather inside the clamp's range and,
 // for each end, an update at that end summing the points clamped to it:

@@ -10,6 +10,7 @@
 // and the tolerance 1e-3 (truncation ~h^2, rounding ~6e-8 / h). Kinks (max, select, abs, clamp) are never within h of a
 // random input.
 #include "check.h"
+#include "ir/Function.h"
 
 #include <random>
 
@@ -211,6 +212,43 @@ TEST_CASE("autodiff: a data-dependent read is a general scatter (histogram-like)
     hist(x) = zero;
     hist(clamp(index(r), 0, 7)) += values.param(r) * values.param(r);
     check_gradients(weighted_sum(hist, {8}), {values}, 1e-6);
+}
+
+// A convolution reads its input at x + r.x: the input's adjoint solves the
+// argument for x and sums over the taps and the output channels, a gather
+// (an update at the adjoint's own Vars) rather than a scatter.
+TEST_CASE("autodiff: a convolution's taps x + r.x become a gather", "[autodiff]") {
+    Var c("c");
+    const int cin = 3, cout = 2, w = 7, h = 5;
+    Data in = random_input("in", {cin, w + 2, h + 2}, 18), weights = random_input("weights", {cout, cin, 3, 3}, 19);
+    RDom r(0, cin, 0, 3, 0, 3, "r");
+    Func conv("conv");
+    conv(c, x, y) = zero;
+    conv(c, x, y) += weights.param(c, r.x, r.y, r.z) * in.param(r.x, x + r.y, y + r.z);
+    Func loss = weighted_sum(conv, {cout, w, h});
+    check_gradients(loss, {in, weights}, 1e-6);
+
+    Func din = propagate_adjoints(loss)(in.param);
+    REQUIRE(din.num_update_definitions() == 1);
+    for (const Expr &a : din.contents()->stage(1).args) {
+        const internal::Variable *v = a.as<internal::Variable>();
+        CHECK((v && !v->rdom));  // din(x, y, z) += ...: no scatter
+    }
+    // So its update may run in parallel over the image's rows.
+    Buffer<double> serial(cin, w + 2, h + 2), parallel(cin, w + 2, h + 2);
+    din.realize(serial);
+    Func din2 = propagate_adjoints(loss)(in.param);
+    din2.update(0).parallel(din2.args()[2]);
+    din2.realize(parallel);
+    serial.for_each_element([&](const int *pos) { CHECK(parallel(pos) == serial(pos)); });
+
+    // A box filter over an RDom: the same, in one dimension, with a negative tap.
+    Data signal = random_input("signal", {20}, 20);
+    RDom k(0, 4, "k");
+    Func box("box");
+    box(x) = zero;
+    box(x) += signal.param(x - k + 3) * (k + 1.0);
+    check_gradients(weighted_sum(box, {17}), {signal}, 1e-6);
 }
 
 TEST_CASE("autodiff: casts between float32 and float64", "[autodiff]") {
