@@ -6,7 +6,10 @@
 // the same process and run. The backward pipeline recomputes the forward
 // values it needs (docs/autodiff.md section 5), so its cost includes them;
 // gemm_grad is also timed with them saved by the forward pass (save()).
+// Each case also gets Halide 14's propagate_adjoints on the same algorithm
+// (grad_halide.h), hand-scheduled and Li2018-scheduled.
 #include "case_util.h"
+#include "grad_halide.h"
 #include "suite.h"
 
 namespace kiln_bench {
@@ -51,8 +54,10 @@ CaseResult bench_blur3x3_grad(const SuiteOptions &o) {
     KilnRunner fwd("blur3x3", {}, "host_tiled"), bwd("blur3x3_grad", {}, "host_tiled");
     fwd.bind("input", in);
     bwd.bind("input", in), bwd.bind("d_output", d_out);
-    return forward_and_backward(o, "blur3x3 grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
-                                8.0 * n * n);
+    CaseResult c = forward_and_backward(o, "blur3x3 grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
+                                        8.0 * n * n);
+    halide_blur3x3_grad(o, c, in, d_out, d_in);
+    return c;
 }
 
 CaseResult bench_softplus_grad(const SuiteOptions &o) {
@@ -62,8 +67,10 @@ CaseResult bench_softplus_grad(const SuiteOptions &o) {
         bwd("elementwise_chain_grad", {"variant=softplus"}, "host_tiled");
     fwd.bind("input", in);
     bwd.bind("input", in), bwd.bind("d_output", d_out);
-    return forward_and_backward(o, "softplus grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
-                                8.0 * n * n);
+    CaseResult c = forward_and_backward(o, "softplus grad " + std::to_string(n) + "^2", fwd, {&out}, bwd, {&d_in},
+                                        8.0 * n * n);
+    halide_softplus_grad(o, c, in, d_out, d_in);
+    return c;
 }
 
 CaseResult bench_bias_gelu_grad(const SuiteOptions &o) {
@@ -73,8 +80,10 @@ CaseResult bench_bias_gelu_grad(const SuiteOptions &o) {
     KilnRunner fwd("bias_gelu", {}, "host_tiled"), bwd("bias_gelu_grad", {}, "host_tiled");
     fwd.bind("input", in), fwd.bind("bias", bias);
     bwd.bind("input", in), bwd.bind("bias", bias), bwd.bind("d_output", d_out);
-    return forward_and_backward(o, "bias+gelu grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
-                                {&out}, bwd, {&d_in, &d_bias}, 8.0 * cols * rows);
+    CaseResult c = forward_and_backward(o, "bias+gelu grad " + std::to_string(rows) + "x" + std::to_string(cols),
+                                        fwd, {&out}, bwd, {&d_in, &d_bias}, 8.0 * cols * rows);
+    halide_bias_gelu_grad(o, c, in, bias, d_out, d_in, d_bias);
+    return c;
 }
 
 CaseResult bench_softmax_grad(const SuiteOptions &o) {
@@ -84,8 +93,10 @@ CaseResult bench_softmax_grad(const SuiteOptions &o) {
     KilnRunner fwd("softmax", {}, "host_tiled"), bwd("softmax_grad", {}, "host_tiled");
     fwd.bind("input", in);
     bwd.bind("input", in), bwd.bind("d_output", d_out);
-    return forward_and_backward(o, "softmax grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd, {&out},
-                                bwd, {&d_in}, 8.0 * cols * rows);
+    CaseResult c = forward_and_backward(o, "softmax grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
+                                        {&out}, bwd, {&d_in}, 8.0 * cols * rows);
+    halide_softmax_grad(o, c, in, d_out, d_in);
+    return c;
 }
 
 CaseResult bench_layernorm_grad(const SuiteOptions &o) {
@@ -99,8 +110,10 @@ CaseResult bench_layernorm_grad(const SuiteOptions &o) {
         k->set("epsilon", "1e-5");
     }
     bwd.bind("d_output", d_out);
-    return forward_and_backward(o, "layernorm grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
-                                {&out}, bwd, {&d_in, &d_gamma, &d_beta}, 8.0 * cols * rows);
+    CaseResult c = forward_and_backward(o, "layernorm grad " + std::to_string(rows) + "x" + std::to_string(cols),
+                                        fwd, {&out}, bwd, {&d_in, &d_gamma, &d_beta}, 8.0 * cols * rows);
+    halide_layernorm_grad(o, c, in, gamma, beta, d_out, d_in, d_gamma, d_beta);
+    return c;
 }
 
 CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
@@ -114,6 +127,7 @@ CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
     CaseResult c = forward_and_backward(o, "gemm+bias+relu grad " + std::to_string(n), fwd, {&out}, bwd,
                                         {&d_a, &d_b, &d_bias}, 16.0 * n * n);
     c.flops = 2.0 * n * n * n;
+    halide_gemm_relu_grad(o, c, a, b, bias, d_out, d_a, d_b, d_bias);
     // The forward pass saving bias_add (saved.sched) or the ReLU's bit of it
     // (saved_mask.sched), then the backward kernel that reads it instead of
     // computing the product again. The gradients must equal the recomputing
@@ -163,6 +177,8 @@ CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o) {
         {&out}, bwd, {&d_in, &d_w, &d_bias, &d_gamma, &d_beta},
         4.0 * ((double)Cin * (W + 2) * (H + 2) + (double)Cout * Cin * 9 + (double)Cout * W * H));
     c.flops = 2.0 * Cout * Cin * 9.0 * W * H;
+    halide_conv_bn_relu_grad(o, c, {&in, &w, &bias, &mean, &variance, &gamma, &beta}, d_out,
+                             {&d_in, &d_w, &d_bias, &d_gamma, &d_beta});
     return c;
 }
 
