@@ -70,7 +70,7 @@ void add_rows(const SuiteOptions &o, CaseResult &c, const BuildGrads &build, con
                     g.funcs[i].set_estimates(estimates);
                 }
                 char text[96];
-                std::snprintf(text, sizeof text, "Li2018 autoschedule %.0f ms (not in compile ms)",
+                std::snprintf(text, sizeof text, "Li2018 autoschedule %.1f ms (not in compile ms)",
                               li2018_schedule(Pipeline(g.funcs), o.threads));
                 note = text;
             } else {
@@ -118,6 +118,7 @@ void halide_blur3x3_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &d
         // input_adjoint: compute_root() vectorize(x, natural_vector_size) parallel(y)
         Func input_adjoint = copied(d_input);
         input_adjoint.compute_root().vectorize(input_adjoint.args()[0], n).parallel(input_adjoint.args()[1]);
+        input_adjoint.update(0).unscheduled();
         // Its update scatters through the clamp: serial. (update(0).atomic()
         // split(r.y, ryo, ryi, 32) parallel(ryo) vectorize(r.x, n) is legal
         // but ran 1.5x slower at 4096^2: a compare-and-swap per element.)
