@@ -42,6 +42,36 @@ Func copied(const Func &f) {
     return Func(Internal::Function(call->func));
 }
 
+// A copy of `adjoint` (a sum over one RDom) computed per register block, as
+// the host_tiled.sched of gemm_grad (d_A, d_B) and conv_bn_relu_grad
+// (d_weights, d_input) computes them, n = natural_vector_size:
+//   copy: split(x, xo, xi, n*2) split(y, yo, yi, n*3/4) reorder(xi, yi, <outer>)
+//         vectorize(xi, n) unroll(xi) unroll(yi) parallel(<parallel_var>)
+//   adjoint: compute_at(copy, <at>) vectorize(x, n) unroll(x) unroll(y)
+//   adjoint.update(0): reorder(x, y, <its RVars>) vectorize(x, n) unroll(x) unroll(y)
+// The copy's Vars are x, y, z, w; `outer` lists its loops outside a block,
+// innermost first. The schedules' specialize() conditions hold at the
+// bench's sizes, so this is their specialized branch (no fallback).
+Func blocked_copy(Func adjoint, const char *name, const std::vector<const char *> &outer, const char *parallel_var,
+                  const char *at) {
+    const int n = lanes();
+    std::vector<Var> args = {Var("x"), Var("y"), Var("z"), Var("w")};
+    args.resize(adjoint.dimensions());
+    Func copy(name);
+    copy(args) = adjoint(std::vector<Expr>(args.begin(), args.end()));
+    Var xi("xi"), yi("yi");
+    copy.split(args[0], Var("xo"), xi, n * 2).split(args[1], Var("yo"), yi, n * 3 / 4);
+    std::vector<VarOrRVar> order = {xi, yi};
+    for (const char *v : outer) order.push_back(Var(v));
+    copy.reorder(order).vectorize(xi, n).unroll(xi).unroll(yi).parallel(Var(parallel_var));
+    std::vector<Var> a = adjoint.args();
+    adjoint.compute_at(copy, Var(at)).vectorize(a[0], n).unroll(a[0]).unroll(a[1]);
+    std::vector<VarOrRVar> inner = {a[0], a[1]};
+    for (const RVar &r : adjoint.rvars(0)) inner.push_back(r);
+    adjoint.update(0).reorder(inner).vectorize(a[0], n).unroll(a[0]).unroll(a[1]);
+    return copy;
+}
+
 // Li2018 on p for the machine the bench runs (the threads it uses, a 32 MiB
 // last-level cache, Halide's default balance); returns the search's ms.
 double li2018_schedule(Pipeline p, int threads) {
@@ -264,24 +294,9 @@ void halide_gemm_relu_grad(const SuiteOptions &o, CaseResult &c, FBuf &a, FBuf &
         // matmul_adjoint: compute_root() vectorize(x, n) parallel(y)
         Func matmul_adjoint = d(matmul, 0);
         matmul_adjoint.compute_root().vectorize(matmul_adjoint.args()[0], n).parallel(matmul_adjoint.args()[1]);
-        // d_A and d_B, copies of A_adjoint and B_adjoint, in register blocks
-        // (host_tiled.sched's specializations for the bench's sizes):
-        //   d_A: split(x, xo, xi, n*2) split(y, yo, yi, n*3/4) reorder(xi, yi, yo, xo)
-        //        vectorize(xi, n) unroll(xi) unroll(yi) parallel(xo)
-        //   A_adjoint: compute_at(d_A, yo) vectorize(x, n) unroll(x) unroll(y)
-        //   A_adjoint.update(0): reorder(x, y, A_adjoint_r.x) vectorize(x, n) unroll(x) unroll(y)
-        auto blocked = [&](Func adjoint, const char *name) {
-            Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
-            Func copy(name);
-            copy(x, y) = adjoint(x, y);
-            copy.split(x, xo, xi, n * 2).split(y, yo, yi, n * 3 / 4).reorder(xi, yi, yo, xo);
-            copy.vectorize(xi, n).unroll(xi).unroll(yi).parallel(xo);
-            Var ax = adjoint.args()[0], ay = adjoint.args()[1];
-            adjoint.compute_at(copy, yo).vectorize(ax, n).unroll(ax).unroll(ay);
-            adjoint.update(0).reorder(ax, ay, adjoint.rvars(0)[0]).vectorize(ax, n).unroll(ax).unroll(ay);
-            return copy;
-        };
-        Func d_A = blocked(A_adjoint, "d_A"), d_B = blocked(B_adjoint, "d_B");
+        // d_A, d_B: register blocks (blocked_copy), the column panels (xo) in parallel.
+        Func d_A = blocked_copy(A_adjoint, "d_A", {"yo", "xo"}, "xo", "yo"),
+             d_B = blocked_copy(B_adjoint, "d_B", {"yo", "xo"}, "xo", "yo");
         // bias_adjoint: compute_root(); update(0): reorder(x, r.x) vectorize(x, n, GuardWithIf)
         d_bias_f.compute_root()
             .update(0)
@@ -289,7 +304,7 @@ void halide_gemm_relu_grad(const SuiteOptions &o, CaseResult &c, FBuf &a, FBuf &
             .vectorize(d_bias_f.args()[0], n, TailStrategy::GuardWithIf);
         return Grads{{d_A, d_B, d_bias_f},
                      "B.in(A_adjoint) reorder_storage (A_adjoint reads the Buffer B itself, which in() cannot "
-                     "wrap) and the specializations' fallbacks"};
+                     "wrap), and the specializations' fallbacks"};
     };
     // Sums of 512 products (and of 512 column terms for d_bias) in other orders.
     add_rows(o, c, build, {&d_a, &d_b, &d_bias}, 1e-4);
@@ -313,21 +328,28 @@ void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::v
         std::vector<Func> g = {d(input), d(weights), d(bias), d(gamma), d(beta)};
         if (!scheduled) return Grads{g, ""};
         const int n = lanes();
-        // conv: compute_root() vectorize(c, n) parallel(y)
-        // conv.update(0): reorder(c, r.x, r.y, r.z, x, y) vectorize(c, n, GuardWithIf) parallel(y)
-        conv.compute_root().vectorize(ch, n).parallel(y);
-        conv.update(0).reorder(ch, r.x, r.y, r.z, x, y).vectorize(ch, n, TailStrategy::GuardWithIf).parallel(y);
+        // conv.in(): compute_root(), per register block of output channels
+        // by columns, the rows in parallel; conv computed per block:
+        //   conv_in: tile(c, x, cv, xv, n*2, 6) vectorize(cv, n) unroll(cv) unroll(xv) parallel(y)
+        //   conv: compute_at(conv_in, c) vectorize(c, n, GuardWithIf) unroll(c) unroll(x)
+        //   conv.update(0): reorder(c, x, r.x, r.y, r.z) vectorize(c, n, GuardWithIf) unroll(c) unroll(x)
+        Func conv_in = conv.in();
+        std::vector<Var> ca = conv_in.args();
+        Var cv("cv"), xv("xv");
+        conv_in.compute_root().tile(ca[0], ca[1], cv, xv, n * 2, 6).vectorize(cv, n).unroll(cv).unroll(xv);
+        conv_in.parallel(ca[2]);
+        conv.compute_at(conv_in, ca[0]).vectorize(ch, n, TailStrategy::GuardWithIf).unroll(ch).unroll(x);
+        conv.update(0)
+            .reorder(ch, x, r.x, r.y, r.z)
+            .vectorize(ch, n, TailStrategy::GuardWithIf)
+            .unroll(ch)
+            .unroll(x);
         // conv_adjoint: compute_root() vectorize(c, n) parallel(y)
         Func conv_adjoint = d(conv, 0);
         conv_adjoint.compute_root().vectorize(conv_adjoint.args()[0], n).parallel(conv_adjoint.args()[2]);
-        // weights_adjoint: compute_root() vectorize(x, n)
-        // weights_adjoint.update(0): reorder(x, r.x, r.y, y, z, w) vectorize(x, n, GuardWithIf) parallel(w)
-        Func dw = g[1];
-        std::vector<Var> wa = dw.args();
-        std::vector<RVar> wr = dw.rvars(0);
-        dw.compute_root().vectorize(wa[0], n);
-        dw.update(0).reorder(wa[0], wr[0], wr[1], wa[1], wa[2], wa[3]).vectorize(wa[0], n, TailStrategy::GuardWithIf);
-        dw.update(0).parallel(wa[3]);
+        // d_weights: register blocks of (output, input) channels, reorder(xi, yi, z, w, xo, yo)
+        // parallel(yo); weights_adjoint computed per tap (z) of a block.
+        g[1] = blocked_copy(g[1], "d_weights", {"z", "w", "xo", "yo"}, "yo", "z");
         // bias_adjoint, gamma_adjoint, beta_adjoint: compute_root();
         //     update(0): reorder(x, r.x, r.y) vectorize(x, n, GuardWithIf)
         for (Func f : {g[2], g[3], g[4]}) {
@@ -335,17 +357,12 @@ void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::v
             f.compute_root().update(0).reorder(f.args()[0], fr[0], fr[1]).vectorize(f.args()[0], n,
                                                                                    TailStrategy::GuardWithIf);
         }
-        // input_adjoint: Kiln's is a scatter over the taps and stays serial;
-        // Halide's is a gather over (output channel, tap), so it gets the
-        // least the brief asks: vectorized over channels, parallel over rows.
-        Func di = g[0];
-        std::vector<Var> ia = di.args();
-        std::vector<RVar> ir = di.rvars(0);
-        di.vectorize(ia[0], n, TailStrategy::GuardWithIf).parallel(ia[2]);
-        di.update(0).reorder(ia[0], ir[0], ir[1], ir[2], ia[1], ia[2]).vectorize(ia[0], n, TailStrategy::GuardWithIf);
-        di.update(0).parallel(ia[2]);
-        return Grads{g, "input_adjoint: Halide gathers it where Kiln scatters, and it is vectorized and parallel "
-                        "here where Kiln's runs serially"};
+        // d_input: register blocks of input channels by columns,
+        // reorder(xi, yi, xo, yo, z) parallel(z); input_adjoint (Halide's
+        // gather over output channels and taps, as Kiln's) per block (xo).
+        g[0] = blocked_copy(g[0], "d_input", {"xo", "yo", "z"}, "z", "xo");
+        return Grads{g, "weights.in(input_adjoint) reorder_storage (input_adjoint reads the Buffer weights "
+                        "itself, which in() cannot wrap), and the specializations' fallbacks"};
     };
     // Sums of 64*9 products, and of 56*56 terms for the per-channel gradients.
     add_rows(o, c, build, grads, 1e-4);
