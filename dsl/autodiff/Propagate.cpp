@@ -127,17 +127,44 @@ private:
     }
 
     // The final adjoint of `name`: the gathers summed in its pure
-    // definition, every sum or scatter an update.
+    // definition, every sum or scatter an update. A sum whose terms are all
+    // zero outside a condition of the adjoint's own Vars (the range of an
+    // RVar solved for them: select(0 <= u < n, e, 0)) tests it once per
+    // point, after summing, rather than once per term, which keeps the
+    // sum's register blocks free of it:
+    //
+    //   g(u) = 0;  g(u) += select(c(u), e(u, r), 0)
+    //     ->  g(u) = 0;  g(u) += e(u, r);  g(u) = select(c(u), g(u), 0)
+    //
+    // (the gathers of the pure definition, if any, are added after it).
     void define(const std::string &name) {
         Func g = adjoints[name].back();
         std::vector<Expr> pv = vars_of(vars[name]);
-        Expr pure;
+        const Expr zero = make_zero(types[name]);
+        Expr pure, guard;
+        std::vector<Expr> guarded;
         std::vector<AdjointTerm> updates;
         for (const AdjointTerm &t : pending[name]) {
-            if (!t.scatter && !uses_rvars(t.value) && same_args(t.lhs, pv)) pure = pure.defined() ? pure + t.value : t.value;
-            else updates.push_back(t);
+            const bool at_own_vars = !t.scatter && same_args(t.lhs, pv);
+            const Select *sel = t.value.as<Select>();
+            if (at_own_vars && !uses_rvars(t.value)) {
+                pure = pure.defined() ? pure + t.value : t.value;
+            } else if (at_own_vars && sel && is_zero(sel->false_value) && !uses_rvars(sel->condition) &&
+                       (!guard.defined() || equal(guard, sel->condition))) {
+                guard = sel->condition;
+                guarded.push_back(sel->true_value);
+            } else {
+                updates.push_back(t);
+            }
         }
-        g(pv) = pure.defined() ? pure : make_zero(types[name]);
+        if (guarded.empty()) {
+            g(pv) = pure.defined() ? pure : zero;
+        } else {
+            g(pv) = zero;
+            for (const Expr &e : guarded) g(pv) += e;
+            g(pv) = select(guard, g(pv), zero);
+            if (pure.defined()) g(pv) += pure;
+        }
         for (const AdjointTerm &t : updates) g(t.lhs) += t.value;
         // A sum or scatter computed at the innermost loop of each consumer
         // (the default of a Func with updates) would redo it per point.

@@ -228,12 +228,19 @@ TEST_CASE("autodiff: a convolution's taps x + r.x become a gather", "[autodiff]"
     Func loss = weighted_sum(conv, {cout, w, h});
     check_gradients(loss, {in, weights}, 1e-6);
 
+    // in_adjoint(x, y, z) += ... (no scatter), then the range of the RVar
+    // solved for x tested once per point: = select(0 <= x < cin, in_adjoint(...), 0).
     Func din = propagate_adjoints(loss)(in.param);
-    REQUIRE(din.num_update_definitions() == 1);
-    for (const Expr &a : din.contents()->stage(1).args) {
-        const internal::Variable *v = a.as<internal::Variable>();
-        CHECK((v && !v->rdom));  // din(x, y, z) += ...: no scatter
-    }
+    REQUIRE(din.num_update_definitions() == 2);
+    for (int s = 1; s <= 2; s++)
+        for (const Expr &a : din.contents()->stage(s).args) {
+            const internal::Variable *v = a.as<internal::Variable>();
+            CHECK((v && !v->rdom));
+        }
+    const internal::Add *sum = din.contents()->stage(1).values[0].as<internal::Add>();
+    REQUIRE(sum);
+    CHECK(!sum->b.as<internal::Select>());
+    CHECK(din.contents()->stage(2).values[0].as<internal::Select>());
     // So its update may run in parallel over the image's rows.
     Buffer<double> serial(cin, w + 2, h + 2), parallel(cin, w + 2, h + 2);
     din.realize(serial);
