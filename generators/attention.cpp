@@ -43,6 +43,17 @@
 // (m and l do not depend on c; each c keeps its own copy, which costs d
 // times the few flops of the merge and keeps the state one Tuple.) The last
 // block may be partial: its missing keys count as -inf (max), 0 (sums).
+//
+// attention_grad: the backward pipeline of two_pass. Given the adjoint of
+// the output (d_output), it computes d_query, d_key and d_value by Kiln's
+// reverse-mode autodiff (docs/autodiff.md) of the same algorithm:
+// output_adjoint (d_output), weighted_adjoint and row_sum_adjoint (from the
+// division), probs_adjoint (from P V and the row sum), scores_adjoint
+// (through exp, plus the row maximum's share, sent to the maximum's
+// position through the argmax helper row_max_1_argmax; zero up to
+// rounding, as in softmax_grad), key_t_adjoint, and the sums Q_adjoint,
+// K_adjoint (the transpose of key_t_adjoint), V_adjoint. The online
+// algorithm's Tuple update is not differentiable.
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
@@ -50,30 +61,32 @@
 
 using namespace kiln;
 
-class Attention : public Generator<Attention> {
+namespace {
+
+// The Inputs both generators share, and the two-pass algorithm.
+template<typename T>
+class AttentionBase : public Generator<T> {
 public:
-    enum class Algorithm { TwoPass, Online };
-    GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
-                                        {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
-    GeneratorParam<int> key_block{"key_block", 32, 1, 4096};  // B, keys per block (algorithm=online)
-    // d and seq fixed at compile time when > 0 (the NPU's TMATMUL has a constant shape); 0: the buffers'.
-    GeneratorParam<int> dim{"dim", 0, 0, 1 << 16};
-    GeneratorParam<int> seq{"seq", 0, 0, 1 << 20};
     Input<Buffer<float, 2>> Q{"Q"};  // (d, seq)
     Input<Buffer<float, 2>> K{"K"};
     Input<Buffer<float, 2>> V{"V"};
-    Output<Buffer<float, 2>> output{"output"};  // (d, seq of queries)
 
-    void generate() {
-        Var c("c"), i("i"), j("j"), r("r");
-        Expr d = dim > 0 ? Expr((int)dim) : Q.dim(0).extent(), keys = seq > 0 ? Expr((int)seq) : K.dim(1).extent();
-        RDom rd(0, d, "rd"), rk(0, keys, "rk");
-        Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
-            weighted("weighted");
+protected:
+    Var c{"c"}, i{"i"}, j{"j"}, r{"r"};
+
+    // S = Q Kᵀ over the d features, through the transpose key_t.
+    Func define_scores(Expr d) {
+        RDom rd(0, d, "rd");
+        Func key_t("key_t"), scores("scores");
         key_t(j, r) = K(r, j);
         scores(j, i) = 0.0f;
         scores(j, i) += Q(rd, i) * key_t(j, rd);
-        if (algorithm.value() == Algorithm::Online) return online(scores, keys, d);
+        return scores;
+    }
+    // output = softmax(scores / √d) V, the whole row of scores at a time.
+    void two_pass(Func scores, Expr keys, Expr d, Func output) {
+        RDom rk(0, keys, "rk");
+        Func row_max("row_max"), probs("probs"), row_sum("row_sum"), weighted("weighted");
         row_max(i) = std::numeric_limits<float>::lowest();
         row_max(i) = max(row_max(i), scores(rk, i));
         Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
@@ -84,10 +97,29 @@ public:
         weighted(c, i) += probs(rk, i) * V(c, rk);
         output(c, i) = weighted(c, i) / row_sum(i);
     }
+};
+
+class Attention : public AttentionBase<Attention> {
+public:
+    enum class Algorithm { TwoPass, Online };
+    GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
+                                        {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
+    GeneratorParam<int> key_block{"key_block", 32, 1, 4096};  // B, keys per block (algorithm=online)
+    // d and seq fixed at compile time when > 0 (the NPU's TMATMUL has a constant shape); 0: the buffers'.
+    GeneratorParam<int> dim{"dim", 0, 0, 1 << 16};
+    GeneratorParam<int> seq{"seq", 0, 0, 1 << 20};
+    Output<Buffer<float, 2>> output{"output"};  // (d, seq of queries)
+
+    void generate() {
+        Expr d = dim > 0 ? Expr((int)dim) : Q.dim(0).extent(), keys = seq > 0 ? Expr((int)seq) : K.dim(1).extent();
+        Func scores = define_scores(d);
+        if (algorithm.value() == Algorithm::Online) return online(scores, keys, d);
+        two_pass(scores, keys, d, output);
+    }
 
 private:
     void online(Func scores, Expr keys, Expr d) {
-        Var c("c"), i("i"), j("j"), kb("kb");
+        Var kb("kb");
         const int B = (int)key_block;
         Expr blocks = (keys + (B - 1)) / B;
         RDom rj(0, B, "rj"), rb(0, blocks, "rb");
@@ -109,4 +141,25 @@ private:
     }
 };
 
+class AttentionGrad : public AttentionBase<AttentionGrad> {
+public:
+    Input<Buffer<float, 2>> d_output{"d_output"};  // (d, seq of queries)
+    Output<Buffer<float, 2>> d_query{"d_query"};   // shaped like Q, K, V
+    Output<Buffer<float, 2>> d_key{"d_key"};
+    Output<Buffer<float, 2>> d_value{"d_value"};
+
+    void generate() {
+        Func output("output");
+        Expr d = Q.dim(0).extent();
+        two_pass(define_scores(d), K.dim(1).extent(), d, output);
+        Derivative dv = propagate_adjoints(output, d_output);
+        d_query.set(dv(Q));
+        d_key.set(dv(K));
+        d_value.set(dv(V));
+    }
+};
+
+}  // namespace
+
 KILN_REGISTER_GENERATOR(Attention, attention)
+KILN_REGISTER_GENERATOR(AttentionGrad, attention_grad)
