@@ -1,5 +1,6 @@
 // The backward generators (blur3x3_grad, elementwise_chain_grad,
-// bias_gelu_grad, softmax_grad, layernorm_grad, gemm_grad) compiled ahead of time under each of their schedules:
+// bias_gelu_grad, softmax_grad, layernorm_grad, gemm_grad, conv_bn_relu_grad,
+// attention_grad) compiled ahead of time under each of their schedules:
 // each gradient equals a plain C++ reference gradient computed in float64
 // from the same float32 inputs, and the fused and host_tiled schedules equal
 // the unfused one bit for bit (none of them reassociates a sum). Sizes are
@@ -8,6 +9,9 @@
 // at some inputs and the repeated edges of the blur receive the sums of
 // several output points.
 #include "aot.h"
+#include "attention_grad_fused.h"
+#include "attention_grad_host_tiled.h"
+#include "attention_grad_unfused.h"
 #include "bias_gelu_grad_fused.h"
 #include "bias_gelu_grad_host_tiled.h"
 #include "bias_gelu_grad_unfused.h"
@@ -409,4 +413,52 @@ TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[g
     // float32 sums of up to 63 (W H) or 180 (Cout 9) terms of order 1:
     // 1e-5 of max(|want|, 10).
     check(b, {want_in, want_w, want_bias, want_gamma, want_beta}, 1e-5, {10.0, 10.0, 10.0, 10.0, 10.0});
+}
+
+TEST_CASE("generator: attention_grad equals the analytic attention backward", "[generator][grad]") {
+    // Q (d, queries), K and V (d, keys), d_output (d, queries); sizes not
+    // multiples of the vector width or of the 8-row blocks, and one with
+    // fewer keys than queries.
+    auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
+    struct Shape {
+        int d, queries, keys;
+    };
+    for (Shape sh : {Shape{13, 37, 29}, Shape{16, 48, 16}, Shape{8, 19, 45}}) {
+        const int d = sh.d, nq = sh.queries, nk = sh.keys;
+        INFO("d " << d << ", " << nq << " queries, " << nk << " keys");
+        Buffer<float> q(d, nq), kk(d, nk), v(d, nk), d_out(d, nq);
+        fill_random(q, -1, 1, 51 + d), fill_random(kk, -1, 1, 52 + d), fill_random(v, -1, 1, 53 + d);
+        fill_random(d_out, -1, 1, 54 + d);
+        Backward b{"attention_grad", k(attention_grad_unfused), k(attention_grad_fused), k(attention_grad_host_tiled),
+                   {q, kk, v, d_out}, {Buffer<float>(d, nq), Buffer<float>(d, nk), Buffer<float>(d, nk)}};
+        // P = softmax of the rows of Q Kᵀ / √d, O = P V; dV = Pᵀ dO, dP = dO Vᵀ,
+        // dS = P (dP - rowsum(P dP)) / √d, dQ = dS K, dK = dSᵀ Q.
+        Buffer<double> want_q = zeros_like(b.outputs[0]), want_k = zeros_like(b.outputs[1]),
+                       want_v = zeros_like(b.outputs[2]);
+        const double scale = 1 / std::sqrt((double)d);
+        for (int i = 0; i < nq; i++) {
+            std::vector<double> p(nk), dp(nk);
+            double m = -1e300, total = 0, dot = 0;
+            for (int j = 0; j < nk; j++) {
+                p[j] = 0;
+                for (int r = 0; r < d; r++) p[j] += (double)q(r, i) * kk(r, j);
+                m = std::max(m, p[j]);
+            }
+            for (int j = 0; j < nk; j++) total += p[j] = std::exp((p[j] - m) * scale);
+            for (int j = 0; j < nk; j++) {
+                p[j] /= total;
+                dp[j] = 0;
+                for (int c = 0; c < d; c++) dp[j] += (double)d_out(c, i) * v(c, j), want_v(c, j) += p[j] * d_out(c, i);
+                dot += p[j] * dp[j];
+            }
+            for (int j = 0; j < nk; j++) {
+                const double ds = p[j] * (dp[j] - dot) * scale;
+                for (int r = 0; r < d; r++) want_q(r, i) += ds * kk(r, j), want_k(r, j) += ds * q(r, i);
+            }
+        }
+        // Gradients of order 0.1 to 0.6, float32 sums of up to 48 terms through
+        // a softmax (the row maximum's share, zero exactly, is rounding): 1e-5
+        // of max(|want|, 0.1).
+        check(b, {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1});
+    }
 }
