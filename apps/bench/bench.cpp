@@ -40,7 +40,7 @@ const std::vector<SuiteCase> &suite() {
         {"blur3x3_grad", bench_blur3x3_grad}, {"softplus_grad", bench_softplus_grad},
         {"bias_gelu_grad", bench_bias_gelu_grad}, {"softmax_grad", bench_softmax_grad},
         {"layernorm_grad", bench_layernorm_grad}, {"gemm_relu_grad", bench_gemm_relu_grad},
-        {"conv_bn_relu_grad", bench_conv_bn_relu_grad},
+        {"conv_bn_relu_grad", bench_conv_bn_relu_grad}, {"attention_grad", bench_attention_grad},
     };
     return cases;
 }

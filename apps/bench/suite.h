@@ -49,6 +49,7 @@ CaseResult bench_softmax_grad(const SuiteOptions &o);
 CaseResult bench_layernorm_grad(const SuiteOptions &o);
 CaseResult bench_gemm_relu_grad(const SuiteOptions &o);
 CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o);
+CaseResult bench_attention_grad(const SuiteOptions &o);
 
 // Row-wise and multi-output pipelines (suite_rows.cpp).
 CaseResult bench_layernorm(const SuiteOptions &o);

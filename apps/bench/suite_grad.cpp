@@ -1,6 +1,6 @@
 // The backward cases of apps/bench: each backward generator (blur3x3_grad,
 // elementwise_chain_grad, bias_gelu_grad, softmax_grad, layernorm_grad,
-// gemm_grad, conv_bn_relu_grad) under its host_tiled schedule,
+// gemm_grad, conv_bn_relu_grad, attention_grad) under its host_tiled schedule,
 // timed as forward + backward (the forward generator then the backward one,
 // a training step's two kernels) against the forward generator alone, in
 // the same process and run. The backward pipeline recomputes the forward
@@ -179,6 +179,22 @@ CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o) {
     c.flops = 2.0 * Cout * Cin * 9.0 * W * H;
     halide_conv_bn_relu_grad(o, c, {&in, &w, &bias, &mean, &variance, &gamma, &beta}, d_out,
                              {&d_in, &d_w, &d_bias, &d_gamma, &d_beta});
+    return c;
+}
+
+CaseResult bench_attention_grad(const SuiteOptions &o) {
+    // The forward case's head (suite_attention.cpp), its sizes given at run
+    // time to both kernels (attention_grad has no dim and seq parameters).
+    const int d = 64, seq = o.quick ? 128 : 1024;
+    FBuf q = random_buffer({d, seq}, -1, 1, 51), k = random_buffer({d, seq}, -1, 1, 52),
+         v = random_buffer({d, seq}, -1, 1, 53), d_out = random_buffer({d, seq}, -1, 1, 54), out(d, seq),
+         d_q(d, seq), d_k(d, seq), d_v(d, seq);
+    KilnRunner fwd("attention", {}, "host_tiled"), bwd("attention_grad", {}, "host_tiled");
+    for (KilnRunner *r : {&fwd, &bwd}) r->bind("Q", q), r->bind("K", k), r->bind("V", v);
+    bwd.bind("d_output", d_out);
+    CaseResult c = forward_and_backward(o, "attention grad seq " + std::to_string(seq) + " d " + std::to_string(d),
+                                        fwd, {&out}, bwd, {&d_q, &d_k, &d_v}, 4.0 * 4.0 * d * seq);
+    c.flops = 4.0 * (double)seq * seq * d;  // the forward's Q Kᵀ and P V
     return c;
 }
 
