@@ -30,5 +30,8 @@ void halide_gemm_relu_grad(const SuiteOptions &o, CaseResult &c, FBuf &a, FBuf &
 // grads: Kiln's d_input, d_weights, d_bias, d_gamma, d_beta.
 void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::vector<FBuf *> &inputs, FBuf &d_out,
                               const std::vector<FBuf *> &grads);
+// inputs: Q, K, V; grads: Kiln's d_query, d_key, d_value.
+void halide_attention_grad(const SuiteOptions &o, CaseResult &c, const std::vector<FBuf *> &inputs, FBuf &d_out,
+                           const std::vector<FBuf *> &grads);
 
 }  // namespace kiln_bench

@@ -195,6 +195,7 @@ CaseResult bench_attention_grad(const SuiteOptions &o) {
     CaseResult c = forward_and_backward(o, "attention grad seq " + std::to_string(seq) + " d " + std::to_string(d),
                                         fwd, {&out}, bwd, {&d_q, &d_k, &d_v}, 4.0 * 4.0 * d * seq);
     c.flops = 4.0 * (double)seq * seq * d;  // the forward's Q Kᵀ and P V
+    halide_attention_grad(o, c, {&q, &k, &v}, d_out, {&d_q, &d_k, &d_v});
     return c;
 }
 

@@ -368,4 +368,34 @@ void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::v
     add_rows(o, c, build, grads, 1e-4);
 }
 
+void halide_attention_grad(const SuiteOptions &o, CaseResult &c, const std::vector<FBuf *> &inputs, FBuf &d_out,
+                           const std::vector<FBuf *> &grads) {
+    Buffer<float> q = halide_view(*inputs[0]), k = halide_view(*inputs[1]), v = halide_view(*inputs[2]),
+                  seed = halide_view(d_out);
+    auto build = [&](bool scheduled) {
+        // generators/attention.cpp's two_pass algorithm. Its row maximum is
+        // softmax's max reduction, whose gradient Halide 14 rejects (see
+        // halide_softmax_grad), so no schedule is reached.
+        Var ch("c"), i("i"), j("j"), r("r");
+        const int d = q.width();
+        RDom rd(0, d, "rd"), rk(0, k.height(), "rk");
+        Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
+            weighted("weighted"), output("output");
+        key_t(j, r) = k(r, j);
+        scores(j, i) = 0.0f;
+        scores(j, i) += q(rd, i) * key_t(j, rd);
+        row_max(i) = Float(32).min();
+        row_max(i) = max(row_max(i), scores(rk, i));
+        probs(j, i) = exp((scores(j, i) - row_max(i)) * (1.0f / std::sqrt((float)d)));
+        row_sum(i) = 0.0f;
+        row_sum(i) += probs(rk, i);
+        weighted(ch, i) = 0.0f;
+        weighted(ch, i) += probs(rk, i) * v(ch, rk);
+        output(ch, i) = weighted(ch, i) / row_sum(i);
+        Derivative dv = propagate_adjoints(output, seed);
+        return Grads{{dv(q), dv(k), dv(v)}, scheduled ? "all of it (not written: Halide 14 rejected the algorithm)" : ""};
+    };
+    add_rows(o, c, build, grads, 1e-4);
+}
+
 }  // namespace kiln_bench
