@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/IROperator.h"
+#include "StoreLoops.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
 
@@ -48,30 +49,16 @@ protected:
     }
 };
 
-class Hoist : public IRMutator {
+class Hoist : public StoreLoopMutator {
 protected:
-    std::set<std::string> allocations;
     int counter = 0;
 
-    Stmt visit(const Allocate *op) override {
-        bool added = allocations.insert(op->name).second;
-        Stmt s = IRMutator::visit(op);
-        if (added) allocations.erase(op->name);
-        return s;
-    }
-
-    Stmt visit(const For *op) override {
-        Stmt body = mutate(op->body);
-        Stmt loop = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
-        if (op->for_type != ForType::Serial) return loop;
-        // The body's lets, then one store into an allocation.
-        std::vector<const LetStmt *> lets;
-        Stmt inner = body;
-        while (const LetStmt *l = inner.as<LetStmt>()) lets.push_back(l), inner = l->body;
-        const Store *store = inner.as<Store>();
-        if (!store || !allocations.count(store->name)) return loop;
+    Stmt rewrite(const StoreLoop &l) override {
+        const For *op = l.loop;
+        const Store *store = l.store;
+        Stmt body = l.body;
         UnconditionalLoads finder;
-        for (const LetStmt *l : lets) finder.include(l->value);
+        for (const LetStmt *let : l.lets) finder.include(let->value);
         finder.include(store->value);
         finder.include(store->index);
         std::vector<std::pair<std::string, Expr>> hoisted;
@@ -79,18 +66,16 @@ protected:
             if (load->name == store->name) continue;
             if (expr_uses_var(load->index, op->name)) continue;
             bool uses_let = false;
-            for (const LetStmt *l : lets) uses_let = uses_let || expr_uses_var(load->index, l->name);
+            for (const LetStmt *let : l.lets) uses_let = uses_let || expr_uses_var(load->index, let->name);
             if (uses_let) continue;
             std::string name = load->name + ".hoisted." + std::to_string(counter++);
             body = ReplaceLoad(load, Variable::make(load->type, name)).mutate(body);
             hoisted.emplace_back(name, Expr(load));
         }
-        if (hoisted.empty()) return loop;
+        if (hoisted.empty()) return Stmt();
         Stmt s = For::make(op->name, op->min, op->extent, op->for_type, body);
         for (auto it = hoisted.rbegin(); it != hoisted.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
-        const int64_t *n = as_const_int(op->extent);
-        if (n && *n > 0) return s;
-        return IfThenElse::make(Expr(0) < op->extent, s);
+        return if_loop_runs(op, s);
     }
 };
 

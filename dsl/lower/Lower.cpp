@@ -17,6 +17,7 @@
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
 #include "HoistLoads.h"
+#include "PromoteAccumulators.h"
 #include "InjectPrefetches.h"
 #include "InlineFunctions.h"
 #include "PartitionLoops.h"
@@ -150,6 +151,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("simplify", s, [&] { return simplify(s); });
     // After the last simplify, which would substitute the hoisted loads back.
     s = pass("hoist invariant loads", s, [&] { return hoist_invariant_loads(s); });
+    s = pass("promote accumulators", s, [&] { return promote_accumulators(s); });
     // The NPU's instruction selection matches whole store values.
     if (!target.has(Target::NPU))
         s = pass("common subexpressions", s, [&] { return eliminate_common_subexpressions(s); });

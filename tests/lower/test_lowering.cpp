@@ -845,6 +845,61 @@ TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loo
     CHECK(s.substr(0, let).rfind("if ((0 < ") != std::string::npos);
 }
 
+TEST_CASE("promote_accumulators: a row sum accumulates in a local, loaded before and stored after its loop",
+          "[lower][promote]") {
+    ImageParam in(Float(32), 2, "pin");
+    Var x("x"), y("y");
+    RDom r(0, in.dim(0).extent(), "r");
+    Func sum("psum"), out("pout");
+    sum(y) = 0.0f;
+    sum(y) += in(r, y);
+    out(x, y) = in(x, y) - sum(y);
+    sum.compute_root();  // a heap allocation of run-time size
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t alloc = s.find("allocate psum.acc.0[float32 * 1]");
+    REQUIRE(alloc != std::string::npos);
+    size_t load = s.find("psum.acc.0[0] = psum[", alloc), loop = s.find("for (psum.s1.r.x, ", alloc);
+    REQUIRE(load != std::string::npos);
+    REQUIRE(loop != std::string::npos);
+    CHECK(load < loop);
+    std::string body = s.substr(loop, s.find("}", loop) - loop);
+    CHECK(body.find("psum.acc.0[0] = (psum.acc.0[0] + pin[") != std::string::npos);
+    CHECK(body.find("psum[") == std::string::npos);
+    CHECK(s.find("] = psum.acc.0[0]", loop) != std::string::npos);
+    // Only when the loop runs: the extent is not a constant here.
+    CHECK(s.substr(0, alloc).rfind("if ((0 < ") != std::string::npos);
+
+    Buffer<float> im(37, 5);
+    im.for_each_element([&](int xx, int yy) { im(xx, yy) = (float)((xx * 7 + yy * 13) % 17) / 8.0f - 1.0f; });
+    in.set(im);
+    Buffer<float> o(37, 5);
+    out.realize(o);
+    for (int yy = 0; yy < 5; yy++) {
+        float want = 0.0f;
+        for (int xx = 0; xx < 37; xx++) want += im(xx, yy);
+        for (int xx = 0; xx < 37; xx++) CHECK(o(xx, yy) == Approx(im(xx, yy) - want).margin(1e-5));
+    }
+}
+
+TEST_CASE("promote_accumulators: an accumulator read at another point, or one on the stack, stays", "[lower][promote]") {
+    ImageParam in(Float(32), 1, "qin");
+    Var x("x");
+    RDom r(1, 9, "r");
+    Func scan("qscan"), out("qout");
+    scan(x) = in(x);
+    scan(r) = scan(r - 1) + in(r);  // reads the element before the one it writes
+    out(x) = scan(x);
+    scan.compute_root();
+    CHECK(out.lowered_stmt(no_asserts).find(".acc.") == std::string::npos);
+    // A constant-size reduction per point: a local array already.
+    Func m("qmax"), out2("qout2");
+    RDom k(0, 4, "k");
+    m(x) = maximum(in(x + k));
+    out2(x) = m(x);
+    CHECK(out2.lowered_stmt(no_asserts).find(".acc.") == std::string::npos);
+}
+
 TEST_CASE("hoist_invariant_loads: loops storing into an input or output keep their loads", "[lower][hoist]") {
     ImageParam a(Float(32), 2, "ka"), b(Float(32), 2, "kb");
     Var x("x"), y("y");
