@@ -223,7 +223,11 @@ private:
         ReadingStage rs = reading_stage(f, d, what);
         const Expr &value = d.values[0];
         if (s == 0) {
-            contribute_all(reverse_accumulate(value, seed_var, what), rs, seed);
+            // A Func of one definition holds the value: derivatives that are the value read it.
+            Expr self;
+            if (f.num_stages() == 1 && f.num_values() == 1)
+                self = Call::make(value.type(), f.name, d.args, Call::Func, fp, nullptr, 0);
+            contribute_all(reverse_accumulate(value, seed_var, what, self), rs, seed);
             return;
         }
         Func prev = adj[s - 1];

@@ -58,9 +58,10 @@ Expr unless(const Expr &c, const Expr &adjoint) { return Select::make(c, make_ze
 
 class Accumulator {
 public:
-    explicit Accumulator(std::string what) : what(std::move(what)) {}
+    Accumulator(std::string what, Expr self) : what(std::move(what)), self(std::move(self)) {}
 
     std::vector<LeafAdjoint> run(const Expr &value, const Expr &seed) {
+        root = value.get();
         PostOrder order;
         order.include(value);
         adjoints[value.get()] = seed;
@@ -83,7 +84,13 @@ public:
 
 private:
     std::string what;
+    Expr self;                  // reads the value being differentiated, or undefined
+    const void *root = nullptr;  // that value
     std::unordered_map<const void *, Expr> adjoints;
+
+    // Node e as a derivative uses it: the whole value read back from its
+    // Func rather than computed again (exp(u)' = the value itself).
+    Expr value_of(const Expr &e) const { return self.defined() && e.get() == root ? self : e; }
 
     void add(const Expr &operand, const Expr &adjoint) {
         if (!operand.type().is_float()) return;  // no gradient through integers and bools
@@ -103,7 +110,7 @@ private:
             add(op->b, mul(d, op->a));
         } else if (const Div *op = e.as<Div>()) {
             add(op->a, div(d, op->b));
-            add(op->b, mul(-d, e / op->b));  // -a / b^2 = -(a / b) / b
+            add(op->b, mul(-d, value_of(e) / op->b));  // -a / b^2 = -(a / b) / b
         } else if (const Mod *op = e.as<Mod>()) {
             // a % b = a - b * floor(a / b) for floats
             add(op->a, d);
@@ -132,22 +139,23 @@ private:
         const std::string &n = op->name;
         const Expr &x = op->args.empty() ? Expr() : op->args[0];
         Type t = e.type();
+        const Expr v = value_of(e);
         if (n == "exp") {
-            add(x, mul(d, e));
+            add(x, mul(d, v));
         } else if (n == "log") {
             add(x, div(d, x));
         } else if (n == "sqrt") {
-            add(x, div(d, make_const(t, 2.0) * e));
+            add(x, div(d, make_const(t, 2.0) * v));
         } else if (n == "sin") {
             add(x, mul(d, cos(x)));
         } else if (n == "cos") {
             add(x, mul(-d, sin(x)));
         } else if (n == "tanh") {
-            add(x, mul(d, make_one(t) - e * e));
+            add(x, mul(d, make_one(t) - v * v));
         } else if (n == "pow") {
             const Expr &y = op->args[1];
             add(x, mul(d, y * pow(x, y - make_one(t))));
-            add(y, mul(d, e * log(x)));
+            add(y, mul(d, v * log(x)));
         } else if (n == "floor" || n == "ceil" || n == "round" || n == "undef") {
             // piecewise constant: derivative zero (where it exists)
         } else {
@@ -163,8 +171,9 @@ private:
 
 Expr inline_lets(const Expr &e) { return InlineLets().mutate(e); }
 
-std::vector<LeafAdjoint> reverse_accumulate(const Expr &value, const Expr &seed, const std::string &what) {
-    return Accumulator(what).run(inline_lets(value), seed);
+std::vector<LeafAdjoint> reverse_accumulate(const Expr &value, const Expr &seed, const std::string &what,
+                                            const Expr &self) {
+    return Accumulator(what, self).run(inline_lets(value), seed);
 }
 
 }  // namespace internal

@@ -26,7 +26,16 @@ struct LeafAdjoint {
     Expr adjoint;  // in terms of the seed
 };
 
-std::vector<LeafAdjoint> reverse_accumulate(const Expr &value, const Expr &seed, const std::string &what);
+// `self`, if defined, reads `value` back (its Func's call at the stage's
+// own Vars): a derivative that is the value itself (exp, and tanh, sqrt,
+// pow, a quotient through it) reads it there instead of computing it again,
+//
+//   exps(x) = exp(in(x) - m)   ->   in(x): S * exps(x)     (not S * exp(in(x) - m))
+//
+// so a backward pass whose forward Func is computed (vectorized, once)
+// does not evaluate the function a second time per point.
+std::vector<LeafAdjoint> reverse_accumulate(const Expr &value, const Expr &seed, const std::string &what,
+                                            const Expr &self = Expr());
 
 // e with every Let substituted into its body.
 Expr inline_lets(const Expr &e);

@@ -258,6 +258,22 @@ TEST_CASE("autodiff: a convolution's taps x + r.x become a gather", "[autodiff]"
     check_gradients(weighted_sum(box, {17}), {signal}, 1e-6);
 }
 
+// A derivative that is the value itself (exp) reads the forward Func
+// rather than computing the function again.
+TEST_CASE("autodiff: exp's derivative reads the Func that holds exp", "[autodiff]") {
+    Data in = random_input("in", {12}, 21);
+    Func e("e"), f("f");
+    e(x) = exp(in.param(x) * 0.5);
+    f(x) = e(x) * e(x) + tanh(in.param(x));
+    Func loss = weighted_sum(f, {12});
+    check_gradients(loss, {in}, 1e-6);
+    std::ostringstream value;
+    value << propagate_adjoints(loss)(in.param).contents()->init.values[0];
+    INFO(value.str());
+    CHECK(value.str().find("e(") != std::string::npos);
+    CHECK(value.str().find("exp(") == std::string::npos);
+}
+
 TEST_CASE("autodiff: casts between float32 and float64", "[autodiff]") {
     Data in = random_input("in", {9}, 12);
     Func narrow("narrow"), f("f");
