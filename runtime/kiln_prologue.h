@@ -665,6 +665,64 @@ inline kiln_heap_cache &kiln_thread_heap_cache() {
 }
 constexpr size_t kiln_heap_cache_max = 1 << 20;
 
+// Larger blocks a thread freed, kept for the kernel's next call: glibc
+// gives a block above its mmap threshold (32 MiB at most) back to the
+// system on free, so every call of a kernel with a large intermediate
+// computed at the root faulted its pages in again, zeroed by the kernel
+// (a fifth of blur3x3_grad's time at 4096x4096). Up to 4 blocks and
+// kiln_large_cache_max bytes per thread are kept, freed when the thread
+// ends; a block larger than that is never kept.
+struct kiln_large_cache {
+    static constexpr int slots = 4;
+    void *ptr[slots] = {};
+    size_t size[slots] = {};
+    ~kiln_large_cache() {
+        for (void *p : ptr) std::free(p);
+    }
+};
+inline kiln_large_cache &kiln_thread_large_cache() {
+    static thread_local kiln_large_cache cache;
+    return cache;
+}
+constexpr size_t kiln_large_cache_max = 256u << 20;
+
+// A kept block of at least `want` bytes (the smallest), or null.
+inline void *kiln_large_take(size_t want, size_t &got) {
+    kiln_large_cache &c = kiln_thread_large_cache();
+    int best = -1;
+    for (int i = 0; i < kiln_large_cache::slots; i++)
+        if (c.ptr[i] && c.size[i] >= want && (best < 0 || c.size[i] < c.size[best])) best = i;
+    if (best < 0) return nullptr;
+    void *p = c.ptr[best];
+    got = c.size[best];
+    c.ptr[best] = nullptr, c.size[best] = 0;
+    return p;
+}
+
+// Keeps `p` (of `size` bytes) for a later call, dropping smaller kept
+// blocks to stay within kiln_large_cache_max; or frees it.
+inline void kiln_large_give(void *p, size_t size) {
+    kiln_large_cache &c = kiln_thread_large_cache();
+    if (size > kiln_large_cache_max) return std::free(p);
+    size_t total = size;
+    for (size_t s : c.size) total += s;
+    while (true) {
+        int smallest = -1, empty = -1;
+        for (int i = 0; i < kiln_large_cache::slots; i++) {
+            if (!c.ptr[i]) empty = i;
+            else if (smallest < 0 || c.size[i] < c.size[smallest]) smallest = i;
+        }
+        if (empty >= 0 && total <= kiln_large_cache_max) {
+            c.ptr[empty] = p, c.size[empty] = size;
+            return;
+        }
+        if (smallest < 0 || c.size[smallest] > size) return std::free(p);
+        total -= c.size[smallest];
+        std::free(c.ptr[smallest]);
+        c.ptr[smallest] = nullptr, c.size[smallest] = 0;
+    }
+}
+
 // A 64-byte-aligned heap block of `count` elements of `elem_size` bytes
 // (a cache line, and one AVX-512 vector: dense vector loads from the start of
 // a row never straddle two lines), freed when it goes out of scope (also on
@@ -688,6 +746,7 @@ struct kiln_heap {
             c.ptr = nullptr, c.size = 0;
             return;
         }
+        if (want > kiln_heap_cache_max && (ptr = kiln_large_take(want, size))) return;
         ptr = std::aligned_alloc(64, want);
         size = want;
     }
@@ -697,6 +756,8 @@ struct kiln_heap {
         if (size <= kiln_heap_cache_max && size > c.size) {
             std::free(c.ptr);
             c.ptr = ptr, c.size = size;
+        } else if (size > kiln_heap_cache_max) {
+            kiln_large_give(ptr, size);
         } else {
             std::free(ptr);
         }

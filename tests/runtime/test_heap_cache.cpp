@@ -1,0 +1,54 @@
+// The heap blocks of kernels' intermediates (kiln_heap, runtime/kiln_prologue.h):
+// a large block freed by one call is kept for the next, within a bound.
+#include <catch2/catch.hpp>
+
+#include "kiln_prologue.h"
+
+namespace {
+
+// What is kept, in bytes, by this thread.
+size_t kept_bytes() {
+    size_t total = 0;
+    for (size_t s : kiln_thread_large_cache().size) total += s;
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("runtime: a large intermediate's block is reused by the next call", "[runtime][heap]") {
+    void *first = nullptr;
+    {
+        kiln_heap a(16 << 20, sizeof(float));  // 64 MiB: above glibc's mmap threshold
+        REQUIRE(a.ptr);
+        first = a.ptr;
+        static_cast<float *>(a.ptr)[0] = 1.0f;
+    }
+    CHECK(kept_bytes() >= (64u << 20));
+    {
+        kiln_heap b(8 << 20, sizeof(float));  // smaller: the kept block serves it
+        CHECK(b.ptr == first);
+        CHECK(reinterpret_cast<uintptr_t>(b.ptr) % 64 == 0);
+    }
+    {
+        kiln_heap c(32 << 20, sizeof(float));  // larger than any kept block: a new one
+        REQUIRE(c.ptr);
+        CHECK(c.ptr != first);
+    }
+    CHECK(kept_bytes() <= kiln_large_cache_max);
+}
+
+TEST_CASE("runtime: the kept blocks stay within the per-thread bound", "[runtime][heap]") {
+    {
+        kiln_heap huge((long long)(kiln_large_cache_max / sizeof(float)) + 1024, sizeof(float));
+        REQUIRE(huge.ptr);
+    }
+    CHECK(kept_bytes() <= kiln_large_cache_max);  // larger than the bound: freed
+    for (int i = 0; i < 8; i++) {
+        kiln_heap a(12 << 20, sizeof(float)), b(12 << 20, sizeof(float)), c(12 << 20, sizeof(float));
+        REQUIRE((a.ptr && b.ptr && c.ptr));
+    }
+    CHECK(kept_bytes() <= kiln_large_cache_max);
+    int slots = 0;
+    for (void *p : kiln_thread_large_cache().ptr) slots += p != nullptr;
+    CHECK(slots <= kiln_large_cache::slots);
+}
