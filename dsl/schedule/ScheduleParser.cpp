@@ -138,12 +138,21 @@ private:
                 if (s.clone && s.wrapper_of.empty())
                     fail(open, "'" + s.func + ".clone_in():' names no consumer; a clone is for the consumers named, "
                                "e.g. '" + s.func + ".clone_in(g):'");
-                if (is(peek(), "."))
-                    fail(peek(), s.clone ? "a clone stanza 'FUNC.clone_in(...):' schedules the clone's pure definition "
-                                           "and where it is computed; schedule its updates in a stanza named after "
-                                           "the clone ('" + s.func + "_clone_in_" + s.wrapper_of[0] + ".update(0):')"
-                                         : "a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure "
-                                           "definition; it has no updates");
+                if (is(peek(), ".")) {
+                    std::string wrapper = s.func + (s.clone ? "_clone_in" : "_in");
+                    for (const auto &c : s.wrapper_of) wrapper += "_" + c;
+                    const bool specialize = peek(1).text == "specialize";
+                    if (s.clone)
+                        fail(peek(), "a clone stanza 'FUNC.clone_in(...):' schedules the clone's pure definition "
+                                     "and where it is computed; schedule its updates in a stanza named after "
+                                     "the clone ('" + wrapper + ".update(0):')");
+                    fail(peek(), specialize ? "a wrapper stanza 'FUNC.in(...):' takes no specialize(); make the "
+                                              "wrapper with this stanza, then specialize it in a stanza named after "
+                                              "it, before its own schedule: '" + wrapper + ".specialize(COND): ...', "
+                                              "then '" + wrapper + ": ...'"
+                                            : "a wrapper stanza 'FUNC.in(...):' schedules the wrapper's pure "
+                                              "definition; it has no updates");
+                }
                 break;
             }
             s.func += "." + part;

@@ -125,7 +125,10 @@ TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]"
         {"t.clone_in(z1).update(0): parallel(y)",
          "schedule its updates in a stanza named after the clone ('t_clone_in_z1.update(0):')"},
         {"t.clone_in(): compute_root()", "'t.clone_in():' names no consumer; a clone is for the consumers named, e.g. "
-                                         "'t.clone_in(g):'"}};
+                                         "'t.clone_in(g):'"},
+        {"t.in().specialize(x > 0): parallel(y)",
+         "a wrapper stanza 'FUNC.in(...):' takes no specialize(); make the wrapper with this stanza, then specialize "
+         "it in a stanza named after it, before its own schedule: 't_in.specialize(COND): ...', then 't_in: ...'"}};
     for (const auto &[text, message] : bad) CHECK(contains(parse_error(text), message));
     CHECK(apply_error("in.clone_in(t): compute_root()", a.pipeline()) ==
           "t.sched:1:1: in is an input image, which has no clone_in(); stage it with 'in.in(t):' instead");
