@@ -17,6 +17,15 @@
 
 namespace kiln_bench {
 
+// Softmax of each row of `in`, the softmax generator's two-pass algorithm
+// in Halide (suite_rows.cpp): its stages, unscheduled, for the forward
+// case's schedule and for propagate_adjoints.
+struct HalideSoftmax {
+    Halide::RDom r;
+    Halide::Func row_max, exps, row_sum, output;
+};
+HalideSoftmax halide_softmax_algorithm(const Halide::Buffer<float> &in);
+
 void halide_blur3x3_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &d_out, FBuf &d_in);
 void halide_softplus_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &d_out, FBuf &d_in);
 void halide_bias_gelu_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &bias, FBuf &d_out, FBuf &d_in,

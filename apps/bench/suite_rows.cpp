@@ -3,6 +3,7 @@
 // AD chain. The Halide programs are the generators' algorithms under the
 // schedules of schedules/<generator>/host_tiled.sched.
 #include "anchors.h"
+#include "grad_halide.h"
 #include "case_util.h"
 #include "suite.h"
 
@@ -59,14 +60,7 @@ Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> b
 
 Pipeline halide_softmax(Buffer<float> in) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
-    RDom r(0, in.width(), "r");
-    Func row_max("row_max"), exps("exps"), row_sum("row_sum"), output("output");
-    row_max(y) = Float(32).min();
-    row_max(y) = max(row_max(y), in(r, y));
-    exps(x, y) = exp(in(x, y) - row_max(y));
-    row_sum(y) = 0.0f;
-    row_sum(y) += exps(r, y);
-    output(x, y) = exps(x, y) / row_sum(y);
+    auto [r, row_max, exps, row_sum, output] = halide_softmax_algorithm(in);
     const int n = get_host_target().natural_vector_size<float>();
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, n);
     row_max.compute_at(output, yi);
@@ -143,6 +137,18 @@ CaseResult kiln_and_halide(const SuiteOptions &o, const std::string &name, KilnR
 }
 
 }  // namespace
+
+HalideSoftmax halide_softmax_algorithm(const Buffer<float> &in) {
+    Var x("x"), y("y");
+    HalideSoftmax s{RDom(0, in.width(), "r"), Func("row_max"), Func("exps"), Func("row_sum"), Func("output")};
+    s.row_max(y) = Float(32).min();
+    s.row_max(y) = max(s.row_max(y), in(s.r, y));
+    s.exps(x, y) = exp(in(x, y) - s.row_max(y));
+    s.row_sum(y) = 0.0f;
+    s.row_sum(y) += s.exps(s.r, y);
+    s.output(x, y) = s.exps(x, y) / s.row_sum(y);
+    return s;
+}
 
 CaseResult bench_layernorm(const SuiteOptions &o) {
     const Shape s = row_shape(o);
