@@ -26,6 +26,16 @@ struct HalideSoftmax {
 };
 HalideSoftmax halide_softmax_algorithm(const Halide::Buffer<float> &in);
 
+// Layer normalization of each row of `in`, the layernorm generator's
+// algorithm in Halide (suite_rows.cpp), normalized a Func of its own as in
+// the generator (inlined unless scheduled).
+struct HalideLayernorm {
+    Halide::RDom r;
+    Halide::Func sum, mean, sum_sq, inv_std, normalized, output;
+};
+HalideLayernorm halide_layernorm_algorithm(const Halide::Buffer<float> &in, const Halide::Buffer<float> &gamma,
+                                           const Halide::Buffer<float> &beta, float eps);
+
 void halide_blur3x3_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &d_out, FBuf &d_in);
 void halide_softplus_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &d_out, FBuf &d_in);
 void halide_bias_gelu_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf &bias, FBuf &d_out, FBuf &d_in,

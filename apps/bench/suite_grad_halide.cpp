@@ -224,20 +224,8 @@ void halide_layernorm_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf 
                            FBuf &d_in, FBuf &d_gamma, FBuf &d_beta) {
     Buffer<float> input = halide_view(in), g = halide_view(gamma), b = halide_view(beta), seed = halide_view(d_out);
     auto build = [&](bool scheduled) {
-        Var x("x"), y("y"), yo("yo"), yi("yi");
-        RDom r(0, input.width(), "r");
-        Expr width = (float)input.width();
-        Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), normalized("normalized"),
-            output("output");
-        sum(y) = 0.0f;
-        sum(y) += input(r, y);
-        mean(y) = sum(y) / width;
-        Expr dev = input(r, y) - mean(y);
-        sum_sq(y) = 0.0f;
-        sum_sq(y) += dev * dev;
-        inv_std(y) = 1.0f / sqrt(sum_sq(y) / width + 1e-5f);
-        normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
-        output(x, y) = normalized(x, y) * g(x) + b(x);
+        Var y("y"), yo("yo"), yi("yi");
+        auto [r, sum, mean, sum_sq, inv_std, normalized, output] = halide_layernorm_algorithm(input, g, b, 1e-5f);
         Derivative d = propagate_adjoints(output, seed);
         Func d_input = d(input), d_g = d(g), d_b = d(b);
         if (!scheduled) return Grads{{d_input, d_g, d_b}, ""};

@@ -40,17 +40,7 @@ void rfactor_rows(Func f, RDom r, Func output, Var yi) {
 
 Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> beta, float eps) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
-    RDom r(0, in.width(), "r");
-    Expr width = cast<float>(in.width());
-    Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), output("output");
-    sum(y) = 0.0f;
-    sum(y) += in(r, y);
-    mean(y) = sum(y) / width;
-    Expr d = in(r, y) - mean(y);
-    sum_sq(y) = 0.0f;
-    sum_sq(y) += d * d;
-    inv_std(y) = 1.0f / sqrt(sum_sq(y) / width + eps);
-    output(x, y) = (in(x, y) - mean(y)) * inv_std(y) * gamma(x) + beta(x);
+    auto [r, sum, mean, sum_sq, inv_std, normalized, output] = halide_layernorm_algorithm(in, gamma, beta, eps);
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
     for (Func f : {sum, mean, sum_sq, inv_std}) f.compute_at(output, yi);
     rfactor_rows(sum, r, output, yi);
@@ -137,6 +127,24 @@ CaseResult kiln_and_halide(const SuiteOptions &o, const std::string &name, KilnR
 }
 
 }  // namespace
+
+HalideLayernorm halide_layernorm_algorithm(const Buffer<float> &in, const Buffer<float> &gamma,
+                                           const Buffer<float> &beta, float eps) {
+    Var x("x"), y("y");
+    HalideLayernorm s{RDom(0, in.width(), "r"), Func("sum"),       Func("mean"),       Func("sum_sq"),
+                      Func("inv_std"),          Func("normalized"), Func("output")};
+    Expr width = cast<float>(in.width());
+    s.sum(y) = 0.0f;
+    s.sum(y) += in(s.r, y);
+    s.mean(y) = s.sum(y) / width;
+    Expr d = in(s.r, y) - s.mean(y);
+    s.sum_sq(y) = 0.0f;
+    s.sum_sq(y) += d * d;
+    s.inv_std(y) = 1.0f / sqrt(s.sum_sq(y) / width + eps);
+    s.normalized(x, y) = (in(x, y) - s.mean(y)) * s.inv_std(y);
+    s.output(x, y) = s.normalized(x, y) * gamma(x) + beta(x);
+    return s;
+}
 
 HalideSoftmax halide_softmax_algorithm(const Buffer<float> &in) {
     Var x("x"), y("y");
