@@ -53,24 +53,33 @@ Func stage_value(const std::shared_ptr<FunctionContents> &f, int stage) {
     return copy;
 }
 
-Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &before, const Expr &incoming,
-            bool is_max) {
+Expr winner_index(const std::shared_ptr<ReductionDomainContents> &rdom) {
+    Type t = rdom->vars.size() == 1 ? Int(32) : Int(64);
+    Expr index, stride;
+    for (const ReductionVariable &rv : rdom->vars) {
+        Expr offset = cast(t, Variable::make(Int(32), rv.name, nullptr, rdom) - rv.min);
+        index = index.defined() ? index + offset * stride : offset;
+        stride = stride.defined() ? stride * cast(t, rv.extent) : cast(t, rv.extent);
+    }
+    return index;
+}
+
+Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &before, const Func &after,
+            const Expr &incoming) {
     const Definition &d = f->stage(stage);
     internal_assert(d.rdom) << "winner() of an update without an RDom";
+    const auto &rvars = d.rdom->vars;
+    Type t = rvars.size() == 1 ? Int(32) : Int(64);
+    Expr none = type_max(t);
     Func w(f->name + "_" + std::to_string(stage) + "_argmax");
     std::vector<Expr> args = pure_args(*f);
-    std::vector<Expr> init{before(args)}, point{incoming};
-    for (size_t k = 0; k < d.rdom->vars.size(); k++) {
-        const ReductionVariable &rv = d.rdom->vars[k];
-        init.push_back(k == 0 ? rv.min - 1 : rv.min);
-        point.push_back(Variable::make(Int(32), rv.name, nullptr, d.rdom));
-    }
-    w(args) = Tuple(init);
-    Expr best = w(args)[0];
-    w(args) = select(is_max ? incoming > best : incoming < best, Tuple(point), Tuple(w(args)));
+    w(args) = select(before(args) == after(args), make_const(t, (int64_t)-1), none);
+    Expr point = winner_index(d.rdom);
+    w(args) = min(w(args), select(incoming == after(args), point, none));
     w.compute_root();
     return w;
 }
+
 
 }  // namespace internal
 }  // namespace kiln

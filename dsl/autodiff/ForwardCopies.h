@@ -5,10 +5,11 @@
 //   f(x) = g(x);  f(x) = f(x) * f(x);          stage_value(f, 0):  f_0_value(x) = g(x)
 //     (the update's derivative 2 * f(x) must read f before the update)
 //
-//   m(y) = 0;  m(y) = max(m(y), in(r, y));     winner(m, 1):
-//     m_1_argmax(y) = Tuple(m_0_value(y), r.min - 1);    // m_0_value = stage_value(m, 0)
-//     m_1_argmax(y) = select(in(r, y) > m_1_argmax(y)[0], Tuple(in(r, y), r), Tuple(m_1_argmax(y)));
-//     (index r.min - 1: the value before the reduction won; ties keep the first)
+//   m(y) = 0;  m(y) = max(m(y), in(r, y));     winner(m, 1, m_0_value, m):
+//     m_1_argmax(y) = select(m_0_value(y) == m(y), -1, INT_MAX);   // m_0_value = stage_value(m, 0)
+//     m_1_argmax(y) = min(m_1_argmax(y), select(in(r, y) == m(y), r - r.min, INT_MAX));
+//     (-1: the value before the reduction won; ties go to the first point in
+//     iteration order, as a serial max that replaces only on > would pick)
 //
 // Both are ordinary Funcs, scheduled like any other; those with updates
 // start compute_root() (at the innermost loop of each consumer, the default
@@ -28,13 +29,20 @@ Expr redirect_self_calls(const Expr &e, const std::string &f, const Func &to);
 // A copy of f's definitions 0..stage, named "<f>_<stage>_value".
 Func stage_value(const std::shared_ptr<FunctionContents> &f, int stage);
 
-// For update `stage` of f, f(vars) = max(f(vars), incoming) (min when
-// !is_max), with `before` the value of f before it (stage_value(f, stage - 1)),
-// a Func of f's Vars whose element 0 is the reduced value and
-// elements 1.. the RVars of the point that gave it, named
-// "<f>_<stage>_argmax".
-Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &before, const Expr &incoming,
-            bool is_max);
+// For update `stage` of f, f(vars) = max(f(vars), incoming) (or min), with
+// `before` and `after` the values of f before and after it
+// (stage_value(f, stage - 1), and f itself or stage_value(f, stage)): which
+// point won, "<f>_<stage>_argmax", a Func of f's Vars. Its value is the
+// winning point's winner_index(), -1 when the value before won, and the
+// type's largest value when nothing equals the result (a NaN). A min
+// reduction of integers: rfactor() splits it into vector lanes exactly.
+Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &before, const Func &after,
+            const Expr &incoming);
+
+// The position of an RDom point in its iteration order (r.x innermost):
+// (r.x - r.x.min) + r.x.extent * ((r.y - r.y.min) + ...). Int(32) for one
+// RVar, Int(64) for several.
+Expr winner_index(const std::shared_ptr<ReductionDomainContents> &rdom);
 
 }  // namespace internal
 }  // namespace kiln

@@ -294,11 +294,10 @@ private:
             Expr a = mx ? mx->a : mn->a, b = mx ? mx->b : mn->b;
             Expr incoming = is_self_call(a, f.name) ? b : is_self_call(b, f.name) ? a : Expr();
             if (incoming.defined() && !reads(incoming, f.name)) {
-                Func w = winner(fp, s, value_before(fp, s), incoming, mx != nullptr);
-                Expr won = make_bool(true);
-                for (size_t k = 0; k < d.rdom->vars.size(); k++)
-                    won = won && Variable::make(Int(32), d.rdom->vars[k].name, nullptr, d.rdom) == w(pv)[(int)k + 1];
-                Expr kept = w(pv)[1] == d.rdom->vars[0].min - 1;
+                Func after = s + 1 == fp->num_stages() ? Func(fp) : value_before(fp, s + 1);
+                Func w = winner(fp, s, value_before(fp, s), after, incoming);
+                Expr won = winner_index(d.rdom) == w(pv);
+                Expr kept = w(pv) == -1;
                 prev(pv) = select(kept, adj[s](pv), make_zero(t));
                 Expr winning_seed = Select::make(won, seed_var, make_zero(t));
                 contribute_all(reverse_accumulate(incoming, winning_seed, what), rs, seed);

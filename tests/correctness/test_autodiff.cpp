@@ -170,6 +170,71 @@ TEST_CASE("autodiff: max and min reductions send the gradient to the winner", "[
     CHECK(d(mx, 0).name() == "mx_adjoint");
 }
 
+// Ties: a serial max that replaces only on > keeps the first point in
+// iteration order (r.x innermost), and the value before the update when it
+// equals the result; the argmax helper (a min reduction of point indices)
+// picks the same point, also when rfactor() splits it into vector lanes.
+TEST_CASE("autodiff: a max reduction's ties send the gradient to the first point", "[autodiff]") {
+    const int W = 7, H = 4;
+    ImageParam in(Float(64), 2, "in"), init(Float(64), 1, "init"), w(Float(64), 1, "w");
+    Buffer<double> in_buf(W, H), init_buf(H), w_buf(H);
+    const double rows[H][W] = {{1, 3, 3, 2, 3, 0, 1}, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5},
+                               {-2, -1, -3, -1, -2, -1, -5}, {4, 1, 1, 1, 1, 1, 4}};
+    const double inits[H] = {-9, 0.5, -1, 0};
+    for (int yy = 0; yy < H; yy++) {
+        for (int xx = 0; xx < W; xx++) in_buf(xx, yy) = rows[yy][xx];
+        init_buf(yy) = inits[yy];
+        w_buf(yy) = yy + 2.0;
+    }
+    in.set(in_buf);
+    init.set(init_buf);
+    w.set(w_buf);
+    // mx(y) over each row from init(y); all2 over the whole image (a 2-D RDom).
+    RDom r(0, W, "r"), r2(0, W, 0, H, "r2");
+    Func mx("mx"), all2("all2"), loss("loss");
+    mx(y) = init(y);
+    mx(y) = max(mx(y), in(r, y));
+    all2() = make_const(Float(64), -100.0);
+    all2() = max(all2(), in(r2.x, r2.y) * 1.0);
+    RDom ry(0, H, "ry");
+    loss() = all2() * 10.0;
+    loss() += mx(ry) * w(ry);
+    // Row 0: the first 3 (x = 1). Rows 1 and 2: init, equal to the largest
+    // points. Row 3: the first 4 (x = 0). all2: the first 4 in iteration
+    // order, (0, 3) before (6, 3).
+    Buffer<double> want_in(W, H), want_init(H);
+    want_in.fill(0.0);
+    want_init.fill(0.0);
+    want_in(1, 0) = 2;
+    want_init(1) = 3;
+    want_init(2) = 4;
+    want_in(0, 3) = 5 + 10;
+    for (bool lanes : {false, true}) {
+        Derivative d = propagate_adjoints(loss);
+        Func din = d(in), dinit = d(init);
+        if (lanes) {
+            // Exact under any split: an integer min of point indices.
+            ScheduleFile::parse("mx_1_argmax: compute_root()\n"
+                                "mx_1_argmax.update(0): split(r, ro, ri, 4) rfactor(ri, u, mx_lanes)\n"
+                                "mx_lanes: compute_root() vectorize(u)\n"
+                                "mx_lanes.update(0): reorder(u, ro) vectorize(u)\n")
+                .apply(Pipeline({din, dinit}));
+        }
+        Buffer<double> got_in(W, H), got_init(H);
+        din.realize(got_in);
+        dinit.realize(got_init);
+        INFO((lanes ? "argmax rfactored into 4 lanes" : "serial argmax"));
+        for (int yy = 0; yy < H; yy++) {
+            for (int xx = 0; xx < W; xx++) {
+                INFO("d in at (" << xx << ", " << yy << ")");
+                CHECK(got_in(xx, yy) == want_in(xx, yy));
+            }
+            INFO("d init at " << yy);
+            CHECK(got_init(yy) == want_init(yy));
+        }
+    }
+}
+
 TEST_CASE("autodiff: select and ReLU", "[autodiff]") {
     Data in = random_input("in", {15, 4}, 6);
     Func relu("relu"), leaky("leaky");
