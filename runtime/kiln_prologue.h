@@ -649,78 +649,86 @@ inline void kiln_prefetch(const T *p, const int32_t (&box)[N]) {
 
 // ---- Storage of intermediates ----
 
-// The block a thread's last kiln_heap freed, kept for the next one: an
-// intermediate computed per row (compute_at a row loop, with a width known
-// only at run time) is allocated once per row, and glibc's aligned_alloc
-// and free of the same block per row cost softmax ~8% of its time. Only
-// blocks of up to kiln_heap_cache_max bytes are kept, one per thread.
-struct kiln_heap_cache {
-    void *ptr = nullptr;
-    size_t size = 0;
-    ~kiln_heap_cache() { std::free(ptr); }
-};
-inline kiln_heap_cache &kiln_thread_heap_cache() {
-    static thread_local kiln_heap_cache cache;
-    return cache;
-}
-constexpr size_t kiln_heap_cache_max = 1 << 20;
+// Blocks a thread's kiln_heaps freed, kept for its next ones, up to `Slots`
+// blocks and `MaxBytes` bytes; freed when the thread ends. A stack: the
+// intermediates of a loop body are allocated in one order and freed in the
+// reverse, so the next iteration's first allocation finds its block on top.
+template<int Slots, size_t MaxBytes>
+struct kiln_block_cache {
+    static constexpr int slots = Slots;
+    static constexpr size_t max_bytes = MaxBytes;
+    void *ptr[Slots] = {};  // [0, count) kept, the last freed on top
+    size_t size[Slots] = {};
+    int count = 0;
+    size_t bytes = 0;
+    ~kiln_block_cache() {
+        for (int i = 0; i < count; i++) std::free(ptr[i]);
+    }
 
-// Larger blocks a thread freed, kept for the kernel's next call: glibc
-// gives a block above its mmap threshold (32 MiB at most) back to the
-// system on free, so every call of a kernel with a large intermediate
-// computed at the root faulted its pages in again, zeroed by the kernel
-// (a fifth of blur3x3_grad's time at 4096x4096). Up to 4 blocks and
-// kiln_large_cache_max bytes per thread are kept, freed when the thread
-// ends; a block larger than that is never kept.
-struct kiln_large_cache {
-    static constexpr int slots = 4;
-    void *ptr[slots] = {};
-    size_t size[slots] = {};
-    ~kiln_large_cache() {
-        for (void *p : ptr) std::free(p);
+    void remove(int i) {
+        bytes -= size[i];
+        for (; i + 1 < count; i++) ptr[i] = ptr[i + 1], size[i] = size[i + 1];
+        count--;
+        ptr[count] = nullptr, size[count] = 0;
+    }
+
+    // A kept block of at least `want` bytes (the top one, else the
+    // smallest), or null.
+    void *take(size_t want, size_t &got) {
+        int best = -1;
+        if (count > 0 && size[count - 1] >= want) best = count - 1;
+        else
+            for (int i = 0; i < count; i++)
+                if (size[i] >= want && (best < 0 || size[i] < size[best])) best = i;
+        if (best < 0) return nullptr;
+        void *p = ptr[best];
+        got = size[best];
+        remove(best);
+        return p;
+    }
+
+    // Keeps `p` (of `n` bytes) on top, dropping smaller kept blocks to stay
+    // within the bounds; or frees it.
+    void give(void *p, size_t n) {
+        if (n > MaxBytes) return std::free(p);
+        while (count == Slots || bytes + n > MaxBytes) {
+            int smallest = 0;
+            for (int i = 1; i < count; i++)
+                if (size[i] < size[smallest]) smallest = i;
+            if (size[smallest] > n) return std::free(p);
+            std::free(ptr[smallest]);
+            remove(smallest);
+        }
+        ptr[count] = p, size[count] = n;
+        count++;
+        bytes += n;
     }
 };
+
+// Small blocks (up to kiln_heap_cache_max bytes): an intermediate computed
+// per row (compute_at a row loop, with a width known only at run time) is
+// allocated once per row, and a backward pass keeps several such rows live
+// at once (softmax_grad: nine). glibc's aligned_alloc and free of them per
+// row had cost softmax ~8% and softmax_grad ~15% of its time. Up to 16
+// blocks and 4 MiB per thread.
+constexpr size_t kiln_heap_cache_max = 1 << 20;
+using kiln_small_cache = kiln_block_cache<16, (size_t)4 << 20>;
+inline kiln_small_cache &kiln_thread_small_cache() {
+    static thread_local kiln_small_cache cache;
+    return cache;
+}
+
+// Larger blocks, kept for the kernel's next call: glibc gives a block above
+// its mmap threshold (32 MiB at most) back to the system on free, so every
+// call of a kernel with a large intermediate computed at the root faulted
+// its pages in again, zeroed by the kernel (a fifth of blur3x3_grad's time
+// at 4096x4096). Up to 4 blocks and kiln_large_cache_max bytes per thread; a
+// block larger than that is never kept.
+constexpr size_t kiln_large_cache_max = 256u << 20;
+using kiln_large_cache = kiln_block_cache<4, kiln_large_cache_max>;
 inline kiln_large_cache &kiln_thread_large_cache() {
     static thread_local kiln_large_cache cache;
     return cache;
-}
-constexpr size_t kiln_large_cache_max = 256u << 20;
-
-// A kept block of at least `want` bytes (the smallest), or null.
-inline void *kiln_large_take(size_t want, size_t &got) {
-    kiln_large_cache &c = kiln_thread_large_cache();
-    int best = -1;
-    for (int i = 0; i < kiln_large_cache::slots; i++)
-        if (c.ptr[i] && c.size[i] >= want && (best < 0 || c.size[i] < c.size[best])) best = i;
-    if (best < 0) return nullptr;
-    void *p = c.ptr[best];
-    got = c.size[best];
-    c.ptr[best] = nullptr, c.size[best] = 0;
-    return p;
-}
-
-// Keeps `p` (of `size` bytes) for a later call, dropping smaller kept
-// blocks to stay within kiln_large_cache_max; or frees it.
-inline void kiln_large_give(void *p, size_t size) {
-    kiln_large_cache &c = kiln_thread_large_cache();
-    if (size > kiln_large_cache_max) return std::free(p);
-    size_t total = size;
-    for (size_t s : c.size) total += s;
-    while (true) {
-        int smallest = -1, empty = -1;
-        for (int i = 0; i < kiln_large_cache::slots; i++) {
-            if (!c.ptr[i]) empty = i;
-            else if (smallest < 0 || c.size[i] < c.size[smallest]) smallest = i;
-        }
-        if (empty >= 0 && total <= kiln_large_cache_max) {
-            c.ptr[empty] = p, c.size[empty] = size;
-            return;
-        }
-        if (smallest < 0 || c.size[smallest] > size) return std::free(p);
-        total -= c.size[smallest];
-        std::free(c.ptr[smallest]);
-        c.ptr[smallest] = nullptr, c.size[smallest] = 0;
-    }
 }
 
 // A 64-byte-aligned heap block of `count` elements of `elem_size` bytes
@@ -732,6 +740,9 @@ struct kiln_heap {
     void *ptr = nullptr;
     long long count = 0, bytes = 0;
     size_t size = 0;  // of the block ptr points to
+    // The thread's small-block cache, looked up once: in a JIT kernel (a
+    // shared object) each thread_local access is a call to __tls_get_addr.
+    kiln_small_cache *small = nullptr;
     kiln_heap(long long n, size_t elem_size) : count(n < 0 ? 0 : n) {
         if ((unsigned long long)count > (1ull << 62) / elem_size) {
             bytes = 1ll << 62;
@@ -740,27 +751,16 @@ struct kiln_heap {
         bytes = count * (long long)elem_size;
         if (count > INT32_MAX) return;
         const size_t want = (size_t)((bytes + 63) / 64 * 64 + 64);
-        kiln_heap_cache &c = kiln_thread_heap_cache();
-        if (c.ptr && c.size >= want) {
-            ptr = c.ptr, size = c.size;
-            c.ptr = nullptr, c.size = 0;
-            return;
-        }
-        if (want > kiln_heap_cache_max && (ptr = kiln_large_take(want, size))) return;
+        if (want <= kiln_heap_cache_max) small = &kiln_thread_small_cache();
+        ptr = small ? small->take(want, size) : kiln_thread_large_cache().take(want, size);
+        if (ptr) return;
         ptr = std::aligned_alloc(64, want);
         size = want;
     }
     ~kiln_heap() {
         if (!ptr) return;
-        kiln_heap_cache &c = kiln_thread_heap_cache();
-        if (size <= kiln_heap_cache_max && size > c.size) {
-            std::free(c.ptr);
-            c.ptr = ptr, c.size = size;
-        } else if (size > kiln_heap_cache_max) {
-            kiln_large_give(ptr, size);
-        } else {
-            std::free(ptr);
-        }
+        if (small) small->give(ptr, size);
+        else kiln_thread_large_cache().give(ptr, size);
     }
     kiln_heap(const kiln_heap &) = delete;
     kiln_heap &operator=(const kiln_heap &) = delete;
