@@ -649,6 +649,7 @@ private:
                 s.place[f.name] = p;
                 s.group.erase(f.name);
                 if (p != Place::Root) s.structure.erase(f.name);
+                else if (!s.structure.count(f.name)) s.structure[f.name] = initial_structure(f);
                 if (p != Place::Root && p != Place::Inline) s.group[f.name] = g;
                 why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (time limit): the default rule";
                 continue;
