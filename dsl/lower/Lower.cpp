@@ -27,6 +27,7 @@
 #include "StorageFlattening.h"
 #include "StorageFolding.h"
 #include "UnrollLoops.h"
+#include "UnswitchDenseLoads.h"
 #include "VectorizeLoops.h"
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
@@ -150,6 +151,8 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("partition loops", s, [&] { return partition_loops(s); });
     s = pass("simplify", s, [&] { return simplify(s); });
     // After the last simplify, which would substitute the hoisted loads back.
+    if (!target.has(Target::NPU))
+        s = pass("unswitch dense loads", s, [&] { return unswitch_dense_loads(s); });
     s = pass("hoist invariant loads", s, [&] { return hoist_invariant_loads(s); });
     s = pass("promote accumulators", s, [&] { return promote_accumulators(s); });
     // The NPU's instruction selection matches whole store values.

@@ -900,6 +900,47 @@ TEST_CASE("promote_accumulators: an accumulator read at another point, or one on
     CHECK(out2.lowered_stmt(no_asserts).find(".acc.") == std::string::npos);
 }
 
+TEST_CASE("unswitch_dense_loads: a clamped vector load's test leaves the loop it does not change in",
+          "[lower][unswitch]") {
+    ImageParam in(Float(32), 2, "uin");
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, 5, "r");
+    Func c = BoundaryConditions::repeat_edge(in);
+    Func f("uf");
+    f(x) = 0.0f;
+    f(x) += c(x, r) * (r + 1);
+    // Per vector of x, the sum over r: the vector's range test is fixed in r.
+    f.update(0).split(x, xo, xi, 8).reorder(xi, r, xo).vectorize(xi);
+    std::string s = f.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t test = s.find("if (");
+    size_t dense = s.find("for (uf.s1.r.x, ");
+    REQUIRE(dense != std::string::npos);
+    size_t other = s.find("for (uf.s1.r.x, ", dense + 1);
+    REQUIRE(other != std::string::npos);
+    CHECK(test < dense);
+    // The first copy reads densely, without a select; the second keeps them.
+    std::string first = s.substr(dense, s.find("}", dense) - dense);
+    std::string second = s.substr(other, s.find("}", other) - other);
+    CHECK(first.find("select") == std::string::npos);
+    CHECK(first.find("uin[ramp(") != std::string::npos);
+    CHECK(second.find("select") != std::string::npos);
+
+    // Edges included: the output starts left of the input and ends right of it.
+    Buffer<float> im(13, 5);
+    im.for_each_element([&](int xx, int yy) { im(xx, yy) = (float)((xx * 5 + yy * 3) % 11) - 4.0f; });
+    in.set(im);
+    Buffer<float> o(29);
+    o.set_min(-6);
+    f.realize(o);
+    for (int xx = -6; xx < 23; xx++) {
+        float want = 0.0f;
+        for (int k = 0; k < 5; k++) want += im(std::min(std::max(xx, 0), 12), k) * (k + 1);
+        INFO("x = " << xx);
+        CHECK(o(xx) == want);
+    }
+}
+
 TEST_CASE("hoist_invariant_loads: loops storing into an input or output keep their loads", "[lower][hoist]") {
     ImageParam a(Float(32), 2, "ka"), b(Float(32), 2, "kb");
     Var x("x"), y("y");

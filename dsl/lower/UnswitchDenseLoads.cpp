@@ -1,0 +1,106 @@
+#include "UnswitchDenseLoads.h"
+
+#include <set>
+#include <vector>
+
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
+#include "kiln/IROperator.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// Names a statement binds: lets and loops.
+class BoundNames : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+protected:
+    using IRVisitor::visit;
+    void visit(const LetStmt *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Let *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const For *op) override {
+        names.insert(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
+// A select between a dense vector load and something else, on a scalar
+// test that reads neither `loop` nor a name in `bound`.
+bool invariant_dense_select(const Select *op, const std::string &loop, const std::set<std::string> &bound) {
+    const Load *l = op->true_value.as<Load>();
+    if (!l || !l->type.is_vector() || !l->index.as<Ramp>() || !op->condition.type().is_scalar()) return false;
+    return !expr_uses_var_if(op->condition, [&](const std::string &n) { return n == loop || bound.count(n) > 0; });
+}
+
+// The tests of such selects directly in a loop body (not in nested loops),
+// each once.
+class Tests : public IRVisitor {
+public:
+    Tests(const std::string &loop, const std::set<std::string> &bound) : loop(loop), bound(bound) {}
+    std::vector<Expr> found;
+
+protected:
+    using IRVisitor::visit;
+    const std::string &loop;
+    const std::set<std::string> &bound;
+    void visit(const For *) override {}
+    void visit(const Select *op) override {
+        IRVisitor::visit(op);
+        if (!invariant_dense_select(op, loop, bound)) return;
+        for (const Expr &c : found)
+            if (equal(c, op->condition)) return;
+        found.push_back(op->condition);
+    }
+};
+
+// The body with those selects replaced by their dense loads.
+class TakeDense : public IRMutator {
+public:
+    TakeDense(const std::string &loop, const std::set<std::string> &bound) : loop(loop), bound(bound) {}
+
+protected:
+    using IRMutator::visit;
+    const std::string &loop;
+    const std::set<std::string> &bound;
+    Stmt visit(const For *op) override { return Stmt(op); }
+    Expr visit(const Select *op) override {
+        if (invariant_dense_select(op, loop, bound)) return op->true_value;
+        return IRMutator::visit(op);
+    }
+};
+
+class Unswitch : public IRMutator {
+protected:
+    using IRMutator::visit;
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        Stmt loop = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+        if (op->for_type != ForType::Serial) return loop;
+        BoundNames bound;
+        bound.include(body);
+        Tests tests(op->name, bound.names);
+        tests.include(body);
+        if (tests.found.empty()) return loop;
+        Expr all;
+        for (const Expr &c : tests.found) all = all.defined() ? (all && c) : c;
+        Stmt dense = For::make(op->name, op->min, op->extent, op->for_type,
+                               TakeDense(op->name, bound.names).mutate(body));
+        return IfThenElse::make(all, dense, loop);
+    }
+};
+
+}  // namespace
+
+Stmt unswitch_dense_loads(const Stmt &s) { return Unswitch().mutate(s); }
+
+}  // namespace internal
+}  // namespace kiln
