@@ -50,7 +50,8 @@ def uniform(shape, lo, hi, gen):
 
 
 # Each case: name, function of the inputs, inputs (name, shape, lo, hi,
-# whether Kiln's backward generator outputs its gradient). Shapes are
+# whether Kiln's backward generator outputs its gradient; a running
+# statistic such as BN's mean is an input without one). Shapes are
 # (rows, cols): Kiln's buffer {cols, rows} with x the inner dimension.
 def blur3x3(inp):
     # repeat_edge, then (left + centre + right) / 3 along x, then along y.
@@ -79,7 +80,21 @@ def gemm_relu(a, b, bias):
     return torch.relu(torch.addmm(bias, a, b))
 
 
+def conv_bn_relu(inp, w, bias, mean, variance, gamma, beta):
+    # conv_bn_relu's algorithm: a valid 3x3 convolution, batch normalization
+    # with running statistics (mean, variance: not trained), ReLU. NCHW here.
+    conv = F.conv2d(inp, w, bias)
+    c = lambda t: t[None, :, None, None]
+    return torch.relu((conv - c(mean)) * c(gamma) / torch.sqrt(c(variance) + 1e-5) + c(beta))
+
+
+def attention(q, k, v):
+    # attention's algorithm: softmax(Q K^T / sqrt(d)) V, one head.
+    return torch.softmax(q @ k.t() / math.sqrt(q.shape[1]), dim=-1) @ v
+
+
 N, R, C, G = 4096, 4096, 1024, 512
+CH, HW, SEQ, D = 64, 56, 1024, 64  # conv: channels in and out, output size; attention
 CASES = [
     ("blur3x3 4096²", blur3x3, [("input", (N, N), 0, 1, True)]),
     ("softplus 4096²", softplus, [("input", (N, N), -4, 4, True)]),
@@ -89,6 +104,12 @@ CASES = [
      [("input", (R, C), -2, 2, True), ("gamma", (C,), 0.5, 1.5, True), ("beta", (C,), -0.5, 0.5, True)]),
     ("GEMM+bias+ReLU 512", gemm_relu,
      [("A", (G, G), -1, 1, True), ("B", (G, G), -1, 1, True), ("bias", (G,), -1, 1, True)]),
+    ("conv3x3+BN+ReLU 56x56x64", conv_bn_relu,
+     [("input", (1, CH, HW + 2, HW + 2), -1, 1, True), ("weights", (CH, CH, 3, 3), -0.2, 0.2, True),
+      ("bias", (CH,), -0.5, 0.5, True), ("mean", (CH,), -0.5, 0.5, False), ("variance", (CH,), 0.5, 2, False),
+      ("gamma", (CH,), 0.5, 1.5, True), ("beta", (CH,), -0.5, 0.5, True)]),
+    ("attention 1024, d 64", attention,
+     [("Q", (SEQ, D), -1, 1, True), ("K", (SEQ, D), -1, 1, True), ("V", (SEQ, D), -1, 1, True)]),
 ]
 
 
@@ -179,7 +200,7 @@ def run_case(name, fn, specs, runs, gen, use_aot):
         # The partitioned graphs compute the same gradients, up to rounding.
         row["aot_grad_max_rel_diff"] = max(
             ((a - e).abs().max() / e.abs().max().clamp(min=1e-30)).item()
-            for a, e in zip((t.grad for t in inputs), eager_grads))
+            for a, e in zip((t.grad for t in inputs), eager_grads) if e is not None)
         row["saved_aot_bytes"], row["saved_aot_beyond_inputs_bytes"] = saved_bytes(captured[-1], inputs)
         captured.clear()
     return row
