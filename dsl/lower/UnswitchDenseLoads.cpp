@@ -33,12 +33,29 @@ protected:
     }
 };
 
+// Whether an expression reads memory (which the loop may write).
+class ReadsMemory : public IRVisitor {
+public:
+    bool found = false;
+
+protected:
+    using IRVisitor::visit;
+    void visit(const Load *op) override {
+        found = true;
+        IRVisitor::visit(op);
+    }
+};
+
 // A select between a dense vector load and something else, on a scalar
-// test that reads neither `loop` nor a name in `bound`.
+// test that reads neither `loop`, nor a name in `bound`, nor memory.
 bool invariant_dense_select(const Select *op, const std::string &loop, const std::set<std::string> &bound) {
     const Load *l = op->true_value.as<Load>();
     if (!l || !l->type.is_vector() || !l->index.as<Ramp>() || !op->condition.type().is_scalar()) return false;
-    return !expr_uses_var_if(op->condition, [&](const std::string &n) { return n == loop || bound.count(n) > 0; });
+    if (expr_uses_var_if(op->condition, [&](const std::string &n) { return n == loop || bound.count(n) > 0; }))
+        return false;
+    ReadsMemory reads;
+    reads.include(op->condition);
+    return !reads.found;
 }
 
 // The tests of such selects directly in a loop body (not in nested loops),

@@ -19,8 +19,9 @@
 // blocked d_A = g Bᵀ, which reads B at the clamped index it solved for.
 //
 // Only the selects this applies to change: a scalar condition that reads
-// neither the loop's variable nor a name bound inside the loop, choosing a
-// dense vector load when true. Only selects directly in the loop's body are
+// neither the loop's variable, nor a name bound inside the loop, nor
+// memory (which the loop may write), choosing a dense vector load when
+// true. Only selects directly in the loop's body are
 // considered (not inside a nested loop: those are its business), so the
 // copies are of innermost loops with such loads, each copied once with all
 // its tests joined. Run after the last simplify, before

@@ -7,12 +7,14 @@
 #include "ir/Function.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "kiln/kiln.h"
 #include "lower/BoundsInference.h"
 #include "lower/Lower.h"
 #include "lower/ScheduleFunctions.h"
 #include "lower/SlidingWindow.h"
 #include "lower/StorageFlattening.h"
+#include "lower/UnswitchDenseLoads.h"
 #include "lower/StorageFolding.h"
 #include "lower/UnrollLoops.h"
 #include "lower/VectorizeLoops.h"
@@ -939,6 +941,20 @@ TEST_CASE("unswitch_dense_loads: a clamped vector load's test leaves the loop it
         INFO("x = " << xx);
         CHECK(o(xx) == want);
     }
+
+    // A test that reads memory stays in the loop (the loop might write it).
+    Expr base = var("xb"), dense_b = Load::make(Float(32, 8), "B", Ramp::make(base, 1, 8));
+    Expr gather = Load::make(Float(32, 8), "B", Broadcast::make(base, 8));
+    Expr reads = load("lim", Expr(0)) <= base, fixed = var("lo") <= base;
+    auto r_loop = [&](const Expr &test) {
+        return For::make("r", 0, 4, ForType::Serial,
+                         Store::make("acc", Select::make(test, dense_b, gather), Ramp::make(var("r") * 8, 1, 8)));
+    };
+    Stmt kept = unswitch_dense_loads(r_loop(reads)), copied = unswitch_dense_loads(r_loop(fixed));
+    CHECK(kept.as<internal::For>() != nullptr);
+    const internal::IfThenElse *split = copied.as<internal::IfThenElse>();
+    REQUIRE(split);
+    CHECK(internal::equal(split->condition, fixed));
 }
 
 TEST_CASE("hoist_invariant_loads: loops storing into an input or output keep their loads", "[lower][hoist]") {
