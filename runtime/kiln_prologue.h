@@ -240,12 +240,90 @@ inline double kiln_libm_pow(double a, double b) { return __builtin_pow(a, b); }
 #define NAN (__builtin_nanf(""))
 #endif
 
+// ---- Vectors wider than a register ----
+//
+// g++ compiles a comparison of integer vectors wider than the target's
+// vector register lane by lane (an extract, a compare and a set per lane),
+// and a select on such a mask with an extract and a cmov per lane; float
+// min and max become long spills. Split in halves down to the register's
+// width, each half is one compare and one blend, e.g. 64 uint16 lanes with
+// AVX-512: two vpcmpuw and two masked moves instead of 64 cmov. Kernels
+// compare and select through the helpers below; other arithmetic g++
+// splits well by itself.
+#if defined(__AVX512F__)
+constexpr size_t kiln_vector_register_bytes = 64;
+#elif defined(__AVX__)
+constexpr size_t kiln_vector_register_bytes = 32;
+#else
+constexpr size_t kiln_vector_register_bytes = 16;
+#endif
+template<typename V>
+constexpr bool kiln_wide = kiln_lanes<V> > 1 && sizeof(V) > kiln_vector_register_bytes;
+template<typename V> struct kiln_half {
+    typedef kiln_elem_t<V> H __attribute__((vector_size(sizeof(V) / 2)));
+};
+template<typename V> using kiln_half_t = typename kiln_half<V>::H;
+template<typename V> inline kiln_half_t<V> kiln_low_half(const V &v) {
+    kiln_half_t<V> h;
+    std::memcpy(&h, &v, sizeof(h));
+    return h;
+}
+template<typename V> inline kiln_half_t<V> kiln_high_half(const V &v) {
+    kiln_half_t<V> h;
+    std::memcpy(&h, (const char *)&v + sizeof(h), sizeof(h));
+    return h;
+}
+template<typename V, typename H> inline V kiln_concat(const H &lo, const H &hi) {
+    static_assert(2 * sizeof(H) == sizeof(V), "two halves");
+    V v;
+    std::memcpy(&v, &lo, sizeof(H));
+    std::memcpy((char *)&v + sizeof(H), &hi, sizeof(H));
+    return v;
+}
+
+// a op b lane by lane: a mask (or a bool for scalars).
+#define KILN_COMPARE(name, op)                                                                   \
+    template<typename V> inline auto name(V a, V b) {                                          \
+        if constexpr (kiln_wide<V>) {                                                          \
+            return kiln_concat<decltype(a op b)>(name(kiln_low_half(a), kiln_low_half(b)),      \
+                                                 name(kiln_high_half(a), kiln_high_half(b)));   \
+        } else {                                                                               \
+            return a op b;                                                                     \
+        }                                                                                      \
+    }
+KILN_COMPARE(kiln_eq, ==)
+KILN_COMPARE(kiln_ne, !=)
+KILN_COMPARE(kiln_lt, <)
+KILN_COMPARE(kiln_le, <=)
+KILN_COMPARE(kiln_gt, >)
+KILN_COMPARE(kiln_ge, >=)
+#undef KILN_COMPARE
+
+// c ? a : b lane by lane; c is a mask of a's lane width.
+template<typename M, typename V> inline V kiln_select(M c, V a, V b) {
+    static_assert(sizeof(M) == sizeof(V), "a mask of the values' lane width");
+    if constexpr (kiln_wide<V>) {
+        return kiln_concat<V>(kiln_select(kiln_low_half(c), kiln_low_half(a), kiln_low_half(b)),
+                              kiln_select(kiln_high_half(c), kiln_high_half(a), kiln_high_half(b)));
+    } else {
+        return c ? a : b;
+    }
+}
+
 // ---- Arithmetic with the IR's semantics ----
 
 template<typename T>
-inline T kiln_min(T a, T b) { return a < b ? a : b; }
+inline T kiln_min(T a, T b) {
+    if constexpr (kiln_wide<T>) return kiln_concat<T>(kiln_min(kiln_low_half(a), kiln_low_half(b)),
+                                                       kiln_min(kiln_high_half(a), kiln_high_half(b)));
+    else return a < b ? a : b;
+}
 template<typename T>
-inline T kiln_max(T a, T b) { return a > b ? a : b; }
+inline T kiln_max(T a, T b) {
+    if constexpr (kiln_wide<T>) return kiln_concat<T>(kiln_max(kiln_low_half(a), kiln_low_half(b)),
+                                                       kiln_max(kiln_high_half(a), kiln_high_half(b)));
+    else return a > b ? a : b;
+}
 
 // Integer division rounding so that the remainder is never negative; x / 0 == 0.
 template<typename T>
@@ -420,13 +498,6 @@ inline I kiln_i32_bits(F f) { return (I)f; }
 #define KILN_OPAQUE(v) __asm__("" : "+w"(v))
 #else
 #define KILN_OPAQUE(v) __asm__("" : "+m"(v))
-#endif
-#if defined(__AVX512F__)
-constexpr size_t kiln_vector_register_bytes = 64;
-#elif defined(__AVX__)
-constexpr size_t kiln_vector_register_bytes = 32;
-#else
-constexpr size_t kiln_vector_register_bytes = 16;
 #endif
 template<size_t Bytes> struct kiln_f32_of_bytes {
     typedef float F __attribute__((vector_size(Bytes)));

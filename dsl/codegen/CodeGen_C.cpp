@@ -403,14 +403,19 @@ void CodeGen_C::visit(const Max *op) {
     else result = call("kiln_max", {op->a, op->b});
 }
 
-// Comparisons. Masks hold true as -1, so ordering bool vectors flips.
+// Comparisons: C operators on scalars, the prologue's kiln_lt etc. on
+// vectors (which split vectors wider than a register). Masks hold true as
+// -1, so ordering bool vectors flips.
 std::string CodeGen_C::compare(const Expr &a, const Expr &b, const char *op, const char *flipped) {
-    if (a.type().is_bool() && a.type().is_vector()) {
+    static const std::map<std::string, const char *> fns = {{"==", "kiln_eq"}, {"!=", "kiln_ne"}, {"<", "kiln_lt"},
+                                                            {"<=", "kiln_le"}, {">", "kiln_gt"}, {">=", "kiln_ge"}};
+    if (a.type().is_scalar()) return "(" + print(a) + " " + op + " " + print(b) + ")";
+    if (a.type().is_bool()) {
         int bits = common_mask_bits(a, b);
         if (bits == 0) bits = wanted_mask_bits;
-        return "(" + mask(a, bits) + " " + flipped + " " + mask(b, bits) + ")";
+        return std::string(fns.at(flipped)) + "(" + unparen(mask(a, bits)) + ", " + unparen(mask(b, bits)) + ")";
     }
-    return "(" + print(a) + " " + op + " " + print(b) + ")";
+    return std::string(fns.at(op)) + "(" + unparen(print(a)) + ", " + unparen(print(b)) + ")";
 }
 void CodeGen_C::visit(const EQ *op) { result = compare(op->a, op->b, "==", "=="); }
 void CodeGen_C::visit(const NE *op) { result = compare(op->a, op->b, "!=", "!="); }
@@ -440,12 +445,21 @@ void CodeGen_C::visit(const Select *op) {
     else if (uniform) cond = paren(print(uniform->value));
     if (t.is_bool() && t.is_vector()) {
         int bits = mask_bits_or_default(Expr(op));
-        if (cond.empty()) cond = mask(op->condition, bits);
-        result = "(" + cond + " ? " + mask(op->true_value, bits) + " : " + mask(op->false_value, bits) + ")";
+        if (!cond.empty()) {
+            result = "(" + cond + " ? " + mask(op->true_value, bits) + " : " + mask(op->false_value, bits) + ")";
+        } else {
+            result = "kiln_select(" + unparen(mask(op->condition, bits)) + ", " + unparen(mask(op->true_value, bits)) +
+                     ", " + unparen(mask(op->false_value, bits)) + ")";
+        }
         return;
     }
-    if (cond.empty()) cond = mask(op->condition, t.bits());
-    result = "(" + cond + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
+    if (!cond.empty()) {
+        result = "(" + cond + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
+    } else {
+        // A mask picks lane by lane (kiln_select splits vectors wider than a register).
+        result = "kiln_select(" + unparen(mask(op->condition, t.bits())) + ", " + unparen(print(op->true_value)) +
+                 ", " + unparen(print(op->false_value)) + ")";
+    }
 }
 
 namespace {
