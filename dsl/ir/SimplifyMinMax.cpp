@@ -4,6 +4,7 @@
 //   min(max(x, 0), max(y, 0))  ->  max(min(x, y), 0)
 //   min(min(e, x - 1), x)      ->  min(e, x - 1)
 //   max(min(e, 0) + m, m)      ->  m
+//   min(max(x, a), a)          ->  a
 
 #include "SimplifyInternal.h"
 
@@ -146,6 +147,11 @@ Expr Simplifier::visit_minmax(const Expr &orig, Expr a, Expr b) {
     // min(a, min(a, b)) -> min(a, b), either way round
     if (match<Op>(b, x, y) && (equal(x, a) || equal(y, a))) return b;
     if (match<Op>(a, x, y) && (equal(x, b) || equal(y, b))) return a;
+    // Absorption: min(max(x, a), a) -> a, either way round, and max(min(x, a), a) -> a
+    // (a fused loop's extent, max(f.loop_max, g.loop_max), clamped to g's own)
+    using Dual = std::conditional_t<is_min, Max, Min>;
+    if (match<Dual>(a, x, y) && (equal(x, b) || equal(y, b))) return b;
+    if (match<Dual>(b, x, y) && (equal(x, a) || equal(y, a))) return a;
     if (Expr pruned = prune_chain<Op>(a, b); pruned.defined()) return pruned;
     if (is_index_type(t) && t.is_scalar()) {
         // One end of the difference may decide it where both are not known:

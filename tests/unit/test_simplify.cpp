@@ -511,3 +511,13 @@ TEST_CASE("Simplify: min and max of a rounded-up extent and the extent", "[simpl
     CHECK(simp(min((e / 8) * 8, e)) == "((e / 8) * 8)");
     CHECK(simp(max((e / 8) * 8, e - 7)) == "((e / 8) * 8)");
 }
+
+// A fused loop's extent, max(f.loop_max, g.loop_max), clamped to g's own.
+TEST_CASE("Simplify: min of a max and one of its operands is that operand", "[simplify]") {
+    Expr a = Variable::make(Int(32), "a"), b = Variable::make(Int(32), "b"), c = Variable::make(Int(32), "c");
+    CHECK(simp(min(max(a, b), b)) == "b");
+    CHECK(simp(min(a, max(b, a))) == "a");
+    CHECK(simp(max(min(a, b + 1), b + 1)) == "(b + 1)");
+    CHECK(simp(max(a, min(a, c))) == "a");
+    CHECK(simp(min(max(a, b), c)) == "min(max(a, b), c)");  // no shared operand: kept
+}
