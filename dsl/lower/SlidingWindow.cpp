@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ComputeWith.h"
+#include "ScheduleFunctions.h"
 #include "analysis/Monotonic.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -93,9 +95,55 @@ protected:
     }
 };
 
+// How f's splits of dimension d may write past its region. A RoundUp or
+// ShiftInwards tail writes past a region that is not a whole number of
+// tiles, and sliding shrinks the region to the new rows, so such a split
+// decides where the new rows start (`tile`, `tail`) when it is the only
+// split of d (and f neither specializes nor shares loops with
+// compute_with):
+// - RoundUp: tiles start at the region's min, so new rows started a whole
+//   number of tiles from the min end where the unslid window's last tile
+//   ends (curved.tile(x, y, xi, yi, 64, 2, RoundUp): new rows at min + 2k);
+// - ShiftInwards: a region smaller than the factor shifts its one tile
+//   below the min, over rows an earlier iteration computed (and whose
+//   producers need not be computed there), so new rows start at least one
+//   factor below the max (never below the unslid min).
+// Either way the producer writes, and reads its own producers, only where
+// the unslid window did.
+struct DimSplit {
+    bool past = false;    // a split of d has a RoundUp or ShiftInwards tail
+    bool simple = false;  // ... and it is the only split of d: tile and tail say which
+    int64_t tile = 1;
+    TailStrategy tail = TailStrategy::Auto;
+};
+DimSplit dim_split(const Environment &env, const FunctionContents &f, int d) {
+    const Definition &def = f.stage(0);
+    const std::string &v = f.args[d];
+    auto on_v = [&](const Split &sp) {
+        return sp.old_var == v || sp.old_var.rfind(v + ".", 0) == 0 || sp.inner.rfind(v + ".", 0) == 0 ||
+               sp.outer.rfind(v + ".", 0) == 0;
+    };
+    DimSplit r;
+    int count = 0;
+    std::vector<const StageSchedule *> schedules{&def.schedule};
+    for (const auto &sp : def.specializations) schedules.push_back(&sp.schedule);
+    for (const StageSchedule *sched : schedules) {
+        for (const Split &sp : sched->splits) {
+            if (!on_v(sp)) continue;
+            count++;
+            TailStrategy t = sp.kind == Split::SplitVar ? resolve_tail(sp.tail, false, 0, false) : TailStrategy::Auto;
+            r.past |= t == TailStrategy::RoundUp || t == TailStrategy::ShiftInwards;
+            const int64_t *k = as_const_int(sp.factor);
+            if (sp.kind == Split::SplitVar && sp.old_var == v && k && *k >= 1) r.tile = *k, r.tail = t;
+        }
+    }
+    r.simple = count == 1 && schedules.size() == 1 && fusion_parent(f).empty() && fused_children(env, f.name).empty();
+    return r;
+}
+
 // Why f's region does not slide along `loop` ("" if it does: `out` is then
 // the dimension that moves).
-std::string moving_dim(const For *loop, const FunctionContents &f, SlidingDim &out) {
+std::string moving_dim(const For *loop, const Environment &env, const FunctionContents &f, SlidingDim &out) {
     if (loop->for_type != ForType::Serial)
         return std::string("the loop is ") + to_string(loop->for_type) + ", and sliding needs a serial one";
     std::vector<std::pair<Expr, Expr>> region;
@@ -113,18 +161,28 @@ std::string moving_dim(const For *loop, const FunctionContents &f, SlidingDim &o
     }
     int d = 0;
     while (f.args[d] != moving[0]) d++;
-    int64_t smin = 0, smax = 0;
-    if (!constant_step(region[d].first, loop->name, smin) || !constant_step(region[d].second, loop->name, smax)) {
-        bool monotonic = step_sign(region[d].first, loop->name) != 2 && step_sign(region[d].second, loop->name) != 2;
-        return "its region in " + moving[0] + (monotonic ? " does not move by a constant step" : " does not move monotonically");
+    // Both ends never move down: then every row of the window below the
+    // last iteration's max was computed by an earlier iteration, whatever
+    // the steps (a clamp at the region's edge, a ShiftInwards tail).
+    int smin = step_sign(region[d].first, loop->name), smax = step_sign(region[d].second, loop->name);
+    if (smin == 2 || smax == 2) return "its region in " + moving[0] + " does not move monotonically";
+    if (smin < 0 || smax < 0) {
+        int64_t step = 0;
+        const Expr &down = smin < 0 ? region[d].first : region[d].second;
+        std::string by = constant_step(down, loop->name, step) ? " (step " + std::to_string(step) + ")" : "";
+        return "its region in " + moving[0] + " moves toward smaller " + moving[0] + by;
     }
-    if (smin < 0 || smax < 0)
-        return "its region in " + moving[0] + " moves toward smaller " + moving[0] + " (step " +
-               std::to_string(smin < 0 ? smin : smax) + ")";
     Interval written;
     bool below = false, above = false;
-    if (!rows_written(loop, f, d, written, below, above) || above)
+    if (!rows_written(loop, f, d, written, below, above))
         return "its producer writes past its region in " + moving[0] + " (a split's RoundUp tail)";
+    DimSplit split = dim_split(env, f, d);
+    if (split.past && !split.simple)
+        return "its producer's splits of " + moving[0] + " may write past the rows new to an iteration (a RoundUp "
+               "or ShiftInwards tail, in a split that is not " + moving[0] + "'s only one)";
+    if ((above || below) && !split.past)
+        return "its producer writes past its region in " + moving[0];
+    if (split.past) out.tile = split.tile, out.tail = split.tail;
     out.loop = loop->name;
     out.dim = d;
     out.min = region[d].first;
@@ -143,7 +201,11 @@ protected:
         if (op->name != dim.loop) return IRMutator::visit(op);
         Expr v = Variable::make(Int(32), op->name);
         Expr prev_max = substitute(op->name, v - 1, dim.max);
-        Expr slid = select(v > op->min, max(dim.min, prev_max + 1), dim.min);
+        Expr first_new = prev_max + 1;
+        const int k = (int)dim.tile;
+        if (k > 1 && dim.tail == TailStrategy::RoundUp) first_new = dim.min + ((first_new - dim.min) / k) * k;
+        if (k > 1 && dim.tail == TailStrategy::ShiftInwards) first_new = min(first_new, dim.max - (k - 1));
+        Expr slid = select(v > op->min, max(dim.min, first_new), dim.min);
         std::string n = region_let(func, dim.dim, "min");
         class Replace : public IRMutator {
         public:
@@ -177,7 +239,7 @@ protected:
             SlidingReport r;
             r.loop = f.schedule.compute_level.to_string();
             SlidingDim d;
-            r.not_slid = f.updates.empty() ? moving_dim(loops.back(), f, d) : "it has update definitions";
+            r.not_slid = f.updates.empty() ? moving_dim(loops.back(), env, f, d) : "it has update definitions";
             if (r.not_slid.empty()) {
                 r.dim = d.dim;
                 r.window = simplify(d.max - d.min + 1);
@@ -273,9 +335,9 @@ bool rows_written(const For *loop, const FunctionContents &f, int d, Interval &r
     return true;
 }
 
-bool find_sliding_dim(const Stmt &realize_body, const FunctionContents &f, SlidingDim &out) {
+bool find_sliding_dim(const Stmt &realize_body, const Environment &env, const FunctionContents &f, SlidingDim &out) {
     std::vector<const For *> loops = loops_to_producer(realize_body, f.name);
-    return !loops.empty() && moving_dim(loops.back(), f, out).empty();
+    return !loops.empty() && moving_dim(loops.back(), env, f, out).empty();
 }
 
 Stmt sliding_window(const Stmt &s, const Environment &env, SlidingReports *reports) {

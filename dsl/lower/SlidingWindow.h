@@ -10,9 +10,12 @@
 //
 // Applies when the compute loop is serial, the Func has no update
 // definitions, and exactly one dimension of its region moves with the loop,
-// monotonically (min and max both non-decreasing by a constant step), and
-// its producer writes no row past the region's max in that dimension (a
-// RoundUp split would, and the slid rows would then leave its storage). A
+// monotonically (min and max both non-decreasing, by any step: a clamped
+// last strip is fine), and its producer writes no row past the region's
+// max in that dimension (or below its min), or does so only through a
+// RoundUp (ShiftInwards) split of it: the new rows then start a whole
+// number of tiles from the window's min (at least one tile below its max),
+// so the producer writes only where the unslid window did. A
 // Func stored outside its compute loop that does not slide is recorded with
 // the reason, for the fusion report and lower()'s warning:
 //
@@ -73,15 +76,17 @@ bool rows_written(const For *loop, const FunctionContents &f, int d, Interval &r
 int step_sign(const Expr &e, const std::string &v);
 
 // The loop a Func is computed in (directly holding its region lets) and the
-// dimension that moves with it, by a constant non-negative step, if exactly
-// one does. Updates are not considered (sliding skips such Funcs, folding
-// checks their writes).
+// dimension that moves with it, never down, if exactly one does. Updates
+// are not considered (sliding skips such Funcs, folding checks their
+// writes).
 struct SlidingDim {
     std::string loop;  // the compute loop
     int dim = -1;      // the dimension whose region moves with the loop
     Expr min, max;     // that dimension's region before sliding
+    int64_t tile = 1;  // the factor of a split of the dimension whose tail writes past the region
+    TailStrategy tail = TailStrategy::Auto;  // that split's: RoundUp or ShiftInwards
 };
-bool find_sliding_dim(const Stmt &realize_body, const FunctionContents &f, SlidingDim &out);
+bool find_sliding_dim(const Stmt &realize_body, const Environment &env, const FunctionContents &f, SlidingDim &out);
 
 }  // namespace internal
 }  // namespace kiln

@@ -190,7 +190,7 @@ protected:
             Interval read, live;
             Expr count;
             bool past = false;
-            if (find_sliding_dim(body, f, d) && live_rows(loops.back(), f, d.dim, read, live, count, past)) {
+            if (find_sliding_dim(body, env, f, d) && live_rows(loops.back(), f, d.dim, read, live, count, past)) {
                 // The window before sliding (what one iteration reads), or
                 // more if the producer writes past it.
                 if (const int64_t *c = count.defined() ? as_const_int(count) : nullptr) {

@@ -189,13 +189,13 @@ TEST_CASE("sliding: three stages of a chain slide, at the root and in parallel s
     }
 }
 
-// Halide slides a producer over the outer loop of a split consumer (each
-// yo computes the two new rows its two yi rows need); Kiln does not yet:
-// "not slid over out.yo ... its region in y does not move by a constant
-// step", and each yo computes all four rows again. The output is right;
-// the work doubles. Halide's camera_pipe schedule has this shape
-// (schedules/camera_pipe/host_tiled.sched). [!shouldfail] until it slides.
-TEST_CASE("sliding: a producer computed per yo of a split consumer slides over yo", "[sliding][!shouldfail]") {
+// A producer computed per yo of a split consumer: the ShiftInwards tail
+// clamps the last yo's rows (min(yo * 2, extent - 2)), so the region does
+// not move by a constant step, but it never moves down, and each yo
+// computes only the new rows its two yi rows need (it used to compute all
+// four again). Halide's camera_pipe schedule has this shape
+// (schedules/camera_pipe/host_tiled.sched).
+TEST_CASE("sliding: a producer computed per yo of a split consumer slides over yo", "[sliding][regression]") {
     ImageParam in(Int(32), 2, "in");
     Var x("x"), y("y"), yo("yo"), yi("yi");
     Func g("g"), out("out");
@@ -210,4 +210,32 @@ TEST_CASE("sliding: a producer computed per yo of a split consumer slides over y
         CHECK(f.sliding.rfind("slides over out.yo", 0) == 0);
         CHECK(f.recompute < 1.1);
     }
+}
+
+// A producer split with RoundUp computes whole tiles of rows. Slid, its new
+// rows start a whole number of tiles from the window's min, so that its
+// last tile ends where the unslid window's does (inside its storage, and
+// reading its own producer only where the window does); the window of 4
+// rows moving one row at a time then computes 2 new rows per row.
+TEST_CASE("sliding: a producer split with RoundUp slides in whole tiles", "[sliding][tail]") {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    Func f("f"), g("g"), out("out");
+    f(x, y) = in(x, y) * 5 - 3;
+    g(x, y) = f(x, y - 1) + f(x, y + 1);
+    out(x, y) = g(x, y - 1) * 2 + g(x, y + 2);
+    g.store_root().compute_at(out, y).split(y, yo, yi, 2, TailStrategy::RoundUp);
+    f.store_root().compute_at(out, y);
+    PipelineReport r = Pipeline(out).report({{"out", {64, 63}}, {"in", {64, 70}}}, Target::host());
+    for (const FuncReport &fr : r.funcs) {
+        if (fr.name != "g") continue;
+        INFO(fr.sliding);
+        CHECK(fr.sliding.rfind("slides over out.y", 0) == 0);
+        CHECK(fr.recompute < 2.1);
+    }
+    Buffer<int> a = tall_input();
+    in.set(a);
+    auto fr = [&](int px, int py) { return a(px, py) * 5 - 3; };
+    auto gr = [&](int px, int py) { return fr(px, py - 1) + fr(px, py + 1); };
+    run_twice(out, [&](int px, int py) { return gr(px, py - 1) * 2 + gr(px, py + 2); });
 }

@@ -119,11 +119,21 @@ TEST_CASE("sliding report: why a Func does not slide", "[lower][report][sliding]
     CHECK(find(Pipeline(fixed).report({{"fixed", {64, 48}}}), "h").sliding ==
           "not slid over fixed.y: its region is the same in every iteration");
 
+    // One RoundUp split of y slides in whole tiles; a second split of y leaves
+    // where the new rows may be written unknown.
     Stencil rounded;
     rounded.g.store_root().compute_at(rounded.out, rounded.y).split(rounded.y, rounded.yo, rounded.yi, 4,
                                                                     TailStrategy::RoundUp);
-    CHECK(find(rounded.report(), "g").sliding ==
-          "not slid over out.y: its producer writes past its region in y (a split's RoundUp tail)");
+    CHECK(find(rounded.report(), "g").sliding == "slides over out.y in y, window of 3, folded to 4");
+    Stencil twice;
+    Var yii("yii"), yiii("yiii");
+    twice.g.store_root()
+        .compute_at(twice.out, twice.y)
+        .split(twice.y, twice.yo, twice.yi, 4, TailStrategy::RoundUp)
+        .split(twice.yi, yii, yiii, 2);
+    CHECK(find(twice.report(), "g").sliding ==
+          "not slid over out.y: its producer's splits of y may write past the rows new to an iteration (a RoundUp "
+          "or ShiftInwards tail, in a split that is not y's only one)");
 }
 
 TEST_CASE("sliding report: every stage of a chain slides", "[lower][report][sliding]") {
