@@ -68,18 +68,15 @@ Func winner(const std::shared_ptr<FunctionContents> &f, int stage, const Func &b
             const Expr &incoming) {
     const Definition &d = f->stage(stage);
     internal_assert(d.rdom) << "winner() of an update without an RDom";
-    const auto &rvars = d.rdom->vars;
-    Type t = rvars.size() == 1 ? Int(32) : Int(64);
-    Expr none = type_max(t);
+    Expr point = winner_index(d.rdom);
+    Expr none = type_max(point.type());
     Func w(f->name + "_" + std::to_string(stage) + "_argmax");
     std::vector<Expr> args = pure_args(*f);
-    w(args) = select(before(args) == after(args), make_const(t, (int64_t)-1), none);
-    Expr point = winner_index(d.rdom);
+    w(args) = select(before(args) == after(args), make_const(point.type(), (int64_t)-1), none);
     w(args) = min(w(args), select(incoming == after(args), point, none));
     w.compute_root();
     return w;
 }
-
 
 }  // namespace internal
 }  // namespace kiln
