@@ -480,7 +480,11 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         // The loops of a compute_with group depend on every member's region
         // lets, so its storage is sized once the parent (realized first,
         // processed last) has its lets.
-        if (!fusion_parent(f).empty()) continue;
+        // A Func fused into an output is sized on its own (outputs have no
+        // storage to size).
+        std::string parent = fusion_parent(f);
+        bool into_output = std::find(outputs.begin(), outputs.end(), parent) != outputs.end();
+        if (!parent.empty() && !into_output) continue;
         s = SetRealizeBounds(f, copies, stage_vars).mutate(s);
         for (const auto &c : fused_children(env, f.name))
             s = SetRealizeBounds(*env.at(c), copies, stage_vars).mutate(s);

@@ -164,10 +164,16 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
                     << what << ", but " << g->name << " is inlined; fused stages need loops of their own: give "
                     << f.name << " and " << p.name << " compute_root(), or the same compute_at()";
             }
-            user_assert(fo == po) << what << ", but " << (fo ? f.name : p.name) << " is an output of the pipeline and "
-                                  << (fo ? p.name : f.name)
-                                  << " is not; fuse two outputs, or two Funcs computed inside the pipeline";
-            user_assert(fo || f.schedule.compute_level == p.schedule.compute_level)
+            // An output's loops are at the root, so a compute_root() Func can
+            // join them: it is computed with the output, stored at the root.
+            user_assert(!fo || po) << what << ", but " << f.name << " is an output of the pipeline and " << p.name
+                                   << " is not; make the output the parent: " << p.name << ".compute_with("
+                                   << f.name << ", " << l.var << "), or fuse two outputs";
+            user_assert(fo || !po || f.schedule.compute_level.is_root())
+                << what << ", but " << p.name << " is an output of the pipeline and " << f.name
+                << " is computed at " << level_text(f, fo) << "; a Func fused into an output is computed at the "
+                << "root with it: give " << f.name << " compute_root()";
+            user_assert(fo || po || f.schedule.compute_level == p.schedule.compute_level)
                 << what << ", but " << f.name << " is computed at " << level_text(f, fo) << " and " << p.name
                 << " at " << level_text(p, po) << "; fused stages must share their compute level: give both the "
                 << "same compute_at() or compute_root()";
@@ -219,16 +225,17 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
     }
 }
 
-Stmt build_group_produce(const Environment &env, const std::string &parent, bool is_output) {
+Stmt build_group_produce(const Environment &env, const std::string &parent, const std::vector<std::string> &outputs) {
     const FunctionContents &p = *env.at(parent);
+    auto out = [&](const FunctionContents &f) { return is_output(outputs, f.name); };
     std::vector<std::string> kids = fused_children(env, parent);
     std::map<std::string, int> next;  // each child's first stage not yet emitted
     std::vector<Stmt> stmts;
     auto emit_until = [&](const FunctionContents &c, int stage) {
-        for (int &k = next[c.name]; k < stage; k++) stmts.push_back(build_stage(c, k, is_output));
+        for (int &k = next[c.name]; k < stage; k++) stmts.push_back(build_stage(c, k, out(c)));
     };
     for (int s = 0; s < p.num_stages(); s++) {
-        StageNest pn = stage_nest(p, s, is_output);
+        StageNest pn = stage_nest(p, s, out(p));
         std::vector<Child> children;
         for (const auto &k : kids) {
             const FunctionContents &c = *env.at(k);
@@ -237,10 +244,10 @@ Stmt build_group_produce(const Environment &env, const std::string &parent, bool
                 if (!l.defined() || l.stage != s) continue;
                 emit_until(c, cs);
                 next[c.name] = cs + 1;
-                children.push_back({stage_nest(c, cs, is_output), loop_index(pn, l.var), l});
+                children.push_back({stage_nest(c, cs, out(c)), loop_index(pn, l.var), l});
             }
         }
-        stmts.push_back(children.empty() ? build_stage(p, s, is_output) : build_fused(pn, children));
+        stmts.push_back(children.empty() ? build_stage(p, s, out(p)) : build_fused(pn, children));
     }
     for (const auto &k : kids) emit_until(*env.at(k), env.at(k)->num_stages());
     Stmt body = Block::make(stmts);

@@ -22,7 +22,8 @@ namespace internal {
 
 // Legality of every compute_with in the pipeline (user errors naming both
 // stages): the parent is in the pipeline and neither is inlined; both have the
-// same compute level (outputs: both outputs); neither depends on the other;
+// same compute level (an output's children: outputs, or Funcs computed at the
+// root, whose storage is then the root); neither depends on the other;
 // the loops from the fused one outward have the same names in both and are
 // neither vectorized nor unrolled and of one kind; a child is not itself a
 // parent. Precondition: inline_functions has run.
@@ -33,8 +34,9 @@ std::vector<std::string> fused_children(const Environment &env, const std::strin
 // The Func `f` is fused into, or "".
 std::string fusion_parent(const FunctionContents &f);
 
-// produce parent { produce child... { every stage of the group } }
-Stmt build_group_produce(const Environment &env, const std::string &parent, bool is_output);
+// produce parent { produce child... { every stage of the group } }; each
+// member's stages are built as an output's when `outputs` names it.
+Stmt build_group_produce(const Environment &env, const std::string &parent, const std::vector<std::string> &outputs);
 // consume parent { consume child... { body } }
 Stmt wrap_group_consume(const Environment &env, const std::string &parent, Stmt body);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <set>
 
 #include "ComputeWith.h"
 #include "InlineFunctions.h"
@@ -326,7 +328,7 @@ public:
         : env(e), func(f), compute_loop(std::move(cl)), store_loops(std::move(stores)) {}
 
     Stmt inject_here(Stmt body) const {
-        return Block::make(build_group_produce(env, func, false), wrap_group_consume(env, func, body));
+        return Block::make(build_group_produce(env, func, {}), wrap_group_consume(env, func, body));
     }
     Stmt realize_here(const std::string &loop, Stmt body) const {
         for (const auto &m : store_loops)
@@ -386,11 +388,44 @@ int store_site(const FunctionContents &f, const std::vector<Site> &sites, int ci
     return si;
 }
 
+bool is_in(const std::vector<std::string> &names, const std::string &n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+// The Funcs fused into an output (compute_with) that are not outputs: they
+// are produced in the output's group, among the outputs, so only what is
+// produced after that group may read them. Names the first read before.
+class ReadBeforeGroup : public IRVisitor {
+public:
+    explicit ReadBeforeGroup(std::map<std::string, std::string> kids) : parent_of(std::move(kids)) {}
+    void check(const Stmt &s) { include(s); }
+
+protected:
+    std::map<std::string, std::string> parent_of;  // fused child -> its output parent
+    std::set<std::string> started;
+    std::vector<std::string> producing;
+    void visit(const ProducerConsumer *op) override {
+        if (op->is_producer) started.insert(op->name), producing.push_back(op->name);
+        IRVisitor::visit(op);
+        if (op->is_producer) producing.pop_back();
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        auto it = parent_of.find(op->name);
+        if (op->call_type != Call::Func || it == parent_of.end() || started.count(op->name)) return;
+        std::string reader = producing.empty() ? std::string("the pipeline") : producing.back();
+        user_error << "Func " << op->name << " is scheduled compute_with(" << it->second << ", ...) with the output "
+                   << it->second << ", so it is computed with " << it->second << "'s loops, after everything computed "
+                   << "at the root; but " << reader << " reads it and is computed before the outputs. Make " << reader
+                   << " an output, compute it at a loop of an output that comes after " << it->second
+                   << ", or remove the compute_with";
+    }
+};
+
 }  // namespace
 
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                         const Environment &env) {
-    std::vector<Stmt> outs;
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
         const LoopLevel &cl = f.schedule.compute_level;
@@ -399,15 +434,35 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
             << "); outputs are always computed at the root — remove the compute_at";
     }
     // In realization order: an output another output reads is produced first.
-    for (const auto &n : order)
-        if (std::find(outputs.begin(), outputs.end(), n) != outputs.end() && fusion_parent(*env.at(n)).empty())
-            outs.push_back(build_group_produce(env, n, true));
-    Stmt s = Block::make(outs);
+    // A Func fused into an output is produced in its group (compute_with);
+    // the outputs after the group consume it.
+    std::vector<std::string> groups;
+    std::map<std::string, std::string> fused_into_output;
+    for (const auto &n : order) {
+        if (!is_in(outputs, n) || !fusion_parent(*env.at(n)).empty()) continue;
+        groups.push_back(n);
+        for (const auto &c : fused_children(env, n))
+            if (!is_in(outputs, c)) fused_into_output[c] = n;
+    }
+    Stmt s;
+    for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+        Stmt produce = build_group_produce(env, *it, outputs);
+        if (!s.defined()) {
+            s = produce;
+            continue;
+        }
+        std::vector<std::string> kids = fused_children(env, *it);
+        for (auto k = kids.rbegin(); k != kids.rend(); ++k)
+            if (!is_in(outputs, *k)) s = ProducerConsumer::make(*k, false, s);
+        s = Block::make(produce, s);
+    }
 
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
-        // A Func fused into another (compute_with) is placed with it.
+        // A Func fused into another (compute_with) is placed with it; into
+        // an output, it is stored at the root.
+        if (fused_into_output.count(f.name)) s = realize(f, s);
         if (is_out || is_inlined(f, false) || !fusion_parent(f).empty()) continue;
         std::vector<std::string> group = fused_children(env, f.name);
         group.insert(group.begin(), f.name);
@@ -456,6 +511,7 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         if (ci < 0) s = inject.inject_here(s);
         s = inject.realize_here("", s);
     }
+    if (!fused_into_output.empty()) ReadBeforeGroup(fused_into_output).check(s);
     return s;
 }
 

@@ -133,3 +133,42 @@ TEST_CASE("compute_with: a strategy per fused loop", "[compute_with]") {
         p.run(64, 48, -2, 64, 48, -2);
     }
 }
+
+TEST_CASE("compute_with: a compute_root Func fused into an output, read by a later output", "[compute_with]") {
+    // The pattern of a backward pass: a row-parallel output (scaled) and
+    // column sums of the same producer (colsum), split into row bands
+    // whose partial sums (bands) are computed in the output's band loop,
+    // so the producer is computed once per band and read by both.
+    ImageParam in{Int(32), 2, "in"};
+    Var x("x"), y("y"), yo("yo"), yi("yi"), u("u");
+    Func t("t"), scaled("scaled"), colsum("colsum");
+    t(x, y) = in(x, y) * 3 + 1;
+    scaled(x, y) = t(x, y) * 2;
+    RDom r(in.dim(1).min(), in.dim(1).extent(), "r");
+    colsum(x) = 0;
+    colsum(x) += t(x, r);
+    RVar ro("ro"), ri("ri");
+    scaled.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+    Func bands = colsum.update(0).split(r.x, ro, ri, 8).rfactor(ro, yo, "bands");
+    bands.compute_root().parallel(yo);
+    bands.update(0).reorder(x, ri, yo).vectorize(x, 8).parallel(yo).compute_with(scaled, yo);
+    t.compute_at(scaled, yo);
+    std::string s = Pipeline({scaled, colsum}).lowered_stmt();
+    // t once per band, inside the fused band loop; no second loop over the bands.
+    CHECK(s.find("parallel for (bands.s1.yo") == std::string::npos);
+    CHECK(s.find("produce bands") < s.find("produce t"));
+    CHECK(s.find("produce t") < s.find("consume bands"));
+    for (int h : {64, 61, 9}) {  // whole bands, a partial last band (scaled shifts it inwards)
+        Buffer<int> im = kt::random_image<int>(37, h, 0, 2, -1000, 1000);
+        in.set(im);
+        Buffer<int> o1 = kt::output<int>(37, h, 0, 2), o2(37);
+        Pipeline({scaled, colsum}).realize_raw({o1.raw_buffer(), o2.raw_buffer()});
+        INFO("height " << h);
+        kt::check(o1, [&](int px, int py) { return (im(px, py) * 3 + 1) * 2; });
+        for (int px = 0; px < 37; px++) {
+            int want = 0;
+            for (int py = 2; py < 2 + h; py++) want += im(px, py) * 3 + 1;
+            CHECK(o2(px) == want);
+        }
+    }
+}

@@ -139,12 +139,39 @@ TEST_CASE("error: compute_with loops of different kinds", "[error][compute_with]
                           Contains("the fused loop y is parallel in z1 and serial in z2; a fused loop runs one way"));
 }
 
-TEST_CASE("error: compute_with an output and an intermediate", "[error][compute_with]") {
+TEST_CASE("error: an output fused into an intermediate", "[error][compute_with]") {
     Users p;
+    Func o("o");
+    o(p.x, p.y) = p.z1(p.x, p.y) + 1;
     p.z1.compute_root();
-    p.z1.compute_with(p.out, p.y);
-    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
-                          Contains("but out is an output of the pipeline and z1 is not"));
+    p.z2.compute_with(p.z1, p.y);
+    REQUIRE_COMPILE_ERROR(Pipeline({o, p.z2}).lowered_stmt(),
+                          Contains("Func z2 is scheduled compute_with(z1, y), but z2 is an output of the pipeline and "
+                                   "z1 is not; make the output the parent: z1.compute_with(z2, y)"));
+}
+
+TEST_CASE("error: an intermediate fused into an output without compute_root", "[error][compute_with]") {
+    Users p;
+    Func o("o");
+    o(p.x, p.y) = p.z1(p.x, p.y) + 1;
+    p.z1.compute_at(o, p.y);
+    p.z1.compute_with(p.z2, p.y);
+    REQUIRE_COMPILE_ERROR(Pipeline({p.z2, o}).lowered_stmt(),
+                          Contains("Func z1 is scheduled compute_with(z2, y), but z2 is an output of the pipeline and "
+                                   "z1 is computed at o.y; a Func fused into an output is computed at the root with "
+                                   "it: give z1 compute_root()"));
+}
+
+TEST_CASE("error: an intermediate fused into an output, read before the outputs", "[error][compute_with]") {
+    Users p;
+    Func g("g"), o("o");
+    g(p.x, p.y) = p.z1(p.x, p.y) * 3;
+    o(p.x, p.y) = g(p.x, p.y) + 1;
+    p.z1.compute_root().compute_with(p.z2, p.y);
+    g.compute_root();
+    REQUIRE_COMPILE_ERROR(Pipeline({p.z2, o}).lowered_stmt(),
+                          Contains("Func z1 is scheduled compute_with(z2, ...) with the output z2") &&
+                              Contains("but g reads it and is computed before the outputs. Make g an output"));
 }
 
 TEST_CASE("error: compute_with a Func that is itself fused", "[error][compute_with]") {
