@@ -55,6 +55,9 @@ struct Backward {
     Multi unfused, fused, host_tiled;
     std::vector<Buffer<float>> inputs;   // the forward inputs, then d_output
     std::vector<Buffer<float>> outputs;  // shaped like the gradients, filled with 17 before each run
+    // host_tiled adds its sums in another order than unfused (bands of
+    // rows by rfactor): checked against the reference, not bit for bit.
+    bool host_tiled_reorders_sums = false;
 };
 
 // Runs a backward kernel: the inputs, the saved residuals if any, then the outputs.
@@ -84,24 +87,35 @@ void check_bit_exact(const Backward &b, const std::string &schedule, const std::
     }
 }
 
-// The unfused kernel against the reference (|got - want| <= rel * max(|want|,
-// scale[i]) for output i), then the other schedules against unfused, bit for bit.
-void check(Backward &b, const std::vector<Buffer<double>> &want, double rel, const std::vector<double> &scale) {
-    std::vector<Buffer<float>> ref = run(b.unfused, b);
-    for (size_t i = 0; i < ref.size(); i++) {
-        INFO(b.name << " unfused, gradient " << i << " against the C++ reference");
+// A schedule's gradients against the reference: |got - want| <= rel *
+// max(|want|, scale[i]) for output i.
+void check_close(const Backward &b, const std::string &schedule, const std::vector<Buffer<double>> &want, double rel,
+                 const std::vector<double> &scale, const std::vector<Buffer<float>> &got) {
+    for (size_t i = 0; i < got.size(); i++) {
+        INFO(b.name << " " << schedule << ", gradient " << i << " against the C++ reference");
         int bad = 0;
         std::string first;
-        ref[i].for_each_element([&](const int *pos) {
-            double got = ref[i](pos), w = want[i](pos);
-            if (std::fabs(got - w) <= rel * std::max(std::fabs(w), scale[i])) return;
-            if (bad++ == 0) first = "(" + std::to_string(pos[0]) + ", ...): " + std::to_string(got) + " vs " + std::to_string(w);
+        got[i].for_each_element([&](const int *pos) {
+            double g = got[i](pos), w = want[i](pos);
+            if (std::fabs(g - w) <= rel * std::max(std::fabs(w), scale[i])) return;
+            if (bad++ == 0) first = "(" + std::to_string(pos[0]) + ", ...): " + std::to_string(g) + " vs " + std::to_string(w);
         });
         INFO("first mismatch at " << first);
         CHECK(bad == 0);
     }
-    for (const auto &[name, k] : {std::pair<const char *, const Multi &>{"fused", b.fused}, {"host_tiled", b.host_tiled}})
-        check_bit_exact(b, name, ref, run(k, b));
+}
+
+// The unfused kernel against the reference (check_close), then the other
+// schedules against unfused, bit for bit (or host_tiled against the
+// reference, when it reorders sums).
+void check(Backward &b, const std::vector<Buffer<double>> &want, double rel, const std::vector<double> &scale) {
+    std::vector<Buffer<float>> ref = run(b.unfused, b);
+    check_close(b, "unfused", want, rel, scale, ref);
+    check_bit_exact(b, "fused", ref, run(b.fused, b));
+    if (b.host_tiled_reorders_sums)
+        check_close(b, "host_tiled", want, rel, scale, run(b.host_tiled, b));
+    else
+        check_bit_exact(b, "host_tiled", ref, run(b.host_tiled, b));
 }
 
 // A schedule that saves forward Funcs (save(), docs/autodiff.md): its
@@ -204,7 +218,7 @@ TEST_CASE("generator: bias_gelu_grad equals GELU's derivative and its sum over r
     Buffer<float> d_bias(W);
     d_bias.set_min(X0);
     Backward b{"bias_gelu_grad", k(bias_gelu_grad_unfused), k(bias_gelu_grad_fused), k(bias_gelu_grad_host_tiled),
-               {image(-3, 3, 12), bias, inner_adjoint(13)}, {image(0, 0, 14), d_bias}};
+               {image(-3, 3, 12), bias, inner_adjoint(13)}, {image(0, 0, 14), d_bias}, true};
     const double kk = 0.7978845608, c = 0.044715;
     auto gelu_derivative = [&](double v) {
         double t = std::tanh(kk * (v + c * v * v * v));
