@@ -269,7 +269,7 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
     Buffer<float> d_gamma(W), d_beta(W);
     d_gamma.set_min(X0), d_beta.set_min(X0);
     Backward b{"layernorm_grad", k(layernorm_grad_unfused), k(layernorm_grad_fused), k(layernorm_grad_host_tiled),
-               {image(-2, 2, 20), gamma, beta, inner_adjoint(21)}, {image(0, 0, 22), d_gamma, d_beta}};
+               {image(-2, 2, 20), gamma, beta, inner_adjoint(21)}, {image(0, 0, 22), d_gamma, d_beta}, true};
     Buffer<float> &in = b.inputs[0], &d_out = b.inputs[3];
     Buffer<double> want_in = zeros_like(in), want_gamma = zeros_like(d_gamma), want_beta = zeros_like(d_beta);
     // xhat = (x - mean) * inv_std, g = d * gamma (0 outside d_output):
