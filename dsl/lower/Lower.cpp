@@ -154,7 +154,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     if (!target.has(Target::NPU))
         s = pass("unswitch dense loads", s, [&] { return unswitch_dense_loads(s); });
     s = pass("hoist invariant loads", s, [&] { return hoist_invariant_loads(s); });
-    s = pass("promote accumulators", s, [&] { return promote_accumulators(s); });
+    s = pass("promote accumulators", s, [&] { return promote_accumulators(s, env); });
     // The NPU's instruction selection matches whole store values.
     if (!target.has(Target::NPU))
         s = pass("common subexpressions", s, [&] { return eliminate_common_subexpressions(s); });

@@ -24,14 +24,30 @@
 // overlaps; a small one of constant size is a local array already); its index uses neither the loop variable nor a let of the
 // body; every Load of that allocation in the body is of the same index and
 // type. Vector stores (a vectorized update over an RVar loop) promote to a
-// vector-sized allocation. Run after hoist_invariant_loads.
+// vector-sized allocation.
+//
+// A loop whose body is lets and several such stores (a register block's
+// unrolled update) promotes each stored element or vector to its own
+// local, when every store's index is the same in every iteration (with the
+// body's loop-invariant lets in scope), no two stored elements overlap
+// (their starts differ by a constant of at least the vector width, or by
+// k rows of the Func's storage, k != 0, with the offset a constant), and
+// every load of those allocations is of a stored element:
+//
+//   for (r.x, 0, w) {                          acc.0 = f[ramp(i0, 1, 16)]; acc.1 = f[ramp(i0 + E, 1, 16)]
+//     let i0 = (y - f.min.1) * E + c           for (r.x, 0, w) { acc.0 = acc.0 + ..; acc.1 = acc.1 + .. }
+//     f[ramp(i0, 1, 16)] += ..           ->    f[ramp(i0, 1, 16)] = acc.0; f[ramp(i0 + E, 1, 16)] = acc.1
+//     f[ramp(i0 + E, 1, 16)] += .. }           (E: f's row, f.extent.0)
+//
+// Run after hoist_invariant_loads; `env` tells each Func's storage order.
 #pragma once
+#include "RealizationOrder.h"
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt promote_accumulators(const Stmt &s);
+Stmt promote_accumulators(const Stmt &s, const Environment &env);
 
 }  // namespace internal
 }  // namespace kiln

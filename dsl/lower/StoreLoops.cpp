@@ -20,8 +20,9 @@ Stmt StoreLoopMutator::visit(const For *op) {
     Stmt inner = body;
     while (const LetStmt *let = inner.as<LetStmt>()) l.lets.push_back(let), inner = let->body;
     l.store = inner.as<Store>();
-    if (!l.store || !allocations.count(l.store->name)) return loop;
-    Stmt r = rewrite(l);
+    Stmt r;
+    if (l.store && allocations.count(l.store->name)) r = rewrite(l);
+    else if (!l.store) r = rewrite_other(op, body);
     return r.defined() ? r : loop;
 }
 

@@ -25,6 +25,11 @@ protected:
     };
     // The loop's replacement, or undefined to keep it.
     virtual Stmt rewrite(const StoreLoop &l) = 0;
+    // The same for an innermost serial loop of another shape (e.g. several
+    // stores); `body` is mutated already. Default: keep it.
+    virtual Stmt rewrite_other(const For *, const Stmt &) { return Stmt(); }
+    // Whether `name` is a pipeline allocation in scope that tracks() accepts.
+    bool tracked(const std::string &name) const { return allocations.count(name) > 0; }
     // Whether stores into this allocation are rewritten (default: all).
     virtual bool tracks(const Allocate *) { return true; }
 

@@ -421,8 +421,11 @@ TEST_CASE("lowering a Tuple-valued Func: one Realize with a Provide of every ele
     std::string s = out.lowered_stmt(no_asserts);
     CHECK_THAT(s, Contains("allocate am.0[float32 * "));
     CHECK_THAT(s, Contains("allocate am.1[int32 * "));
-    CHECK_THAT(s, Contains("let am.1.value = select((in[((am.s1.r.x + am.s1.x) - in.min.0)] > am.0["));
-    CHECK_THAT(s, Contains("am.1[(am.s1.x - out.min.0)] = am.1.value"));
+    // Both elements accumulate in locals over r (promote_accumulators),
+    // stored back after it.
+    CHECK_THAT(s, Contains("let am.1.value = select((in[((am.s1.r.x + am.s1.x) - in.min.0)] > am.0.acc."));
+    CHECK_THAT(s, Contains("am.1.acc.1[0] = am.1.value"));
+    CHECK_THAT(s, Contains("am.1[(am.s1.x - out.min.0)] = am.1.acc.1[0]"));
     CHECK_THAT(s, Contains("out[(out.s0.x - out.min.0)] = am.1[(out.s0.x - out.min.0)]"));
 }
 
@@ -900,6 +903,65 @@ TEST_CASE("promote_accumulators: an accumulator read at another point, or one on
     m(x) = maximum(in(x + k));
     out2(x) = m(x);
     CHECK(out2.lowered_stmt(no_asserts).find(".acc.") == std::string::npos);
+}
+
+TEST_CASE("promote_accumulators: a register block of several vectors, rows apart, each in a local",
+          "[lower][promote]") {
+    // m = a b over a run-time k, stored at the root (a heap allocation):
+    // per block of 2 rows by 2 vectors, the k loop updates four vectors,
+    // two of them a row (m.extent.0) apart, which the C++ compiler cannot
+    // tell apart from the inputs.
+    ImageParam a(Float(32), 2, "ma"), b(Float(32), 2, "mb");
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    RDom k(0, a.dim(0).extent(), "k");
+    Func m("mm"), out("mout");
+    m(x, y) = 0.0f;
+    m(x, y) += a(k, y) * b(x, k);
+    out(x, y) = m(x, y);
+    m.compute_root();
+    m.update(0).split(x, xo, xi, 16).split(y, yo, yi, 2).reorder(xi, yi, k, xo, yo).vectorize(xi, 8).unroll(xi).unroll(yi);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t loop = s.find("for (mm.s1.k.x, ");
+    REQUIRE(loop != std::string::npos);
+    std::string body = s.substr(loop, s.find("}", loop) - loop);
+    for (int i = 0; i < 4; i++) CHECK(body.find("mm.acc." + std::to_string(i) + "[ramp(0, 1, 8)] = (mm.acc.") != std::string::npos);
+    CHECK(body.find("mm[") == std::string::npos);
+    CHECK(s.find("mm[ramp(", loop) != std::string::npos);  // stored after the loop
+
+    const int K = 19, W = 32, H = 6;
+    Buffer<float> ia(K, H), ib(W, K);
+    ia.for_each_element([&](int xx, int yy) { ia(xx, yy) = (float)((xx * 5 + yy * 3) % 11) - 5.0f; });
+    ib.for_each_element([&](int xx, int yy) { ib(xx, yy) = (float)((xx * 7 + yy) % 13) - 6.0f; });
+    a.set(ia), b.set(ib);
+    Buffer<float> o(W, H);
+    out.realize(o);
+    for (int yy = 0; yy < H; yy++)
+        for (int xx = 0; xx < W; xx++) {
+            float want = 0.0f;
+            for (int kk = 0; kk < K; kk++) want += ia(kk, yy) * ib(xx, kk);
+            CHECK(o(xx, yy) == want);  // small integers: exact in any order
+        }
+}
+
+TEST_CASE("promote_accumulators: several stores that may overlap stay in memory", "[lower][promote]") {
+    // Per term of the sum, two stores at z and z + s, s a run-time Param:
+    // they may be the same element, so neither is promoted.
+    ImageParam in(Float(32), 1, "vin");
+    Param<int> sh("vs");
+    Var x("x");
+    // R.x: which store (unrolled), R.y: the sum, R.z: the point.
+    RDom R(0, 2, 0, in.dim(0).extent(), 0, 8, "R");
+    Func f("vf"), out("vout");
+    f(x) = 0.0f;
+    f(R.z + R.x * sh) += in(R.y);
+    out(x) = f(x);
+    Param<int> n("vn");
+    f.compute_root().bound(x, 0, n);  // a heap allocation of run-time size
+    f.update(0).unroll(R.x);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    CHECK(s.find("vf.acc.") == std::string::npos);
 }
 
 TEST_CASE("unswitch_dense_loads: a clamped vector load's test leaves the loop it does not change in",
