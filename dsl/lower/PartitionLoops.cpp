@@ -12,13 +12,50 @@ namespace internal {
 
 namespace {
 
+// The scalar condition under which every lane of a vector condition holds,
+// or undefined: a conjunction of broadcast scalars and comparisons of a
+// ramp with a broadcast (a lane range against a bound), as the test of
+// whether a vector lies inside a region (autodiff's zero outside an
+// adjoint's region) is written:
+//   ramp(b, 1, 8) >= x8(m) && ramp(b, 1, 8) <= x8(M) && x8(c)  ->  b >= m && b + 7 <= M && c
+Expr all_lanes(const Expr &e) {
+    if (e.type().is_scalar()) return e;
+    if (const auto *b = e.as<Broadcast>()) return b->value;
+    if (const auto *a = e.as<And>()) {
+        Expr x = all_lanes(a->a), y = all_lanes(a->b);
+        return x.defined() && y.defined() ? (x && y) : Expr();
+    }
+    // The smallest and largest lane of a ramp with a constant stride, or of
+    // a broadcast.
+    auto lane_range = [](const Expr &v, Expr &lo, Expr &hi) {
+        if (const auto *b = v.as<Broadcast>()) return lo = hi = b->value, true;
+        const auto *r = v.as<Ramp>();
+        const int64_t *st = r ? as_const_int(r->stride) : nullptr;
+        if (!st) return false;
+        Expr last = r->base + r->stride * (r->lanes - 1);
+        lo = *st >= 0 ? r->base : last;
+        hi = *st >= 0 ? last : r->base;
+        return true;
+    };
+    Expr alo, ahi, blo, bhi;
+    auto both = [&](const Expr &a, const Expr &b) { return lane_range(a, alo, ahi) && lane_range(b, blo, bhi); };
+    if (const auto *c = e.as<GE>()) return both(c->a, c->b) ? Expr(alo >= bhi) : Expr();
+    if (const auto *c = e.as<GT>()) return both(c->a, c->b) ? Expr(alo > bhi) : Expr();
+    if (const auto *c = e.as<LE>()) return both(c->a, c->b) ? Expr(ahi <= blo) : Expr();
+    if (const auto *c = e.as<LT>()) return both(c->a, c->b) ? Expr(ahi < blo) : Expr();
+    return Expr();
+}
+
 // Conditions of scalar Selects and IfThenElses in a loop body (lets
-// substituted), by node.
+// substituted), by node; and of vector Selects whose lanes all hold
+// together (all_lanes).
 class FindConditions : public IRVisitor {
 public:
     explicit FindConditions(const std::string &v) : loop(v) {}
     std::vector<Expr> conditions;  // substituted
     std::vector<const Select *> selects;
+    std::vector<Expr> vector_conditions;  // substituted, all lanes
+    std::vector<const Select *> vector_selects;
     std::vector<Expr> if_conditions;  // substituted
     std::vector<const IfThenElse *> ifs;
     std::vector<Expr> min_max_conditions;                // substituted
@@ -53,6 +90,14 @@ protected:
     }
     void visit(const Select *op) override {
         IRVisitor::visit(op);
+        if (!op->condition.type().is_scalar()) {
+            Expr all = all_lanes(op->condition);
+            Expr c = all.defined() ? loop_condition(all) : Expr();
+            if (!c.defined()) return;
+            vector_conditions.push_back(c);
+            vector_selects.push_back(op);
+            return;
+        }
         if (!op->true_value.as<Load>()) return;
         Expr c = loop_condition(op->condition);
         if (!c.defined()) return;
@@ -217,22 +262,27 @@ protected:
         std::vector<const IfThenElse *> ifs;
         for (size_t i = 0; i < fc.ifs.size(); i++)
             if (add_bounds(fc.if_conditions[i])) ifs.push_back(fc.ifs[i]);
+        // Likewise a vector Select whose lanes all hold in the steady state
+        // (a vector inside an adjoint's region) is its true value there.
+        std::vector<const Select *> selects = fc.selects;
+        for (size_t i = 0; i < fc.vector_selects.size(); i++)
+            if (add_bounds(fc.vector_conditions[i])) selects.push_back(fc.vector_selects[i]);
         // A min/max alone partitions only a loop without inner loops: around
         // a loop nest it feeds values computed once per iteration (the
         // first column of a tile), and a steady state would copy the nest
         // (every producer computed in the tile) for nothing but them.
         std::vector<std::pair<Expr, Expr>> min_max;
-        const bool min_max_alone = fc.selects.empty() && ifs.empty();
+        const bool min_max_alone = selects.empty() && ifs.empty();
         for (size_t i = 0; i < fc.min_max.size() && !(min_max_alone && fc.has_inner_loop); i++)
             if (add_bounds(fc.min_max_conditions[i])) min_max.push_back(fc.min_max[i]);
-        if (fc.selects.empty() && ifs.empty() && min_max.empty()) return same;
+        if (selects.empty() && ifs.empty() && min_max.empty()) return same;
         std::string n = op->name;
         Expr first = op->min, end = op->min + op->extent;  // [first, end)
         Expr lo = first, hi = end - 1;
         for (const auto &l : lower) lo = max(lo, l);
         for (const auto &u : upper) hi = min(hi, u);
         Expr smin = make_var(n + ".steady_min"), smax = make_var(n + ".steady_max");
-        Stmt fast = ReplaceSelects(fc.selects, ifs, min_max).mutate(body);
+        Stmt fast = ReplaceSelects(selects, ifs, min_max).mutate(body);
         Stmt s = Block::make({For::make(n, first, smin - first, ForType::Serial, body),
                               For::make(n, smin, smax - smin + 1, ForType::Serial, fast),
                               For::make(n, smax + 1, end - (smax + 1), ForType::Serial, body)});

@@ -32,7 +32,15 @@
 // per iteration, and a steady state would copy the whole nest for them, which
 // doubled the C++ compiler's time on harris, unsharp and the GEMM.
 //
-// Only scalar-conditioned Selects, and IfThenElses with an else case, whose
+// A vector Select whose condition holds in every lane together when a
+// scalar affine condition does (a conjunction of broadcast scalars and of
+// ramps compared with broadcasts: autodiff's zero outside an adjoint's
+// region) is its true value in the steady state too:
+//
+//   select(ramp(x*8, 1, 8) >= x8(m) && ramp(x*8, 1, 8) <= x8(M), g[ramp(x*8, 1, 8)], x8(0))
+//     -> steady state (x*8 >= m && x*8 + 7 <= M): g[ramp(x*8, 1, 8)]
+//
+// Otherwise only scalar-conditioned Selects, and IfThenElses with an else case, whose
 // condition is a conjunction of comparisons affine in the loop variable
 // (after substituting the body's lets) are used (an IfThenElse with another
 // condition, or a guard without an else, stays as it is); the partitioned

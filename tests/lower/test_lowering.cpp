@@ -741,6 +741,40 @@ TEST_CASE("partition_loops: clamped vector loads get a steady state without sele
     CHECK(body.find("pin[ramp(") != std::string::npos);
 }
 
+TEST_CASE("partition_loops: a vector inside an adjoint's region loses its zero select in the steady state",
+          "[lower][partition]") {
+    // The adjoint of out is zero outside d_out's region: a vector select
+    // on ramp(x) >= d_out.min && ramp(x) <= d_out.max && y in range.
+    ImageParam in(Float(32), 2, "ain"), d_out(Float(32), 2, "adout");
+    Var x("x"), y("y");
+    Func out("aout");
+    out(x, y) = in(x, y) * in(x, y);
+    Func d_in("ad_in");
+    d_in(x, y) = propagate_adjoints(out, d_out)(in)(x, y);
+    d_in.vectorize(x, 8);
+    std::string s = d_in.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t steady = s.find("for (ad_in.s0.x.x, ad_in.s0.x.x.steady_min, ");
+    REQUIRE(steady != std::string::npos);
+    std::string body = s.substr(steady, s.find("}", steady) - steady);
+    CHECK(body.find("select") == std::string::npos);
+    CHECK(body.find("adout[ramp(") != std::string::npos);
+    // The prologue keeps the test.
+    CHECK(s.substr(0, steady).find("select(((((ramp(") != std::string::npos);
+    // Correct where d_out covers part of the input.
+    Buffer<float> im(37, 9), g(20, 5);
+    im.for_each_element([&](int xx, int yy) { im(xx, yy) = (float)(xx - yy) / 8.0f; });
+    g.set_min(5, 2);
+    g.for_each_element([&](int xx, int yy) { g(xx, yy) = (float)(xx + 2 * yy) / 4.0f; });
+    in.set(im), d_out.set(g);
+    Buffer<float> o(37, 9);
+    d_in.realize(o);
+    o.for_each_element([&](int xx, int yy) {
+        bool inside = xx >= 5 && xx < 25 && yy >= 2 && yy < 7;
+        CHECK(o(xx, yy) == (inside ? g(xx, yy) * 2.0f * im(xx, yy) : 0.0f));
+    });
+}
+
 TEST_CASE("partition_loops: a ShiftInwards vector loop's steady state indexes without min", "[lower][partition]") {
     ImageParam in(Float(32), 1, "sin");
     Var x("x");
