@@ -77,9 +77,9 @@ public:
     void TMOV(const Tile &dst, const Tile &src, bool relu = false);
     // TMOV L1 -> L0A/L0B transposing: dst[i][j] = src[j][i] (a matrix operand read as its transpose, K^T).
     void TMOV_T(const Tile &dst, const Tile &src);
-    // Vector, on UB: one method per Binary, Unary, TileScalar, Reduce, Expand
-    // and Convert row of KILN_NPU_FOR_EACH_OP, e.g.
-    //   void TADD(const Tile &d, const Tile &a, const Tile &b);   // Binary
+    // Vector, on UB: one method per Binary, Unary, TileScalar, Reduce, Expand,
+    // ExpandBinary and Convert row of KILN_NPU_FOR_EACH_OP, e.g.
+    //   void TADD(const Tile &d, const Tile &a, const Tile &b);   // Binary, ExpandBinary (b: R x 1 or 1 x C)
     //   void TEXP(const Tile &d, const Tile &a);                  // Unary, Reduce, Expand, Convert
     //   void TADDS(const Tile &d, const Tile &a, float s);        // TileScalar
 #define KILN_NPU_METHOD_Binary(op) \
@@ -90,6 +90,7 @@ public:
     void op(const Tile &d, const Tile &a, float s) { scalar(Op::op, d, a, s); }
 #define KILN_NPU_METHOD_Reduce(op) KILN_NPU_METHOD_Unary(op)
 #define KILN_NPU_METHOD_Expand(op) KILN_NPU_METHOD_Unary(op)
+#define KILN_NPU_METHOD_ExpandBinary(op) KILN_NPU_METHOD_Binary(op)
 #define KILN_NPU_METHOD_Convert(op) KILN_NPU_METHOD_Unary(op)
 #define KILN_NPU_METHOD_Special(op)
 #define KILN_NPU_METHOD(name, fam, kind) KILN_NPU_METHOD_##kind(name)

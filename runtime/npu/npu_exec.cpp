@@ -138,9 +138,12 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
     default: break;
     }
     // Elementwise over the destination's valid region. Row/column expansion
-    // reads the source at column 0 / row 0; all other sources at (i, j).
+    // reads the source at column 0 / row 0 (the fused forms their source b);
+    // all other sources at (i, j).
+    const bool rows = expands_rows(in.op);
     for (uint32_t i = 0; i < R; i++)
         for (uint32_t j = 0; j < C; j++) {
+            const uint32_t bi = rows ? i : 0, bj = rows ? 0 : j;
             switch (in.op) {
             case Op::TROWEXPAND: std::memcpy(d.ptr(i, j), a.ptr(i, 0), dtype_size(in.dst.type)); break;
             case Op::TCOLEXPAND: std::memcpy(d.ptr(i, j), a.ptr(0, j), dtype_size(in.dst.type)); break;
@@ -164,12 +167,14 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
                 if (i32) {
                     int32_t x = a.get_i32(i, j);
                     int32_t v = is_binary(in.op)        ? ref_binary_i32(in.op, x, b.get_i32(i, j))
+                                : is_expand_binary(in.op) ? ref_binary_i32(in.op, x, b.get_i32(bi, bj))
                                 : is_tile_scalar(in.op) ? ref_binary_i32(in.op, x, (int32_t)in.scalar)
                                                         : ref_unary_i32(in.op, x);
                     d.set_i32(i, j, v);
                 } else {
                     float x = a.get(i, j);
                     float v = is_binary(in.op)        ? ref_binary(in.op, x, b.get(i, j))
+                              : is_expand_binary(in.op) ? ref_binary(in.op, x, b.get(bi, bj))
                               : is_tile_scalar(in.op) ? ref_binary(in.op, x, in.scalar)
                                                       : ref_unary(in.op, x);
                     d.set(i, j, v);

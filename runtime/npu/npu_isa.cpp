@@ -60,6 +60,14 @@ const char *op_name(Op op) { return op_info(op).name; }
 Family op_family(Op op) { return op_info(op).family; }
 Kind op_kind(Op op) { return op_info(op).kind; }
 
+bool expands_rows(Op op) {
+    switch (op) {
+    case Op::TROWEXPAND: case Op::TROWEXPANDADD: case Op::TROWEXPANDSUB: case Op::TROWEXPANDMUL:
+    case Op::TROWEXPANDDIV: case Op::TROWEXPANDMAX: case Op::TROWEXPANDMIN: return true;
+    default: return false;
+    }
+}
+
 const char *cmp_name(Cmp c) {
     static const char *names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
     return names[(int)c];
@@ -133,7 +141,7 @@ int tile_operands(const Instr &in, const TileRef *out[4]) {
     case Op::PIPE_BARRIER: break;
     default:
         out[n++] = &in.dst; out[n++] = &in.a;
-        if (is_binary(in.op)) out[n++] = &in.b;
+        if (reads_b(in.op)) out[n++] = &in.b;
     }
     return n;
 }
@@ -246,6 +254,13 @@ struct Checker {
         }
         for (int i = 0; i < n; i++) mem(*ops[i], roles[i], Mem::UB);
         uint32_t R = d.valid_rows, C = d.valid_cols;
+        if (is_expand_binary(in.op)) {  // b: one value per row (a column) or per column (a row)
+            arith_type(d); same_type(d, a, "destination and source a"); same_type(d, b, "destination and source b");
+            covers(a, R, C, "source a");
+            if (expands_rows(in.op)) covers(b, R, 1, "source b (one value per row)");
+            else covers(b, 1, C, "source b (one value per column)");
+            return;
+        }
         switch (in.op) {
         case Op::TDUP: arith_type(d); return;
         case Op::TROWSUM: case Op::TROWMAX:
@@ -314,7 +329,7 @@ Cost instr_cost(const Instr &in, const Machine &m) {
     case Family::Vector: break;
     }
     uint64_t bytes = std::max(in.dst.valid_bytes(), in.op == Op::TDUP ? 0 : in.a.valid_bytes());
-    if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) bytes = std::max(bytes, in.b.valid_bytes());
+    if (reads_b(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) bytes = std::max(bytes, in.b.valid_bytes());
     uint64_t cycles = std::max<uint64_t>(1, ceil_div(bytes, m.vector_bytes_per_cycle));
     if (is_transcendental(in.op)) cycles *= m.transcendental_factor;
     if (op_kind(in.op) == Kind::Reduce) cycles *= m.reduce_factor;
@@ -365,13 +380,14 @@ float ref_unary(Op op, float x) {
 
 float ref_binary(Op op, float a, float b) {
     switch (op) {
-    case Op::TADD: case Op::TADDS: return a + b;
-    case Op::TSUB: case Op::TSUBS: return a - b;
-    case Op::TMUL: case Op::TMULS: return a * b;
-    case Op::TDIV: case Op::TDIVS: return a / b;
+    case Op::TADD: case Op::TADDS: case Op::TROWEXPANDADD: case Op::TCOLEXPANDADD: return a + b;
+    case Op::TSUB: case Op::TSUBS: case Op::TROWEXPANDSUB: case Op::TCOLEXPANDSUB: return a - b;
+    case Op::TMUL: case Op::TMULS: case Op::TROWEXPANDMUL: case Op::TCOLEXPANDMUL: return a * b;
+    case Op::TDIV: case Op::TDIVS: case Op::TROWEXPANDDIV: case Op::TCOLEXPANDDIV: return a / b;
     // Kiln's (and Halide's) max and min: select(a > b, a, b), select(a < b, a, b).
-    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: return a > b ? a : b;
-    case Op::TMIN: case Op::TMINS: return a < b ? a : b;
+    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: case Op::TROWEXPANDMAX: case Op::TCOLEXPANDMAX:
+        return a > b ? a : b;
+    case Op::TMIN: case Op::TMINS: case Op::TROWEXPANDMIN: case Op::TCOLEXPANDMIN: return a < b ? a : b;
     case Op::TROWSUM: case Op::TCOLSUM: return a + b;
     default: throw NpuError(std::string("ref_binary: ") + op_name(op) + " is not binary");
     }
@@ -380,18 +396,20 @@ float ref_binary(Op op, float a, float b) {
 int32_t ref_binary_i32(Op op, int32_t a, int32_t b) {
     uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
     switch (op) {
-    case Op::TADD: case Op::TADDS: case Op::TROWSUM: case Op::TCOLSUM: return (int32_t)(ua + ub);
-    case Op::TSUB: case Op::TSUBS: return (int32_t)(ua - ub);
-    case Op::TMUL: case Op::TMULS: return (int32_t)(ua * ub);
-    case Op::TDIV: case Op::TDIVS: {
+    case Op::TADD: case Op::TADDS: case Op::TROWSUM: case Op::TCOLSUM: case Op::TROWEXPANDADD: case Op::TCOLEXPANDADD:
+        return (int32_t)(ua + ub);
+    case Op::TSUB: case Op::TSUBS: case Op::TROWEXPANDSUB: case Op::TCOLEXPANDSUB: return (int32_t)(ua - ub);
+    case Op::TMUL: case Op::TMULS: case Op::TROWEXPANDMUL: case Op::TCOLEXPANDMUL: return (int32_t)(ua * ub);
+    case Op::TDIV: case Op::TDIVS: case Op::TROWEXPANDDIV: case Op::TCOLEXPANDDIV: {
         if (b == 0) return 0;
         if (a == INT32_MIN && b == -1) return INT32_MIN;
         int32_t q = a / b, r = a % b;
         if (r < 0) q += b > 0 ? -1 : 1;  // Euclidean: the remainder is never negative
         return q;
     }
-    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: return a > b ? a : b;
-    case Op::TMIN: case Op::TMINS: return a < b ? a : b;
+    case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: case Op::TROWEXPANDMAX: case Op::TCOLEXPANDMAX:
+        return a > b ? a : b;
+    case Op::TMIN: case Op::TMINS: case Op::TROWEXPANDMIN: case Op::TCOLEXPANDMIN: return a < b ? a : b;
     default: throw NpuError(std::string("ref_binary_i32: ") + op_name(op) + " is not binary");
     }
 }

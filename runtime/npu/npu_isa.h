@@ -48,11 +48,13 @@ enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
 // Every instruction once: name, family, and kind, the shape of its operands
 // (Binary: dst = a op b; Unary: dst = f(a); TileScalar: dst = a op s;
 // Reduce: a row or column of a, reduced; Expand: a row or column of a,
-// repeated; Convert: a in dst's type; Special: its own operands). The kind
+// repeated; ExpandBinary: dst = a op b with b's column (TROWEXPAND*) or
+// row (TCOLEXPAND*) repeated, so no expanded tile is materialized; Convert:
+// a in dst's type; Special: its own operands). The kind
 // gives the Core method of kiln_npu.h (Special ones are written there by
 // hand), the operands the checker and the simulator read, and the element
-// function (ref_binary, ref_unary) a Binary, Unary, TileScalar or Reduce
-// instruction applies. A new instruction: a row here, its semantics
+// function (ref_binary, ref_unary) a Binary, Unary, TileScalar, Reduce or
+// ExpandBinary instruction applies. A new instruction: a row here, its semantics
 // (ref_*), its cost (instr_cost) if it differs from its family's, and
 // docs/npu.md.
 #define KILN_NPU_FOR_EACH_OP(X)                                                                       \
@@ -67,6 +69,12 @@ enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
     X(TDUP, Vector, Special)                                                                           \
     X(TROWSUM, Vector, Reduce) X(TROWMAX, Vector, Reduce) X(TCOLSUM, Vector, Reduce)                   \
     X(TCOLMAX, Vector, Reduce) X(TROWEXPAND, Vector, Expand) X(TCOLEXPAND, Vector, Expand)             \
+    X(TROWEXPANDADD, Vector, ExpandBinary) X(TROWEXPANDSUB, Vector, ExpandBinary)                      \
+    X(TROWEXPANDMUL, Vector, ExpandBinary) X(TROWEXPANDDIV, Vector, ExpandBinary)                      \
+    X(TROWEXPANDMAX, Vector, ExpandBinary) X(TROWEXPANDMIN, Vector, ExpandBinary)                      \
+    X(TCOLEXPANDADD, Vector, ExpandBinary) X(TCOLEXPANDSUB, Vector, ExpandBinary)                      \
+    X(TCOLEXPANDMUL, Vector, ExpandBinary) X(TCOLEXPANDDIV, Vector, ExpandBinary)                      \
+    X(TCOLEXPANDMAX, Vector, ExpandBinary) X(TCOLEXPANDMIN, Vector, ExpandBinary)                      \
     X(TCVT, Vector, Convert) X(TCMP, Vector, Special) X(TSEL, Vector, Special)                         \
     X(TMATMUL, Matrix, Special) X(TMATMUL_ACC, Matrix, Special)                                        \
     X(SET_FLAG, Sync, Special) X(WAIT_FLAG, Sync, Special) X(PIPE_BARRIER, Sync, Special)
@@ -81,13 +89,19 @@ constexpr int kNumOps = 0
     KILN_NPU_FOR_EACH_OP(KILN_NPU_OP_COUNT)
 #undef KILN_NPU_OP_COUNT
     ;
-enum class Kind : uint8_t { Binary, Unary, TileScalar, Reduce, Expand, Convert, Special };
+enum class Kind : uint8_t { Binary, Unary, TileScalar, Reduce, Expand, ExpandBinary, Convert, Special };
 const char *op_name(Op op);
 Family op_family(Op op);
 Kind op_kind(Op op);
 inline bool is_binary(Op op) { return op_kind(op) == Kind::Binary; }
 inline bool is_unary(Op op) { return op_kind(op) == Kind::Unary; }
 inline bool is_tile_scalar(Op op) { return op_kind(op) == Kind::TileScalar; }  // not TDUP
+inline bool is_expand_binary(Op op) { return op_kind(op) == Kind::ExpandBinary; }
+// An Expand or ExpandBinary op repeats a column along each row (TROWEXPAND*),
+// else a row down each column (TCOLEXPAND*).
+bool expands_rows(Op op);
+// Binary and ExpandBinary ops read a second tile b.
+inline bool reads_b(Op op) { return is_binary(op) || is_expand_binary(op); }
 bool is_transcendental(Op op);
 const char *cmp_name(Cmp c);
 

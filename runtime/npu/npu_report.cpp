@@ -34,7 +34,7 @@ void count_program(const CoreProgram &p, SimReport &r) {
             in.op == Op::TMOV)
             note_tile(in.dst);
         if (in.op != Op::TLOAD && op_family(in.op) != Family::Sync && in.op != Op::TDUP) note_tile(in.a);
-        if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL || op_family(in.op) == Family::Matrix)
+        if (reads_b(in.op) || in.op == Op::TCMP || in.op == Op::TSEL || op_family(in.op) == Family::Matrix)
             note_tile(in.b);
         if (in.op == Op::TSEL || in.has_bias) note_tile(in.c);
     }

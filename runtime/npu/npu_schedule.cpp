@@ -108,6 +108,7 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
         break;
     default:
         reads.push_back(tile_region(in.a, R, C));
+        if (is_expand_binary(in.op)) reads.push_back(expands_rows(in.op) ? tile_region(in.b, R, 1) : tile_region(in.b, 1, C));
         if (is_binary(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) reads.push_back(tile_region(in.b, R, C));
         if (in.op == Op::TSEL) reads.push_back(tile_region(in.c, R, C));
     }

@@ -142,6 +142,54 @@ TEST_CASE("row and column reductions and expansions", "[npu][isa]") {
     check_tile(colexp, kValidRows, kValidCols, [&](int, int c) { return at(0, c); });
 }
 
+TEST_CASE("fused row and column broadcast ops against a scalar reference; their cost is a binary op's",
+          "[npu][isa][fused]") {
+    auto a = ramp(kRows * kCols, -3, 3, 11), b = ramp(kRows * kCols, 0.5f, 3, 12);
+    auto at = [](const std::vector<float> &v, int r, int c) { return v[r * kCols + c]; };
+    using Method = void (Core::*)(const Tile &, const Tile &, const Tile &);
+    struct Case {
+        Op op;
+        Method method;
+        float (*f)(float, float);  // the plain C of the element
+    };
+    auto add = [](float x, float y) { return x + y; };
+    auto sub = [](float x, float y) { return x - y; };
+    auto mul = [](float x, float y) { return x * y; };
+    auto div = [](float x, float y) { return x / y; };
+    auto max = [](float x, float y) { return x > y ? x : y; };
+    auto min = [](float x, float y) { return x < y ? x : y; };
+    const Case cases[] = {{Op::TROWEXPANDADD, &Core::TROWEXPANDADD, add}, {Op::TROWEXPANDSUB, &Core::TROWEXPANDSUB, sub},
+                          {Op::TROWEXPANDMUL, &Core::TROWEXPANDMUL, mul}, {Op::TROWEXPANDDIV, &Core::TROWEXPANDDIV, div},
+                          {Op::TROWEXPANDMAX, &Core::TROWEXPANDMAX, max}, {Op::TROWEXPANDMIN, &Core::TROWEXPANDMIN, min},
+                          {Op::TCOLEXPANDADD, &Core::TCOLEXPANDADD, add}, {Op::TCOLEXPANDSUB, &Core::TCOLEXPANDSUB, sub},
+                          {Op::TCOLEXPANDMUL, &Core::TCOLEXPANDMUL, mul}, {Op::TCOLEXPANDDIV, &Core::TCOLEXPANDDIV, div},
+                          {Op::TCOLEXPANDMAX, &Core::TCOLEXPANDMAX, max}, {Op::TCOLEXPANDMIN, &Core::TCOLEXPANDMIN, min}};
+    for (const Case &k : cases) {
+        INFO(op_name(k.op));
+        REQUIRE(op_kind(k.op) == Kind::ExpandBinary);
+        const bool rows = expands_rows(k.op);
+        // b as the column (valid rows x 1) or row (1 x valid columns) it is in a kernel.
+        auto out = run_vector([&](Core &c, const Tile &d, const Tile &x, const Tile &y) {
+            Tile line = y;
+            line.set_valid(rows ? kValidRows : 1, rows ? 1 : kValidCols);
+            (c.*k.method)(d, x, line);
+        }, a, b);
+        check_tile(out, kValidRows, kValidCols,
+                   [&](int r, int c) { return k.f(at(a, r, c), rows ? at(b, r, 0) : at(b, 0, c)); });
+    }
+    // ceil(bytes / 256) over the larger operand, as TSUB: the column adds nothing.
+    Machine m = default_machine();
+    Instr plain, fused;
+    TileRef big{Mem::UB, 0, DType::F32, 8, 1024, 8, 1024}, col{Mem::UB, 32768, DType::F32, 8, 8, 8, 1};
+    plain.op = Op::TSUB, plain.dst = plain.a = plain.b = big;
+    fused.op = Op::TROWEXPANDSUB, fused.dst = fused.a = big, fused.b = col;
+    CHECK(instr_cost(fused, m).busy == instr_cost(plain, m).busy);
+    CHECK(instr_cost(fused, m).busy == 128);
+    CHECK_NOTHROW(check_instr(fused, m, 0));
+    fused.b.valid_rows = 4;  // a column that does not cover the tile's rows
+    CHECK_THROWS_WITH(check_instr(fused, m, 0), Catch::Contains("source b (one value per row)"));
+}
+
 TEST_CASE("convert, compare and select", "[npu][isa]") {
     auto a = ramp(kRows * kCols, -3, 3, 7), b = ramp(kRows * kCols, -3, 3, 8);
     // f32 -> f16 -> f32 rounds to half precision; f32 -> i32 -> f32 truncates.
@@ -262,7 +310,7 @@ TEST_CASE("the ISA table's kind column: every Binary, Unary, TileScalar and Redu
         CHECK(is_binary(op) == (k == Kind::Binary));
         CHECK(is_unary(op) == (k == Kind::Unary));
         CHECK(is_tile_scalar(op) == (k == Kind::TileScalar));
-        if (k == Kind::Binary || k == Kind::TileScalar || k == Kind::Reduce) {
+        if (k == Kind::Binary || k == Kind::TileScalar || k == Kind::Reduce || k == Kind::ExpandBinary) {
             CHECK_NOTHROW(ref_binary(op, 1.0f, 2.0f));
             CHECK_NOTHROW(ref_binary_i32(op, 1, 2));
         }
@@ -274,6 +322,7 @@ TEST_CASE("the ISA table's kind column: every Binary, Unary, TileScalar and Redu
     CHECK(count[Kind::TileScalar] == 6);
     CHECK(count[Kind::Reduce] == 4);
     CHECK(count[Kind::Expand] == 2);
+    CHECK(count[Kind::ExpandBinary] == 12);
     // int32 unary semantics (the simulator's i32 path) are ref_unary_i32's.
     CHECK(ref_unary_i32(Op::TABS, INT32_MIN) == INT32_MIN);
     CHECK(ref_unary_i32(Op::TNEG, 5) == -5);
