@@ -1,0 +1,163 @@
+// The pipelines and harness the NPU code-generator tests share: the
+// softplus chain, softmax and layernorm as the generators define them (over
+// rows of a constant width W), and runners that compile a pipeline for the
+// NPU target, run it on the simulator and return its report.
+#ifndef KILN_TESTS_NPU_PIPELINES_H
+#define KILN_TESTS_NPU_PIPELINES_H
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
+
+#include "driver/JIT.h"
+
+namespace npu_pipelines {
+
+using namespace kiln;
+using nlohmann::json;
+
+constexpr int W = 1024, H = 128;
+
+// The softplus elementwise chain of generators/elementwise_chain.cpp.
+struct Chain {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Func stage1{"stage1"}, stage2{"stage2"}, output{"output"};
+    Chain() {
+        stage1(x, y) = exp(input(x, y));
+        stage2(x, y) = stage1(x, y) + 1.0f;
+        output(x, y) = log(stage2(x, y));
+    }
+    void fused(int tw, int th, bool double_buffer) {
+        output.tile(x, y, xo, yo, xi, yi, tw, th);
+        stage1.compute_at(output, xo);
+        stage2.compute_at(output, xo);
+        if (double_buffer) {
+            stage1.double_buffer();
+            output.double_buffer();
+        }
+    }
+};
+
+inline Buffer<float, 2> make_input() {
+    Buffer<float, 2> in(W, H);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) in(i, j) = std::sin(0.01f * i) + 0.02f * j;
+    return in;
+}
+
+// Runs `p` on the NPU target; returns the simulator's report.
+inline json run_npu(const Pipeline &p, Buffer<float, 2> &in, Buffer<float, 2> &out, const std::string &fn) {
+    Target t("npu");
+    std::vector<Argument> args = p.infer_arguments();
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, args, t), fn, t);
+    void *argv[] = {in.raw_buffer(), out.raw_buffer()};
+    m->run_or_throw(argv);
+    auto report = (const char *(*)())m->symbol(fn + "_npu_report");
+    REQUIRE(report);
+    return json::parse(report());
+}
+
+inline void check_same(const Buffer<float, 2> &a, const Buffer<float, 2> &b) {
+    int bad = 0;
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) bad += a(i, j) != b(i, j);
+    CHECK(bad == 0);
+}
+
+inline double roofline(const json &r) {
+    double v = r["pipes"]["V"]["busy_cycles"].get<double>();
+    double rd = r["gm_read_bytes"].get<double>() / 64, wr = r["gm_write_bytes"].get<double>() / 64;
+    return std::max(v, std::max(rd, wr));
+}
+
+// The row-reduction pipelines of generators/softmax.cpp and
+// generators/layernorm.cpp over rows of a constant width W (a tile holds a
+// whole row, so TROWSUM adds it in the host's order).
+struct Softmax {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
+    RDom r{0, W, "r"};
+    Func row_max{"row_max"}, exps{"exps"}, row_sum{"row_sum"}, output{"output"};
+    explicit Softmax(float sum_from = 0.0f) {
+        row_max(y) = type_min(Float(32));
+        row_max(y) = max(row_max(y), input(r, y));
+        exps(x, y) = exp(input(x, y) - row_max(y));
+        row_sum(y) = sum_from;
+        row_sum(y) += exps(r, y);
+        output(x, y) = exps(x, y) / row_sum(y);
+    }
+    // rows x W tiles of output; the statistics and exps per tile, in UB.
+    void fused(int rows, bool double_buffer) {
+        output.bound(x, 0, W).split(y, yo, yi, rows);
+        for (Func *f : {&row_max, &exps, &row_sum}) f->compute_at(output, yo);
+        if (double_buffer)
+            for (Func *f : {&row_max, &exps, &row_sum, &output}) f->double_buffer();
+    }
+    // exps computed over the whole image first, through GM.
+    void unfused(int rows) {
+        output.bound(x, 0, W).split(y, yo, yi, rows);
+        exps.compute_root().bound(x, 0, W).split(y, yo, yi, rows);
+        row_max.compute_at(exps, yo);
+        row_sum.compute_at(output, yo);
+    }
+};
+
+struct LayerNorm {
+    ImageParam input{Float(32), 2, "input"}, gamma{Float(32), 1, "gamma"}, beta{Float(32), 1, "beta"};
+    Var x{"x"}, y{"y"}, yo{"yo"}, yi{"yi"};
+    RDom r{0, W, "r"};
+    Func sum{"sum"}, mean{"mean"}, sum_sq{"sum_sq"}, inv_std{"inv_std"}, normalized{"normalized"}, output{"output"};
+    LayerNorm() {
+        sum(y) = 0.0f;
+        sum(y) += input(r, y);
+        mean(y) = sum(y) / (float)W;
+        Expr d = input(r, y) - mean(y);
+        sum_sq(y) = 0.0f;
+        sum_sq(y) += d * d;
+        inv_std(y) = 1.0f / sqrt(sum_sq(y) / (float)W + 1e-5f);
+        normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
+        output(x, y) = normalized(x, y) * gamma(x) + beta(x);
+    }
+    void fused(int rows, bool double_buffer) {
+        output.bound(x, 0, W).split(y, yo, yi, rows);
+        for (Func *f : {&sum, &mean, &sum_sq, &inv_std}) {
+            f->compute_at(output, yo);
+            if (double_buffer) f->double_buffer();
+        }
+        if (double_buffer) output.double_buffer();
+    }
+    void unfused(int rows) {
+        output.bound(x, 0, W).split(y, yo, yi, rows);
+        normalized.compute_root().bound(x, 0, W).split(y, yo, yi, rows);
+        for (Func *f : {&sum, &mean, &sum_sq, &inv_std}) f->compute_at(normalized, yo);
+    }
+};
+
+inline Buffer<float, 1> make_row(float scale, float offset) {
+    Buffer<float, 1> b(W);
+    for (int i = 0; i < W; i++) b(i) = offset + scale * std::cos(0.03f * i);
+    return b;
+}
+
+// Runs `p` on the NPU target with each buffer argument looked up by name.
+inline json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::Runtime::Buffer<float>> &buffers,
+                  const std::string &fn) {
+    std::vector<void *> argv;
+    for (const Argument &a : p.infer_arguments()) argv.push_back((void *)buffers.at(a.name).raw_buffer());
+    Target t("npu");
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source(fn, p.infer_arguments(), t), fn, t);
+    m->run_or_throw(argv.data());
+    auto report = (const char *(*)())m->symbol(fn + "_npu_report");
+    REQUIRE(report);
+    return json::parse(report());
+}
+
+}  // namespace npu_pipelines
+
+#endif
