@@ -41,6 +41,7 @@ struct NpuOpRule {
     npu::Op tile, scalar;   // tile op tile, tile op scalar
     bool commutes;          // scalar op tile is the tile-scalar form too
     npu::Op row, col;       // the reductions along x and y (kind Reduce), else `tile`
+    npu::Op row_expand, col_expand;  // tile op column / tile op row, fused (kind ExpandBinary), else `tile`
 };
 // e's rule (a Call: of one argument), or nullptr when no instruction computes it.
 const NpuOpRule *npu_op_rule(const Expr &e);
@@ -205,8 +206,19 @@ private:
     // A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
     Operand expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out);
 
-    // A read of a Func or image inside the tile.
-    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out);
+    // A read of a Func or image inside the tile; with `narrow`, a 1-D window
+    // is returned as its column or row, not widened to the tile.
+    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow = false);
+
+    // e needs no tile: it uses neither of the tile's loops nor any Func or image (a tile-scalar operand).
+    bool scalar_only(const Expr &e, const Nest &n) const;
+    // e reads a 1-D Func or image as a column or row of a 2-D tile.
+    bool is_narrow(const Expr &e, const Nest &n) const;
+    // a op b with b (or a, when op commutes) a column or row of the 2-D tile:
+    // one TROWEXPAND* / TCOLEXPAND*, so the widened tile is never built. An
+    // undefined operand when the op has no fused form or the other side is a scalar.
+    Operand select_fused_expand(const NpuOpRule &rule, const Expr &x, const Expr &y, int dst, const Nest &n,
+                                std::vector<NpuItem> &out);
 
     // Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
     Operand select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out);

@@ -2,12 +2,18 @@
 // select() and its helpers (NpuSelect.h). Each IR operation becomes one
 // instruction on R x C f32 tiles, a tile-scalar form when one side is a
 // scalar, TCMP + TSEL for a select; reads of Funcs and images become TLOADs
-// (or views of UB buffers, widened by TROWEXPAND / TCOLEXPAND when 1-D).
+// (or views of UB buffers, widened by TROWEXPAND / TCOLEXPAND when 1-D). A
+// tile combined with a 1-D Func (a row statistic, a per-column vector) is
+// one fused TROWEXPAND* / TCOLEXPAND* that reads the column or row as it is.
 //
 //   output(x, y) = log(stage2(x, y)) + a         (stage2 in UB, a a Param)
 //   ->
 //   TLOG(output.t0 <- stage2)                    V
 //   TADDS(output.t0 <- output.t0, a)             V
+//
+//   output(x, y) = exps(x, y) / row_sum(y)       (row_sum an R x 1 column in UB)
+//   ->
+//   TROWEXPANDDIV(output.t0 <- exps, row_sum)    V
 #include <cmath>
 #include <sstream>
 
@@ -23,18 +29,18 @@ namespace {
 using N = IRNodeType;
 using npu::Op;
 const NpuOpRule kRules[] = {
-    // IR op  call     tile op   tile-scalar commutes  row reduce   column reduce
-    {N::Add, nullptr, Op::TADD, Op::TADDS, true, Op::TROWSUM, Op::TCOLSUM},
-    {N::Sub, nullptr, Op::TSUB, Op::TSUBS, false, Op::TSUB, Op::TSUB},
-    {N::Mul, nullptr, Op::TMUL, Op::TMULS, true, Op::TMUL, Op::TMUL},
-    {N::Div, nullptr, Op::TDIV, Op::TDIVS, false, Op::TDIV, Op::TDIV},
-    {N::Max, nullptr, Op::TMAX, Op::TMAXS, true, Op::TROWMAX, Op::TCOLMAX},
-    {N::Min, nullptr, Op::TMIN, Op::TMINS, true, Op::TMIN, Op::TMIN},
-    {N::Call, "exp", Op::TEXP, Op::TEXP, false, Op::TEXP, Op::TEXP},
-    {N::Call, "log", Op::TLOG, Op::TLOG, false, Op::TLOG, Op::TLOG},
-    {N::Call, "sqrt", Op::TSQRT, Op::TSQRT, false, Op::TSQRT, Op::TSQRT},
-    {N::Call, "tanh", Op::TTANH, Op::TTANH, false, Op::TTANH, Op::TTANH},
-    {N::Call, "abs", Op::TABS, Op::TABS, false, Op::TABS, Op::TABS},
+    // IR op  call     tile op   tile-scalar commutes  row reduce   column reduce  tile op column     tile op row
+    {N::Add, nullptr, Op::TADD, Op::TADDS, true, Op::TROWSUM, Op::TCOLSUM, Op::TROWEXPANDADD, Op::TCOLEXPANDADD},
+    {N::Sub, nullptr, Op::TSUB, Op::TSUBS, false, Op::TSUB, Op::TSUB, Op::TROWEXPANDSUB, Op::TCOLEXPANDSUB},
+    {N::Mul, nullptr, Op::TMUL, Op::TMULS, true, Op::TMUL, Op::TMUL, Op::TROWEXPANDMUL, Op::TCOLEXPANDMUL},
+    {N::Div, nullptr, Op::TDIV, Op::TDIVS, false, Op::TDIV, Op::TDIV, Op::TROWEXPANDDIV, Op::TCOLEXPANDDIV},
+    {N::Max, nullptr, Op::TMAX, Op::TMAXS, true, Op::TROWMAX, Op::TCOLMAX, Op::TROWEXPANDMAX, Op::TCOLEXPANDMAX},
+    {N::Min, nullptr, Op::TMIN, Op::TMINS, true, Op::TMIN, Op::TMIN, Op::TROWEXPANDMIN, Op::TCOLEXPANDMIN},
+    {N::Call, "exp", Op::TEXP, Op::TEXP, false, Op::TEXP, Op::TEXP, Op::TEXP, Op::TEXP},
+    {N::Call, "log", Op::TLOG, Op::TLOG, false, Op::TLOG, Op::TLOG, Op::TLOG, Op::TLOG},
+    {N::Call, "sqrt", Op::TSQRT, Op::TSQRT, false, Op::TSQRT, Op::TSQRT, Op::TSQRT, Op::TSQRT},
+    {N::Call, "tanh", Op::TTANH, Op::TTANH, false, Op::TTANH, Op::TTANH, Op::TTANH, Op::TTANH},
+    {N::Call, "abs", Op::TABS, Op::TABS, false, Op::TABS, Op::TABS, Op::TABS, Op::TABS},
 };
 const std::pair<N, npu::Cmp> kCompares[] = {{N::LT, npu::Cmp::LT}, {N::LE, npu::Cmp::LE}, {N::GT, npu::Cmp::GT},
                                              {N::GE, npu::Cmp::GE}, {N::EQ, npu::Cmp::EQ}, {N::NE, npu::Cmp::NE}};
@@ -84,7 +90,7 @@ Operand Selector::expand_to(int b, Shape s, int dst, int R, int C, std::vector<N
     return tile_operand(t, R, C, false);
 }
 
-Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out) {
+Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow) {
     const int R = n.R, C = n.C;
     Window w = window(c->name, c->args, n);
     auto ub = ub_buffer.find(c->name);
@@ -119,6 +125,10 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
             if (dst < 0) return src;
             instr(out, npu::Op::TCOPY, {tile_operand(dst, R, C, false), src});
             return tile_operand(dst, R, C, false);
+        }
+        if (narrow) {
+            auto [r, cc] = window_shape(w.shape, R, C);
+            return tile_operand(ub->second, r, cc, false);
         }
         return expand_to(ub->second, w.shape, dst, R, C, out);
     }
@@ -163,14 +173,14 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         loaded[key.str()] = t;
         if (full && t == dst) return tile_operand(t, R, C, false);
     }
+    if (narrow) return tile_operand(t, r, cc, false);
     return expand_to(t, w.shape, dst, R, C, out);
 }
 
-Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
-    const int R = n.R, C = n.C;
+bool Selector::scalar_only(const Expr &e, const Nest &n) const {
     Expr full = expand(substitute(n.lets, e));
-    bool varies = false;
-    for (const For *l : {n.fx, n.fy}) varies |= l && expr_uses_var(full, l->name);
+    for (const For *l : {n.fx, n.fy})
+        if (l && expr_uses_var(full, l->name)) return false;
     struct FindCall : IRVisitor {
         bool found = false;
         using IRVisitor::visit;
@@ -180,8 +190,36 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
         }
     } fc;
     fc.include(e);
-    if (!varies && !fc.found) {
-        Operand s{gm_arg(scalar(full)), false};
+    return !fc.found;
+}
+
+bool Selector::is_narrow(const Expr &e, const Nest &n) const {
+    const Call *c = e.as<Call>();
+    return n.fx && n.fy && c && (c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1 &&
+           shape_of(c->name, 1) != Shape::Full;
+}
+
+Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, const Expr &y, int dst, const Nest &n,
+                                     std::vector<NpuItem> &out) {
+    Operand none;
+    if (rule.row_expand == rule.tile || equal(x, y)) return none;
+    const bool right = is_narrow(y, n) && !is_narrow(x, n);
+    if (!right && !(rule.commutes && is_narrow(x, n) && !is_narrow(y, n))) return none;
+    const Expr &wide = right ? x : y, &line = right ? y : x;
+    if (scalar_only(wide, n)) return none;  // s op column: TROWEXPAND and a tile-scalar op
+    Operand a = select(wide, -1, n, out);
+    Operand b = select_call(line.as<Call>(), -1, n, out, true);
+    int t = result(dst, n.R, n.C, {&a});
+    const bool rows = shape_of(line.as<Call>()->name, 1) == Shape::Column;
+    instr(out, rows ? rule.row_expand : rule.col_expand, {tile_operand(t, n.R, n.C, false), a, b});
+    release(a, t);
+    return tile_operand(t, n.R, n.C, dst < 0);
+}
+
+Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
+    const int R = n.R, C = n.C;
+    if (scalar_only(e, n)) {
+        Operand s{gm_arg(scalar(expand(substitute(n.lets, e)))), false};
         if (dst < 0) return s;
         instr(out, npu::Op::TDUP, {tile_operand(dst, R, C, false), s});
         return tile_operand(dst, R, C, false);
@@ -208,6 +246,8 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
         << "NPU target: Func " << current << ": " << e
         << " has no NPU vector instruction (the vector unit has +, -, *, /, min, max, exp, log, "
            "sqrt, tanh, abs on float32 tiles)";
+    Operand fused = select_fused_expand(*rule, x, y, dst, n, out);
+    if (fused.buffer >= 0) return fused;
     Operand a = select(x, -1, n, out);
     Operand b = equal(x, y) ? again(a) : select(y, -1, n, out);  // d * d: d once
     int t = result(dst, R, C, {&a, &b});
