@@ -43,10 +43,12 @@ void print(const NpuKernel &k, const std::vector<NpuItem> &items, int depth, std
     }
 }
 
-// "stage1: 16 x 64 f32 x 2 at UB+0"
+// "stage1: 16 x 64 f32 x 2 at UB+0 (copy 1 at UB+8192)"
 std::string describe(const NpuBuffer &b) {
+    std::string mem = npu::mem_name(b.memory);
     return b.name + ": " + std::to_string(b.rows) + " x " + std::to_string(b.cols) + " " + npu::dtype_name(b.dtype) +
-           (b.copies > 1 ? " x 2" : "") + " at " + npu::mem_name(b.memory) + "+" + std::to_string(b.addr);
+           (b.copies > 1 ? " x 2" : "") + " at " + mem + "+" + std::to_string(b.addr) +
+           (b.copies > 1 && b.copy_stride ? " (copy 1 at " + mem + "+" + std::to_string(b.addr + b.stride()) + ")" : "");
 }
 
 std::string c_type(const Type &t) {
@@ -98,19 +100,21 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (const LoweredArgument &a : args)
         params += ", " + (a.is_buffer ? "const kiln_gm &" + c_name(a.name) + "_buf" : c_type(a.type) + " " + c_name(a.name));
     s << "void " << name << "_kernel(Core &core" << params << ") {\n";
-    s << "    // UB buffers: base address, bytes of one copy, copies.\n";
-    std::string base, bytes, copies;
+    s << "    // On-chip buffers: base address, bytes from one copy to the next, copies.\n";
+    for (const auto &[mem, p] : k.placement)
+        s << "    // " << mem << ": " << p.peak << " bytes at once, " << p.unshared << " without sharing.\n";
+    std::string base, stride, copies;
     for (const NpuBuffer &b : k.buffers) {
         s << "    //   " << describe(b) << "\n";
         base += std::to_string(b.addr) + "u, ";
-        bytes += std::to_string(b.bytes()) + "u, ";
+        stride += std::to_string(b.stride()) + "u, ";
         copies += std::to_string(b.copies) + ", ";
     }
-    s << "    static const uint32_t kiln_base[] = {" << base << "0u}, kiln_bytes[] = {" << bytes << "0u};\n"
+    s << "    static const uint32_t kiln_base[] = {" << base << "0u}, kiln_stride[] = {" << stride << "0u};\n"
       << "    static const int kiln_copies[] = {" << copies << "0};\n"
       << "    int32_t kiln_pp = 0, kiln_iter = 0;\n"
       << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)kiln_pp * "
-         "kiln_bytes[b] : 0u); };\n";
+         "kiln_stride[b] : 0u); };\n";
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
         std::string n = c_name(a.name);
@@ -124,6 +128,12 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << "}\n\n}  // namespace\n\n";
     // The host stub.
     s << "extern \"C\" const char *" << name << "_npu_report(void) { return kiln_last_report.c_str(); }\n\n";
+    // What buffer placement did, per memory (the fusion report's footprint line).
+    std::string placed;
+    for (const auto &[mem, p] : k.placement)
+        placed += std::string(placed.empty() ? "" : ", ") + "\\\"" + mem + "\\\": {\\\"peak\\\": " + std::to_string(p.peak) +
+                  ", \\\"unshared\\\": " + std::to_string(p.unshared) + "}";
+    s << "extern \"C\" const char *" << name << "_npu_placement(void) { return \"{" << placed << "}\"; }\n\n";
     s << "extern \"C\" int " << name << "(";
     for (size_t i = 0; i < args.size(); i++)
         s << (i ? ", " : "") << (args[i].is_buffer ? "halide_buffer_t *" : c_type(args[i].type) + " ") << c_name(args[i].name);

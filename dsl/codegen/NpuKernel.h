@@ -5,7 +5,8 @@
 //     items: lines of scalar C++ (the S pipe's loops and lets), loops, and
 //     typed tile instructions (npu::Op and operands; the pipe from the ISA
 //     table, the on-chip buffers read and written from the operands);
-//   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories;
+//   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories,
+//     shared by buffers whose live ranges do not overlap (NpuLiveness.h);
 //   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs and
 //     barriers, instructions too (their operands C++).
 //
@@ -39,7 +40,18 @@ struct NpuBuffer {
     int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
     int copies = 1;          // 2 when double-buffered
     int addr = 0;            // bytes from the start of its memory, assigned after selection
+    int copy_stride = 0;     // bytes from one copy to the next (0: bytes()), assigned with addr
     int bytes() const { return rows * cols * npu::dtype_size(dtype); }
+    int stride() const { return copy_stride ? copy_stride : bytes(); }
+};
+
+// a and b (placed) share a byte of their memory in some copy.
+bool npu_buffers_overlap(const NpuBuffer &a, const NpuBuffer &b);
+
+// What buffer placement did to one memory: the peak bytes of the buffers
+// live at once (as placed) and their sum without sharing.
+struct NpuPlacement {
+    uint64_t peak = 0, unshared = 0;
 };
 
 // An operand of a tile instruction: the top-left rows x cols of buffer
@@ -74,6 +86,7 @@ struct NpuKernel {
     std::vector<NpuBuffer> buffers;
     std::vector<std::string> gm_scratch;  // Funcs stored in GM (not outputs), allocated by the stub
     bool multi_core = false;              // a loop runs across cores
+    std::map<std::string, NpuPlacement> placement;  // memory name -> its figures (npu_place_buffers)
 };
 
 // The NPU's passes, in order (see above); each may refuse the schedule (a

@@ -1,22 +1,87 @@
 // On-chip buffer placement for tile-NPU kernels, after instruction
 // selection (NpuSelect.cpp) and before sync insertion: every buffer gets
-// an address in its memory, in order, each rounded up to the machine's
-// alignment (both copies of a double-buffered one), on the machine of
-// $KILN_NPU_MACHINE or the default one. A memory that overflows is a user
-// error naming each Func's share.
+// an address in its memory, on the machine of $KILN_NPU_MACHINE or the
+// default one. Buffers whose live ranges (NpuLiveness.h) do not overlap
+// share bytes, placed first fit at the machine's alignment.
 //
-//   stage1.t0: 16 x 64 f32 in UB, stage1: 16 x 64 f32 x 2 in UB
+// A double-buffered buffer has two copies used by alternate iterations, so
+// the double-buffered buffers of a memory are placed in one half (copy 0)
+// repeated at the half's size (copy 1): buffers sharing bytes then share
+// them in the same copy only, which the sync inserter's per-copy flags
+// order. Single buffers go after both halves.
+//
+// Sharing orders the accesses of the buffers that share (NpuSync.cpp adds
+// the flags). Between buffers only the vector pipe touches that costs
+// nothing (the pipe runs in order), but a DMA that waits for another
+// buffer's last reader (a load for the vector op at the end of an earlier
+// tile, or for an earlier store) can stall the pipeline. So placement
+// tries three rules and keeps the first that fits the memory: only
+// vector-only buffers share; also a DMA's buffer with a vector-only one;
+// any two whose live ranges are disjoint. A memory that overflows even so
+// is a user error naming each Func's share.
+//
+//   in (loaded) [1, 4], t0 (vector only) [3, 6], t1 (vector only) [7, 9]: 16 x 64 f32 x 2 each
 //   ->
-//   stage1.t0 at UB+0, stage1 at UB+4096 (8192 bytes: two copies)
+//   in at UB+0, t0 at UB+4096, t1 at UB+4096 (copies 1 at UB+8192 and UB+12288)
 #include <cstdlib>
 #include <sstream>
 
 #include "NpuKernel.h"
+#include "NpuLiveness.h"
 #include "ir/Error.h"
 #include "npu_machine.h"
 
 namespace kiln {
 namespace internal {
+
+bool npu_buffers_overlap(const NpuBuffer &a, const NpuBuffer &b) {
+    if (a.memory != b.memory) return false;
+    for (int i = 0; i < a.copies; i++)
+        for (int j = 0; j < b.copies; j++) {
+            int64_t a0 = (int64_t)a.addr + (int64_t)i * a.stride(), b0 = (int64_t)b.addr + (int64_t)j * b.stride();
+            if (a0 < b0 + b.bytes() && b0 < a0 + a.bytes()) return true;
+        }
+    return false;
+}
+
+namespace {
+
+// Which pairs may share bytes: each rule allows more than the one before.
+enum class Share { VectorOnly, OneDma, Any };
+
+// Places the buffers `which` of one memory; returns its peak bytes.
+uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<NpuLiveRange> &live, uint64_t alignment,
+               Share rule) {
+    std::vector<uint64_t> halves[2];  // copy 0 of double-buffered ones, single ones
+    std::vector<NpuLiveRange> ranges[2];
+    std::vector<int> index[2];
+    for (int b : which) {
+        int s = k.buffers[b].copies > 1 ? 0 : 1;
+        halves[s].push_back((uint64_t)k.buffers[b].bytes());
+        ranges[s].push_back(live[b]);
+        index[s].push_back(b);
+    }
+    uint64_t peak[2];
+    std::vector<uint64_t> offsets[2];
+    for (int s = 0; s < 2; s++) {
+        const std::vector<NpuLiveRange> &r = ranges[s];
+        peak[s] = npu_first_fit(halves[s], r, alignment,
+                                [&](size_t i, size_t j) {
+                                    int dmas = (r[i].dma_written || r[i].dma_read) + (r[j].dma_written || r[j].dma_read);
+                                    return rule == Share::Any || dmas == 0 || (rule == Share::OneDma && dmas == 1);
+                                },
+                                offsets[s]);
+    }
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < index[s].size(); i++) {
+            NpuBuffer &b = k.buffers[index[s][i]];
+            b.addr = (int)(s == 0 ? offsets[0][i] : 2 * peak[0] + offsets[1][i]);
+            b.copy_stride = s == 0 ? (int)peak[0] : 0;
+        }
+    return 2 * peak[0] + peak[1];
+}
+
+}  // namespace
 
 NpuKernel npu_place_buffers(NpuKernel k) {
     const char *path = std::getenv("KILN_NPU_MACHINE");
@@ -26,26 +91,30 @@ NpuKernel npu_place_buffers(NpuKernel k) {
     } catch (const npu::NpuError &e) {
         user_error << "NPU target: KILN_NPU_MACHINE: " << e.what();
     }
-    std::map<std::string, uint64_t> next;
+    const std::vector<NpuLiveRange> live = npu_live_ranges(k);
+    std::map<std::string, std::vector<int>> by_mem;
     std::map<std::string, std::map<std::string, uint64_t>> share;  // memory -> Func -> bytes
-    std::map<std::string, npu::Mem> mems;
-    for (NpuBuffer &b : k.buffers) {
+    for (size_t i = 0; i < k.buffers.size(); i++) {
+        const NpuBuffer &b = k.buffers[i];
         const char *mem = npu::mem_name(b.memory);
-        uint64_t &addr = next[mem];
-        b.addr = (int)addr;
+        by_mem[mem].push_back((int)i);
         uint64_t bytes = (uint64_t)b.bytes() * b.copies;
-        addr += (bytes + m.alignment - 1) / m.alignment * m.alignment;
         share[mem][b.owner] += bytes;
-        mems[mem] = b.memory;
+        k.placement[mem].unshared += (bytes + m.alignment - 1) / m.alignment * m.alignment;
     }
-    for (const auto &kv : next) {
-        uint64_t cap = m.capacity(mems.at(kv.first)), used = kv.second;
+    for (const auto &[mem, which] : by_mem) {
+        uint64_t cap = m.capacity(k.buffers[which[0]].memory);
+        uint64_t used = 0;
+        for (Share rule : {Share::VectorOnly, Share::OneDma, Share::Any})
+            if ((used = place(k, which, live, m.alignment, rule)) <= cap) break;
+        k.placement[mem].peak = used;
         if (used <= cap) continue;
         std::ostringstream s;
-        s << "NPU target: the buffers of this schedule need " << used << " bytes of " << kv.first
-          << " but the machine has " << cap << " (over by " << used - cap
-          << "). Each Func's share (its buffer, staged inputs and temporaries):";
-        for (const auto &f : share[kv.first]) s << " " << f.first << " " << f.second;
+        s << "NPU target: the buffers of this schedule need " << used << " bytes of " << mem
+          << " at once (buffers whose lifetimes do not overlap share bytes; " << k.placement[mem].unshared
+          << " without sharing) but the machine has " << cap << " (over by " << used - cap
+          << "). Each Func's share (its buffer, staged inputs and temporaries, without sharing):";
+        for (const auto &f : share[mem]) s << " " << f.first << " " << f.second;
         s << ". Use smaller tiles (the constant extents of the tile loops), drop double_buffer() on a Func, or "
              "compute_root() a Func so that it goes through GM";
         user_error << s.str();

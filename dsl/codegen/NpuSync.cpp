@@ -1,5 +1,7 @@
 // Sync insertion for tile-NPU kernels: exactly the flags the buffer
 // accesses need, so that the pipes (ordered only by flags) never race.
+// Buffers placed at shared bytes (NpuPlaceBuffers.cpp) count as one: an
+// access to one is ordered after the conflicting accesses to the others.
 //
 // A *region* is a top-level item holding tile instructions; all of them must
 // sit directly in one innermost loop body B (or at top level). Within B, in
@@ -114,7 +116,17 @@ using Carried = std::tuple<npu::Pipe, npu::Pipe, bool>;
 
 class Syncer {
 public:
-    Syncer(const std::vector<NpuBuffer> &buffers) : buffers(buffers) {}
+    Syncer(const std::vector<NpuBuffer> &buffers) : buffers(buffers), aliases(buffers.size()) {
+        // Buffers placed at shared bytes (NpuPlaceBuffers.cpp) are one buffer to the flags.
+        for (size_t a = 0; a < buffers.size(); a++)
+            for (size_t b = 0; b < buffers.size(); b++)
+                if (a == b || npu_buffers_overlap(buffers[a], buffers[b])) {
+                    internal_assert(buffers[a].copies == buffers[b].copies)
+                        << "NPU sync: " << buffers[a].name << " and " << buffers[b].name
+                        << " share bytes but not their number of copies";
+                    aliases[a].push_back((int)b);
+                }
+    }
 
     // Returns the body with flags, and the carried classes it needs.
     void run(std::vector<NpuItem> &body, bool loop) {
@@ -170,6 +182,7 @@ public:
 
 private:
     const std::vector<NpuBuffer> &buffers;
+    std::vector<std::vector<int>> aliases;     // per buffer: the buffers sharing its bytes, itself too
     std::map<int, std::vector<Access>> state;  // per buffer: its last write, then the reads since
 
     void order(npu::Pipe q, npu::Pipe p, bool only_previous, bool only_double) {
@@ -190,17 +203,18 @@ private:
             if (second)
                 for (auto &qp : intra[i]) order(qp.first, qp.second, false, false);
             auto need = [&](int b, bool write) {
-                for (Access &a : state[b]) {
-                    if (a.pipe == p || a.ordered.count(p) || !(write || a.write)) continue;
-                    if (!a.previous) {
-                        intra[i].push_back({a.pipe, p});
-                        order(a.pipe, p, false, false);
-                    } else {
-                        bool dbl = buffers[b].copies > 1;
-                        (*carried)[i].push_back(Carried{a.pipe, p, dbl});
-                        order(a.pipe, p, true, dbl);
+                for (int alias : aliases[b])
+                    for (Access &a : state[alias]) {
+                        if (a.pipe == p || a.ordered.count(p) || !(write || a.write)) continue;
+                        if (!a.previous) {
+                            intra[i].push_back({a.pipe, p});
+                            order(a.pipe, p, false, false);
+                        } else {
+                            bool dbl = buffers[b].copies > 1;
+                            (*carried)[i].push_back(Carried{a.pipe, p, dbl});
+                            order(a.pipe, p, true, dbl);
+                        }
                     }
-                }
             };
             for (int b : in.reads) need(b, false);
             for (int b : in.writes) need(b, true);

@@ -57,6 +57,15 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
     text += "\n  on-chip footprint (peak bytes):";
     for (auto &kv : r["peak_bytes"].items())
         if (kv.value().get<uint64_t>() > 0) text += " " + kv.key() + " " + std::to_string(kv.value().get<uint64_t>());
+    // Placement: the peak of the buffers live at once, and what it would be without sharing.
+    if (auto placement = (const char *(*)())m->symbol(name + "_npu_placement")) {
+        nlohmann::json pl = nlohmann::json::parse(placement());
+        o["placement"] = pl;
+        text += "\n  on-chip buffers per tile (bytes live at once / without sharing):";
+        for (auto &kv : pl.items())
+            text += " " + kv.key() + " " + std::to_string(kv.value()["peak"].get<uint64_t>()) + " / " +
+                    std::to_string(kv.value()["unshared"].get<uint64_t>());
+    }
     text += "\n  busy:";
     for (auto &kv : r["pipes"].items()) {
         std::snprintf(line, sizeof line, " %s %.1f%%", kv.key().c_str(), 100 * kv.value()["busy_ratio"].get<double>());

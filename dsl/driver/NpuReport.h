@@ -2,7 +2,9 @@
 // tile-NPU target, run on the simulator with zero-filled buffers of the
 // report's sizes (scalar inputs 0), so the report gains what the machine
 // would do: cycles, GM bytes per direction, DMA bytes per path, the
-// on-chip footprint (peak bytes) per memory and the busy ratio per pipe.
+// on-chip footprint (peak bytes) per memory, the bytes of the buffers
+// live at once against their sum without sharing (buffer placement), and
+// the busy ratio per pipe.
 // Zeros give the figures of any input: the simulator's costs depend on
 // shapes, addresses and flags, never on values (tests/npu checks this).
 //

@@ -464,7 +464,9 @@ TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
     {
         Chain c;
         c.fused(256, 128, true);
-        REQUIRE_COMPILE_ERROR(source(c), Contains("need 917504 bytes of UB but the machine has 196608 (over by 720896)"));
+        REQUIRE_COMPILE_ERROR(source(c), Contains("need 393216 bytes of UB at once (buffers whose lifetimes do not "
+                                                  "overlap share bytes; 917504 without sharing) but the machine has "
+                                                  "196608 (over by 196608)"));
         REQUIRE_COMPILE_ERROR(source(c), Contains("output 262144 stage1 524288 stage2 131072"));
         REQUIRE_COMPILE_ERROR(source(c), Contains("Use smaller tiles"));
     }
@@ -557,8 +559,10 @@ TEST_CASE("NPU legality errors of reductions and matrix updates", "[npu][codegen
     {
         Gemm g;  // 128 rows of A, twice: 64 KiB of L0A per copy
         g.npu(128, true);
-        REQUIRE_COMPILE_ERROR(source(g.output), Contains("need 131072 bytes of L0A but the machine has 65536 (over by "
-                                                         "65536)") && Contains("matmul 131072"));
+        REQUIRE_COMPILE_ERROR(source(g.output), Contains("need 131072 bytes of L0A at once (buffers whose lifetimes "
+                                                         "do not overlap share bytes; 131072 without sharing) but the "
+                                                         "machine has 65536 (over by 65536)") &&
+                                                    Contains("matmul 131072"));
     }
 }
 
