@@ -9,8 +9,9 @@
 //    against the roofline bound max(GM read / MTE2 rate, GM write / MTE3 rate,
 //    vector busy cycles), per-pipe busy ratios.
 // 2. softmax and layernorm (generators/, width=1024, 1024 x 128) under
-//    schedules/<name>/npu.sched, single- and double-buffered, and with their
-//    2-D intermediate through GM: the same GM, roofline and busy figures.
+//    schedules/<name>/npu.sched (8-row tiles), single- and double-buffered,
+//    double-buffered with 2-row tiles, and with their 2-D intermediate
+//    through GM: the same GM, roofline and busy figures, and UB's peak.
 // 3. GEMM + bias + ReLU through the code generator (generators/gemm.cpp,
 //    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
 //    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
@@ -150,6 +151,11 @@ json run_rows(const std::string &name, const std::string &source_dir) {
     const std::vector<std::string> params = {"width=1024"};
     rows.push_back(figures("fused", run_generator(name, params, single_buffered(fused), b, name + "_sb"), ideal, ideal));
     rows.push_back(figures("fused, double-buffered", run_generator(name, params, fused, b, name + "_db"), ideal, ideal));
+    // The same with tiles of 2 rows (what fitted UB before buffers shared it).
+    std::string two_rows = fused;
+    for (size_t at; (at = two_rows.find("split(y, yo, yi, 8)")) != std::string::npos;) two_rows.replace(at, 19, "split(y, yo, yi, 2)");
+    rows.push_back(figures("fused, double-buffered, 2-row tiles", run_generator(name, params, two_rows, b, name + "_db2"),
+                           ideal, ideal));
     rows.push_back(figures(inter + " through GM", run_generator(name, params, unfused, b, name + "_unfused"), ideal,
                            ideal + 2 * bytes));
     return rows;
@@ -329,15 +335,16 @@ int main(int argc, char **argv) {
     all["blur3x3"] = run_blur(KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3"}) {
-        std::printf("%-32s %10s %10s %10s %10s %9s %9s %6s %6s %6s\n", pipeline, "GM read", "GM write", "ideal",
-                    "model", "cycles", "roofline", "ratio", "V%", "MTE2%");
+        std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write", "ideal",
+                    "model", "cycles", "roofline", "ratio", "V%", "MTE2%", "UB peak");
         for (const json &f : all[pipeline])
-            std::printf("%-32s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f\n",
+            std::printf("%-36s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f %8.0f\n",
                         f["schedule"].get<std::string>().c_str(), f["gm_read_bytes"].get<double>(),
                         f["gm_write_bytes"].get<double>(), f["gm_ideal_bytes"].get<double>(),
                         f["gm_model_bytes"].get<double>(), f["cycles"].get<double>(),
                         f["roofline_cycles"].get<double>(), f["cycles_over_roofline"].get<double>(),
-                        100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>());
+                        100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
+                        f.contains("peak_bytes") ? f["peak_bytes"]["UB"].get<double>() : 0.0);
         std::printf("\n");
     }
     const json &gg = all["gemm_generated"];

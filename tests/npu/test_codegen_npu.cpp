@@ -94,7 +94,7 @@ TEST_CASE("softmax on the NPU: row max and row sum on TROWMAX/TROWSUM, output eq
     json r[2];
     for (int db = 0; db < 2; db++) {
         Softmax s;
-        s.fused(2, db == 1);
+        s.fused(8, db == 1);  // schedules/softmax/npu.sched's tiles
         s.input.set(in);
         s.output.realize(host);
         r[db] = run_npu(Pipeline(s.output), in, npu, db ? "softmax_db" : "softmax_sb");
@@ -102,8 +102,8 @@ TEST_CASE("softmax on the NPU: row max and row sum on TROWMAX/TROWSUM, output eq
         CHECK(r[db]["gm_read_bytes"] == bytes);
         CHECK(r[db]["gm_write_bytes"] == bytes);
         CHECK(r[db]["race_count"] == 0);
-        CHECK(r[db]["instructions_by_op"]["TROWMAX"] == H / 2);  // one per tile of 2 rows
-        CHECK(r[db]["instructions_by_op"]["TROWSUM"] == H / 2);
+        CHECK(r[db]["instructions_by_op"]["TROWMAX"] == H / 8);  // one per tile of 8 rows
+        CHECK(r[db]["instructions_by_op"]["TROWSUM"] == H / 8);
     }
     INFO("single-buffered: " << r[0].dump(1) << "\ndouble-buffered: " << r[1].dump(1));
     CHECK(r[1]["cycles"].get<double>() <= 1.15 * roofline(r[1]));
@@ -141,7 +141,9 @@ TEST_CASE("softmax across cores: a parallel outer loop runs its tiles on the mac
         written += c["gm_write_bytes"].get<uint64_t>();
         CHECK(c["gm_read_bytes"] == (uint64_t)W * H * 4 / cores);  // 64 row pairs: 8 per core
         CHECK(c["cycles"].get<double>() <= 1.05 * r["cycles"].get<double>());
-        CHECK(c["busy_ratio"]["V"].get<double>() > 0.75);  // 8 tiles per core: the pipeline fills and drains
+        // 8 tiles per core: the pipeline fills and drains (a larger share of the time since the fused
+        // expansions cut the vector work of a tile)
+        CHECK(c["busy_ratio"]["V"].get<double>() > 0.65);
     }
     CHECK(read == (uint64_t)W * H * 4);
     CHECK(written == (uint64_t)W * H * 4);
@@ -165,7 +167,7 @@ TEST_CASE("layernorm on the NPU: row statistics on TROWSUM, gamma and beta loade
     json r[2];
     for (int db = 0; db < 2; db++) {
         LayerNorm l;
-        l.fused(2, db == 1);
+        l.fused(8, db == 1);  // schedules/layernorm/npu.sched's tiles
         l.input.set(in);
         l.gamma.set(gamma);
         l.beta.set(beta);
