@@ -128,13 +128,29 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
                    << "), from a GuardWithIf tail; use TailStrategy::ShiftInwards or RoundUp, or tile sizes that "
                       "divide the image";
     } else if (const Provide *p = s.as<Provide>()) {
-        user_error << "NPU target: Func " << p->name << " is computed outside a loop (a Func of no dimensions, or "
-                   << "an update of one point such as " << p->name << "(0, 0) = ...); every stage's innermost "
-                   << "two loops become one tile instruction, so define and update " << p->name
-                   << " over one or two dimensions (pure Vars or an RDom)";
+        provide_outside_loop(p);
     } else {
         internal_error << "NPU target: unexpected statement " << s;
     }
+}
+
+void Selector::provide_outside_loop(const Provide *p) {
+    bool varies = false;
+    for (const Expr &a : p->args) varies |= !is_const(simplify(a));
+    const LoopLevel &at = func(p->name).schedule.compute_level;
+    // A Func with dimensions whose loops all had extent 1 (and were simplified
+    // away): its tile is one row (or point) of the loop it is computed at.
+    user_assert(!varies || at.is_root() || at.is_inlined())
+        << "NPU target: Func " << p->name << " is computed one point per iteration of " << at.to_string()
+        << " (compute_at(" << at.func() << ", " << at.var() << ")): its own loops there have extent 1, e.g. "
+        << "tiles of one row (split(y, yo, yi, 1)) or a compute_at inside the rows of its consumer's tile, so "
+        << "no loop is left to become a tile instruction; give the tiles of " << at.func()
+        << " two rows or more (split(y, yo, yi, 8) on " << at.func() << ") and compute_at(" << at.func()
+        << ", yo) so that " << p->name << "'s tile spans those rows";
+    user_error << "NPU target: Func " << p->name << " is computed outside a loop (a Func of no dimensions, or "
+               << "an update of one point such as " << p->name << "(0, 0) = ...); every stage's innermost "
+               << "two loops become one tile instruction, so define and update " << p->name
+               << " over one or two dimensions (pure Vars or an RDom)";
 }
 
 const Provide *Selector::begin_stage(const std::vector<const For *> &loops, std::map<std::string, Expr> &lets) {
@@ -212,12 +228,31 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
            "L0A, L0B and L0C hold matrix operands)";
     Expr x0 = simplify(r->bounds[0].extent), x1 = dims == 2 ? simplify(r->bounds[1].extent) : x0;
     const int64_t *e0 = const_int(x0), *e1 = const_int(x1);
-    user_assert(e0 && e1) << "NPU target: Func " << r->name << " is stored in UB over a region of "
-                          << r->bounds[0].extent << (dims == 2 ? " x " : "")
-                          << (dims == 2 ? r->bounds[1].extent : Expr())
-                          << " elements, which is not constant; on-chip buffers are allocated statically, "
-                             "so tile its consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, "
-                             "16)) or bound() it";
+    if (!(e0 && e1)) {
+        std::ostringstream region;  // with the enclosing lets expanded: in the user's terms
+        region << expand(r->bounds[0].extent);
+        if (dims == 2) region << " x " << expand(r->bounds[1].extent);
+        // A run-time size in the region (an input's extent) usually comes from a
+        // consumer's RDom over the whole input, which bound() cannot shorten.
+        struct RunTimeSize : IRVisitor {
+            std::string name;
+            using IRVisitor::visit;
+            void visit(const Variable *v) override {
+                if (name.empty() && v->name.find(".extent.") != std::string::npos) name = v->name;
+            }
+        } size;
+        size.include(expand(x0));
+        size.include(expand(x1));
+        std::string rdom_hint = size.name.empty() ? std::string() :
+            "; its region follows " + size.name + ", a size known only at run time: when a consumer reduces "
+            "over an RDom spanning it (e.g. RDom(0, input.dim(0).extent()), a row reduction), give that RDom "
+            "constant bounds instead (RDom(0, 1024), or a generator's constant width such as softmax and "
+            "layernorm's width=1024), since bound() on a Func does not change an RDom's extent";
+        user_error << "NPU target: Func " << r->name << " is stored in UB over a region of " << region.str()
+                   << " elements, which is not constant; on-chip buffers are allocated statically, so tile its "
+                      "consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, 16)) or bound() it"
+                   << rdom_hint;
+    }
     int rows = (int)*e1, cols = (int)*e0;
     if (dims == 1) {
         bool column = shape_of(r->name, 1) == Shape::Column;
@@ -314,9 +349,11 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
             w.hi[along_x ? 0 : 1] = hi;
         }
         Expr off = simplify(e - Variable::make(Int(32), l->name));
+        std::ostringstream call;
+        call << name << "(" << args[0];
+        if (args.size() == 2) call << ", " << args[1];
         user_assert(!expr_uses_var(off, l->name) && !(other && expr_uses_var(off, other->name)))
-            << "NPU target: Func " << current << " reads " << name << "(" << args[0]
-            << (args.size() == 2 ? ", " : "") << (args.size() == 2 ? args[1] : Expr())
+            << "NPU target: Func " << current << " reads " << call.str()
             << "); a tile instruction reads a window that moves with the tile, so each coordinate must be the "
                "tile's own coordinate plus a constant offset, or that clamped to fixed bounds (no scaling or "
                "transposing)";
@@ -426,6 +463,26 @@ void Selector::check_npu_tile(const std::string &f, const For *fy, const For *fx
                                     << x << " a multiple of 8 (or drop npu_tile to let the tile pad its rows)";
 }
 
+void Selector::check_rvar_extent(const std::string &f, const For *loop) {
+    const std::string prefix = f + ".s";
+    if (loop->name.rfind(prefix, 0) != 0) return;
+    size_t dot = loop->name.find('.', prefix.size());
+    int stage = std::atoi(loop->name.substr(prefix.size(), dot - prefix.size()).c_str());
+    const FunctionContents &fc = func(f);
+    if (stage < 1 || stage > (int)fc.updates.size() || !fc.updates[stage - 1].rdom) return;
+    const std::string var = loop->name.substr(dot + 1);
+    for (const auto &rv : fc.updates[stage - 1].rdom->vars) {
+        if (var != rv.name && var.rfind(rv.name + ".", 0) != 0) continue;
+        user_assert(is_const(simplify(rv.extent)))
+            << "NPU target: Func " << f << ": the RDom variable " << rv.name << " of " << fc.stage_name(stage)
+            << " spans " << rv.extent << " elements, which is known only at run time; its loop " << loop->name
+            << " is a loop of the tile, and a tile has a constant shape (a reduction covers its whole RDom in "
+            << "one instruction), so give the RDom constant bounds: RDom(0, 1024) in the algorithm, or a "
+            << "generator's constant width (softmax and layernorm: width=1024). bound() on a Func does not change "
+               "an RDom's extent";
+    }
+}
+
 void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
     Nest n;
     n.fy = fy;
@@ -438,6 +495,8 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     Expr ey_e = fy ? simplify(fy->extent) : Expr(), ex_e = fx ? simplify(fx->extent) : Expr();
     const int64_t *ey = fy ? const_int(ey_e) : nullptr, *ex = fx ? const_int(ex_e) : nullptr;
     check_npu_tile(p->name, fy, fx, ey, ex);
+    for (const For *l : {fy, fx})
+        if (l && !is_const(simplify(substitute(n.lets, l->extent)))) check_rvar_extent(p->name, l);
     if (inner)
         user_assert(ey && ex) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
                               << fx->name << " have extents " << fy->extent << " and " << fx->extent

@@ -145,6 +145,9 @@ private:
     }
 
     void loop(const For *f, std::vector<NpuItem> &out);
+    // A Provide outside any loop: a user error saying why (a Func of no
+    // dimensions, or loops of extent 1 at its compute_at level) and what to do.
+    void provide_outside_loop(const Provide *p);
 
     // A window of Func/Image `name` at args: its coordinates at the tile's
     // origin, and how it lies in the tile. Each coordinate must be the
@@ -261,6 +264,11 @@ private:
     // loops are fy (rows) and fx (columns): they must be the loops it names,
     // of constant extents, with rows of a multiple of 32 bytes.
     void check_npu_tile(const std::string &f, const For *fy, const For *fx, const int64_t *ey, const int64_t *ex);
+
+    // A tile loop of non-constant extent that runs over an RVar of f's
+    // update whose extent is known only at run time: a user error saying to
+    // give the RDom constant bounds (bound() cannot).
+    void check_rvar_extent(const std::string &f, const For *loop);
 
     // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
     void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out);

@@ -87,6 +87,14 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     user_assert(ub != ub_buffer.end()) << "NPU target: Func " << f
                                        << " is a reduction stored in GM; the NPU keeps reductions in UB, so "
                                           "compute_at it inside the loop of its consumer's tiles";
+    bool rows = shape_of(f, 1) == Shape::Column;  // one result per row: reduce along x
+    const npu::Op op = rows ? rule->row : rule->col;
+    const For *rl = rows ? n.fx : n.fy;
+    // Bitwise agreement with the host: TROWSUM adds left to right from 0,
+    // so the whole reduction must be this one instruction, from 0. (Checked
+    // before the window: a split RVar's parts are the tile's loops then.)
+    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", npu::op_name(op),
+                     "tile only the loops of the Funcs that read it");
     Window w = window(f, p->args, n);
     Expr offset = ub_offset(f, w);
     const int64_t *o = const_int(offset);
@@ -95,13 +103,6 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
                               << " of it, e.g. after a split of the update's loops); a reduction writes its whole "
                               << "buffer in one instruction, so do not split the update's pure loops and compute_at "
                               << f << " at the loop of the tiles that read it, over the same rows";
-    bool rows = w.shape == Shape::Column;  // one result per row: reduce along x
-    const npu::Op op = rows ? rule->row : rule->col;
-    const For *rl = rows ? n.fx : n.fy;
-    // Bitwise agreement with the host: TROWSUM adds left to right from 0,
-    // so the whole reduction must be this one instruction, from 0.
-    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", npu::op_name(op),
-                     "tile only the loops of the Funcs that read it");
     const FunctionContents &fc = func(f);
     Expr init = fc.init.values.empty() ? Expr() : fc.init.values[0];
     bool identity = init.defined() && (sum ? is_zero(init)
