@@ -16,6 +16,11 @@ bool is_c_identifier(const std::string &s);
 // with a digit; CodeGen_C then prefixes "v_" (and the NPU code always does).
 std::string c_mangle(const std::string &name);
 
+// Whether an emitted kernel may not use id for a name of its own: a C++
+// keyword, a name of the prologue (kiln_*, halide_*, __*, INT*, UINT*) or a
+// type name (int32_t, uint8x16, float32x8).
+bool is_reserved_c_name(const std::string &id);
+
 // The halide_type_code_t enumerator of a type code, as C++ text:
 //   TypeCode::Float  ->  "halide_type_float"
 const char *halide_type_code_name(TypeCode c);

@@ -40,26 +40,6 @@ namespace {
 
 // ---- C identifiers for IR names ----
 
-bool is_reserved(const std::string &id) {
-    static const std::set<std::string> words = {
-        "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-        "char", "char16_t", "char32_t", "class", "compl", "const", "const_cast", "constexpr", "continue",
-        "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
-        "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace",
-        "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-        "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert",
-        "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef",
-        "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while",
-        "xor", "xor_eq", "std", "size_t", "main", "args", "INFINITY", "NAN"};
-    if (words.count(id)) return true;
-    for (const char *prefix : {"kiln_", "halide_", "__", "INT", "UINT"}) {
-        if (id.compare(0, std::strlen(prefix), prefix) == 0) return true;
-    }
-    // Type names: int32_t, uint8x16, float32x8, ...
-    size_t i = id.compare(0, 4, "uint") == 0 ? 4 : id.compare(0, 3, "int") == 0 ? 3 : id.compare(0, 5, "float") == 0 ? 5 : 0;
-    return i > 0 && i < id.size() && std::isdigit((unsigned char)id[i]);
-}
-
 // One C identifier per IR name, unique in the emitted function.
 class Names {
 public:
@@ -72,8 +52,8 @@ public:
     }
     // A new identifier not bound to any IR name.
     std::string fresh(std::string id) {
-        if (is_reserved(id) && is_reserved(id + "_")) id = "v_" + id;  // a reserved prefix stays reserved
-        while (is_reserved(id) || taken.count(id)) id += '_';
+        if (is_reserved_c_name(id) && is_reserved_c_name(id + "_")) id = "v_" + id;  // a reserved prefix stays reserved
+        while (is_reserved_c_name(id) || taken.count(id)) id += '_';
         taken.insert(id);
         return id;
     }
