@@ -48,13 +48,14 @@ struct kiln_vector_traits<V, false> {
 template<typename V> using kiln_elem_t = typename kiln_vector_traits<V>::elem;
 template<typename V> constexpr int kiln_lanes = kiln_vector_traits<V>::lanes;
 
-// f applied to every lane of x (or to x itself when it is a scalar).
-template<typename V, typename F>
-inline V kiln_lanewise(V x, F f) {
+// f applied to every lane of x (or to x itself when it is a scalar), into
+// R, a vector of as many lanes (or a scalar); R is V unless given.
+template<typename R = void, typename V, typename F>
+inline std::conditional_t<std::is_void<R>::value, V, R> kiln_lanewise(V x, F f) {
     if constexpr (kiln_lanes<V> == 1) {
         return f(x);
     } else {
-        V r = {};
+        std::conditional_t<std::is_void<R>::value, V, R> r = {};
         for (int i = 0; i < kiln_lanes<V>; i++) r[i] = f(x[i]);
         return r;
     }

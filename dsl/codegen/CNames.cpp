@@ -36,7 +36,8 @@ bool is_reserved_c_name(const std::string &id) {
         if (id.compare(0, std::strlen(prefix), prefix) == 0) return true;
     }
     // Type names: int32_t, uint8x16, float32x8, ...
-    size_t i = id.compare(0, 4, "uint") == 0 ? 4 : id.compare(0, 3, "int") == 0 ? 3 : id.compare(0, 5, "float") == 0 ? 5 : 0;
+    size_t i = id.compare(0, 4, "uint") == 0 ? 4 : id.compare(0, 3, "int") == 0 ? 3 : id.compare(0, 5, "float") == 0 ? 5
+             : id.compare(0, 6, "bfloat") == 0 ? 6 : 0;
     return i > 0 && i < id.size() && std::isdigit((unsigned char)id[i]);
 }
 
@@ -45,6 +46,7 @@ const char *halide_type_code_name(TypeCode c) {
     case TypeCode::Int: return "halide_type_int";
     case TypeCode::UInt: return "halide_type_uint";
     case TypeCode::Float: return "halide_type_float";
+    case TypeCode::BFloat: return "halide_type_bfloat";
     }
     return "halide_type_int";
 }

@@ -18,7 +18,7 @@ std::string c_mangle(const std::string &name);
 
 // Whether an emitted kernel may not use id for a name of its own: a C++
 // keyword, a name of the prologue (kiln_*, halide_*, __*, INT*, UINT*) or a
-// type name (int32_t, uint8x16, float32x8).
+// type name (int32_t, uint8x16, float32x8, bfloat16x8).
 bool is_reserved_c_name(const std::string &id);
 
 // The halide_type_code_t enumerator of a type code, as C++ text:

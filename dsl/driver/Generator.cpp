@@ -36,7 +36,8 @@ std::map<std::string, GeneratorRegistry::Factory> &registry() {
 // The element types a buffer or GeneratorParam<Type> may have.
 const std::vector<Type> &generator_types() {
     static const std::vector<Type> types = {Bool(),   Int(8),   Int(16),  Int(32),   Int(64),  UInt(8),
-                                            UInt(16), UInt(32), UInt(64), Float(32), Float(64)};
+                                            UInt(16), UInt(32), UInt(64), Float(16), BFloat(16),
+                                            Float(32), Float(64)};
     return types;
 }
 

@@ -87,6 +87,7 @@ void check_signature(const Pipeline &p, const std::vector<Argument> &args) {
 // The C++ element type of a Buffer holding t, for messages.
 std::string c_type_name(const Type &t) {
     if (t.is_bool()) return "bool";
+    if (t.is_float16_or_bfloat16()) return t.is_bfloat() ? "kiln::bfloat16_t" : "kiln::float16_t";
     if (t.is_float()) return t.bits() == 32 ? "float" : t.bits() == 64 ? "double" : t.to_string();
     return t.to_string() + "_t";
 }
@@ -108,7 +109,7 @@ void check_output_buffers(const std::vector<std::shared_ptr<FunctionContents>> &
             const Type &t = o->types[i];
             std::string what = o->num_values() == 1 ? o->name : "element " + std::to_string(i) + " of " + o->name +
                                                                     " (buffer " + o->buffer_name(i) + ")";
-            bool scalar = b->type.lanes == 1 && b->type.code <= halide_type_float;
+            bool scalar = b->type.lanes == 1 && (b->type.code <= halide_type_float || b->type.code == halide_type_bfloat);
             Type got((TypeCode)b->type.code, b->type.bits);
             user_assert(scalar && got == t)
                 << "Func " << o->name << ": realize() was given a "

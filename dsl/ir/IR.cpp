@@ -1,5 +1,7 @@
 #include "IR.h"
 
+#include "kiln_float16.h"
+
 namespace kiln {
 namespace internal {
 
@@ -30,7 +32,11 @@ Expr UIntImm::make(Type t, uint64_t v) {
 }
 Expr FloatImm::make(Type t, double v) {
     internal_assert(t.is_float() && t.is_scalar()) << "FloatImm of type " << t.to_string();
+    // The value the type holds: rounded to nearest even.
+    internal_assert(t.bits() == 16 || t == Float(32) || t == Float(64)) << "FloatImm of type " << t.to_string();
     if (t.bits() == 32) v = (double)(float)v;
+    if (t == BFloat(16)) v = kiln_bfloat16_to_float(kiln_bfloat16_from_double(v));
+    if (t == Float(16)) v = kiln_float16_to_float(kiln_float16_from_double(v));
     return mk<FloatImm>(t, v);
 }
 Expr StringImm::make(const std::string &v) { return mk<StringImm>(v); }

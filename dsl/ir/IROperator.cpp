@@ -89,7 +89,10 @@ void match_types(Expr &a, Expr &b, const char *op) {
     } else if (tb.is_float() && !ta.is_float()) {
         a = cast(tb, a);
     } else if (ta.is_float() && tb.is_float()) {
-        if (ta.bits() > tb.bits()) b = cast(ta, b);
+        if (ta.bits() == tb.bits()) {  // float16 with bfloat16: neither holds the other
+            a = cast(Float(32, ta.lanes()), a);
+            b = cast(Float(32, tb.lanes()), b);
+        } else if (ta.bits() > tb.bits()) b = cast(ta, b);
         else a = cast(tb, a);
     } else if (ta.is_bool() && !tb.is_bool()) {
         a = cast(tb, a);

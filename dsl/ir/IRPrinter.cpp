@@ -70,10 +70,12 @@ void IRPrinter::visit(const UIntImm *op) {
     else os << '(' << op->type.to_string() << ')' << op->value;
 }
 void IRPrinter::visit(const FloatImm *op) {
+    if (op->type.bits() == 16) os << op->type.to_string() << '(';  // float16(0.099976)
     if (std::isinf(op->value)) os << (op->value > 0 ? "inf" : "-inf");
     else if (std::isnan(op->value)) os << "nan";
     else os << std::fixed << std::setprecision(6) << op->value << std::defaultfloat;
     if (op->type.bits() == 32) os << 'f';
+    if (op->type.bits() == 16) os << ')';
 }
 void IRPrinter::visit(const StringImm *op) { os << '"' << op->value << '"'; }
 void IRPrinter::visit(const Cast *op) {

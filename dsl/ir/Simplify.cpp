@@ -166,7 +166,7 @@ bool Simplifier::const_bounds(const Expr &e, int64_t &lo, int64_t &hi, int depth
         hi = 1;
         return true;
     }
-    if (e.type().bits() <= 16) {
+    if (e.type().bits() <= 16 && !e.type().is_float()) {
         lo = e.type().is_int() ? -((int64_t)1 << (e.type().bits() - 1)) : 0;
         hi = e.type().is_int() ? ((int64_t)1 << (e.type().bits() - 1)) - 1 : ((int64_t)1 << e.type().bits()) - 1;
         return true;

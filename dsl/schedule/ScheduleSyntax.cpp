@@ -25,10 +25,13 @@ bool ident_start(char c) { return std::isalpha((unsigned char)c) || c == '_'; }
 bool ident_char(char c) { return std::isalnum((unsigned char)c) || c == '_' || c == '$'; }  // blur$1: a renamed Func
 
 const char *const kTypes[] = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                              "float16", "float32", "float64"};
+                              "float16", "bfloat16", "float32", "float64"};
 
 Type type_named(const std::string &n) {
-    TypeCode code = n[0] == 'f' ? TypeCode::Float : n[0] == 'u' ? TypeCode::UInt : TypeCode::Int;
+    TypeCode code = n[0] == 'b'   ? TypeCode::BFloat
+                    : n[0] == 'f' ? TypeCode::Float
+                    : n[0] == 'u' ? TypeCode::UInt
+                                  : TypeCode::Int;
     size_t digits = n.find_first_of("0123456789");
     return Type(code, std::stoi(n.substr(digits)));
 }

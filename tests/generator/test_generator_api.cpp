@@ -134,8 +134,11 @@ TEST_CASE("generator api: GeneratorParams from text", "[generator]") {
                           Contains("\"radius\" is not a GeneratorParam setting; write name=value"));
 
     auto unsharp = GeneratorRegistry::create("unsharp");
-    require_compile_error([&] { unsharp->set_generator_param("type", "float16"); },
-                          Contains("it is a type: one of bool, int8, int16, int32, int64, uint8"));
+    require_compile_error([&] { unsharp->set_generator_param("type", "float8"); },
+                          Contains("it is a type: one of bool, int8, int16, int32, int64, uint8") &&
+                              Contains("float16, bfloat16, float32, float64"));
+    unsharp->set_generator_param("type", "bfloat16");
+    CHECK(unsharp->arguments()[0].type == BFloat(16));
     unsharp->set_generator_param("type", "uint16");
     CHECK(unsharp->arguments()[0].type == UInt(16));
     CHECK(unsharp->arguments()[2].type == UInt(16));

@@ -160,7 +160,7 @@ TEST_CASE("sched: syntax errors say what was expected and what was found, at lin
          "t.sched:1:23: expected ')' to close the '(' of argument 2 of vectorize, found ','"},
         {"f: vectorize(x, natural_vector_size(float8))",
          "t.sched:1:37: expected a type in natural_vector_size(...) (one of int8, int16, int32, int64, uint8, "
-         "uint16, uint32, uint64, float16, float32, float64), found 'float8'"},
+         "uint16, uint32, uint64, float16, bfloat16, float32, float64), found 'float8'"},
     });
 }
 

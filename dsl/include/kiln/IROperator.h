@@ -2,7 +2,8 @@
 //
 // Type coercion (match_types): an int or float literal takes the other
 // operand's type; int op float converts the int to float; two ints or two
-// floats widen to the larger width; mixed signedness becomes signed.
+// floats widen to the larger width (float16 with bfloat16: both to float32);
+// mixed signedness becomes signed.
 // Integer division and modulo are Euclidean: the remainder is never negative
 // (a == (a/b)*b + a%b, 0 <= a%b < |b|), so for positive divisors division
 // rounds toward negative infinity; division by zero yields zero. Float math is IEEE with no reassociation.

@@ -1,8 +1,13 @@
 // Scalar and vector types of Kiln expressions.
 //
-// A Type is a code (signed int, unsigned int, float), a bit width and a lane
-// count, read through code(), bits() and lanes(). Booleans are UInt(1).
-// Vector types only appear after vectorization.
+// A Type is a code (signed int, unsigned int, float, bfloat), a bit width
+// and a lane count, read through code(), bits() and lanes(). Booleans are
+// UInt(1). Vector types only appear after vectorization. The codes are
+// halide_type_code_t's (3, handle, is not a Kiln type), so that a buffer's
+// halide_type_t reads as a Type. Float(16) is IEEE half precision and
+// BFloat(16) the top half of a float32 (kiln/Float16.h); both are floats
+// (is_float()), computed in float32 and rounded after every operation
+// (lower/EmulateFloat16.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,7 +16,7 @@ namespace kiln {
 
 class Expr;
 
-enum class TypeCode : uint8_t { Int, UInt, Float };
+enum class TypeCode : uint8_t { Int = 0, UInt = 1, Float = 2, BFloat = 4 };
 
 struct Type {
     Type() = default;
@@ -24,8 +29,11 @@ struct Type {
 
     bool is_int() const { return code_ == TypeCode::Int; }
     bool is_uint() const { return code_ == TypeCode::UInt; }
-    bool is_int_or_uint() const { return code_ != TypeCode::Float; }
-    bool is_float() const { return code_ == TypeCode::Float; }
+    bool is_int_or_uint() const { return is_int() || is_uint(); }
+    bool is_float() const { return code_ == TypeCode::Float || code_ == TypeCode::BFloat; }
+    bool is_bfloat() const { return code_ == TypeCode::BFloat; }
+    // Float(16) or BFloat(16): stored as 16 bits, computed in float32.
+    bool is_float16_or_bfloat16() const { return is_float() && bits_ == 16; }
     bool is_bool() const { return code_ == TypeCode::UInt && bits_ == 1; }
     bool is_scalar() const { return lanes_ == 1; }
     bool is_vector() const { return lanes_ > 1; }
@@ -39,7 +47,7 @@ struct Type {
     bool operator!=(const Type &o) const { return !(*this == o); }
     // Can every value of this type be represented in `o`?
     bool can_represent(const Type &o) const;
-    std::string to_string() const;  // "int32", "float32x8", "bool"
+    std::string to_string() const;  // "int32", "float32x8", "bool", "bfloat16"
     // The largest and smallest values of the type (infinities for floats);
     // the same as type_max(t) and type_min(t).
     Expr max() const;
@@ -54,6 +62,7 @@ private:
 inline Type Int(int bits, int lanes = 1) { return Type(TypeCode::Int, bits, lanes); }
 inline Type UInt(int bits, int lanes = 1) { return Type(TypeCode::UInt, bits, lanes); }
 inline Type Float(int bits, int lanes = 1) { return Type(TypeCode::Float, bits, lanes); }
+inline Type BFloat(int bits, int lanes = 1) { return Type(TypeCode::BFloat, bits, lanes); }
 inline Type Bool(int lanes = 1) { return UInt(1, lanes); }
 
 template<typename T> struct TypeOf;

@@ -6,6 +6,7 @@
 #include "Derivative.h"
 #include "Error.h"
 #include "Expr.h"
+#include "Float16.h"
 #include "Func.h"
 #include "Generator.h"
 #include "IROperator.h"
