@@ -22,9 +22,9 @@ struct FeatureName {
 const FeatureName feature_names[] = {
     {Target::SSE41, "sse41", "-msse4.1"},
     {Target::AVX, "avx", "-mavx"},
-    {Target::AVX2, "avx2", "-mavx2 -mfma"},
+    {Target::AVX2, "avx2", "-mavx2 -mfma -mf16c"},  // F16C: every AVX2 CPU has it
     {Target::FMA, "fma", "-mfma"},
-    {Target::AVX512, "avx512", "-mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma"},
+    {Target::AVX512, "avx512", "-mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c"},
     {Target::FastMath, "fast_math", ""},
     {Target::NoAsserts, "no_asserts", ""},
     {Target::Trace, "trace", ""},

@@ -1,5 +1,6 @@
 #include "BufferConstraints.h"
 
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "ir/Util.h"
@@ -49,6 +50,35 @@ void check_npu_buffer_constraints(const Environment &env, const std::vector<std:
                 << " (dim(" << d << ").set_min/set_extent/set_stride/set_bounds), which the NPU target does not "
                    "check on entry; remove it from the NPU build (the host target checks and uses it)";
         }
+}
+
+void check_npu_types(const Environment &env) {
+    // The first 16-bit float type of an expression, or Int(32).
+    class Find16 : public IRVisitor {
+    public:
+        using IRVisitor::include;
+        Type found = Int(32);
+        void include(const Expr &e) override {
+            if (e.defined() && e.type().is_float16_or_bfloat16()) found = e.type().element_of();
+            else IRVisitor::include(e);
+        }
+    };
+    for (const auto &[name, f] : env) {
+        Find16 find;
+        for (const Type &t : f->types)
+            if (t.is_float16_or_bfloat16()) find.found = t;
+        for (int k = 0; k < f->num_stages(); k++)
+            for (const Expr &v : f->stage(k).values) find.include(v);
+        user_assert(!find.found.is_float16_or_bfloat16())
+            << "NPU target: Func " << name << " computes " << find.found.to_string()
+            << " values, and the NPU code generator does not handle 16-bit floats yet; compute " << name
+            << " in float32 for the NPU build (the host target handles " << find.found.to_string() << ")";
+    }
+    for (const auto &[name, p] : find_parameters(env))
+        user_assert(!p->type.is_float16_or_bfloat16())
+            << "NPU target: " << (p->is_buffer ? "ImageParam " : "Param ") << name << " has type "
+            << p->type.to_string() << ", and the NPU code generator does not handle 16-bit floats yet; "
+            << "give the NPU build a float32 input (the host target handles " << p->type.to_string() << ")";
 }
 
 Stmt add_buffer_constraints(const Stmt &s, const std::string &kernel, const Environment &env,

@@ -16,6 +16,7 @@
 #include "CSE.h"
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
+#include "EmulateFloat16.h"
 #include "HoistLoads.h"
 #include "PromoteAccumulators.h"
 #include "InjectPrefetches.h"
@@ -98,10 +99,15 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     if (options.rewrite) options.rewrite(env);
     inline_functions(env, out_names);
     check_compute_with(env, out_names);
-    if (target.has(Target::NPU)) check_npu_buffer_constraints(env, out_names);
+    if (target.has(Target::NPU)) {
+        check_npu_buffer_constraints(env, out_names);
+        check_npu_types(env);
+    }
     std::vector<std::string> order = realization_order(out_names, env);
 
     Stmt s = pass("schedule functions", Stmt(), [&] { return schedule_functions(out_names, order, env); });
+    // Before any simplify, which would fold 16-bit float arithmetic as float32.
+    s = pass("emulate float16", s, [&] { return emulate_float16(s); });
     // Before bounds inference, so that a specialization's dead copy of a
     // producer neither widens the regions nor reaches unroll_loops.
     s = pass("decide specializations", s, [&] { return decide_specializations(s); });

@@ -1,0 +1,52 @@
+// Misuses of the 16-bit float types: a 16-bit Func or input on the NPU
+// target (which computes float32 only), a buffer of the wrong 16-bit type to
+// a kernel, and realize() into a buffer of another type.
+#include "expect_error.h"
+#include "kiln_runtime.h"
+
+using namespace kiln;
+
+TEST_CASE("error: 16-bit floats on the NPU target", "[error][float16]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func half("half");
+    half(x, y) = cast<float16_t>(in(x, y) * 2.0f);
+    REQUIRE_COMPILE_ERROR(Pipeline(half).compile_to_cpp_source("k", Target("npu")),
+                          Contains("NPU target: Func half computes float16 values, and the NPU code generator does "
+                                   "not handle 16-bit floats yet") &&
+                              Contains("compute half in float32 for the NPU build"));
+    // Rounded inside a float32 Func: still not silently float32.
+    Func rounded("rounded");
+    rounded(x, y) = cast<float>(cast<bfloat16_t>(in(x, y)));
+    REQUIRE_COMPILE_ERROR(Pipeline(rounded).compile_to_cpp_source("k", Target("npu")),
+                          Contains("NPU target: Func rounded computes bfloat16 values"));
+    // A 16-bit input.
+    ImageParam h(Float(16), 2, "h");
+    Func widened("widened");
+    widened(x, y) = cast<float>(h(x, y));
+    REQUIRE_COMPILE_ERROR(Pipeline(widened).compile_to_cpp_source("k", Target("npu")),
+                          Contains("Func widened computes float16 values"));
+}
+
+TEST_CASE("error: a buffer of the wrong 16-bit float type", "[error][float16]") {
+    ImageParam in(Float(16), 1, "in");
+    Var x("x");
+    Func out("out");
+    out(x) = in(x) * 2;
+    Buffer<float> f32(16);
+    f32.fill(1.0f);
+    in.set(f32);
+    Buffer<float16_t> result(16);
+    REQUIRE_RUNTIME_ERROR(out.realize(result), kiln_error_bad_type,
+                          Contains("buffer argument 'in' has the wrong element type: expected float16, got float32"));
+    Buffer<bfloat16_t> bf(16);
+    in.set(bf);
+    REQUIRE_RUNTIME_ERROR(out.realize(result), kiln_error_bad_type,
+                          Contains("buffer argument 'in' has the wrong element type: expected float16, got bfloat16"));
+    Buffer<float16_t> h(16);
+    in.set(h);
+    Buffer<bfloat16_t> wrong_out(16);
+    REQUIRE_COMPILE_ERROR(out.realize(wrong_out),
+                          Contains("Func out: realize() was given a bfloat16 buffer for out, whose values are float16") &&
+                              Contains("realize into a Buffer<kiln::float16_t>"));
+}
