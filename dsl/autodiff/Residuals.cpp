@@ -7,6 +7,8 @@
 //     bias_add_bits(x, y) = uint8(select(bias_add(clamp(8 x, first, last), y) >= 0.0f, 1, 0)
 //                               | select(bias_add(clamp(8 x + 1, first, last), y) >= 0.0f, 2, 0) | ... 128)
 //     with [first, last] = output's columns
+//   gelu_in.save(BFloat(16)):
+//     forward outputs: output, and gelu_in_bfloat16(x, y) = bfloat16(gelu_in(x, y))
 #include "kiln/Derivative.h"
 #include "lower/SavedResiduals.h"
 #include "ir/Error.h"
@@ -49,6 +51,18 @@ Func bits_encoder(const Func &f, const Expr &condition, const std::vector<Func> 
         packed = packed | select(bit, make_const(UInt(8), (int64_t)(1 << i)), make_const(UInt(8), (int64_t)0));
     }
     enc(args) = packed;
+    enc.contents()->encodes_residual = f.name();
+    if (vars.size() > 1) enc.parallel(vars.back());
+    return enc;
+}
+
+// The copy of f rounded to a 16-bit float type (`how` Float16 or BFloat16).
+Func narrow_encoder(const Func &f, Residual how) {
+    std::vector<Var> vars;
+    for (const std::string &a : f.contents()->args) vars.push_back(Var(a));
+    std::vector<Expr> args(vars.begin(), vars.end());
+    Func enc(f.name() + "_" + to_string(how));
+    enc(args) = cast(how == Residual::BFloat16 ? BFloat(16) : Float(16), f(args));
     enc.contents()->encodes_residual = f.name();
     if (vars.size() > 1) enc.parallel(vars.back());
     return enc;
@@ -128,6 +142,7 @@ Pipeline forward_with_residuals(const std::vector<Func> &forward, const std::vec
         bool is_output = false;
         for (const Func &o : forward) is_output |= o.contents() == f.contents();
         if (r.how == Residual::Bits) outs.push_back(bits_encoder(f, r.condition, forward));
+        else if (r.how != Residual::Whole) outs.push_back(narrow_encoder(f, r.how));
         else if (!is_output) outs.push_back(f);
     }
     return Pipeline(outs);

@@ -30,8 +30,6 @@ using namespace internal;
 
 namespace {
 
-const char *word(Residual how) { return how == Residual::Bits ? "bits" : how == Residual::Whole ? "whole" : "none"; }
-
 class Chooser {
 public:
     Chooser(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
@@ -159,7 +157,7 @@ private:
                 find_environment(contents_of(backward.outputs()), &saved);
                 if (how == Residual::Bits) forward_with_residuals(forward, backward.outputs());  // shaped like an output?
             } catch (const CompileError &e) {
-                d.note += std::string(word(how)) + ": " + first_line(e.what()) + "; ";
+                d.note += std::string(to_string(how)) + ": " + first_line(e.what()) + "; ";
                 continue;
             }
             std::map<std::string, std::vector<int>> s = sizes;
@@ -198,7 +196,7 @@ private:
           << "  recomputing every forward Func: " << r.recompute_all.to_string() << "\n";
         for (const SaveDecision &d : r.decisions) {
             s << "  " << d.func << ": ";
-            if (d.how != Residual::None) s << "save(" << word(d.how) << ") -- " << d.reason << "\n";
+            if (d.how != Residual::None) s << "save(" << to_string(d.how) << ") -- " << d.reason << "\n";
             else s << "recompute -- " << (d.reason.empty() ? d.note : d.reason) << "\n";
         }
         s << "  residuals: " << kib(r.bytes) << "; the backward pass: " << r.predicted.to_string() << "\n";
@@ -212,7 +210,7 @@ std::string SaveChoices::schedule_text() const {
     std::string s;
     for (const SaveDecision &d : decisions)
         if (d.how != Residual::None)
-            s += "# " + d.reason + "\n" + d.func + ": save(" + word(d.how) + ")\n";
+            s += "# " + d.reason + "\n" + d.func + ": save(" + to_string(d.how) + ")\n";
     return s + backward.schedule_text;
 }
 

@@ -180,7 +180,7 @@ Pipeline forward_pass(const GeneratorBase &g, const Pipeline &p, const std::stri
             cond.replace(cond.find("value"), 5, r.func + "(x, ...)");
             about += "bit x % 8 of byte x / 8 is " + cond + "\n";
         } else {
-            about += r.func + ", whole\n";
+            about += r.func + (r.how == Residual::Whole ? ", whole\n" : ", rounded to " + r.buffer->type.to_string() + "\n");
         }
     }
     back.args = inputs;
@@ -260,10 +260,13 @@ std::string residual_report(const Pipeline &p, const std::vector<internal::Saved
     for (const auto &r : saved) {
         int64_t bytes = buffer_bytes(r, with.sizes);
         total += bytes;
-        s << "  " << r.buffer->name << ": " << r.func << (r.how == Residual::Bits ? ", one bit per point" : ", whole")
+        const std::string how = r.how == Residual::Bits    ? ", one bit per point"
+                                : r.how == Residual::Whole ? ", whole"
+                                                           : ", " + r.buffer->type.to_string() + " copy";
+        s << "  " << r.buffer->name << ": " << r.func << how
           << ", " << kib(bytes) << "\n";
         j << (total == bytes ? "" : ", ") << "{\"buffer\": \"" << r.buffer->name << "\", \"func\": \"" << r.func
-          << "\", \"how\": \"" << (r.how == Residual::Bits ? "bits" : "whole") << "\", \"bytes\": " << bytes << "}";
+          << "\", \"how\": \"" << to_string(r.how) << "\", \"bytes\": " << bytes << "}";
     }
     s << "  residuals in all: " << kib(total) << "\n"
       << "  the backward kernel reading them: memory traffic " << kib(with.memory_bytes) << ", " << points(with)

@@ -523,13 +523,25 @@ Func &Func::save(Residual how) {
         << "Func " << name() << ": save(bits) packs points along dimension 0 and " << name()
         << " has no dimensions; save() it whole";
     auto p = std::make_shared<ParameterContents>();
-    p->name = how == Residual::Bits ? name() + "_bits" : name();
-    p->type = how == Residual::Bits ? UInt(8) : func->types[0];
+    const bool narrow = how == Residual::Float16 || how == Residual::BFloat16;
+    user_assert(!narrow || func->types[0] == Float(32) || func->types[0] == Float(64))
+        << "Func " << name() << ": save(" << to_string(how) << ") keeps a 16-bit copy of float values, and "
+        << name() << " has type " << func->types[0].to_string() << "; save() it whole";
+    p->name = how == Residual::Whole ? name() : name() + "_" + to_string(how);
+    p->type = how == Residual::Bits ? UInt(8) : how == Residual::Float16 ? Float(16)
+            : how == Residual::BFloat16 ? BFloat(16) : func->types[0];
     p->is_buffer = true;
     p->dimensions = (int)func->args.size();
     p->saved_func = name();
     sched.residual_buffer = p;
     return *this;
+}
+
+Func &Func::save(Type narrow) {
+    user_assert(narrow == Float(16) || narrow == BFloat(16))
+        << "Func " << name() << ": save(" << narrow.to_string() << "): a saved copy of lower precision is "
+        << "Float(16) or BFloat(16) (save(float16), save(bfloat16)); save() keeps it whole";
+    return save(narrow.is_bfloat() ? Residual::BFloat16 : Residual::Float16);
 }
 
 ImageParam Func::saved_buffer() const {

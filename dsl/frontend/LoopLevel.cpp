@@ -55,6 +55,11 @@ const char *to_string(LoopAlignStrategy a) {
     return "?";
 }
 
+const char *to_string(Residual r) {
+    static const char *names[] = {"none", "whole", "bits", "float16", "bfloat16"};
+    return names[(int)r];
+}
+
 const char *to_string(MemoryType m) {
     static const char *names[] = {"Auto", "GM", "UB", "L1", "L0A", "L0B", "L0C"};
     return names[(int)m];

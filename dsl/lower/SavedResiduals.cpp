@@ -100,6 +100,10 @@ protected:
         SavedResidual *r = find(e);
         if (!r) return e;
         const Call *c = e.as<Call>();
+        if (r->how == Residual::Float16 || r->how == Residual::BFloat16) {  // read widened back
+            Expr narrow = Call::make(r->buffer->type, r->buffer->name, c->args, Call::Image, nullptr, r->buffer);
+            return Cast::make(c->type, narrow);
+        }
         user_assert(r->how == Residual::Whole)
             << "Func " << r->func << " is saved as bits (save(bits)), but " << reader << " reads its value: " << e
             << ", not only a comparison of it with a constant (such as " << r->func

@@ -15,6 +15,11 @@
 //
 //     ->  bias_add_adjoint(x, y) = select(((bias_add_bits(x / 8, y) >> uint8(x % 8)) & 1) == 1, ...)
 //
+// Float16, BFloat16 (save(Float(16)), save(BFloat(16))): each call reads the
+// 16-bit buffer "<f>_float16" / "<f>_bfloat16", widened to f's type:
+//
+//     ->  bias_add_adjoint(x, y) = select(float32(bias_add_float16[buffer](x, y)) >= 0.0f, ...)
+//
 // Run by find_environment() on its copies, after wrap_calls.
 #pragma once
 #include <map>

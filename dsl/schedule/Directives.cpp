@@ -136,13 +136,15 @@ const std::vector<Directive> &directives() {
              c.define(c.stage.rfactor(pairs, c.args.back().name));
          },
          "splits a reduction into an intermediate over the preserved vars, which can run in parallel"},
-        {"save", Scope::Func, "save([whole|bits|none])", {{{{"how", Saved}}, 0}}, false, nullptr,
+        {"save", Scope::Func, "save([whole|bits|float16|bfloat16|none])", {{{{"how", Saved}}, 0}}, false, nullptr,
          [](DirectiveCall &c) {
              std::string how = c.size() ? c.args[0].name : "whole";
-             c.func.save(how == "bits" ? Residual::Bits : how == "none" ? Residual::None : Residual::Whole);
+             for (Residual r : {Residual::None, Residual::Whole, Residual::Bits, Residual::Float16, Residual::BFloat16})
+                 if (how == to_string(r)) c.func.save(r);
          },
          "keeps the forward Func for the backward pass: the backward pass reads it from a buffer the forward pass "
-         "writes (bits: one bit per point, the comparison the backward pass reads it through)"},
+         "writes (bits: one bit per point, the comparison the backward pass reads it through; float16, bfloat16: "
+         "a copy rounded to 16 bits)"},
         {"store_in", Scope::Func, "store_in(GM|UB|L1|L0A|L0B|L0C)", {{{{"memory", Memory}}, 1}}, false, nullptr,
          [](DirectiveCall &c) { c.func.store_in(memory(c.args[0])); }, "places the Func's buffer in one NPU memory"},
         {"double_buffer", Scope::Func, "double_buffer()", {{{}, 0}}, false, nullptr,

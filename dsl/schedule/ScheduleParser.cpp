@@ -35,7 +35,7 @@ const std::vector<std::string> *words_of(Slot kind, std::string *what) {
                                            bools = {"true", "false"},
                                            memories = {"GM", "UB", "L1", "L0A", "L0B", "L0C"},
                                            prefetches = {"Clamp", "GuardWithIf", "NonFaulting"},
-                                           residuals = {"whole", "bits", "none"};
+                                           residuals = {"whole", "bits", "float16", "bfloat16", "none"};
     const std::vector<std::string> *w = kind == Slot::Tail       ? &tails
                                         : kind == Slot::Align    ? &aligns
                                         : kind == Slot::Bool     ? &bools

@@ -1,6 +1,7 @@
 // Misuses of the 16-bit float types: a 16-bit Func or input on the NPU
 // target (which computes float32 only), a buffer of the wrong 16-bit type to
-// a kernel, and realize() into a buffer of another type.
+// a kernel, realize() into a buffer of another type, and save() with a type
+// that is no 16-bit float or of a Func that is no float.
 #include "expect_error.h"
 #include "kiln_runtime.h"
 
@@ -49,4 +50,18 @@ TEST_CASE("error: a buffer of the wrong 16-bit float type", "[error][float16]") 
     REQUIRE_COMPILE_ERROR(out.realize(wrong_out),
                           Contains("Func out: realize() was given a bfloat16 buffer for out, whose values are float16") &&
                               Contains("realize into a Buffer<kiln::float16_t>"));
+}
+
+TEST_CASE("error: save() of a 16-bit copy", "[error][float16][residuals]") {
+    Var x("x");
+    Func f("f"), n("n");
+    f(x) = cast<float>(x) * 0.5f;
+    n(x) = x * 2;
+    REQUIRE_COMPILE_ERROR(f.save(Float(32)), Contains("Func f: save(float32): a saved copy of lower precision is "
+                                                      "Float(16) or BFloat(16) (save(float16), save(bfloat16))"));
+    REQUIRE_COMPILE_ERROR(n.save(Float(16)), Contains("Func n: save(float16) keeps a 16-bit copy of float values, "
+                                                      "and n has type int32; save() it whole"));
+    CHECK_NOTHROW(f.save(BFloat(16)));
+    CHECK(f.saved_buffer().name() == "f_bfloat16");
+    CHECK(f.saved_buffer().type() == BFloat(16));
 }

@@ -372,6 +372,25 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
     CHECK(json["saved"]["recompute_points_computed"].get<int64_t>() -
               json["saved"]["points_computed"].get<int64_t>() >= int64_t(512) * 512 * 512);
 
+    // A float16 copy: 2 bytes a point, half of save()'s 1 MiB; the forward
+    // kernel writes it, the backward kernel reads it.
+    {
+        std::string text = read(KILN_SOURCE_DIR "/schedules/gemm_grad/saved.sched");
+        text.replace(text.find("bias_add: save()"), 16, "bias_add: save(float16)");
+        std::ofstream("generator_api_out/saved_f16.sched") << text;
+        g = GeneratorRegistry::create("gemm_grad");
+        o.schedule_file = "generator_api_out/saved_f16.sched";
+        compile_generator(*g, o);
+        CHECK_THAT(read("generator_api_out/api_gemm_grad.h"),
+                   Contains("*bias_add_float16, struct halide_buffer_t *d_A,") &&
+                       Contains("bias_add_float16: bias_add, rounded to float16"));
+        CHECK_THAT(read("generator_api_out/api_gemm_grad.report.txt"),
+                   Contains("bias_add_float16: bias_add, float16 copy, 512.0 KiB"));
+        json = nlohmann::json::parse(read("generator_api_out/api_gemm_grad.report.json"));
+        CHECK(json["saved"]["residual_bytes"] == 512 * 512 * 2);
+        CHECK(json["saved"]["residuals"][0]["how"] == "float16");
+    }
+
     // The budget: saved whole, bias_add takes 1 MiB.
     g = GeneratorRegistry::create("gemm_grad");
     o.schedule_file = KILN_SOURCE_DIR "/schedules/gemm_grad/saved.sched";

@@ -8,6 +8,8 @@
 // at 0; d_output covers a region inside the input's, so the adjoint is zero
 // at some inputs and the repeated edges of the blur receive the sums of
 // several output points.
+#include <kiln/Float16.h>
+
 #include "aot.h"
 #include "attention_grad_fused.h"
 #include "attention_grad_host_tiled.h"
@@ -30,6 +32,8 @@
 #include "layernorm_grad_fused.h"
 #include "layernorm_grad_host_tiled.h"
 #include "layernorm_grad_saved.h"
+#include "layernorm_grad_saved_bf16.h"
+#include "layernorm_grad_saved_f16.h"
 #include "layernorm_grad_unfused.h"
 #include "softmax_grad_fused.h"
 #include "softmax_grad_host_tiled.h"
@@ -42,6 +46,8 @@
 #include "tanh_affine_grad_unfused.h"
 
 using namespace aot;
+using kiln::bfloat16_t;
+using kiln::float16_t;
 
 namespace {
 
@@ -131,6 +137,27 @@ void check_saved(Backward &b, const char *schedule, const Multi &forward, const 
     for (auto &r : residuals) args.push_back(r.raw_buffer());
     REQUIRE(forward(args) == 0);
     check_bit_exact(b, std::string(schedule) + " (forward, then backward)", run(b.unfused, b), run(backward, b, residuals));
+}
+
+// A schedule that saves lower-precision copies (save(float16),
+// save(bfloat16)): the gradients within rel * max(|unfused's|, scale[i]) of
+// unfused's, which reads the float32 values.
+void check_saved_close(Backward &b, const char *schedule, const Multi &forward, const Multi &backward,
+                       std::vector<Buffer<void>> residuals, double rel, const std::vector<double> &scale) {
+    std::vector<halide_buffer_t *> args;
+    for (size_t i = 0; i + 1 < b.inputs.size(); i++) args.push_back(b.inputs[i].raw_buffer());
+    Buffer<float> out = b.inputs[0].copy();
+    args.push_back(out.raw_buffer());
+    for (auto &r : residuals) args.push_back(r.raw_buffer());
+    REQUIRE(forward(args) == 0);
+    std::vector<Buffer<float>> ref = run(b.unfused, b), got = run(backward, b, residuals);
+    for (size_t i = 0; i < ref.size(); i++) {
+        INFO(b.name << " " << schedule << " against unfused, gradient " << i << ", tolerance " << rel);
+        std::string first;
+        int n = count_mismatches(ref[i], got[i], first, rel, scale[i]);
+        INFO("first mismatch at " << first);
+        CHECK(n == 0);
+    }
 }
 
 // An input-shaped buffer with random values.
@@ -312,6 +339,40 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
         rows.push_back(Buffer<void>(r));
     }
     check_saved(b, "saved", forward, backward, image(0, 0, 23), rows);
+
+    // saved_f16.sched and saved_bf16.sched: the same statistics rounded to
+    // 16 bits (2 bytes a row), each equal to the float32 one rounded; the
+    // gradients move by about the rounding's relative error (2^-12 for
+    // float16, 2^-9 for bfloat16; 2.6e-4 and 2.1e-3 measured): within 2e-3
+    // and 1.6e-2 of max(|unfused's|, the scales above).
+    std::vector<Buffer<void>> halves, bhalves;
+    for (int i = 0; i < 3; i++) {
+        Buffer<float16_t> h(H);
+        Buffer<bfloat16_t> bh(H);
+        h.set_min(Y0), bh.set_min(Y0);
+        halves.push_back(Buffer<void>(h)), bhalves.push_back(Buffer<void>(bh));
+    }
+    auto f16_forward = [=](const auto &a) {
+        return layernorm_grad_saved_f16_forward(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6]);
+    };
+    auto f16_backward = [=](const auto &a) {
+        return layernorm_grad_saved_f16(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    };
+    check_saved_close(b, "saved_f16", f16_forward, f16_backward, halves, 2e-3, {1.0, 0.1 * H, 0.1 * H});
+    auto bf16_forward = [=](const auto &a) {
+        return layernorm_grad_saved_bf16_forward(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6]);
+    };
+    auto bf16_backward = [=](const auto &a) {
+        return layernorm_grad_saved_bf16(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    };
+    check_saved_close(b, "saved_bf16", bf16_forward, bf16_backward, bhalves, 1.6e-2, {1.0, 0.1 * H, 0.1 * H});
+    for (int i = 0; i < 3; i++)
+        for (int y = Y0; y < Y0 + H; y++) {
+            float whole = Buffer<float>(rows[i])(y);
+            INFO("residual " << i << " at row " << y << ": " << whole);
+            CHECK(Buffer<float16_t>(halves[i])(y).to_bits() == float16_t(whole).to_bits());
+            CHECK(Buffer<bfloat16_t>(bhalves[i])(y).to_bits() == bfloat16_t(whole).to_bits());
+        }
 }
 
 TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes", "[generator][grad]") {

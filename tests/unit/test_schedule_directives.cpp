@@ -85,7 +85,22 @@ TEST_CASE("directives: save from a .sched file", "[sched][directives][residuals]
     CHECK(p.t.saved_buffer().name() == "t");
     ScheduleFile::parse("t: save(none)\n", "t.sched").apply(Pipeline(p.out), avx2());
     CHECK(p.t.contents()->schedule.residual == Residual::None);
-    CHECK_THROWS_WITH(ScheduleFile::parse("t: save(half)\n", "t.sched"), Catch::Contains("whole, bits or none"));
+    // A 16-bit copy of a float Func.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f"), out("out");
+    f(x, y) = in(x, y) * 2.0f;
+    out(x, y) = f(x, y) + 1.0f;
+    ScheduleFile::parse("f: save(float16)\n", "f.sched").apply(Pipeline(out), avx2());
+    CHECK(f.contents()->schedule.residual == Residual::Float16);
+    CHECK(f.saved_buffer().name() == "f_float16");
+    CHECK(f.saved_buffer().type() == Float(16));
+    ScheduleFile b16 = ScheduleFile::parse("f: save(bfloat16)\n", "f.sched");
+    CHECK(b16.to_string() == "f: save(bfloat16)\n");
+    b16.apply(Pipeline(out), avx2());
+    CHECK(f.saved_buffer().type() == BFloat(16));
+    CHECK_THROWS_WITH(ScheduleFile::parse("t: save(half)\n", "t.sched"),
+                      Catch::Contains("whole, bits, float16, bfloat16 or none"));
 }
 
 TEST_CASE("directives: reorder_storage errors", "[sched][directives][reorder_storage]") {

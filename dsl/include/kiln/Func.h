@@ -305,8 +305,15 @@ public:
     // dimension 0 in a uint8 buffer named "<f>_bits". Residual::None undoes it.
     //   bias_add.save(Residual::Bits);   // .sched: bias_add: save(bits)
     Func &save(Residual how = Residual::Whole);
+    // A lower-precision copy, where the gradient may lose that precision: a
+    // float Func saved as Float(16) or BFloat(16), rounded to nearest even
+    // by the forward pass into a buffer "<f>_float16" / "<f>_bfloat16" (2
+    // bytes a point) and widened back where the backward pass reads it.
+    //   gelu_in.save(BFloat(16));        // .sched: gelu_in: save(bfloat16)
+    Func &save(Type narrow);
     // The buffer the backward pass reads a saved Func from: a uint8 buffer
-    // "<f>_bits" for Bits, else a buffer of the Func's type named after it.
+    // "<f>_bits" for Bits, a 16-bit one "<f>_float16" or "<f>_bfloat16" for
+    // the narrow copies, else a buffer of the Func's type named after it.
     ImageParam saved_buffer() const;
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);

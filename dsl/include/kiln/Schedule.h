@@ -48,14 +48,17 @@ enum class MemoryType { Auto, GM, UB, L1, L0A, L0B, L0C };
 // How Func::save() keeps a forward Func for the backward pass
 // (docs/autodiff.md): None, recomputed where the backward pass reads it (the
 // default); Whole, its values; Bits, one bit per point, the result of the
-// one comparison the backward pass reads it through (a ReLU's `v >= 0`).
-enum class Residual { None, Whole, Bits };
+// one comparison the backward pass reads it through (a ReLU's `v >= 0`);
+// Float16 and BFloat16, its values rounded to that 16-bit float type, which
+// the backward pass reads widened back (save(Float(16)), save(BFloat(16))).
+enum class Residual { None, Whole, Bits, Float16, BFloat16 };
 
 const char *to_string(TailStrategy);
 const char *to_string(ForType);
 const char *to_string(MemoryType);
 const char *to_string(LoopAlignStrategy);
 const char *to_string(PrefetchBoundStrategy);
+const char *to_string(Residual);  // its .sched word: "none", "whole", "bits", "float16", "bfloat16"
 
 // A Var or an RVar, wherever a schedule directive names a dimension.
 class VarOrRVar {
