@@ -114,10 +114,11 @@ bool loads_any(const Expr &e, const std::set<std::string> &names) {
 // allocation; a name may be bound again, as unrolled copies do), so that
 // each load and store of the accumulated allocations (`names`) is known by
 // its index in terms of what is outside the loop. Collect: the stores make
-// the slots; Replace: the loads and stores of the slots become their locals.
+// the slots; Check: whether every load of those allocations is of a slot;
+// Replace: the loads and stores of the slots become their locals.
 class Slots : public IRMutator {
 public:
-    enum class Mode { Collect, Replace };
+    enum class Mode { Collect, Check, Replace };
     Slots(const std::string &loop, const std::set<std::string> &names, int &counter, const Environment &env)
         : names(names), counter(counter), env(env) {
         variant.insert(loop);
@@ -166,14 +167,16 @@ protected:
         return LetStmt::make(op->name, value, body);
     }
     Expr visit(const Load *op) override {
-        if (!names.count(op->name)) return IRMutator::visit(op);
+        if (!names.count(op->name) || mode == Mode::Collect) return IRMutator::visit(op);
         const Slot *s = find(op->name, op->index, op->type);
         if (mode == Mode::Replace) return Load::make(op->type, s->acc, local_index(op->type));
-        return IRMutator::visit(op);  // checked once every slot is known
+        ok &= s != nullptr;
+        return IRMutator::visit(op);
     }
     Stmt visit(const Store *op) override {
         Expr value = mutate(op->value);
         Type t = op->value.type();
+        if (mode == Mode::Check) return Stmt(op);
         if (mode == Mode::Replace) {
             const Slot *s = find(op->name, op->index, t);
             return Store::make(s->acc, value, local_index(t));
@@ -187,25 +190,6 @@ protected:
             slots.push_back(slot);
         }
         return Store::make(op->name, value, op->index);
-    }
-
-public:
-    // Whether every load of the accumulated allocations is of a slot.
-    bool loads_only_slots(const Stmt &body) {
-        class Check : public Slots {
-        public:
-            explicit Check(const Slots &s) : Slots(s) {}
-            Expr visit(const Load *op) override {
-                if (names.count(op->name) && !find(op->name, op->index, op->type)) ok = false;
-                return IRMutator::visit(op);
-            }
-            Stmt visit(const Store *op) override {
-                mutate(op->value);
-                return Stmt(op);
-            }
-        } check(*this);
-        check.mutate(body);
-        return check.ok;
     }
 };
 
@@ -239,7 +223,11 @@ protected:
         }
         Slots slots(op->name, names, counter, env);
         slots.mutate(body);
-        if (!slots.ok || !slots.loads_only_slots(body)) return Stmt();
+        if (slots.ok) {  // every slot is known: the loads can be checked
+            slots.mode = Slots::Mode::Check;
+            slots.mutate(body);
+        }
+        if (!slots.ok) return Stmt();
         std::vector<Stmt> all;
         for (const Slot &sl : slots.slots)
             all.push_back(Store::make(sl.acc, Load::make(sl.type, sl.name, sl.index), Slots::local_index(sl.type)));
