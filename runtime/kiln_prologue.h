@@ -437,15 +437,69 @@ inline T kiln_mod(T a, T b) {
     }
 }
 
+// ---- sqrt and rounding to an integer: one instruction per register ----
+//
+// The C library's sqrt, floor, ceil and nearbyint are exact operations
+// (IEEE square root; rounding to an integral value), and so are the vector
+// instructions: sqrtps and roundps (rndscaleps with AVX-512) give every lane
+// the bits the library gives it alone, without the call per lane that g++
+// makes of sqrtf (it must set errno for negative inputs). Op is
+// kiln_op_sqrt or a rounding immediate: 9 towards -inf, 10 towards +inf,
+// 12 the current mode (ties to even by default), each with the precision
+// exception suppressed. Vectors wider than a register split in halves;
+// other widths and instruction sets go lane by lane.
+constexpr int kiln_op_sqrt = -1;
+template<int Op, typename V, typename F> inline V kiln_exact_math(V x, F lane) {
+    typedef kiln_elem_t<V> E;
+    constexpr bool f32 = std::is_same<E, float>::value;
+    if constexpr (kiln_lanes<V> == 1 || !(f32 || std::is_same<E, double>::value)) {
+        return kiln_lanewise(x, lane);
+    } else if constexpr (kiln_wide<V>) {
+        return kiln_concat<V>(kiln_exact_math<Op>(kiln_low_half(x), lane),
+                              kiln_exact_math<Op>(kiln_high_half(x), lane));
+#if defined(__AVX512F__)
+    } else if constexpr (sizeof(V) == 64) {
+        if constexpr (Op == kiln_op_sqrt && f32) return __builtin_ia32_sqrtps512_mask(x, x, (unsigned short)-1, 4);
+        else if constexpr (Op == kiln_op_sqrt) return __builtin_ia32_sqrtpd512_mask(x, x, (unsigned char)-1, 4);
+        else if constexpr (f32) return __builtin_ia32_rndscaleps_mask(x, Op, x, (unsigned short)-1, 4);
+        else return __builtin_ia32_rndscalepd_mask(x, Op, x, (unsigned char)-1, 4);
+#endif
+#if defined(__AVX__)
+    } else if constexpr (sizeof(V) == 32) {
+        if constexpr (Op == kiln_op_sqrt && f32) return __builtin_ia32_sqrtps256(x);
+        else if constexpr (Op == kiln_op_sqrt) return __builtin_ia32_sqrtpd256(x);
+        else if constexpr (f32) return __builtin_ia32_roundps256(x, Op);
+        else return __builtin_ia32_roundpd256(x, Op);
+#endif
+#if defined(__SSE4_1__)
+    } else if constexpr (sizeof(V) == 16) {
+        if constexpr (Op == kiln_op_sqrt && f32) return __builtin_ia32_sqrtps(x);
+        else if constexpr (Op == kiln_op_sqrt) return __builtin_ia32_sqrtpd(x);
+        else if constexpr (f32) return __builtin_ia32_roundps(x, Op);
+        else return __builtin_ia32_roundpd(x, Op);
+#endif
+    } else {
+        return kiln_lanewise(x, lane);
+    }
+}
+template<typename V> inline V kiln_sqrt(V x) {
+    return kiln_exact_math<kiln_op_sqrt>(x, [](auto v) { return kiln_libm_sqrt(v); });
+}
+template<typename V> inline V kiln_floor(V x) {
+    return kiln_exact_math<9>(x, [](auto v) { return kiln_libm_floor(v); });
+}
+template<typename V> inline V kiln_ceil(V x) {
+    return kiln_exact_math<10>(x, [](auto v) { return kiln_libm_ceil(v); });
+}
+// Ties to even (the default rounding mode), as Halide's round().
+template<typename V> inline V kiln_round(V x) {
+    return kiln_exact_math<12>(x, [](auto v) { return kiln_libm_nearbyint(v); });
+}
+
 // ---- Other math on float vectors, lane by lane (scalars call kiln_libm_ directly) ----
 
-template<typename V> inline V kiln_sqrt(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_sqrt(v); }); }
 template<typename V> inline V kiln_sin(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_sin(v); }); }
 template<typename V> inline V kiln_cos(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_cos(v); }); }
-template<typename V> inline V kiln_floor(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_floor(v); }); }
-template<typename V> inline V kiln_ceil(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_ceil(v); }); }
-// Ties to even (the default rounding mode), as Halide's round().
-template<typename V> inline V kiln_round(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_nearbyint(v); }); }
 template<typename V> inline V kiln_pow(V x, V y) {
     return kiln_lanewise(x, y, [](auto a, auto b) { return kiln_libm_pow(a, b); });
 }

@@ -199,3 +199,61 @@ TEST_CASE("math: exp, log and tanh of the IEEE special values", "[math]") {
         }
     }
 }
+
+namespace {
+
+// sqrt, floor, ceil and round are exact: every vector width must give the
+// C library's result of that lane, bit for bit (a NaN for a NaN).
+template<typename T> long long exact_mismatches(const Buffer<T> &got, const Buffer<float> &in, int op) {
+    long long bad = 0;
+    for (int i = 0; i < in.width(); i++) {
+        const T x = (T)in(i);
+        const T ref = op == 0 ? std::sqrt(x) : op == 1 ? std::floor(x) : op == 2 ? std::ceil(x) : std::nearbyint(x);
+        const T v = got(i);
+        if (std::memcmp(&v, &ref, sizeof(T)) != 0 && !(std::isnan(v) && std::isnan(ref))) bad++;
+    }
+    return bad;
+}
+
+}  // namespace
+
+TEST_CASE("math: sqrt, floor, ceil and round give the C library's bits at every vector width", "[math]") {
+    const Sweep sweep{edge_cases(), 4099};
+    Buffer<float> b((int)sweep.size());
+    for (int i = 0; i < b.width(); i++) b(i) = sweep[(size_t)i];
+    std::vector<Target> targets = narrower_targets();
+    targets.push_back(Target::host());
+    for (const Target &t : targets) {
+        ImageParam in(Float(32), 1, "in");
+        in.set(b);
+        Var x("x");
+        std::vector<Func> outs;
+        for (Type type : {Float(32), Float(64)})
+            for (int lanes : {1, 4, 8, 16, 32}) {
+                const Expr v = cast(type, in(x));
+                for (Expr e : {sqrt(v), floor(v), ceil(v), round(v)}) {
+                    Func f("f" + std::to_string(outs.size()));
+                    f(x) = e;
+                    if (lanes > 1) f.vectorize(x, lanes, TailStrategy::GuardWithIf);
+                    outs.push_back(f);
+                }
+            }
+        std::vector<Buffer<float>> f32;
+        std::vector<Buffer<double>> f64;
+        std::vector<halide_buffer_t *> raw;
+        f32.reserve(outs.size()), f64.reserve(outs.size());  // raw points into them
+        for (size_t k = 0; k < outs.size(); k++) {
+            if (k < outs.size() / 2) f32.emplace_back(b.width()), raw.push_back(f32.back().raw_buffer());
+            else f64.emplace_back(b.width()), raw.push_back(f64.back().raw_buffer());
+        }
+        Pipeline(outs).realize_raw(raw, t.with(Target::FastMath));
+        for (size_t k = 0; k < f32.size(); k++) {
+            INFO("target " << t.to_string() << ", float32 output " << k << " (op " << k % 4 << ")");
+            CHECK(exact_mismatches(f32[k], b, (int)(k % 4)) == 0);
+        }
+        for (size_t k = 0; k < f64.size(); k++) {
+            INFO("target " << t.to_string() << ", float64 output " << k << " (op " << k % 4 << ")");
+            CHECK(exact_mismatches(f64[k], b, (int)(k % 4)) == 0);
+        }
+    }
+}
