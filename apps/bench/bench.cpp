@@ -7,6 +7,7 @@
 //   OMP_WAIT_POLICY=PASSIVE ./build/bin/bench            # the full suite
 //   ./build/bin/bench --quick                           # small sizes: a smoke check
 //   ./build/bin/bench --only gemm,softmax --runs 20
+//   ./build/bin/bench --auto       # + kiln::autoschedule and Halide's three autoschedulers
 //
 // Writes a table on stdout, --json (bench_results.json) and --svg
 // (bench_chart.svg). Exit status 1 if any output disagrees with Kiln's.
@@ -99,6 +100,13 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
                         {"geomean_kiln_over_halide", geomean_kiln_over_halide(results)},
                         {"geomean_kiln_auto_over_kiln", geomean_over_kiln(results, "kiln auto")},
                         {"cases", cases}};
+    for (const std::string &system : other_autoschedulers(results)) {
+        const AutoComparison cmp = compare_with_kiln_auto(results, system);
+        j["over_kiln_auto"][system] = {{"geomean", cmp.geomean},
+                                       {"cases", cmp.cases},
+                                       {"kiln_auto_faster", cmp.kiln_auto_faster},
+                                       {"refused_or_failed", cmp.failed}};
+    }
     std::ofstream(json_path) << j.dump(2) << "\n";
     std::ofstream(svg_path) << chart_svg(results, roof);
     std::printf("wrote %s and %s\n", json_path.c_str(), svg_path.c_str());
@@ -121,7 +129,9 @@ int main(int argc, char **argv) {
     app.add_option("--threads", o.threads, "Threads for every system")->check(CLI::Range(1, 1024));
     app.add_option("--only", o.only, "Run only cases whose names start with these (comma-separated)")->delimiter(',');
     app.add_flag("--auto", kiln_bench::auto_rows(),
-                 "Also run each case's generator under the schedule kiln::autoschedule chooses (a \"kiln auto\" row)");
+                 "Also run each case's generator under the schedule kiln::autoschedule chooses (a \"kiln auto\" row) "
+                 "and, where the case has a Halide twin, the twin under Halide 14's Mullapudi2016, Adams2019 and "
+                 "Li2018 autoschedulers with the same estimates (\"halide mullapudi2016\", ... rows)");
     app.add_option("--json", json_path, "Where to write the results");
     app.add_option("--svg", svg_path, "Where to write the chart");
     CLI11_PARSE(app, argc, argv);

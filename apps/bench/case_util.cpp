@@ -1,11 +1,14 @@
 // Shared pieces of the suite cases (case_util.h).
 #include "case_util.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <utility>
+
+#include "halide_auto.h"
 
 namespace kiln_bench {
 
@@ -69,6 +72,7 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
         char note[80];
         std::snprintf(note, sizeof note, "kiln::autoschedule, search %.0f ms (in compile ms)", a->autoschedule_ms());
         ae.note = note;
+        ae.search_ms = a->autoschedule_ms();
         check_against(ae, auto_outs, outs);
         // The target allows reassociation (fast_math), and the search may
         // split a float reduction into vector lanes where the hand schedule
@@ -94,6 +98,55 @@ Entry run_halide(Halide::Pipeline p, Halide::Realization r, int runs) {
     e.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     e.compile_cpu_ms = cpu_ms(RUSAGE_THREAD) - cpu0;
     e.timing = time_runs(runs, [&] { p.realize(r, kiln_halide::jit_target()); });
+    return e;
+}
+
+namespace {
+
+// The twin unscheduled, under Halide's autoscheduler `name`, into fresh
+// buffers like outs, checked against ref.
+Entry run_halide_autoscheduled(const HalideTwin &twin, const std::string &name, const std::vector<FBuf *> &outs,
+                               const std::vector<FBuf *> &ref, int runs, int threads) {
+    Entry e;
+    e.system = "halide " + name;
+    for (char &ch : e.system) ch = (char)std::tolower((unsigned char)ch);
+    Halide::Pipeline p = twin(false);
+    try {
+        set_output_estimates(p, outs);
+        e.search_ms = halide_autoschedule(p, name, threads);
+    } catch (const Halide::Error &err) {
+        e.failure = "refused: " + first_line(err.what());
+        return e;
+    }
+    std::vector<FBuf> copies;
+    for (FBuf *o : outs) copies.push_back(zeros_like(*o));
+    std::vector<FBuf *> ptrs;
+    for (FBuf &c : copies) ptrs.push_back(&c);
+    try {
+        Entry run = run_halide(p, ptrs, runs);
+        run.system = e.system;
+        run.search_ms = e.search_ms;
+        e = std::move(run);
+    } catch (const Halide::Error &err) {
+        e.failure = "failed: " + first_line(err.what());
+        return e;
+    }
+    char note[96];
+    std::snprintf(note, sizeof note, "Halide 14 %s autoschedule, search %.0f ms (not in compile ms)", name.c_str(),
+                  e.search_ms);
+    e.note = note;
+    check_against(e, ptrs, ref);
+    return e;
+}
+
+}  // namespace
+
+Entry run_halide(const HalideTwin &twin, const std::vector<FBuf *> &outs, const std::vector<FBuf *> &ref,
+                 const SuiteOptions &o) {
+    Entry e = run_halide(twin(true), outs, o.runs);
+    if (auto_rows())
+        for (const std::string &name : halide_autoschedulers())
+            pending_auto_rows.push_back(run_halide_autoscheduled(twin, name, outs, ref, o.runs, o.threads));
     return e;
 }
 

@@ -9,6 +9,7 @@
 #include "halide_target.h"
 #include "harness.h"
 #include "kiln_runner.h"
+#include "suite.h"
 
 namespace kiln_bench {
 
@@ -34,6 +35,19 @@ bool &auto_rows();
 std::vector<Entry> take_auto_rows();
 // Halide: compile_jit() is timed on its own (compile_ms), then the runs.
 Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs);
+// A case's Halide program: its algorithm under the hand schedule
+// (scheduled = true) or unscheduled, for Halide's autoschedulers.
+using HalideTwin = std::function<Halide::Pipeline(bool scheduled)>;
+// run_halide(twin(true), outs, runs). With auto_rows() on, also the twin
+// unscheduled, with the extents of outs as its estimates, under each of
+// Halide's autoschedulers (halide_auto.h): rows "halide mullapudi2016",
+// "halide adams2019" and "halide li2018", each checked against `ref` (the
+// case's Kiln outputs) and kept for take_auto_rows(). An autoscheduler
+// that refuses the pipeline, or whose schedule does not compile or run,
+// gets a row that says so (Entry::failure).
+// The autoschedulers are told of o.threads cores.
+Entry run_halide(const HalideTwin &twin, const std::vector<FBuf *> &outs, const std::vector<FBuf *> &ref,
+                 const SuiteOptions &o);
 Entry run_halide(Halide::Pipeline p, Halide::Realization outs, int runs);
 Entry run_anchor(const std::string &system, const std::function<void()> &f, int runs, const std::string &note = "",
                  bool same_work = true);

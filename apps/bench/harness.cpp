@@ -60,7 +60,7 @@ const Entry *CaseResult::find(const std::string &system) const {
 
 bool CaseResult::outputs_agree() const {
     for (const Entry &e : entries)
-        if (!(e.max_rel_err <= (e.tolerance >= 0 ? e.tolerance : tolerance))) return false;
+        if (e.failure.empty() && !(e.max_rel_err <= (e.tolerance >= 0 ? e.tolerance : tolerance))) return false;
     return true;
 }
 
@@ -88,6 +88,10 @@ json to_json(const CaseResult &c, const Roofline &roof) {
     json entries = json::array();
     const double kiln_ms = c.entries.empty() ? 0 : c.entries[0].timing.best();
     for (const Entry &e : c.entries) {
+        if (!e.failure.empty()) {
+            entries.push_back({{"system", e.system}, {"failure", e.failure}});
+            continue;
+        }
         json j = {{"system", e.system},
                   {"first_run_ms", e.timing.first_ms},
                   {"best_ms", e.timing.best()},
@@ -101,6 +105,7 @@ json to_json(const CaseResult &c, const Roofline &roof) {
         if (!e.note.empty()) j["note"] = e.note;
         if (e.compile_ms >= 0) j["compile_ms"] = e.compile_ms;
         if (e.compile_cpu_ms >= 0) j["compile_cpu_ms"] = e.compile_cpu_ms;
+        if (e.search_ms >= 0) j["search_ms"] = e.search_ms;
         entries.push_back(j);
     }
     return {{"case", c.name},       {"kiln_schedule", c.schedule},       {"bytes", c.bytes},
@@ -116,16 +121,22 @@ void print_table(const std::vector<CaseResult> &cases, const Roofline &roof) {
         const double kiln_ms = c.entries[0].timing.best();
         for (size_t i = 0; i < c.entries.size(); i++) {
             const Entry &e = c.entries[i];
+            if (!e.failure.empty()) {
+                std::printf("%-26s %-22s %s\n", i == 0 ? c.name.c_str() : "", e.system.c_str(), e.failure.c_str());
+                continue;
+            }
             char rate_text[32], compile_text[48];
             std::snprintf(rate_text, sizeof rate_text, "%.1f %s", rate(c, roof, e.timing.best()),
                           cb ? "GF/s" : "GB/s");
             if (e.compile_ms >= 0)
                 std::snprintf(compile_text, sizeof compile_text, "%.0f %4.0f", e.compile_ms, e.compile_cpu_ms);
             else std::snprintf(compile_text, sizeof compile_text, "-");
-            std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %14s%s\n", i == 0 ? c.name.c_str() : "",
+            std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %14s%s", i == 0 ? c.name.c_str() : "",
                         e.system.c_str(), e.timing.best(), e.timing.median(), rate_text,
                         100.0 * roofline_ms(c, roof) / e.timing.best(), e.timing.best() / kiln_ms, e.max_rel_err,
                         compile_text, e.same_work ? "" : "  (other work)");
+            if (e.search_ms >= 0) std::printf("  search %.0f ms", e.search_ms);
+            std::printf("\n");
         }
         if (!c.outputs_agree()) std::printf("%-26s OUTPUTS DISAGREE (tolerance %.1e)\n", "", c.tolerance);
     }
@@ -139,6 +150,40 @@ void print_table(const std::vector<CaseResult> &cases, const Roofline &roof) {
     if (a > 0)
         std::printf("geomean Kiln auto / Kiln (hand schedule) time: %.3f; worst %.2fx (%s)\n", a, worst_ratio,
                     worst.c_str());
+    for (const std::string &name : other_autoschedulers(cases)) {
+        const AutoComparison cmp = compare_with_kiln_auto(cases, name);
+        std::printf("%s / Kiln auto time: geomean %.3f over %d cases, Kiln auto faster in %d; %d refused or failed\n",
+                    name.c_str(), cmp.geomean, cmp.cases, cmp.kiln_auto_faster, cmp.failed);
+    }
+}
+
+std::vector<std::string> other_autoschedulers(const std::vector<CaseResult> &cases) {
+    std::vector<std::string> systems;
+    for (const CaseResult &c : cases)
+        for (const Entry &e : c.entries)
+            if (e.system != "kiln auto" && (e.search_ms >= 0 || e.failure.compare(0, 8, "refused:") == 0) &&
+                std::find(systems.begin(), systems.end(), e.system) == systems.end())
+                systems.push_back(e.system);
+    return systems;
+}
+
+AutoComparison compare_with_kiln_auto(const std::vector<CaseResult> &cases, const std::string &system) {
+    AutoComparison cmp;
+    double log_sum = 0;
+    for (const CaseResult &c : cases) {
+        const Entry *e = c.find(system), *k = c.find("kiln auto");
+        if (!e || !k) continue;
+        if (!e->failure.empty()) {
+            cmp.failed++;
+            continue;
+        }
+        const double r = e->timing.best() / k->timing.best();
+        log_sum += std::log(r);
+        cmp.cases++;
+        cmp.kiln_auto_faster += r > 1;
+    }
+    cmp.geomean = cmp.cases ? std::exp(log_sum / cmp.cases) : 0;
+    return cmp;
 }
 
 double geomean_over_kiln(const std::vector<CaseResult> &cases, const std::string &system, std::string *worst,
@@ -147,7 +192,7 @@ double geomean_over_kiln(const std::vector<CaseResult> &cases, const std::string
     int n = 0;
     for (const CaseResult &c : cases) {
         const Entry *e = c.find(system);
-        if (!e) continue;
+        if (!e || !e->failure.empty()) continue;
         double r = e->timing.best() / c.entries[0].timing.best();
         log_sum += std::log(r);
         n++;
@@ -192,6 +237,12 @@ std::string chart_svg(const std::vector<CaseResult> &cases, const Roofline &roof
         y += bar_h;
         const double kiln_ms = c.entries[0].timing.best();
         for (const Entry &e : c.entries) {
+            if (!e.failure.empty()) {
+                s << "<text x='24' y='" << y + 10 << "'>" << kiln::html_escape(e.system + ": " + e.failure)
+                  << "</text>\n";
+                y += bar_h;
+                continue;
+            }
             const double r = e.timing.best() / kiln_ms;
             const int w = (int)std::lround(std::min(r, (double)scale_max) / scale_max * plot_w);
             const char *colour = e.system == "kiln" ? "#d9480f" : e.system == "halide" ? "#1c7ed6" : "#868e96";

@@ -45,6 +45,10 @@ struct Entry {
     double max_rel_err = 0;   // against Kiln's output
     bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
     double tolerance = -1;    // the largest max_rel_err accepted, if not the case's
+    double search_ms = -1;    // an autoscheduler's search time, if one chose the schedule
+    // Why there is no measurement ("refused: ..." by an autoscheduler,
+    // "failed: ..." to compile or run); empty when there is one.
+    std::string failure;
 };
 
 struct CaseResult {
@@ -67,6 +71,18 @@ double geomean_kiln_over_halide(const std::vector<CaseResult> &cases);
 // cases that have it (0 if none), and the case where that ratio is largest.
 double geomean_over_kiln(const std::vector<CaseResult> &cases, const std::string &system, std::string *worst = nullptr,
                          double *worst_ratio = nullptr);
+// `system` (an autoscheduler's row) against "kiln auto" over the cases
+// that measured both: the geometric mean of system / kiln auto time, how
+// many cases that is, and in how many Kiln auto is faster (0 cases: none).
+struct AutoComparison {
+    double geomean = 0;
+    int cases = 0, kiln_auto_faster = 0, failed = 0;
+};
+AutoComparison compare_with_kiln_auto(const std::vector<CaseResult> &cases, const std::string &system);
+// The systems of the cases' rows other than "kiln auto" that an
+// autoscheduler chose the schedule of (search_ms set, or refused), in the
+// order they first appear.
+std::vector<std::string> other_autoschedulers(const std::vector<CaseResult> &cases);
 // Horizontal bars: per case, each system's time relative to Kiln's.
 std::string chart_svg(const std::vector<CaseResult> &cases, const Roofline &roof);
 

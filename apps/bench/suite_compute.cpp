@@ -2,7 +2,7 @@
 // folded Conv + BN + ReLU. The Halide programs are the generators'
 // algorithms under schedules/<generator>/host_tiled.sched, with
 // natural_vector_size taken from Halide's host target as Kiln takes it from
-// its own.
+// its own; unscheduled if `scheduled` is false (for Halide's autoschedulers).
 #include "anchors.h"
 #include "case_util.h"
 #include "suite.h"
@@ -17,7 +17,7 @@ int vector_size() { return get_host_target().natural_vector_size<float>(); }
 
 // schedules/gemm/host_tiled.sched. B is read through Func(B), so that
 // B.in(matmul) can be scheduled as Kiln's wrapper of the input is.
-Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activation act) {
+Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activation act, bool scheduled) {
     Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
     RDom k(0, A.width(), "k");
     Func b_in(B), matmul("matmul"), output("output");
@@ -26,6 +26,7 @@ Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activ
     Expr v = matmul(x, y) + bias(x);
     output(x, y) = act == Activation::Relu ? max(v, 0.0f)
                                            : 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+    if (!scheduled) return Pipeline(output);
     const int n = vector_size();
     Expr tiled = Expr(B.width()) >= n * 2 && Expr(A.height()) >= n * 3 / 4;  // the specialization, then the fallback
     output.specialize(tiled).split(x, xo, xi, n * 2).split(y, yo, yi, n * 3 / 4).reorder(xi, yi, yo, xo);
@@ -42,7 +43,7 @@ Pipeline halide_gemm(Buffer<float> A, Buffer<float> B, Buffer<float> bias, Activ
 
 // schedules/conv_bn_folded/host_tiled.sched; layout (c, x, y), c innermost.
 Pipeline halide_conv_folded(Buffer<float> in, Buffer<float> w, Buffer<float> bias, Buffer<float> mean,
-                            Buffer<float> variance, Buffer<float> gamma, Buffer<float> beta, float eps) {
+                            Buffer<float> variance, Buffer<float> gamma, Buffer<float> beta, float eps, bool scheduled) {
     Var c("c"), x("x"), y("y"), ci("ci"), rx("rx"), ry("ry"), cv("cv"), xv("xv");
     Func scale("scale"), folded_w("folded_w"), folded_b("folded_b"), conv("conv"), output("output");
     scale(c) = gamma(c) / sqrt(variance(c) + eps);
@@ -52,6 +53,7 @@ Pipeline halide_conv_folded(Buffer<float> in, Buffer<float> w, Buffer<float> bia
     conv(c, x, y) = folded_b(c);
     conv(c, x, y) += folded_w(c, r.x, r.y, r.z) * in(r.x, x + r.y, y + r.z);
     output(c, x, y) = max(conv(c, x, y), 0.0f);
+    if (!scheduled) return Pipeline(output);
     const int n = vector_size();
     scale.compute_root();
     folded_w.compute_root().vectorize(c, n);
@@ -76,7 +78,9 @@ CaseResult gemm_case(const SuiteOptions &o, int n, Activation act) {
     c.tolerance = 1e-3;  // sums of n products in different orders (blocked, FMA-contracted)
     c.entries.push_back(run_kiln(k, {&out}, o.runs));
     FBuf h_out = zeros_like(out);
-    c.entries.push_back(run_halide(halide_gemm(halide_view(A), halide_view(B), halide_view(bias), act), {&h_out}, o.runs));
+    c.entries.push_back(run_halide(
+        [&](bool sc) { return halide_gemm(halide_view(A), halide_view(B), halide_view(bias), act, sc); }, {&h_out},
+        {&out}, o));
     check_against(c.entries.back(), {&h_out}, {&out});
 
     FBuf s_out = zeros_like(out);
@@ -127,10 +131,12 @@ CaseResult bench_conv_bn_relu(const SuiteOptions &o) {
     c.tolerance = 1e-3;
     c.entries.push_back(run_kiln(k, {&out}, o.runs));
     FBuf h_out = zeros_like(out);
-    c.entries.push_back(run_halide(halide_conv_folded(halide_view(in), halide_view(w), halide_view(bias),
-                                                      halide_view(mean), halide_view(variance), halide_view(gamma),
-                                                      halide_view(beta), eps),
-                                   {&h_out}, o.runs));
+    c.entries.push_back(run_halide(
+        [&](bool sc) {
+            return halide_conv_folded(halide_view(in), halide_view(w), halide_view(bias), halide_view(mean),
+                                      halide_view(variance), halide_view(gamma), halide_view(beta), eps, sc);
+        },
+        {&h_out}, {&out}, o));
     check_against(c.entries.back(), {&h_out}, {&out});
 
     // oneDNN: convolution + bias + ReLU on weights folded once beforehand, as

@@ -7,19 +7,17 @@
 // schedules below say which host_tiled.sched line each one translates.
 #include "grad_halide.h"
 
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
+
+#include "halide_auto.h"
 
 namespace kiln_bench {
 
 namespace {
 
 using namespace Halide;
-
-// The Li2018 plugin of the Ubuntu halide14 package.
-const char *const li2018_plugin = "/usr/lib/x86_64-linux-gnu/halide14/libautoschedule_li2018.so";
 
 int lanes() { return kiln_halide::jit_target().natural_vector_size<float>(); }
 
@@ -72,16 +70,6 @@ Func blocked_copy(Func adjoint, const char *name, const std::vector<const char *
     return copy;
 }
 
-// Li2018 on p for the machine the bench runs (the threads it uses, a 32 MiB
-// last-level cache, Halide's default balance); returns the search's ms.
-double li2018_schedule(Pipeline p, int threads) {
-    static const bool loaded = (load_plugin(li2018_plugin), true);
-    (void)loaded;
-    auto t0 = std::chrono::steady_clock::now();
-    p.auto_schedule("Li2018", kiln_halide::jit_target(), MachineParams(threads, 32u << 20, 40));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // Appends "halide backward" and "halide backward li2018" to c, each checked
 // against Kiln's gradients within `tolerance` (Halide sums the adjoints'
 // terms in other orders than Kiln: see the callers).
@@ -101,7 +89,7 @@ void add_rows(const SuiteOptions &o, CaseResult &c, const BuildGrads &build, con
                 }
                 char text[96];
                 std::snprintf(text, sizeof text, "Li2018 autoschedule %.1f ms (not in compile ms)",
-                              li2018_schedule(Pipeline(g.funcs), o.threads));
+                              halide_autoschedule(Pipeline(g.funcs), "Li2018", o.threads));
                 note = text;
             } else {
                 note = g.untranslated.empty() ? "host_tiled.sched translated whole"

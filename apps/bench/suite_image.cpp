@@ -15,13 +15,17 @@ using namespace Halide;
 
 int image_size(const SuiteOptions &o) { return o.quick ? 1024 : 4096; }
 
+// Each Halide program below is unscheduled if `scheduled` is false (for
+// Halide's autoschedulers: halide_auto.h).
+
 // blur3x3 (schedules/blur3x3/host_tiled.sched).
-Pipeline halide_blur3x3(Buffer<float> in) {
+Pipeline halide_blur3x3(Buffer<float> in, bool scheduled) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in);
     Func blur_x("blur_x"), output("output");
     blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
     output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    if (!scheduled) return Pipeline(output);
     const int n = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
     output.tile(x, y, xi, yi, 256, 32).vectorize(xi, n).parallel(y);
     blur_x.compute_at(output, x).vectorize(x, n);
@@ -29,7 +33,7 @@ Pipeline halide_blur3x3(Buffer<float> in) {
 }
 
 // unsharp with type=float32 (schedules/unsharp/host_tiled.sched).
-Pipeline halide_unsharp(Buffer<float> in, float amount) {
+Pipeline halide_unsharp(Buffer<float> in, float amount, bool scheduled) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in);
     Func as_float("as_float"), blur_x("blur_x"), blur_y("blur_y"), sharpen("sharpen"), output("output");
@@ -40,6 +44,7 @@ Pipeline halide_unsharp(Buffer<float> in, float amount) {
                     blur_x(x, y + 2)) / 16;
     sharpen(x, y) = as_float(x, y) + amount * (as_float(x, y) - blur_y(x, y));
     output(x, y) = sharpen(x, y);
+    if (!scheduled) return Pipeline(output);
     output.tile(x, y, xi, yi, 128, 32).vectorize(xi, 8).parallel(y);
     blur_x.compute_at(output, x).vectorize(x, 8);
     blur_y.compute_at(output, x).vectorize(x, 8);
@@ -57,7 +62,7 @@ Expr box3x3(Func f, Var x, Var y) {
 }
 
 // harris (schedules/harris/host_tiled.sched).
-Pipeline halide_harris(Buffer<float> in, float k) {
+Pipeline halide_harris(Buffer<float> in, float k, bool scheduled) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
     Func gray("gray"), Ix("Ix"), Iy("Iy"), Ixx("Ixx"), Iyy("Iyy"), Ixy("Ixy"), Sxx("Sxx"), Syy("Syy"), Sxy("Sxy"),
@@ -76,6 +81,7 @@ Pipeline halide_harris(Buffer<float> in, float k) {
     Expr det = Sxx(x, y) * Syy(x, y) - Sxy(x, y) * Sxy(x, y);
     Expr trace = Sxx(x, y) + Syy(x, y);
     output(x, y) = det - k * trace * trace;
+    if (!scheduled) return Pipeline(output);
     output.tile(x, y, xi, yi, 64, 32).vectorize(xi, 8).parallel(y);
     gray.compute_at(output, x).vectorize(x, 8);
     Ix.compute_at(output, x).vectorize(x, 8);
@@ -84,7 +90,7 @@ Pipeline halide_harris(Buffer<float> in, float k) {
 }
 
 // luma_blur5x5 (schedules/luma_blur5x5/fused.sched, or unfused.sched).
-Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused) {
+Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused, bool scheduled) {
     Var x("x"), y("y"), yo("yo");
     Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
     Func gray("gray"), blur_x("blur_x"), blur_y("blur_y"), output("output");
@@ -93,6 +99,7 @@ Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused) {
     blur_y(x, y) = (blur_x(x, y - 2) + 4 * blur_x(x, y - 1) + 6 * blur_x(x, y) + 4 * blur_x(x, y + 1) +
                     blur_x(x, y + 2)) / 16;
     output(x, y) = blur_y(x, y);
+    if (!scheduled) return Pipeline(output);
     output.split(y, yo, y, 64).parallel(yo).vectorize(x, 8);
     for (Func f : {gray, blur_x, blur_y}) {
         if (fused) f.store_at(output, yo).compute_at(output, y).vectorize(x, 8);
@@ -103,7 +110,7 @@ Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused) {
 
 // bilateral_grid with s_sigma = 8 (schedules/bilateral_grid/host_tiled.sched,
 // Halide's own CPU schedule of the app, or unfused.sched).
-Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled) {
+Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled, bool scheduled) {
     const int s = 8;
     Var x("x"), y("y"), z("z"), c("c");
     Func clamped = BoundaryConditions::repeat_edge(in);
@@ -128,6 +135,7 @@ Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled) {
     Func interpolated("interpolated");
     interpolated(x, y, c) = lerp(plane(zi), plane(zi + 1), zf);
     output(x, y) = interpolated(x, y, 0) / interpolated(x, y, 1);
+    if (!scheduled) return Pipeline(output);
     output.vectorize(x, 8).parallel(y);
     if (tiled) {
         blurz.compute_root().reorder(c, z, x, y).vectorize(x, 8).unroll(c).parallel(y);
@@ -143,7 +151,7 @@ Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled) {
 }
 
 // elementwise_chain (schedules/elementwise_chain/host_tiled.sched).
-Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b) {
+Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     Func stage1("stage1"), stage2("stage2"), output("output");
     if (softplus) {
@@ -155,13 +163,14 @@ Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b) {
         stage2(x, y) = stage1(x, y) + b;
         output(x, y) = tanh(stage2(x, y));
     }
+    if (!scheduled) return Pipeline(output);
     output.split(y, yo, yi, 16).parallel(yo).vectorize(x, 8);
     return Pipeline(output);
 }
 
 // One 2-D float input, one output of the same size: Kiln, Halide, anchors.
 CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner &kiln, FBuf &in, FBuf &out,
-                      const std::function<Pipeline(Buffer<float>)> &halide, double bytes) {
+                      const std::function<Pipeline(Buffer<float>, bool scheduled)> &halide, double bytes) {
     CaseResult c;
     c.name = name;
     c.schedule = kiln.schedule_path();
@@ -169,7 +178,7 @@ CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner
     c.tolerance = 1e-5;
     c.entries.push_back(run_kiln(kiln, {&out}, o.runs));
     FBuf h_out = zeros_like(out);
-    c.entries.push_back(run_halide(halide(halide_view(in)), {&h_out}, o.runs));
+    c.entries.push_back(run_halide([&](bool scheduled) { return halide(halide_view(in), scheduled); }, {&h_out}, {&out}, o));
     check_against(c.entries.back(), {&h_out}, {&out});
     return c;
 }
@@ -184,7 +193,7 @@ CaseResult luma_blur5x5_case(const SuiteOptions &o, const std::string &schedule)
     k.bind("input", in);
     const bool fused = schedule == "fused";
     return image_case(o, "luma_blur5x5 " + schedule + " " + std::to_string(n) + "^2", k, in, out,
-                      [=](Buffer<float> b) { return halide_luma_blur5x5(b, fused); }, 4.0 * n * n * 4);
+                      [=](Buffer<float> b, bool s) { return halide_luma_blur5x5(b, fused, s); }, 4.0 * n * n * 4);
 }
 
 // bilateral_grid under one of its schedule files, against Halide under the
@@ -197,7 +206,7 @@ CaseResult bilateral_grid_case(const SuiteOptions &o, const std::string &schedul
     k.set("r_sigma", "0.1");
     const bool tiled = schedule == "host_tiled";
     CaseResult c = image_case(o, "bilateral_grid " + schedule + " " + std::to_string(n) + "^2", k, in, out,
-                              [=](Buffer<float> b) { return halide_bilateral_grid(b, 0.1f, tiled); }, 8.0 * n * n);
+                              [=](Buffer<float> b, bool s) { return halide_bilateral_grid(b, 0.1f, tiled, s); }, 8.0 * n * n);
     // Both run with FMA contraction here; a value that rounds to a grid
     // cell one way in Kiln and the other in Halide moves its pixel's
     // weight between cells (the differential tier checks bit equality
@@ -228,7 +237,7 @@ CaseResult bench_unsharp(const SuiteOptions &o) {
     k.bind("input", in);
     k.set("amount", "1.5");
     return image_case(o, "unsharp " + std::to_string(n) + "^2", k, in, out,
-                      [](Buffer<float> b) { return halide_unsharp(b, 1.5f); }, 8.0 * n * n);
+                      [](Buffer<float> b, bool s) { return halide_unsharp(b, 1.5f, s); }, 8.0 * n * n);
 }
 
 CaseResult bench_harris(const SuiteOptions &o) {
@@ -238,7 +247,7 @@ CaseResult bench_harris(const SuiteOptions &o) {
     k.bind("input", in);
     k.set("k", "0.04");
     CaseResult c = image_case(o, "harris " + std::to_string(n) + "^2", k, in, out,
-                              [](Buffer<float> b) { return halide_harris(b, 0.04f); }, 4.0 * n * n * 4);
+                              [](Buffer<float> b, bool s) { return halide_harris(b, 0.04f, s); }, 4.0 * n * n * 4);
     c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
     return c;
 }
@@ -257,7 +266,7 @@ CaseResult bench_softplus(const SuiteOptions &o) {
     KilnRunner k("elementwise_chain", {"variant=softplus"}, "host_tiled");
     k.bind("input", in);
     return image_case(o, "softplus " + std::to_string(n) + "^2", k, in, out,
-                      [](Buffer<float> b) { return halide_chain(b, true, 1, 0); }, 8.0 * n * n);
+                      [](Buffer<float> b, bool s) { return halide_chain(b, true, 1, 0, s); }, 8.0 * n * n);
 }
 
 CaseResult bench_tanh_affine(const SuiteOptions &o) {
@@ -268,7 +277,7 @@ CaseResult bench_tanh_affine(const SuiteOptions &o) {
     k.set("a", "0.5");
     k.set("b", "0.25");
     return image_case(o, "tanh(a*x+b) " + std::to_string(n) + "^2", k, in, out,
-                      [](Buffer<float> b) { return halide_chain(b, false, 0.5f, 0.25f); }, 8.0 * n * n);
+                      [](Buffer<float> b, bool s) { return halide_chain(b, false, 0.5f, 0.25f, s); }, 8.0 * n * n);
 }
 
 }  // namespace kiln_bench

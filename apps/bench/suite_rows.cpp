@@ -20,6 +20,9 @@ struct Shape {
 
 Shape row_shape(const SuiteOptions &o) { return o.quick ? Shape{256, 512} : Shape{1024, 4096}; }
 
+// Each Halide program below is unscheduled if `scheduled` is false (for
+// Halide's autoschedulers: halide_auto.h).
+
 // The schedule every row-wise generator's host_tiled.sched gives its output.
 void schedule_rows(Func output, int rows_per_task) {
     Var x = output.args()[0], y = output.args()[1], yo("yo"), yi("yi");
@@ -38,9 +41,10 @@ void rfactor_rows(Func f, RDom r, Func output, Var yi) {
     lanes.update(0).reorder(u, ro).vectorize(u);
 }
 
-Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> beta, float eps) {
+Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> beta, float eps, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     auto [r, sum, mean, sum_sq, inv_std, normalized, output] = halide_layernorm_algorithm(in, gamma, beta, eps);
+    if (!scheduled) return Pipeline(output);
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
     for (Func f : {sum, mean, sum_sq, inv_std}) f.compute_at(output, yi);
     rfactor_rows(sum, r, output, yi);
@@ -48,9 +52,10 @@ Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> b
     return Pipeline(output);
 }
 
-Pipeline halide_softmax(Buffer<float> in) {
+Pipeline halide_softmax(Buffer<float> in, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     auto [r, row_max, exps, row_sum, output] = halide_softmax_algorithm(in);
+    if (!scheduled) return Pipeline(output);
     const int n = get_host_target().natural_vector_size<float>();
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, n);
     row_max.compute_at(output, yi);
@@ -61,17 +66,17 @@ Pipeline halide_softmax(Buffer<float> in) {
     return Pipeline(output);
 }
 
-Pipeline halide_bias_gelu(Buffer<float> in, Buffer<float> bias) {
+Pipeline halide_bias_gelu(Buffer<float> in, Buffer<float> bias, bool scheduled) {
     Var x("x"), y("y");
     Func biased("biased"), output("output");
     biased(x, y) = in(x, y) + bias(x);
     Expr v = biased(x, y);
     output(x, y) = 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * (v * v * v))));
-    schedule_rows(output, 16);
+    if (scheduled) schedule_rows(output, 16);
     return Pipeline(output);
 }
 
-Pipeline halide_subtract_mean(Buffer<float> in) {
+Pipeline halide_subtract_mean(Buffer<float> in, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     RDom r(0, in.width(), "r");
     Func row_sum("row_sum"), mean("mean"), output("output");
@@ -79,38 +84,37 @@ Pipeline halide_subtract_mean(Buffer<float> in) {
     row_sum(y) += in(r, y);
     mean(y) = row_sum(y) / cast<float>(in.width());
     output(x, y) = in(x, y) - mean(y);
+    if (!scheduled) return Pipeline(output);
     output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
     row_sum.compute_at(output, yi);
     mean.compute_at(output, yi);
     return Pipeline(output);
 }
 
-Pipeline halide_many_users(Buffer<float> u, Buffer<float> v, float b, float c) {
+Pipeline halide_many_users(Buffer<float> u, Buffer<float> v, float b, float c, bool scheduled) {
     Var x("x"), y("y");
     Func t("t"), z1("z1"), z2("z2");
     t(x, y) = u(x, y) * v(x, y);
     z1(x, y) = t(x, y) + b;
     z2(x, y) = t(x, y) - c;
-    schedule_rows(z1, 16);
-    schedule_rows(z2, 16);
+    if (scheduled) schedule_rows(z1, 16), schedule_rows(z2, 16);
     return Pipeline({z1, z2});
 }
 
-Pipeline halide_forward_ad(Buffer<float> u, Buffer<float> du, Buffer<float> v, Buffer<float> dv) {
+Pipeline halide_forward_ad(Buffer<float> u, Buffer<float> du, Buffer<float> v, Buffer<float> dv, bool scheduled) {
     Var x("x"), y("y");
     Func z("z"), du_v("du_v"), u_dv("u_dv"), dz("dz");
     z(x, y) = u(x, y) * v(x, y);
     du_v(x, y) = du(x, y) * v(x, y);
     u_dv(x, y) = u(x, y) * dv(x, y);
     dz(x, y) = du_v(x, y) + u_dv(x, y);
-    schedule_rows(z, 16);
-    schedule_rows(dz, 16);
+    if (scheduled) schedule_rows(z, 16), schedule_rows(dz, 16);
     return Pipeline({z, dz});
 }
 
 // Kiln then Halide on the same inputs; every output checked against Kiln's.
 CaseResult kiln_and_halide(const SuiteOptions &o, const std::string &name, KilnRunner &k,
-                           const std::vector<FBuf *> &outs, Pipeline halide, double bytes, double tolerance) {
+                           const std::vector<FBuf *> &outs, const HalideTwin &halide, double bytes, double tolerance) {
     CaseResult c;
     c.name = name;
     c.schedule = k.schedule_path();
@@ -121,7 +125,7 @@ CaseResult kiln_and_halide(const SuiteOptions &o, const std::string &name, KilnR
     for (FBuf *b : outs) h_outs.push_back(zeros_like(*b));
     std::vector<FBuf *> h_ptrs;
     for (FBuf &b : h_outs) h_ptrs.push_back(&b);
-    c.entries.push_back(run_halide(halide, h_ptrs, o.runs));
+    c.entries.push_back(run_halide(halide, h_ptrs, outs, o));
     check_against(c.entries.back(), h_ptrs, outs);
     return c;
 }
@@ -168,7 +172,8 @@ CaseResult bench_layernorm(const SuiteOptions &o) {
     // Three libraries, three summation orders: 1e-4 relative.
     CaseResult c = kiln_and_halide(
         o, "layernorm " + s.text(), k, {&out},
-        halide_layernorm(halide_view(in), halide_view(gamma), halide_view(beta), 1e-5f), 8.0 * s.cols * s.rows,
+        [&](bool sc) { return halide_layernorm(halide_view(in), halide_view(gamma), halide_view(beta), 1e-5f, sc); },
+        8.0 * s.cols * s.rows,
         1e-4);
     DnnlLayerNorm dnnl(s.rows, s.cols, 1e-5f);
     FBuf d_out = zeros_like(out);
@@ -183,7 +188,7 @@ CaseResult bench_softmax(const SuiteOptions &o) {
     FBuf in = random_buffer({s.cols, s.rows}, -8, 8, 14), out(s.cols, s.rows);
     KilnRunner k("softmax", {}, "host_tiled");
     k.bind("input", in);
-    CaseResult c = kiln_and_halide(o, "softmax " + s.text(), k, {&out}, halide_softmax(halide_view(in)),
+    CaseResult c = kiln_and_halide(o, "softmax " + s.text(), k, {&out}, [&](bool sc) { return halide_softmax(halide_view(in), sc); },
                                    8.0 * s.cols * s.rows, 1e-4);
     DnnlSoftmax dnnl(s.rows, s.cols);
     FBuf d_out = zeros_like(out);
@@ -199,7 +204,7 @@ CaseResult bench_bias_gelu(const SuiteOptions &o) {
     KilnRunner k("bias_gelu", {}, "host_tiled");
     k.bind("input", in), k.bind("bias", bias);
     CaseResult c = kiln_and_halide(o, "bias+gelu " + s.text(), k, {&out},
-                                   halide_bias_gelu(halide_view(in), halide_view(bias)), 8.0 * s.cols * s.rows, 1e-5);
+                                   [&](bool sc) { return halide_bias_gelu(halide_view(in), halide_view(bias), sc); }, 8.0 * s.cols * s.rows, 1e-5);
     // The epilogue pass a BLAS user writes after sgemm, in place on a copy.
     FBuf e_out = zeros_like(out);
     c.entries.push_back(run_anchor(
@@ -218,7 +223,7 @@ CaseResult bench_subtract_mean(const SuiteOptions &o) {
     FBuf in = random_buffer({s.cols, s.rows}, -2, 2, 17), out(s.cols, s.rows);
     KilnRunner k("subtract_mean", {}, "host_tiled");
     k.bind("input", in);
-    return kiln_and_halide(o, "x-mean(x) " + s.text(), k, {&out}, halide_subtract_mean(halide_view(in)),
+    return kiln_and_halide(o, "x-mean(x) " + s.text(), k, {&out}, [&](bool sc) { return halide_subtract_mean(halide_view(in), sc); },
                            8.0 * s.cols * s.rows, 1e-5);
 }
 
@@ -230,7 +235,7 @@ CaseResult bench_many_users(const SuiteOptions &o) {
     k.bind("u", u), k.bind("v", v);
     k.set("b", "0.5"), k.set("c", "0.25");
     return kiln_and_halide(o, "t=u*v; t+b, t-c " + s.text(), k, {&z1, &z2},
-                           halide_many_users(halide_view(u), halide_view(v), 0.5f, 0.25f), 16.0 * s.cols * s.rows,
+                           [&](bool sc) { return halide_many_users(halide_view(u), halide_view(v), 0.5f, 0.25f, sc); }, 16.0 * s.cols * s.rows,
                            1e-5);
 }
 
@@ -242,7 +247,7 @@ CaseResult bench_forward_ad(const SuiteOptions &o) {
     KilnRunner k("forward_ad", {}, "host_tiled");
     k.bind("u", u), k.bind("du", du), k.bind("v", v), k.bind("dv", dv);
     return kiln_and_halide(o, "forward AD " + s.text(), k, {&z, &dz},
-                           halide_forward_ad(halide_view(u), halide_view(du), halide_view(v), halide_view(dv)),
+                           [&](bool sc) { return halide_forward_ad(halide_view(u), halide_view(du), halide_view(v), halide_view(dv), sc); },
                            24.0 * s.cols * s.rows, 1e-5);
 }
 
