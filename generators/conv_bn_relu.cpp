@@ -21,7 +21,8 @@
 //
 // conv_bn_relu, the unfolded pipeline, as a framework runs it layer by layer:
 //   conv(c, x, y)   = bias(c) + Σ_{ci, rx, ry} w(c, ci, rx, ry) · input(ci, x + rx, y + ry)
-//   bn(c, x, y)     = (conv(c, x, y) - μ(c)) · γ(c) / √(σ²(c) + ε) + β(c)
+//   conv_out(c, x, y) = conv(c, x, y)
+//   bn(c, x, y)     = (conv_out(c, x, y) - μ(c)) · γ(c) / √(σ²(c) + ε) + β(c)
 //   output(c, x, y) = max(bn(c, x, y), 0)
 //
 // conv_bn_folded, the folded algorithm (BN folded into the convolution's
@@ -66,11 +67,16 @@ protected:
         return conv;
     }
     Expr bn_scale(Expr ch) { return gamma(ch) / sqrt(variance(ch) + epsilon); }
-    // output = ReLU(BN(conv)), with the intermediate bn named.
+    // output = ReLU(BN(conv)), with the intermediate bn named. conv_out is
+    // the convolution's value as a pure Func (inlined unless scheduled): a
+    // backward schedule can save() it for the backward pass while the
+    // forward pass still computes conv, the reduction, in register blocks
+    // of conv_out's tiles (a saved Func is an output of the forward pass).
     void conv_bn_relu(Func output) {
         Func conv = convolution(weights, bias);
-        Func bn("bn");
-        bn(c, x, y) = (conv(c, x, y) - mean(c)) * bn_scale(c) + beta(c);
+        Func conv_out("conv_out"), bn("bn");
+        conv_out(c, x, y) = conv(c, x, y);
+        bn(c, x, y) = (conv_out(c, x, y) - mean(c)) * bn_scale(c) + beta(c);
         output(c, x, y) = max(bn(c, x, y), 0.0f);
     }
 };

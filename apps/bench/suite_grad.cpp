@@ -5,7 +5,8 @@
 // a training step's two kernels) against the forward generator alone, in
 // the same process and run. The backward pipeline recomputes the forward
 // values it needs (docs/autodiff.md section 5), so its cost includes them;
-// gemm_grad is also timed with them saved by the forward pass (save()).
+// gemm_grad and conv_bn_relu_grad are also timed with them saved by the
+// forward pass (save()).
 // Each case also gets Halide 14's propagate_adjoints on the same algorithm
 // (grad_halide.h), hand-scheduled and Li2018-scheduled.
 #include "case_util.h"
@@ -44,6 +45,29 @@ CaseResult forward_and_backward(const SuiteOptions &o, const std::string &name, 
         },
         o.runs, "the forward kernel, then the backward kernel", false));
     return c;
+}
+
+// "kiln fwd+bwd <schedule>": bwd's twin under `schedule`, which saves
+// `func` (save()), as a training step runs it: the forward pass writing the
+// residual (and `out`), then the backward kernel reading it instead of
+// computing it again. Its gradients must equal `reference`, the
+// recomputing pair's (the same sums in the same order).
+void add_saved_row(const SuiteOptions &o, CaseResult &c, const KilnRunner &bwd, const std::string &schedule,
+                   const std::string &func, Halide::Runtime::Buffer<void> residual, FBuf &out,
+                   const std::vector<FBuf *> &grads, const std::vector<FBuf *> &reference, const std::string &what) {
+    std::unique_ptr<KilnRunner> saved = bwd.twin(schedule);
+    saved->bind_saved(func, residual);
+    kiln::Pipeline forward = saved->forward_pass();
+    std::vector<halide_buffer_t *> f_raw = {out.raw_buffer(), residual.raw_buffer()}, b_raw;
+    for (FBuf *g : grads) b_raw.push_back(g->raw_buffer());
+    c.entries.push_back(run_anchor(
+        "kiln fwd+bwd " + schedule,
+        [&] {
+            forward.realize_raw(f_raw, KilnRunner::target());
+            saved->realize(b_raw);
+        },
+        o.runs, "forward writing " + what + ", then the backward kernel reading it", false));
+    check_against(c.entries.back(), grads, reference);
 }
 
 }  // namespace
@@ -129,31 +153,14 @@ CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
     c.flops = 2.0 * n * n * n;
     halide_gemm_relu_grad(o, c, a, b, bias, d_out, d_a, d_b, d_bias);
     // The forward pass saving bias_add (saved.sched) or the ReLU's bit of it
-    // (saved_mask.sched), then the backward kernel that reads it instead of
-    // computing the product again. The gradients must equal the recomputing
-    // pair's (the same sums in the same order).
+    // (saved_mask.sched), instead of the backward kernel computing the
+    // product again.
     FBuf whole(n, n), grads[3] = {FBuf(n, n), FBuf(n, n), FBuf(n)};
     Halide::Runtime::Buffer<uint8_t> bits((n + 7) / 8, n);
-    for (const char *schedule : {"saved", "saved_mask"}) {
-        std::unique_ptr<KilnRunner> saved = bwd.twin(schedule);
-        bool mask = std::string(schedule) == "saved_mask";
-        Halide::Runtime::Buffer<void> residual = mask ? Halide::Runtime::Buffer<void>(bits) : Halide::Runtime::Buffer<void>(whole);
-        saved->bind_saved("bias_add", residual);
-        kiln::Pipeline forward = saved->forward_pass();
-        std::vector<halide_buffer_t *> f_raw = {out.raw_buffer(), residual.raw_buffer()},
-                                       b_raw = {grads[0].raw_buffer(), grads[1].raw_buffer(), grads[2].raw_buffer()};
-        c.entries.push_back(run_anchor(
-            std::string("kiln fwd+bwd ") + schedule,
-            [&] {
-                forward.realize_raw(f_raw, KilnRunner::target());
-                saved->realize(b_raw);
-            },
-            o.runs,
-            std::string("forward writing ") + (mask ? "bias_add's ReLU bit (n^2/8 bytes)" : "bias_add (4 n^2 bytes)") +
-                ", then the backward kernel reading it",
-            false));
-        check_against(c.entries.back(), {&grads[0], &grads[1], &grads[2]}, {&d_a, &d_b, &d_bias});
-    }
+    add_saved_row(o, c, bwd, "saved", "bias_add", whole, out, {&grads[0], &grads[1], &grads[2]},
+                  {&d_a, &d_b, &d_bias}, "bias_add (4 n^2 bytes)");
+    add_saved_row(o, c, bwd, "saved_mask", "bias_add", bits, out, {&grads[0], &grads[1], &grads[2]},
+                  {&d_a, &d_b, &d_bias}, "bias_add's ReLU bit (n^2/8 bytes)");
     return c;
 }
 
@@ -179,6 +186,12 @@ CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o) {
     c.flops = 2.0 * Cout * Cin * 9.0 * W * H;
     halide_conv_bn_relu_grad(o, c, {&in, &w, &bias, &mean, &variance, &gamma, &beta}, d_out,
                              {&d_in, &d_w, &d_bias, &d_gamma, &d_beta});
+    // The forward pass saving the convolution (saved.sched) instead of the
+    // backward kernel computing it again: one product of three.
+    FBuf conv(Cout, W, H), grads[5] = {FBuf(Cin, W + 2, H + 2), FBuf(Cout, Cin, 3, 3), FBuf(Cout), FBuf(Cout),
+                                       FBuf(Cout)};
+    add_saved_row(o, c, bwd, "saved", "conv_out", conv, out, {&grads[0], &grads[1], &grads[2], &grads[3], &grads[4]},
+                  {&d_in, &d_w, &d_bias, &d_gamma, &d_beta}, "conv_out (4 Cout W H bytes)");
     return c;
 }
 

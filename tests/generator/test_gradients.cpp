@@ -3,7 +3,10 @@
 // attention_grad) compiled ahead of time under each of their schedules:
 // each gradient equals a plain C++ reference gradient computed in float64
 // from the same float32 inputs, and the fused and host_tiled schedules equal
-// the unfused one bit for bit (none of them reassociates a sum). Sizes are
+// the unfused one bit for bit, but for the host_tiled schedules that add a
+// sum's terms in another order (bias_gelu_grad and layernorm_grad:
+// host_tiled_reorders_sums), checked against the
+// reference within the stated tolerance. Sizes are
 // not multiples of any split or vector factor and the buffers do not start
 // at 0; d_output covers a region inside the input's, so the adjoint is zero
 // at some inputs and the repeated edges of the blur receive the sums of
@@ -28,6 +31,7 @@
 #include "gemm_relu_grad_unfused.h"
 #include "conv_bn_relu_grad_fused.h"
 #include "conv_bn_relu_grad_host_tiled.h"
+#include "conv_bn_relu_grad_saved.h"
 #include "conv_bn_relu_grad_unfused.h"
 #include "layernorm_grad_fused.h"
 #include "layernorm_grad_host_tiled.h"
@@ -488,6 +492,27 @@ TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[g
     // float32 sums of up to 63 (W H) or 180 (Cout 9) terms of order 1:
     // 1e-5 of max(|want|, 10).
     check(b, {want_in, want_w, want_bias, want_gamma, want_beta}, 1e-5, {10.0, 10.0, 10.0, 10.0, 10.0});
+
+    // saved.sched keeps conv_out, the convolution: the forward kernel also
+    // writes the output, ReLU(BN(conv_out)).
+    auto forward = [=](const auto &a) {
+        return conv_bn_relu_grad_saved_forward(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8]);
+    };
+    auto backward = [=](const auto &a) {
+        return conv_bn_relu_grad_saved(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8], a[9], a[10],
+                                       a[11], a[12], a[13]);
+    };
+    Buffer<float> out(Cout, W, H), conv(Cout, W, H);
+    check_saved(b, "saved", forward, backward, out, {Buffer<void>(conv)});
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int c = 0; c < Cout; c++) {
+                INFO("output and conv_out at (" << c << ", " << x << ", " << y << ")");
+                // (within rounding: the kernel may contract the BN into an FMA)
+                const float scale = gamma(c) / std::sqrt(var(c) + epsilon);
+                const float want = std::max((conv(c, x, y) - mean(c)) * scale + beta(c), 0.0f);
+                CHECK(std::fabs(out(c, x, y) - want) <= 1e-6f * std::max(1.0f, std::fabs(want)));
+            }
 }
 
 TEST_CASE("generator: attention_grad equals the analytic attention backward", "[generator][grad]") {
