@@ -4,8 +4,8 @@
 // each gradient equals a plain C++ reference gradient computed in float64
 // from the same float32 inputs, and the fused and host_tiled schedules equal
 // the unfused one bit for bit, but for the host_tiled schedules that add a
-// sum's terms in another order (bias_gelu_grad and layernorm_grad:
-// host_tiled_reorders_sums), checked against the
+// sum's terms in another order (bias_gelu_grad, layernorm_grad and
+// attention_grad: host_tiled_reorders_sums), checked against the
 // reference within the stated tolerance. Sizes are
 // not multiples of any split or vector factor and the buffers do not start
 // at 0; d_output covers a region inside the input's, so the adjoint is zero
@@ -530,7 +530,7 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
         fill_random(q, -1, 1, 51 + d), fill_random(kk, -1, 1, 52 + d), fill_random(v, -1, 1, 53 + d);
         fill_random(d_out, -1, 1, 54 + d);
         Backward b{"attention_grad", k(attention_grad_unfused), k(attention_grad_fused), k(attention_grad_host_tiled),
-                   {q, kk, v, d_out}, {Buffer<float>(d, nq), Buffer<float>(d, nk), Buffer<float>(d, nk)}};
+                   {q, kk, v, d_out}, {Buffer<float>(d, nq), Buffer<float>(d, nk), Buffer<float>(d, nk)}, true};
         // P = softmax of the rows of Q Kᵀ / √d, O = P V; dV = Pᵀ dO, dP = dO Vᵀ,
         // dS = P (dP - rowsum(P dP)) / √d, dQ = dS K, dK = dSᵀ Q.
         Buffer<double> want_q = zeros_like(b.outputs[0]), want_k = zeros_like(b.outputs[1]),
