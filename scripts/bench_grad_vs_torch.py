@@ -12,9 +12,10 @@ after the other, and joins their results by case:
   float32, the same thread count;
 - fwd+bwd time, Kiln over torch;
 - bytes kept between the passes beyond the case's inputs: Kiln's host_tiled
-  schedules recompute every forward value they need (0 bytes; gemm_grad's
-  saved_mask.sched keeps the ReLU's bit per point, timed as "kiln fwd+bwd
-  saved_mask"), against eager autograd and AOTAutograd's min-cut partition.
+  schedules recompute every forward value they need (0 bytes); the
+  schedules that save some (bench's "kiln fwd+bwd <schedule>" rows: gemm's
+  saved and saved_mask, conv's saved) with their residual's bytes and
+  time; against eager autograd and AOTAutograd's min-cut partition.
 
     /usr/bin/python3 scripts/bench_grad_vs_torch.py [--build build] [--runs 7] [--json out.json]
 
@@ -24,6 +25,7 @@ Needs a built bench (the test command of the README builds it) and torch
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,8 +75,12 @@ def main():
         fwd, both = best(c, "kiln forward"), best(c, "kiln fwd+bwd")
         if t is None or fwd is None or both is None:
             continue
-        rows.append({"case": t["case"], "kiln_fwd_ms": fwd, "kiln_fwd_bwd_ms": both,
-                     "kiln_saved_mask_fwd_bwd_ms": best(c, "kiln fwd+bwd saved_mask"),
+        # The schedules that save forward values: "kiln fwd+bwd <schedule>",
+        # the residual's bytes in the row's note.
+        saved = [{"schedule": s["system"][len("kiln fwd+bwd "):], "fwd_bwd_ms": s["best_ms"],
+                  "bytes": int(re.search(r"\((\d+) bytes\)", s["note"]).group(1))}
+                 for s in c["systems"] if s["system"].startswith("kiln fwd+bwd ")]
+        rows.append({"case": t["case"], "kiln_fwd_ms": fwd, "kiln_fwd_bwd_ms": both, "kiln_saved": saved,
                      "torch_fwd_ms": t["fwd_ms"], "torch_fwd_bwd_ms": t["fwd_bwd_ms"],
                      "torch_saved_eager_beyond_inputs_bytes": t["saved_eager_beyond_inputs_bytes"],
                      "torch_saved_aot_beyond_inputs_bytes": t.get("saved_aot_beyond_inputs_bytes")})
@@ -82,16 +88,22 @@ def main():
           (torch["info"]["cpu"], kiln["kiln_target"], torch["info"]["torch"], kiln["threads"], args.runs))
     print()
     print("| case | Kiln fwd ms | Kiln fwd+bwd ms | Kiln (fwd+bwd) / fwd | torch fwd ms | torch fwd+bwd ms "
-          "| torch (fwd+bwd) / fwd | fwd+bwd Kiln / torch | kept beyond inputs: Kiln host_tiled | torch eager "
+          "| torch (fwd+bwd) / fwd | fwd+bwd Kiln / torch | kept beyond inputs: Kiln | torch eager "
           "| torch AOT min-cut |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
     for r in rows:
         aot = r["torch_saved_aot_beyond_inputs_bytes"]
-        print("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | 0 B%s | %s | %s |" % (
+        # Kiln's fwd+bwd: host_tiled (recomputing, 0 bytes), and each saving
+        # schedule as "schedule: time (ratio to fwd, to torch), bytes".
+        kept = "host_tiled 0 B" + "".join(
+            "; %s %s, %.2f ms (%.2fx, %.2fx torch)" % (s["schedule"], mb(s["bytes"]), s["fwd_bwd_ms"],
+                                                       s["fwd_bwd_ms"] / r["kiln_fwd_ms"],
+                                                       s["fwd_bwd_ms"] / r["torch_fwd_bwd_ms"])
+            for s in r["kiln_saved"])
+        print("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |" % (
             r["case"], r["kiln_fwd_ms"], r["kiln_fwd_bwd_ms"], r["kiln_fwd_bwd_ms"] / r["kiln_fwd_ms"],
             r["torch_fwd_ms"], r["torch_fwd_bwd_ms"], r["torch_fwd_bwd_ms"] / r["torch_fwd_ms"],
-            r["kiln_fwd_bwd_ms"] / r["torch_fwd_bwd_ms"],
-            " (saved_mask: n²/8 B, %.2f ms)" % r["kiln_saved_mask_fwd_bwd_ms"] if r["kiln_saved_mask_fwd_bwd_ms"] else "",
+            r["kiln_fwd_bwd_ms"] / r["torch_fwd_bwd_ms"], kept,
             mb(r["torch_saved_eager_beyond_inputs_bytes"]), "-" if aot is None else mb(aot)))
     if args.json:
         with open(args.json, "w") as f:

@@ -54,7 +54,7 @@ CaseResult forward_and_backward(const SuiteOptions &o, const std::string &name, 
 // recomputing pair's (the same sums in the same order).
 void add_saved_row(const SuiteOptions &o, CaseResult &c, const KilnRunner &bwd, const std::string &schedule,
                    const std::string &func, Halide::Runtime::Buffer<void> residual, FBuf &out,
-                   const std::vector<FBuf *> &grads, const std::vector<FBuf *> &reference, const std::string &what) {
+                   const std::vector<FBuf *> &grads, const std::vector<FBuf *> &reference) {
     std::unique_ptr<KilnRunner> saved = bwd.twin(schedule);
     saved->bind_saved(func, residual);
     kiln::Pipeline forward = saved->forward_pass();
@@ -66,7 +66,10 @@ void add_saved_row(const SuiteOptions &o, CaseResult &c, const KilnRunner &bwd, 
             forward.realize_raw(f_raw, KilnRunner::target());
             saved->realize(b_raw);
         },
-        o.runs, "forward writing " + what + ", then the backward kernel reading it", false));
+        o.runs,
+        "forward writing what " + schedule + ".sched saves of " + func + " (" +
+            std::to_string(residual.size_in_bytes()) + " bytes), then the backward kernel reading it",
+        false));
     check_against(c.entries.back(), grads, reference);
 }
 
@@ -158,9 +161,9 @@ CaseResult bench_gemm_relu_grad(const SuiteOptions &o) {
     FBuf whole(n, n), grads[3] = {FBuf(n, n), FBuf(n, n), FBuf(n)};
     Halide::Runtime::Buffer<uint8_t> bits((n + 7) / 8, n);
     add_saved_row(o, c, bwd, "saved", "bias_add", whole, out, {&grads[0], &grads[1], &grads[2]},
-                  {&d_a, &d_b, &d_bias}, "bias_add (4 n^2 bytes)");
+                  {&d_a, &d_b, &d_bias});
     add_saved_row(o, c, bwd, "saved_mask", "bias_add", bits, out, {&grads[0], &grads[1], &grads[2]},
-                  {&d_a, &d_b, &d_bias}, "bias_add's ReLU bit (n^2/8 bytes)");
+                  {&d_a, &d_b, &d_bias});
     return c;
 }
 
@@ -191,7 +194,7 @@ CaseResult bench_conv_bn_relu_grad(const SuiteOptions &o) {
     FBuf conv(Cout, W, H), grads[5] = {FBuf(Cin, W + 2, H + 2), FBuf(Cout, Cin, 3, 3), FBuf(Cout), FBuf(Cout),
                                        FBuf(Cout)};
     add_saved_row(o, c, bwd, "saved", "conv_out", conv, out, {&grads[0], &grads[1], &grads[2], &grads[3], &grads[4]},
-                  {&d_in, &d_w, &d_bias, &d_gamma, &d_beta}, "conv_out (4 Cout W H bytes)");
+                  {&d_in, &d_w, &d_bias, &d_gamma, &d_beta});
     return c;
 }
 
