@@ -57,10 +57,20 @@ public:
         std::vector<ScheduleStanza> stanzas;
         while (peek().kind != Token::End) {
             ScheduleStanza s = header();
-            auto same = std::find_if(stanzas.begin(), stanzas.end(), [&](const ScheduleStanza &o) {
+            auto stage_of = [&](const ScheduleStanza &o) {
                 return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of &&
-                       o.clone == s.clone && o.condition == s.condition;
-            });
+                       o.clone == s.clone;
+            };
+            // A repeated header joins its first stanza, unless a
+            // specialization of the stage came in between: it copied the
+            // stage's schedule as it was then, so the stage's later
+            // directives must stay after it (file order, as in C++).
+            auto same = std::find_if(stanzas.begin(), stanzas.end(),
+                                     [&](const ScheduleStanza &o) { return stage_of(o) && o.condition == s.condition; });
+            if (same != stanzas.end() && s.condition.empty() &&
+                std::any_of(same + 1, stanzas.end(),
+                            [&](const ScheduleStanza &o) { return stage_of(o) && !o.condition.empty(); }))
+                same = stanzas.end();
             ScheduleStanza &into = same == stanzas.end() ? (stanzas.push_back(s), stanzas.back()) : *same;
             while (peek().kind != Token::End && !at_header()) into.directives.push_back(directive(s));
         }

@@ -63,6 +63,29 @@ TEST_CASE("sched: specialize stanzas parse and print canonically", "[sched][spec
               std::string("k ") + op + " 3");
 }
 
+TEST_CASE("sched: a stanza after a specialization of its stage stays after it", "[sched][specialize]") {
+    // The specialization copies the stage's schedule when it is made: out's
+    // first stanza (compute_root-like, no loops) before it, the split after
+    // it, so the specialization starts from the default loops and splits x
+    // itself. Joining the second "out:" into the first would split x before
+    // the copy ("x has already been split").
+    const std::string text = "out: parallel(y)\n"
+                             "out.specialize(in.width >= 16): split(x, xo, xi, 16) vectorize(xi, 8)\n"
+                             "out: split(x, xo, xi, 8, GuardWithIf)\n";
+    ScheduleFile f = ScheduleFile::parse(text, "t.sched");
+    REQUIRE(f.stanzas().size() == 3);
+    CHECK(f.stanzas()[2].condition.empty());
+    CHECK(f.to_string() == text);
+    CHECK(ScheduleFile::parse(f.to_string(), "t.sched") == f);
+    Scale a;
+    f.apply(Pipeline(a.out), avx2());
+    Scale b;
+    b.out.parallel(b.y);
+    b.out.specialize(b.in.width() >= 16).split(b.x, b.xo, b.xi, 16).vectorize(b.xi, 8);
+    b.out.split(b.x, b.xo, b.xi, 8, TailStrategy::GuardWithIf);
+    CHECK(Pipeline(a.out).lowered_stmt(avx2()) == Pipeline(b.out).lowered_stmt(avx2()));
+}
+
 TEST_CASE("sched: specialize syntax errors", "[sched][specialize]") {
     auto parse_error = [](const std::string &text) {
         return error_of([&] { ScheduleFile::parse(text, "t.sched"); });
