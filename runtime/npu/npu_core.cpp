@@ -35,8 +35,8 @@ void Core::emit(Instr in) {
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": no GM buffer #" +
                            std::to_string(in.gm.buffer));
         const GmBuffer &g = bufs[in.gm.buffer];
-        bool converts = in.op == Op::TSTORE && t.mem == Mem::L0C;  // the fix-pipe may convert f32 -> f16
-        if (g.type != t.type && !(converts && g.type == DType::F16))
+        bool converts = in.op == Op::TSTORE && t.mem == Mem::L0C;  // the fix-pipe may convert f32 -> f16 / bf16
+        if (g.type != t.type && !(converts && (g.type == DType::F16 || g.type == DType::BF16)))
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
                            "' holds " + dtype_name(g.type) + " but the tile is " + dtype_name(t.type));
         if (in.gm.clamped() && (in.op != Op::TLOAD || in.gm.row_lo > in.gm.row_hi || in.gm.col_lo > in.gm.col_hi))

@@ -22,6 +22,7 @@ struct View {
         switch (type) {
         case DType::F32: { float f; std::memcpy(&f, p, 4); return f; }
         case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
+        case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16_to_float(h); }
         case DType::I32: { int32_t i; std::memcpy(&i, p, 4); return (float)i; }
         case DType::U8: return (float)*p;
         }
@@ -32,12 +33,13 @@ struct View {
         std::memcpy(&i, ptr(r, c), 4);
         return i;
     }
-    // C conversion of a float to the element type (truncation for integers; half rounds to nearest even).
+    // C conversion of a float to the element type (truncation for integers; f16 and bf16 round to nearest even).
     void set(uint32_t r, uint32_t c, float v) const {
         uint8_t *p = ptr(r, c);
         switch (type) {
         case DType::F32: std::memcpy(p, &v, 4); break;
         case DType::F16: { uint16_t h = float_to_half(v); std::memcpy(p, &h, 2); break; }
+        case DType::BF16: { uint16_t h = float_to_bfloat16(v); std::memcpy(p, &h, 2); break; }
         case DType::I32: { int32_t i = (int32_t)v; std::memcpy(p, &i, 4); break; }
         case DType::U8: *p = (uint8_t)v; break;
         }

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "npu_machine.h"
+// The host's 16-bit float conversions (before the prologue: the scalar ones only).
+#include "../kiln_float16.h"
 // TEXP, TLOG and TTANH compute exactly the host target's float32 functions,
 // so NPU and host kernels agree bitwise.
 #include "../kiln_prologue.h"
@@ -26,12 +28,12 @@ const char *pipe_name(Pipe p) {
 }
 
 int dtype_size(DType t) {
-    static const int sizes[] = {4, 2, 4, 1};
+    static const int sizes[] = {4, 2, 4, 1, 2};
     return sizes[(int)t];
 }
 
 const char *dtype_name(DType t) {
-    static const char *names[] = {"f32", "f16", "i32", "u8"};
+    static const char *names[] = {"f32", "f16", "i32", "u8", "bf16"};
     return names[(int)t];
 }
 
@@ -194,6 +196,13 @@ struct Checker {
     }
     void arith_type(const TileRef &t) const {
         require(t.type != DType::U8, std::string(op_name(in.op)) + " does not take u8 (mask) tiles");
+        no_bf16(t);
+    }
+    // bf16 is a storage type: the vector unit converts it (TCVT) and computes in f32.
+    void no_bf16(const TileRef &t) const {
+        require(t.type != DType::BF16, std::string(op_name(in.op)) +
+                                           " does not take bf16 tiles; TCVT them to f32, compute, and TCVT the "
+                                           "result back to bf16 (the vector unit computes bf16 data in f32)");
     }
 
     void run() const {
@@ -219,7 +228,8 @@ struct Checker {
                 require(d.valid_rows == a.valid_rows && d.valid_cols == a.valid_cols,
                         "destination and source valid regions differ");
                 if (a.mem != Mem::L0C) same_type(d, a, "destination and source");
-                else require(d.type == DType::F32 || d.type == DType::F16, "the fix-pipe writes f32 or f16");
+                else require(d.type == DType::F32 || d.type == DType::F16 || d.type == DType::BF16,
+                             "the fix-pipe writes f32, f16 or bf16");
             }
             if (in.relu) require(src == Mem::L0C, "ReLU on the way is a fix-pipe feature (L0C sources only)");
             return;
@@ -236,7 +246,8 @@ struct Checker {
             mem(a, "source a", Mem::L0A);
             mem(b, "source b", Mem::L0B);
             require(d.type == DType::F32, "the accumulator is f32");
-            float_type(a);
+            require(a.type == DType::F32 || a.type == DType::F16 || a.type == DType::BF16,
+                    std::string("the operands are f16, bf16 or f32 (summed in f32), not ") + dtype_name(a.type));
             same_type(a, b, "the operands");
             require(a.valid_cols == b.valid_rows, "K differs: a is " + std::to_string(a.valid_rows) + "x" +
                                                       std::to_string(a.valid_cols) + ", b is " +
@@ -273,8 +284,8 @@ struct Checker {
             require(R == 1 && C == a.valid_cols, "the destination's valid region must be 1x" +
                                                       std::to_string(a.valid_cols) + " (one value per column)");
             return;
-        case Op::TROWEXPAND: same_type(d, a, "destination and source"); covers(a, R, 1, "source a"); return;
-        case Op::TCOLEXPAND: same_type(d, a, "destination and source"); covers(a, 1, C, "source a"); return;
+        case Op::TROWEXPAND: no_bf16(d); same_type(d, a, "destination and source"); covers(a, R, 1, "source a"); return;
+        case Op::TCOLEXPAND: no_bf16(d); same_type(d, a, "destination and source"); covers(a, 1, C, "source a"); return;
         case Op::TCVT: covers(a, R, C, "source a"); return;
         case Op::TCMP:
             require(d.type == DType::U8, "the destination is a u8 mask");
@@ -283,6 +294,7 @@ struct Checker {
             return;
         case Op::TSEL:
             require(a.type == DType::U8, "source a is the u8 mask");
+            no_bf16(d);
             same_type(d, b, "destination and source b"); same_type(d, in.c, "destination and source c");
             covers(a, R, C, "source a"); covers(b, R, C, "source b"); covers(in.c, R, C, "source c");
             return;
@@ -320,7 +332,7 @@ Cost instr_cost(const Instr &in, const Machine &m) {
         c.busy = c.done = in.op == Op::PIPE_BARRIER ? 0 : m.sync_cycles;
         return c;
     case Family::Matrix: {
-        uint64_t k0 = std::max<uint64_t>(1, m.matrix_k_bytes / dtype_size(in.a.type));
+        uint64_t k0 = m.matrix_k(in.a.type);
         c.busy = c.done = ceil_div(in.dst.valid_rows, m.matrix_m) * ceil_div(in.dst.valid_cols, m.matrix_n) *
                           ceil_div(in.a.valid_cols, k0);
         if (c.busy == 0) c.busy = c.done = 1;
@@ -424,46 +436,10 @@ int32_t ref_unary_i32(Op op, int32_t x) {
     }
 }
 
-uint16_t float_to_half(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, mant = x & 0x7fffffu;
-    int exp = (int)((x >> 23) & 0xff);
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));  // inf, nan
-    int e = exp - 127 + 15;
-    if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);                        // overflow
-    if (e <= 0) {                                                              // subnormal or zero
-        if (e < -10) return (uint16_t)sign;
-        mant |= 0x800000u;
-        int shift = 14 - e;
-        uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;  // may carry into the exponent: still right
-    return (uint16_t)(sign | h);
-}
-
-float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, x;
-    if (exp == 0) {
-        if (mant == 0) {
-            x = sign;
-        } else {
-            int e = -1;
-            do { mant <<= 1; e++; } while (!(mant & 0x400u));
-            x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-        }
-    } else if (exp == 0x1f) {
-        x = sign | 0x7f800000u | (mant << 13);
-    } else {
-        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    }
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-}
+uint16_t float_to_half(float f) { return kiln_float16_from_float(f); }
+float half_to_float(uint16_t h) { return kiln_float16_to_float(h); }
+uint16_t float_to_bfloat16(float f) { return kiln_bfloat16_from_float(f); }
+float bfloat16_to_float(uint16_t b) { return kiln_bfloat16_to_float(b); }
 
 }  // namespace npu
 }  // namespace kiln

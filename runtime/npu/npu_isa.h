@@ -35,7 +35,10 @@ enum class Pipe : uint8_t { S, MTE2, MTE1, V, M, MTE3, FIX, ALL };
 constexpr int kNumPipes = 7;  // ALL is only a PIPE_BARRIER operand
 const char *pipe_name(Pipe p);
 
-enum class DType : uint8_t { F32, F16, I32, U8 };
+// BF16 (the top half of a float32) is a storage type: DMA, moves, TCVT and
+// the matrix unit's operands take it; other vector ops compute in f32.
+enum class DType : uint8_t { F32, F16, I32, U8, BF16 };
+constexpr int kNumDTypes = 5;
 int dtype_size(DType t);
 const char *dtype_name(DType t);
 
@@ -191,7 +194,8 @@ std::string describe(const Instr &in);
 // ---- Reference semantics of one element ----
 // f32 tiles compute in float, as host kernels do (std::exp(float), ...);
 // f16 tiles compute in float and round to half; i32 tiles wrap, and divide
-// with Kiln's Euclidean rule (x / 0 == 0).
+// with Kiln's Euclidean rule (x / 0 == 0). bf16 tiles are only converted
+// (TCVT), moved and multiplied (TMATMUL, summing in f32).
 float ref_unary(Op op, float x);
 float ref_binary(Op op, float a, float b);  // also the tile-scalar ops, with b = scalar
 int32_t ref_binary_i32(Op op, int32_t a, int32_t b);
@@ -209,9 +213,12 @@ bool ref_compare(Cmp c, T a, T b) {
     return false;
 }
 
-// IEEE binary16 conversions (round to nearest even).
+// 16-bit float conversions, the host's (runtime/kiln_float16.h: round to
+// nearest even, NaN stays NaN), so NPU and host kernels convert alike.
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
+uint16_t float_to_bfloat16(float f);
+float bfloat16_to_float(uint16_t b);
 
 }  // namespace npu
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #ifndef KILN_NPU_MACHINE_H
 #define KILN_NPU_MACHINE_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,14 @@ struct Machine {
     uint64_t transcendental_factor = 4;
     uint64_t reduce_factor = 1;
     uint32_t matrix_m = 16, matrix_n = 16, matrix_k_bytes = 32;
+    // k0 per operand type (matrix.k_elements); 0: matrix_k_bytes / the type's size.
+    uint32_t matrix_k_elements[kNumDTypes] = {};
+
+    // The k-step of one matrix cycle for operands of type t.
+    uint64_t matrix_k(DType t) const {
+        uint32_t k = matrix_k_elements[(int)t];
+        return k ? k : std::max<uint64_t>(1, matrix_k_bytes / dtype_size(t));
+    }
 
     uint64_t capacity(Mem m) const { return mem_bytes[(int)m]; }
     const DmaRate &rate(Pipe p) const { return dma[(int)p]; }
