@@ -140,10 +140,10 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << ") {\n";
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
-        user_assert(a.type == Float(32) && (a.dimensions == 1 || a.dimensions == 2))
+        user_assert(npu_float_dtype(a.type) != npu::DType::U8 && (a.dimensions == 1 || a.dimensions == 2))
             << "NPU target: buffer argument " << a.name << " is a " << a.dimensions << "-D " << a.type.to_string()
-            << " buffer; the NPU code generator handles 1-D and 2-D float32 buffers, so convert it to "
-                   "float32 on the host or leave it out of the NPU kernel's arguments";
+            << " buffer; the NPU code generator handles 1-D and 2-D float32, float16 and bfloat16 buffers, so "
+               "convert it on the host or leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
           << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
     }
@@ -154,7 +154,10 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (const LoweredArgument &a : args) {
         std::string n = c_name(a.name);
         if (a.is_buffer) {
-            s << "        const kiln_gm " << n << "_buf = kiln_bind(dev, \"" << a.name << "\", " << n << ");\n";
+            std::string dt = npu::dtype_name(npu_float_dtype(a.type));
+            for (char &ch : dt) ch = (char)std::toupper((unsigned char)ch);
+            s << "        const kiln_gm " << n << "_buf = kiln_bind(dev, \"" << a.name << "\", " << n << ", DType::" << dt
+              << ");\n";
             call += ", " + n + "_buf";
         } else {
             call += ", " + n;

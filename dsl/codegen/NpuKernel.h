@@ -31,12 +31,16 @@ namespace internal {
 // The C++ identifier of an IR name in emitted NPU kernels ("f.s0.x" -> "v_f_s0_x").
 std::string npu_c_name(const std::string &ir_name);
 
+// The NPU element type of a buffer or Func of float type t: F32, F16 or
+// BF16; U8 (none) for any other type.
+npu::DType npu_float_dtype(const Type &t);
+
 // An on-chip buffer: a Func's storage, or a tile a stage stages or computes.
 struct NpuBuffer {
     std::string name;   // "stage1", or "stage1.t0" for a temporary of stage1's tile
     std::string owner;  // the Func whose stage or storage it is (overflow reports)
     npu::Mem memory = npu::Mem::UB;
-    npu::DType dtype = npu::DType::F32;  // F32, or U8 for compare masks
+    npu::DType dtype = npu::DType::F32;  // F32, F16 / BF16 (16-bit data), or U8 for compare masks
     int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
     int copies = 1;          // 2 when double-buffered
     int addr = 0;            // bytes from the start of its memory, assigned after selection

@@ -45,6 +45,13 @@ namespace internal {
 
 std::string npu_c_name(const std::string &ir) { return "v_" + c_mangle(ir); }
 
+npu::DType npu_float_dtype(const Type &t) {
+    if (t == Float(32)) return npu::DType::F32;
+    if (t == Float(16)) return npu::DType::F16;
+    if (t == BFloat(16)) return npu::DType::BF16;
+    return npu::DType::U8;
+}
+
 namespace npu_select {
 
 const int64_t *const_int(const Expr &e) {
@@ -185,9 +192,10 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
     ScalarOwner owner(*this, r->name);
-    user_assert(r->types.size() == 1 && r->types[0] == Float(32))
+    user_assert(r->types.size() == 1 && npu_float_dtype(r->types[0]) != npu::DType::U8)
         << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
-        << "; the NPU code generator handles float32 Funcs (of one value) only";
+        << "; the NPU code generator handles float32, float16 and bfloat16 Funcs (of one value) only";
+    const npu::DType dtype = npu_float_dtype(r->types[0]);
     const size_t dims = r->bounds.size();
     user_assert(dims == 1 || dims == 2) << "NPU target: Func " << r->name << " has " << dims
                                         << " dimensions; tiles are 2-D, so NPU Funcs have one or two dimensions";
@@ -209,6 +217,10 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         // the frontend never parallelizes an RVar.
         internal_assert(!k.multi_core) << "NPU target: Func " << r->name
                                        << " is stored in GM after a loop across cores";
+        user_assert(dtype == npu::DType::F32)
+            << "NPU target: Func " << r->name << " is a " << r->types[0].to_string()
+            << " Func stored in GM; the NPU code generator keeps GM intermediates in float32, so compute it in "
+               "float32 (convert where it is read), or compute_at it inside the loop of its consumer's tiles (UB)";
         user_assert(dims == 2) << "NPU target: Func " << r->name
                                << " is 1-D and stored in GM; the NPU code generator keeps 1-D Funcs (row "
                                   "statistics) in UB, so compute_at it inside the loop of its consumer's tiles";
@@ -259,8 +271,12 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         rows = column ? (int)*e0 : 1;
         cols = column ? 1 : (int)*e0;
     }
+    user_assert(m != MemoryType::L0C || dtype == npu::DType::F32)
+        << "NPU target: Func " << r->name << " is stored in L0C as " << r->types[0].to_string()
+        << "; the matrix unit accumulates in float32, so give the accumulator type float32 and cast its result "
+           "where it is read";
     ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
-                                    m == MemoryType::L0C ? npu::Mem::L0C : npu::Mem::UB);
+                                    m == MemoryType::L0C ? npu::Mem::L0C : npu::Mem::UB, dtype);
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
@@ -522,7 +538,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
         const NpuBuffer &buf = k.buffers[ub->second];
         Expr offset = ub_offset(p->name, w);
         const int64_t *o = const_int(offset);
-        user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
+        user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == padded_cols(n.C, buf.dtype))
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
             << "; a Func in UB is computed as one tile covering its buffer";
@@ -534,14 +550,18 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             zeroed.insert(ub->second);
             return;
         }
-        select(p->values[0], ub->second, n, out);
+        if (buf.dtype == npu::DType::F32) select(p->values[0], ub->second, n, out);
+        else select_narrowed(p->values[0], ub->second, n, out);
         return;
     }
-    // Output or GM Func: compute into a UB tile, then TSTORE.
+    // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE.
     for (auto it = loaded.begin(); it != loaded.end();)
         it = it->first.rfind(p->name + "|", 0) == 0 ? loaded.erase(it) : std::next(it);
-    int t = temp(n.R, n.C);
-    select(p->values[0], t, n, out);
+    const npu::DType dt = npu_float_dtype(p->values[0].type());
+    const bool narrow = dt == npu::DType::F16 || dt == npu::DType::BF16;  // other types: select() refuses them
+    int t = narrow ? temp16(n.R, n.C, dt) : temp(n.R, n.C);
+    if (narrow) select_narrowed(p->values[0], t, n, out);
+    else select(p->values[0], t, n, out);
     instr(out, npu::Op::TSTORE, {gm_arg(gm_code(p->name, w)), tile_operand(t, n.R, n.C, false)});
 }
 

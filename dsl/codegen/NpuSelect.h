@@ -48,6 +48,15 @@ const NpuOpRule *npu_op_rule(const Expr &e);
 // The operands of a binary operation or comparison; false when e is none.
 bool binary_operands(const Expr &e, Expr &a, Expr &b);
 
+// Elements in a row of `cols` elements of type t, padded to the 32-byte alignment.
+inline int padded_cols(int cols, npu::DType t) {
+    const int per_row = 32 / npu::dtype_size(t);
+    return (cols + per_row - 1) / per_row * per_row;
+}
+// e as a read of a Func or image: the Call itself, or the Call inside a
+// widening cast<float>(...) of a 16-bit float read; nullptr otherwise.
+const Call *read_of(const Expr &e);
+
 // How a 1-D Func or image lies in a tile: one value per row (a column
 // R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
 // indexed by x). 2-D Funcs are Full.
@@ -225,6 +234,15 @@ private:
 
     // Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
     Operand select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out);
+    // A 16-bit float value (a Func of that type, or cast<float16_t>(e) of a
+    // float32 e) into the 16-bit buffer dst: computed in float32, then one
+    // TCVT (the vector unit computes 16-bit data in float32).
+    void select_narrowed(const Expr &v, int dst, const Nest &n, std::vector<NpuItem> &out);
+    // A new UB buffer of the current tile for 16-bit values (TLOAD or TCVT destination).
+    int temp16(int rows, int cols, npu::DType t) {
+        return add_buffer(current + ".h" + std::to_string(temps++), current, rows, cols, current_double,
+                          npu::Mem::UB, t);
+    }
 
     // A scalar operand spread over an R x C temporary (TDUP); tiles unchanged.
     Operand as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out);

@@ -40,13 +40,13 @@ int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vect
         const NpuBuffer &buf = k.buffers[ub->second];
         Expr offset = ub_offset(c->name, w);
         const int64_t *o = const_int(offset);
-        user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == (n.C + 7) / 8 * 8)
+        user_assert(w.shape == Shape::Full && o && *o == 0 && buf.rows == n.R && buf.cols == padded_cols(n.C, buf.dtype))
             << "NPU target: Func " << current << " multiplies " << c->name << ", which is in UB as "
             << buf.rows << " x " << buf.cols << "; the matrix unit takes a UB operand through L1 whole, so "
             << "compute " << c->name << " at the loop of " << current << "'s tiles (compute_at), over exactly its "
             << n.R << " x " << n.C << " window";
-        int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, npu::Mem::L1);
-        int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0);
+        int l1 = add_buffer(base + "1", current, n.R, n.C, current_double, npu::Mem::L1, buf.dtype);
+        int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0, buf.dtype);
         instr(out, npu::Op::TMOV, {tile_operand(l1, n.R, n.C, false), tile_operand(ub->second, n.R, n.C, false)});
         instr(out, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), tile_operand(l1, n.R, n.C, false)});
         return t;
@@ -77,8 +77,10 @@ int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vect
     if (invariant && hoisted_loaded.count(key.str())) return hoisted_loaded[key.str()];
     std::vector<NpuItem> &dst = invariant ? hoisted : out;
     const int gr = gm_nest.R, gc = gm_nest.C;
-    int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, npu::Mem::L1);
-    int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0);
+    // A 16-bit operand stays 16-bit: the matrix unit multiplies f16 and bf16 and sums in f32.
+    const npu::DType dt = npu_float_dtype(c->type);
+    int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, npu::Mem::L1, dt);
+    int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0, dt);
     Window we = w;
     we.x0 = expand(w.x0), we.y0 = expand(w.y0);
     instr(dst, npu::Op::TLOAD, {tile_operand(l1, gr, gc, false), gm_arg(gm_code(c->name, invariant ? we : w))});
@@ -115,7 +117,7 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     const Mul *mul = add ? (add->b.as<Mul>() ? add->b.as<Mul>() : add->a.as<Mul>()) : nullptr;
     const Call *self = add ? (add->b.as<Mul>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
     if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
-    const Call *a = mul->a.as<Call>(), *b = mul->b.as<Call>();
+    const Call *a = read_of(mul->a), *b = read_of(mul->b);  // cast<float>(A(k, y)) of a 16-bit A: A itself
     if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
     if (loop_of(a->args[1]) != fy) std::swap(a, b);  // A(k, y), B(x, k) or transposed B(k, x)
     if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy ||
@@ -145,6 +147,13 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
         << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols
         << "; a matrix update covers the whole accumulator: compute_at it at the loop of its consumer's tiles";
     int ta = stage_operand(a, na, npu::Mem::L0A, out), tb = stage_operand(b, nb, npu::Mem::L0B, out);
+    const npu::DType da = k.buffers[ta].dtype, db = k.buffers[tb].dtype;
+    user_assert(da == db) << "NPU target: Func " << p->name << " multiplies " << a->name << " (" << npu::dtype_name(da)
+                          << ") by " << b->name << " (" << npu::dtype_name(db)
+                          << "); the matrix unit takes two operands of one type (f16, bf16 or f32, summed in f32), "
+                             "so give both the same type (cast one where it is computed)";
+    user_assert(da != npu::DType::U8) << "NPU target: Func " << p->name << " multiplies " << a->name << " by "
+                                      << b->name << "; the matrix unit takes f16, bf16 or f32 operands";
     bool first = zeroed.erase(ub->second) > 0;
     instr(out, first ? npu::Op::TMATMUL : npu::Op::TMATMUL_ACC,
           {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),

@@ -63,6 +63,14 @@ const NpuOpRule *npu_op_rule(const Expr &e) {
     return nullptr;
 }
 
+const Call *read_of(const Expr &e) {
+    const Expr *x = &e;
+    if (const Cast *cv = e.as<Cast>())
+        if (e.type() == Float(32) && cv->value.type().is_float16_or_bfloat16()) x = &cv->value;
+    const Call *c = x->as<Call>();
+    return c && (c->call_type == Call::Func || c->call_type == Call::Image) ? c : nullptr;
+}
+
 bool binary_operands(const Expr &e, Expr &a, Expr &b) {
     return operands_of<Add, Sub, Mul, Div, Min, Max, LT, LE, GT, GE, EQ, NE>(e, a, b);
 }
@@ -120,6 +128,18 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
             << "; tile instructions read whole aligned tiles at a constant place, so compute " << c->name
             << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
         if (buf.memory == npu::Mem::L0C) return from_l0c(ub->second, dst, R, C, out);
+        if (buf.dtype != npu::DType::F32) {  // a 16-bit Func: widened by TCVT, once per loop body
+            auto [r, cc] = window_shape(w.shape, R, C);
+            std::string key = std::to_string(ub->second) + "|cvt|" + std::to_string(row0);
+            auto hit = expanded.find(key);
+            int t = hit != expanded.end() ? hit->second : temp(r, cc);
+            if (hit == expanded.end()) {
+                instr(out, npu::Op::TCVT, {tile_operand(t, r, cc, false), tile_operand(ub->second, r, cc, false, row0)});
+                expanded[key] = t;
+            }
+            if (narrow) return tile_operand(t, r, cc, false);
+            return expand_to(t, w.shape, dst, R, C, out);
+        }
         if (row0) {
             Operand src = tile_operand(ub->second, R, C, false, row0);
             if (dst < 0) return src;
@@ -143,6 +163,12 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     internal_assert(gm) << "NPU target: Func " << current << " reads Func " << c->name
                         << ", which is neither in UB nor in GM here";
     auto [r, cc] = window_shape(w.shape, R, C);
+    // A 16-bit input is loaded as it is in GM and widened to float32 by TCVT (Ascend C's Cast before compute).
+    const npu::DType dt = npu_float_dtype(c->type);
+    user_assert(dt != npu::DType::U8) << "NPU target: Func " << current << " reads " << c->name << " of type "
+                                      << c->type.to_string()
+                                      << "; NPU tiles hold float32, float16 and bfloat16 values";
+    const bool small = dt != npu::DType::F32;
     // A window loaded earlier in this loop body is loaded once (inputs are never written, GM Funcs not
     // in the loop nests that read them).
     std::ostringstream key;
@@ -158,18 +184,25 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     if (invariant && hhit != hoisted_loaded.end()) {
         t = hhit->second;
     } else if (invariant) {  // loaded once, before the outermost loop
-        t = add_buffer(c->name + ".in", current, r, cc, false);
+        t = add_buffer(c->name + ".in", current, r, cc, false, npu::Mem::UB, dt);
         Window we = w;
         we.x0 = expand(w.x0), we.y0 = expand(w.y0);
         instr(hoisted, npu::Op::TLOAD, {tile_operand(t, r, cc, false), gm_arg(gm_code(c->name, we))});
         hoisted_buffers.insert(t);
+        if (small) {
+            int wide = add_buffer(c->name + ".in32", current, r, cc, false);
+            instr(hoisted, npu::Op::TCVT, {tile_operand(wide, r, cc, false), tile_operand(t, r, cc, false)});
+            hoisted_buffers.insert(t = wide);
+        }
         hoisted_loaded[key.str()] = t;
     } else if (hit != loaded.end()) {
         t = hit->second;
     } else {
         bool full = r == R && cc == C;
         t = full && dst >= 0 ? dst : temp(r, cc);
-        instr(out, npu::Op::TLOAD, {tile_operand(t, r, cc, false), gm_arg(gm_code(c->name, w))});
+        int l = small ? temp16(r, cc, dt) : t;
+        instr(out, npu::Op::TLOAD, {tile_operand(l, r, cc, false), gm_arg(gm_code(c->name, w))});
+        if (small) instr(out, npu::Op::TCVT, {tile_operand(t, r, cc, false), tile_operand(l, r, cc, false)});
         loaded[key.str()] = t;
         if (full && t == dst) return tile_operand(t, R, C, false);
     }
@@ -194,9 +227,8 @@ bool Selector::scalar_only(const Expr &e, const Nest &n) const {
 }
 
 bool Selector::is_narrow(const Expr &e, const Nest &n) const {
-    const Call *c = e.as<Call>();
-    return n.fx && n.fy && c && (c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1 &&
-           shape_of(c->name, 1) != Shape::Full;
+    const Call *c = read_of(e);
+    return n.fx && n.fy && c && c->args.size() == 1 && shape_of(c->name, 1) != Shape::Full;
 }
 
 Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, const Expr &y, int dst, const Nest &n,
@@ -208,9 +240,9 @@ Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, cons
     const Expr &wide = right ? x : y, &line = right ? y : x;
     if (scalar_only(wide, n)) return none;  // s op column: TROWEXPAND and a tile-scalar op
     Operand a = select(wide, -1, n, out);
-    Operand b = select_call(line.as<Call>(), -1, n, out, true);
+    Operand b = select_call(read_of(line), -1, n, out, true);
     int t = result(dst, n.R, n.C, {&a});
-    const bool rows = shape_of(line.as<Call>()->name, 1) == Shape::Column;
+    const bool rows = shape_of(read_of(line)->name, 1) == Shape::Column;
     instr(out, rows ? rule.row_expand : rule.col_expand, {tile_operand(t, n.R, n.C, false), a, b});
     release(a, t);
     return tile_operand(t, n.R, n.C, dst < 0);
@@ -224,8 +256,25 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
         instr(out, npu::Op::TDUP, {tile_operand(dst, R, C, false), s});
         return tile_operand(dst, R, C, false);
     }
+    if (const Cast *cv = e.as<Cast>(); cv && e.type() == Float(32) && cv->value.type().is_float16_or_bfloat16()) {
+        if (const Call *c = read_of(e)) return select_call(c, dst, n, out);  // loaded and widened
+        // A float32 value rounded to 16 bits and widened again (16-bit arithmetic, as emulated): two TCVTs.
+        const Cast *round = cv->value.as<Cast>();
+        user_assert(round && round->value.type() == Float(32))
+            << "NPU target: Func " << current << ": " << e << " widens a " << cv->value.type().to_string()
+            << " value the NPU cannot compute (16-bit values are read from a Func or image, or rounded from "
+               "float32); compute it in float32";
+        Operand a = as_tile(select(round->value, -1, n, out), n, out);
+        int h = temp16(R, C, npu_float_dtype(cv->value.type()));
+        instr(out, npu::Op::TCVT, {tile_operand(h, R, C, false), a});
+        int t = result(dst, R, C, {&a});
+        instr(out, npu::Op::TCVT, {tile_operand(t, R, C, false), tile_operand(h, R, C, false)});
+        release(a, t);
+        return tile_operand(t, R, C, dst < 0);
+    }
     user_assert(e.type() == Float(32)) << "NPU target: Func " << current << ": " << e << " has type " << e.type().to_string()
-                                       << "; the vector instructions Kiln selects work on float32";
+                                       << "; the vector instructions Kiln selects work on float32 (16-bit floats "
+                                          "are converted to float32 and back by TCVT)";
     const Call *call = e.as<Call>();
     if (call && (call->call_type == Call::Func || call->call_type == Call::Image)) return select_call(call, dst, n, out);
     if (const Select *sel = e.as<Select>()) return select_select(sel, dst, n, out);
@@ -272,6 +321,14 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
     release(a, t);
     release(b, t);
     return tile_operand(t, R, C, dst < 0);
+}
+
+void Selector::select_narrowed(const Expr &v, int dst, const Nest &n, std::vector<NpuItem> &out) {
+    const Cast *cv = v.as<Cast>();
+    Expr wide = cv && cv->value.type() == Float(32) ? cv->value : cast(Float(32), v);
+    Operand a = as_tile(select(wide, -1, n, out), n, out);
+    instr(out, npu::Op::TCVT, {tile_operand(dst, n.R, n.C, false), a});
+    release(a, -1);
 }
 
 Operand Selector::as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out) {

@@ -53,32 +53,13 @@ void check_npu_buffer_constraints(const Environment &env, const std::vector<std:
 }
 
 void check_npu_types(const Environment &env) {
-    // The first 16-bit float type of an expression, or Int(32).
-    class Find16 : public IRVisitor {
-    public:
-        using IRVisitor::include;
-        Type found = Int(32);
-        void include(const Expr &e) override {
-            if (e.defined() && e.type().is_float16_or_bfloat16()) found = e.type().element_of();
-            else IRVisitor::include(e);
-        }
-    };
-    for (const auto &[name, f] : env) {
-        Find16 find;
-        for (const Type &t : f->types)
-            if (t.is_float16_or_bfloat16()) find.found = t;
-        for (int k = 0; k < f->num_stages(); k++)
-            for (const Expr &v : f->stage(k).values) find.include(v);
-        user_assert(!find.found.is_float16_or_bfloat16())
-            << "NPU target: Func " << name << " computes " << find.found.to_string()
-            << " values, and the NPU code generator does not handle 16-bit floats yet; compute " << name
-            << " in float32 for the NPU build (the host target handles " << find.found.to_string() << ")";
-    }
+    // 16-bit buffers and Funcs are the NPU's (widened by TCVT, computed in
+    // float32); a scalar Param reaches the kernel as a float or an int32.
     for (const auto &[name, p] : find_parameters(env))
-        user_assert(!p->type.is_float16_or_bfloat16())
-            << "NPU target: " << (p->is_buffer ? "ImageParam " : "Param ") << name << " has type "
-            << p->type.to_string() << ", and the NPU code generator does not handle 16-bit floats yet; "
-            << "give the NPU build a float32 input (the host target handles " << p->type.to_string() << ")";
+        user_assert(p->is_buffer || !p->type.is_float16_or_bfloat16())
+            << "NPU target: Param " << name << " has type " << p->type.to_string()
+            << ", and the NPU kernel takes scalar Params as float32 or int32; declare it Param<float> and widen "
+               "nothing (the host target handles " << p->type.to_string() << " Params)";
 }
 
 Stmt add_buffer_constraints(const Stmt &s, const std::string &kernel, const Environment &env,

@@ -29,9 +29,10 @@ Stmt add_buffer_constraints(const Stmt &s, const std::string &kernel, const Envi
 // first constrained buffer, instead of trusting the constraint silently.
 void check_npu_buffer_constraints(const Environment &env, const std::vector<std::string> &outputs);
 
-// The NPU code generator computes float32 only: a CompileError naming the
-// first Func or input of a 16-bit float type (Float(16), BFloat(16)),
-// rather than emitting it as float32.
+// The NPU kernel takes scalar Params as float32 or int32: a CompileError
+// naming the first Param of a 16-bit float type (Float(16), BFloat(16)),
+// rather than passing it as a float. (16-bit buffers and Funcs are the NPU
+// code generator's: dsl/codegen/NpuSelect.cpp.)
 void check_npu_types(const Environment &env);
 
 }  // namespace internal

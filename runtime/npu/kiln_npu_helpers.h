@@ -7,7 +7,7 @@ struct kiln_gm {
     int32_t min[2] = {0, 0}, extent[2] = {1, 1}, stride[2] = {1, 0};
 };
 
-kiln_gm kiln_bind(Device &dev, const char *name, const halide_buffer_t *b) {
+kiln_gm kiln_bind(Device &dev, const char *name, const halide_buffer_t *b, DType type) {
     kiln_gm g;
     uint64_t elems = 1;
     for (int d = 0; d < b->dimensions && d < 2; d++) {
@@ -16,7 +16,7 @@ kiln_gm kiln_bind(Device &dev, const char *name, const halide_buffer_t *b) {
         g.stride[d] = b->dim[d].stride;
         elems += (uint64_t)(b->dim[d].extent > 0 ? b->dim[d].extent - 1 : 0) * b->dim[d].stride;
     }
-    g.t = dev.bind(name, DType::F32, b->host, elems);
+    g.t = dev.bind(name, type, b->host, elems);
     return g;
 }
 

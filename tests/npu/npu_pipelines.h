@@ -146,7 +146,7 @@ inline Buffer<float, 1> make_row(float scale, float offset) {
 }
 
 // Runs `p` on the NPU target with each buffer argument looked up by name.
-inline json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::Runtime::Buffer<float>> &buffers,
+inline json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::Runtime::Buffer<>> &buffers,
                   const std::string &fn) {
     std::vector<void *> argv;
     for (const Argument &a : p.infer_arguments()) argv.push_back((void *)buffers.at(a.name).raw_buffer());

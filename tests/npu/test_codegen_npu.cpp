@@ -602,7 +602,7 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
         n.compute_at(out, c.xo);
         REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func n has type int32; the NPU code generator "
-                                                    "handles float32 Funcs (of one value) only"));
+                                                    "handles float32, float16 and bfloat16 Funcs (of one value) only"));
     }
     {
         Blur b;  // output reads blur_x one column to the right: a column offset inside UB
@@ -667,7 +667,7 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
         t.compute_at(out, c.xo);
         REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func t has type Tuple; the NPU code generator handles "
-                                                    "float32 Funcs (of one value) only"));
+                                                    "float32, float16 and bfloat16 Funcs (of one value) only"));
     }
     {
         Chain c;  // stage1 computed in 8-row tiles into its 32-row buffer
@@ -1160,8 +1160,8 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
         args.insert(args.begin(), Argument{"extra", true, Int(32), 2});
         REQUIRE_COMPILE_ERROR(p.compile_to_cpp_source("bad", args, Target("npu")),
                               Contains("NPU target: buffer argument extra is a 2-D int32 buffer; the NPU code "
-                                       "generator handles 1-D and 2-D float32 buffers, so convert it to float32 on "
-                                       "the host or leave it out of the NPU kernel's arguments"));
+                                       "generator handles 1-D and 2-D float32, float16 and bfloat16 buffers, so "
+                                       "convert it on the host or leave it out of the NPU kernel's arguments"));
     }
 }
 

@@ -1,0 +1,213 @@
+// 16-bit floats through the NPU code generator: bf16 and f16 inputs loaded
+// as they are in GM and widened by TCVT, float32 compute, outputs narrowed
+// by TCVT before the TSTORE, and matrix operands kept 16-bit for TMATMUL
+// (f32 accumulation in L0C). Each kernel equals the host target's output
+// bitwise (the same conversions and float32 operations) and a float64
+// reference within a stated tolerance; misuses are CompileErrors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include <kiln/Float16.h>
+#include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
+
+#include "error/expect_error.h"
+#include "npu_pipelines.h"
+
+using namespace kiln;
+using nlohmann::json;
+using npu_pipelines::run_npu_args;
+
+namespace {
+
+using bf16 = kiln::bfloat16_t;
+
+template<typename T, int D>
+int count_different_bits(const Buffer<T, D> &a, const Buffer<T, D> &b) {
+    int bad = 0;
+    a.for_each_element([&](const int *pos) {
+        T x = a(pos), y = b(pos);
+        bad += std::memcmp(&x, &y, sizeof(T)) != 0;
+    });
+    return bad;
+}
+
+// Relative tolerance of a bf16 result: half a unit in the last place of an
+// 8-bit significand (2^-8 of the value's binade, so at most 2^-8 relative).
+constexpr double kBf16Rel = 1.0 / 256;
+
+}  // namespace
+
+TEST_CASE("bf16 LayerNorm on the NPU: loads of bf16 rows, TCVT to f32, a bf16 output; equals the host and a float64 "
+          "reference",
+          "[npu][codegen][f16]") {
+    const int W = 1024, H = 64;
+    ImageParam input(BFloat(16), 2, "input"), gamma(BFloat(16), 1, "gamma"), beta(BFloat(16), 1, "beta");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    RDom r(0, W, "r");
+    Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), output("output");
+    sum(y) = 0.0f;
+    sum(y) += cast<float>(input(r, y));
+    mean(y) = sum(y) / (float)W;
+    Expr d = cast<float>(input(r, y)) - mean(y);
+    sum_sq(y) = 0.0f;
+    sum_sq(y) += d * d;
+    inv_std(y) = 1.0f / sqrt(sum_sq(y) / (float)W + 1e-5f);
+    output(x, y) = cast<bf16>((cast<float>(input(x, y)) - mean(y)) * inv_std(y) * cast<float>(gamma(x)) +
+                              cast<float>(beta(x)));
+    output.bound(x, 0, W).split(y, yo, yi, 8).double_buffer();
+    for (Func f : {sum, mean, sum_sq, inv_std}) f.compute_at(output, yo).double_buffer();
+
+    Buffer<bf16, 2> in(W, H), host(W, H), npu(W, H);
+    Buffer<bf16, 1> g(W), b(W);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) in(i, j) = bf16(3.0f * std::sin(0.01f * i + 0.3f * j) + 0.05f * j);
+    for (int i = 0; i < W; i++) g(i) = bf16(1.0f + 0.25f * std::cos(0.03f * i)), b(i) = bf16(0.1f * std::sin(0.07f * i));
+    input.set(in);
+    gamma.set(g);
+    beta.set(b);
+    output.realize(host);
+    json rep = run_npu_args(Pipeline(output), {{"input", in}, {"gamma", g}, {"beta", b}, {"output", npu}},
+                            "layernorm_bf16");
+    CHECK(count_different_bits(host, npu) == 0);
+    // Against float64 from the same bf16 inputs: the output's rounding plus float32's error in the statistics.
+    int bad = 0;
+    for (int j = 0; j < H; j++) {
+        double s = 0, ss = 0;
+        for (int i = 0; i < W; i++) s += (float)in(i, j);
+        double m = s / W;
+        for (int i = 0; i < W; i++) ss += ((float)in(i, j) - m) * ((float)in(i, j) - m);
+        double inv = 1 / std::sqrt(ss / W + 1e-5);
+        for (int i = 0; i < W; i++) {
+            double want = ((float)in(i, j) - m) * inv * (float)g(i) + (float)b(i);
+            bad += !(std::fabs((float)npu(i, j) - want) <= kBf16Rel * std::fabs(want) + 1e-5);
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(rep["race_count"] == 0);
+    // 16-bit traffic: the rows once, gamma and beta once, the output once, 2 bytes each.
+    CHECK(rep["gm_read_bytes"] == 2 * (W * H + 2 * W));
+    CHECK(rep["gm_write_bytes"] == 2 * W * H);
+    // One widening per loaded tile (input, once per tile; gamma and beta once) and one narrowing per output tile.
+    CHECK(rep["instructions_by_op"]["TCVT"] == 2 * H / 8 + 2);
+}
+
+TEST_CASE("bf16 GEMM on the NPU: bf16 operands through L1 and L0A/L0B into TMATMUL, f32 in L0C, a bf16 output",
+          "[npu][codegen][f16][matmul]") {
+    const int M = 256, N = 128, K = 256;
+    ImageParam A(BFloat(16), 2, "A"), B(BFloat(16), 2, "B"), bias(BFloat(16), 1, "bias");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    RDom k(0, K, "k");
+    Func matmul("matmul"), output("output");
+    matmul(x, y) = 0.0f;
+    matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
+    output(x, y) = cast<bf16>(max(matmul(x, y) + cast<float>(bias(x)), 0.0f));
+    output.bound(x, 0, N).split(y, yo, yi, 32).double_buffer();
+    matmul.compute_at(output, yo).store_in(MemoryType::L0C).double_buffer();
+
+    Buffer<bf16, 2> a(K, M), bb(N, K), host(N, M), npu(N, M);
+    Buffer<bf16, 1> bs(N);
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < K; i++) a(i, j) = bf16(std::sin(0.37f * i + 0.11f * j));
+    for (int j = 0; j < K; j++)
+        for (int i = 0; i < N; i++) bb(i, j) = bf16(std::cos(0.23f * i - 0.07f * j));
+    for (int i = 0; i < N; i++) bs(i) = bf16(0.5f * std::sin(0.3f * i));
+    A.set(a);
+    B.set(bb);
+    bias.set(bs);
+    output.realize(host);
+    json rep = run_npu_args(Pipeline(output), {{"A", a}, {"B", bb}, {"bias", bs}, {"output", npu}}, "gemm_bf16");
+    CHECK(count_different_bits(host, npu) == 0);
+    // Against float64: the bf16 rounding of the output, plus float32 accumulation (K ulps of the sum of |terms|).
+    int bad = 0;
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < N; i++) {
+            double s = 0, mag = 0;
+            for (int q = 0; q < K; q++) s += (double)(float)a(q, j) * (float)bb(i, q), mag += std::fabs((double)(float)a(q, j) * (float)bb(i, q));
+            double want = std::max(s + (float)bs(i), 0.0);
+            bad += !(std::fabs((float)npu(i, j) - want) <= kBf16Rel * std::fabs(want) + K * std::ldexp(mag, -24));
+        }
+    CHECK(bad == 0);
+    CHECK(rep["race_count"] == 0);
+    CHECK(rep["instructions_by_op"]["TMATMUL"] == M / 32);
+    // A and B move as bf16: 2 bytes an element, GM -> L1 (B once, before the loop).
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (M * K + K * N));
+    // One TMATMUL of 32 x 128 x 256 bf16 is 2 x 8 x 16 = 256 cycles (512 with f32 operands); the M pipe
+    // also runs a few flag instructions per tile.
+    const int busy = rep["pipes"]["M"]["busy_cycles"], products = 256 * (M / 32);
+    CHECK(busy >= products);
+    CHECK(busy <= products + 5 * (M / 32));
+}
+
+TEST_CASE("f16 and bf16 elementwise: arithmetic on 16-bit values rounds where the host rounds", "[npu][codegen][f16]") {
+    for (Type t : {Float(16), BFloat(16)}) {
+        INFO(t.to_string());
+        ImageParam in(t, 2, "in");
+        Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+        Func f("f"), out("out");
+        // 16-bit arithmetic: each operation rounds to 16 bits (two TCVTs in the middle of the expression).
+        f(x, y) = in(x, y) * in(x, y) + cast(t, 1.5f);
+        out(x, y) = cast(t, exp(cast<float>(f(x, y)) * 0.25f));
+        out.tile(x, y, xo, yo, xi, yi, 64, 8);
+        f.compute_at(out, xo);  // a 16-bit Func in UB
+        const int W = 256, H = 32;
+        Halide::Runtime::Buffer<void> data(halide_type_t(t.is_bfloat() ? halide_type_bfloat : halide_type_float, 16),
+                                           W, H),
+            host(data.type(), W, H), npu(data.type(), W, H);
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) {
+                float v = std::sin(0.05f * i) * 2 + 0.1f * j;
+                uint16_t bits = t.is_bfloat() ? bf16(v).to_bits() : kiln::float16_t(v).to_bits();
+                ((uint16_t *)data.data())[j * W + i] = bits;
+            }
+        in.set(data);
+        out.realize(host);
+        json rep = run_npu_args(Pipeline(out), {{"in", data}, {"out", npu}}, t.is_bfloat() ? "ew_bf16" : "ew_f16");
+        CHECK(std::memcmp(host.data(), npu.data(), W * H * 2) == 0);
+        CHECK(rep["race_count"] == 0);
+        CHECK(rep["gm_read_bytes"] == 2 * W * H);
+    }
+}
+
+TEST_CASE("NPU legality errors of 16-bit types", "[npu][codegen][f16][error]") {
+    auto source = [](Func f) { return Pipeline(f).compile_to_cpp_source("bad", Target("npu")); };
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    {
+        ImageParam A(BFloat(16), 2, "A"), B(Float(32), 2, "B");
+        RDom k(0, 64, "k");
+        Func matmul("matmul"), output("output");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += cast<float>(A(k, y)) * B(x, k);
+        output(x, y) = matmul(x, y);
+        output.bound(x, 0, 64).split(y, yo, yi, 16);
+        matmul.compute_at(output, yo).store_in(MemoryType::L0C);
+        REQUIRE_COMPILE_ERROR(source(output), Contains("NPU target: Func matmul multiplies A (bf16) by B (f32); the "
+                                                       "matrix unit takes two operands of one type"));
+    }
+    {
+        ImageParam in(BFloat(16), 2, "in");
+        Func mid("mid"), out("out");
+        mid(x, y) = cast<bf16>(cast<float>(in(x, y)) * 2.0f);
+        out(x, y) = cast<float>(mid(x, y));
+        out.bound(x, 0, 64).bound(y, 0, 16).split(y, yo, yi, 8);
+        mid.compute_root().bound(x, 0, 64).bound(y, 0, 16).split(y, yo, yi, 8);
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func mid is a bfloat16 Func stored in GM; the NPU "
+                                                    "code generator keeps GM intermediates in float32"));
+    }
+    {
+        ImageParam A(Float(16), 2, "A"), B(Float(16), 2, "B");
+        RDom k(0, 64, "k");
+        Func matmul("matmul"), output("output");
+        matmul(x, y) = cast<kiln::float16_t>(0.0f);
+        matmul(x, y) += A(k, y) * B(x, k);
+        output(x, y) = cast<float>(matmul(x, y));
+        output.bound(x, 0, 64).split(y, yo, yi, 16);
+        matmul.compute_at(output, yo).store_in(MemoryType::L0C);
+        REQUIRE_COMPILE_ERROR(source(output), Contains("NPU target: Func matmul is stored in L0C as float16; the "
+                                                       "matrix unit accumulates in float32"));
+    }
+}
