@@ -1,8 +1,14 @@
-// gemm: a matrix product with a bias and an activation, float32.
+// gemm: a matrix product with a bias and an activation.
 //
 //   matmul(x, y)   = Σ_k A(k, y) · B(x, k)        k over A's columns (A is M rows of K)
 //   bias_add(x, y) = matmul(x, y) + bias(x)
 //   output(x, y)   = act(bias_add(x, y))
+//
+// The element type of A, B, bias and the output is a GeneratorParam (type=
+// float32, the default; float16 or bfloat16): the products and the sum are
+// float32 whatever it is (each 16-bit value widened exactly), and the output
+// is rounded to its type once, at the end: the mixed precision of a matrix
+// unit that takes 16-bit operands and accumulates in float32.
 //
 // x runs along a row of the result (N columns, B's rows have N values), y
 // over the M rows. The activation is a GeneratorParam:
@@ -39,21 +45,21 @@ const std::map<std::string, Activation> &activation_names() {
 }
 
 // Define output, and matmul and bias_add, as act(A B + bias), k spanning
-// A's columns.
+// A's columns, in float32; the output is rounded to `type`.
 void define_gemm(Activation activation, const ImageParam &A, const ImageParam &B, const ImageParam &bias, RDom k,
-                 Func output) {
+                 Func output, Type type = Float(32)) {
     Var x("x"), y("y");
     Func matmul("matmul"), bias_add("bias_add");
     matmul(x, y) = 0.0f;
-    matmul(x, y) += A(k, y) * B(x, k);
-    bias_add(x, y) = matmul(x, y) + bias(x);
+    matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
+    bias_add(x, y) = matmul(x, y) + cast<float>(bias(x));
     Expr v = bias_add(x, y);
     switch (activation) {
     case Activation::Relu:
-        output(x, y) = max(v, 0.0f);
+        output(x, y) = cast(type, max(v, 0.0f));
         break;
     case Activation::Gelu:
-        output(x, y) = 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        output(x, y) = cast(type, 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v))));
         break;
     }
 }
@@ -64,15 +70,16 @@ class Gemm : public Generator<Gemm> {
 public:
     GeneratorParam<Activation> activation{"activation", Activation::Relu, activation_names()};
     GeneratorParam<int> depth{"depth", 0, 0, 1 << 20};  // K; 0: A's width, at run time
-    Input<Buffer<float, 2>> A{"A"};
-    Input<Buffer<float, 2>> B{"B"};
-    Input<Buffer<float, 1>> bias{"bias"};
-    Output<Buffer<float, 2>> output{"output"};
+    GeneratorParam<Type> type{"type", Float(32)};       // of A, B, bias and the output
+    Input<Buffer<void, 2>> A{"A", type};
+    Input<Buffer<void, 2>> B{"B", type};
+    Input<Buffer<void, 1>> bias{"bias", type};
+    Output<Buffer<void, 2>> output{"output", type};
 
     void generate() {
         // depth > 0 fixes K at compile time (the NPU's TMATMUL has a constant shape).
         RDom k(0, depth > 0 ? Expr((int)depth) : A.dim(0).extent(), "k");
-        define_gemm(activation, A, B, bias, k, output);
+        define_gemm(activation, A, B, bias, k, output, type);
     }
 };
 

@@ -8,6 +8,12 @@
 //   normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y)
 //   output(x, y)  = normalized(x, y) * gamma(x) + beta(x)
 //
+// The element type of input, gamma, beta and the output is a
+// GeneratorParam (type=float32, the default; float16 or bfloat16): every
+// value is widened to float32 where it is read, the statistics and the
+// normalization are float32, and the output is rounded to its type at the
+// end, as 16-bit LayerNorm kernels compute.
+//
 // The variance is the two-pass one (the sum of squared deviations from the
 // mean), which does not cancel catastrophically as E[x^2] - E[x]^2 does.
 // With the row statistics computed per row (compute_at(output, y)) the row
@@ -31,37 +37,38 @@ namespace {
 // Define output, and the row statistics and normalized, as the layer norm
 // of the rows of input, r spanning a row of row_width elements.
 void define_layernorm(const ImageParam &input, const ImageParam &gamma, const ImageParam &beta, Expr epsilon,
-                      RDom r, Expr row_width, Func output) {
+                      RDom r, Expr row_width, Func output, Type type = Float(32)) {
     Var x("x"), y("y");
     Func sum("sum"), mean("mean"), sum_sq("sum_sq"), inv_std("inv_std"), normalized("normalized");
     sum(y) = 0.0f;
-    sum(y) += input(r, y);
+    sum(y) += cast<float>(input(r, y));
     mean(y) = sum(y) / row_width;
-    Expr d = input(r, y) - mean(y);
+    Expr d = cast<float>(input(r, y)) - mean(y);
     sum_sq(y) = 0.0f;
     sum_sq(y) += d * d;
     inv_std(y) = 1.0f / sqrt(sum_sq(y) / row_width + epsilon);
-    normalized(x, y) = (input(x, y) - mean(y)) * inv_std(y);
-    output(x, y) = normalized(x, y) * gamma(x) + beta(x);
+    normalized(x, y) = (cast<float>(input(x, y)) - mean(y)) * inv_std(y);
+    output(x, y) = cast(type, normalized(x, y) * cast<float>(gamma(x)) + cast<float>(beta(x)));
 }
 
 }  // namespace
 
 class LayerNorm : public Generator<LayerNorm> {
 public:
-    Input<Buffer<float, 2>> input{"input"};
-    Input<Buffer<float, 1>> gamma{"gamma"};
-    Input<Buffer<float, 1>> beta{"beta"};
+    GeneratorParam<Type> type{"type", Float(32)};  // of input, gamma, beta and the output
+    Input<Buffer<void, 2>> input{"input", type};
+    Input<Buffer<void, 1>> gamma{"gamma", type};
+    Input<Buffer<void, 1>> beta{"beta", type};
     Input<float> epsilon{"epsilon", 1e-5f};
     GeneratorParam<int> width{"width", 0, 0, 1 << 20};  // 0: the input's width, at run time
-    Output<Buffer<float, 2>> output{"output"};
+    Output<Buffer<void, 2>> output{"output", type};
 
     void generate() {
         // width > 0 fixes the row width at compile time (the NPU reduces a
         // whole row in one tile, whose shape is a constant); rows then start at 0.
         RDom r = width > 0 ? RDom(0, (int)width, "r") : RDom(input.dim(0).min(), input.dim(0).extent(), "r");
         Expr row_width = width > 0 ? Expr((float)width) : cast<float>(input.dim(0).extent());
-        define_layernorm(input, gamma, beta, epsilon, r, row_width, output);
+        define_layernorm(input, gamma, beta, epsilon, r, row_width, output, type);
     }
 };
 

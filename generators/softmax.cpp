@@ -12,6 +12,10 @@
 //
 // exps has two consumers; inlining it computes every exp twice.
 //
+// The element type of the input and the output is a GeneratorParam (type=
+// float32, the default; float16 or bfloat16): values are widened to float32
+// where they are read, and the output is rounded to its type at the end.
+//
 // algorithm=online: the maximum m and the sum l in one pass (a Tuple
 // update); when a larger value arrives, the sum so far is rescaled to the
 // new maximum, so l stays the sum of exp(input - m) for the current m:
@@ -42,15 +46,15 @@ namespace {
 
 // Define output, and row_max, exps and row_sum, as the two-pass softmax of
 // the rows of input, r spanning a row.
-void define_two_pass(const ImageParam &input, RDom r, Func output) {
+void define_two_pass(const ImageParam &input, RDom r, Func output, Type type = Float(32)) {
     Var x("x"), y("y");
     Func row_max("row_max"), exps("exps"), row_sum("row_sum");
     row_max(y) = type_min(Float(32));
-    row_max(y) = max(row_max(y), input(r, y));
-    exps(x, y) = exp(input(x, y) - row_max(y));
+    row_max(y) = max(row_max(y), cast<float>(input(r, y)));
+    exps(x, y) = exp(cast<float>(input(x, y)) - row_max(y));
     row_sum(y) = 0.0f;
     row_sum(y) += exps(r, y);
-    output(x, y) = exps(x, y) / row_sum(y);
+    output(x, y) = cast(type, exps(x, y) / row_sum(y));
 }
 
 }  // namespace
@@ -60,9 +64,10 @@ public:
     enum class Algorithm { TwoPass, Online };
     GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
                                         {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
-    Input<Buffer<float, 2>> input{"input"};
+    GeneratorParam<Type> type{"type", Float(32)};  // of the input and the output
+    Input<Buffer<void, 2>> input{"input", type};
     GeneratorParam<int> width{"width", 0, 0, 1 << 20};  // 0: the input's width, at run time
-    Output<Buffer<float, 2>> output{"output"};
+    Output<Buffer<void, 2>> output{"output", type};
 
     void generate() {
         Var x("x"), y("y");
@@ -72,13 +77,13 @@ public:
         if (algorithm.value() == Algorithm::Online) {
             Func stats("stats");
             stats(y) = Tuple(type_min(Float(32)), 0.0f);
-            Expr m = stats(y)[0], l = stats(y)[1], v = input(r, y);
+            Expr m = stats(y)[0], l = stats(y)[1], v = cast<float>(input(r, y));
             Expr m2 = max(m, v);
             stats(y) = Tuple(m2, l * exp(m - m2) + exp(v - m2));
-            output(x, y) = exp(input(x, y) - stats(y)[0]) / stats(y)[1];
+            output(x, y) = cast(type, exp(cast<float>(input(x, y)) - stats(y)[0]) / stats(y)[1]);
             return;
         }
-        define_two_pass(input, r, output);
+        define_two_pass(input, r, output, type);
     }
 };
 

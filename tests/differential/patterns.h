@@ -79,6 +79,9 @@ public:
         if (const auto *in2 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 2>> *>(input(name))) p = in2->param();
         if (const auto *in3 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 3>> *>(input(name))) p = in3->param();
         if (const auto *in4 = dynamic_cast<const kiln::Input<kiln::Buffer<float, 4>> *>(input(name))) p = in4->param();
+        // An Input whose type is a GeneratorParam (type=float32 here).
+        if (const auto *v1 = dynamic_cast<const kiln::Input<kiln::Buffer<void, 1>> *>(input(name))) p = v1->param();
+        if (const auto *v2 = dynamic_cast<const kiln::Input<kiln::Buffer<void, 2>> *>(input(name))) p = v2->param();
         REQUIRE(p.defined());
         p.set(b);
     }

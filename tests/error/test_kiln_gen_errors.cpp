@@ -72,7 +72,7 @@ TEST_CASE("kiln-gen: GeneratorParams after -e and --estimate are GeneratorParams
     INFO(r.output);
     REQUIRE(r.status == 0);
     CHECK_THAT(read_output("params_after/softmax.h"),
-               Contains("generator softmax, algorithm=two_pass, width=1024,"));
+               Contains("generator softmax, algorithm=two_pass, type=float32, width=1024,"));
     // width=1024 fixes the row length at compile time: the reductions run to a constant.
     CHECK_THAT(read_output("params_after/softmax.cpp"), Contains("_end = 1024;"));
     CHECK_THAT(read_output("params_after/softmax.report.txt"), Contains("output 1024x1024"));
