@@ -19,11 +19,16 @@
 // 4. blur3x3 (schedules/blur3x3/npu.sched, 1024 x 128) and two-pass
 //    attention (schedules/attention/npu.sched, dim=64 seq=128, 1024 queries):
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
+// 5. bf16 (type=bfloat16): softmax and layernorm under npu.sched in the
+//    tables of 2., and GEMM + bias + ReLU through the code generator at
+//    1024 x 128 x 256 (16- and 32-row tiles) and 512 x 512 x 512: cycles
+//    against the matrix unit's peak (M * N * K / 4096 MACs per cycle).
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <string>
 
+#include <kiln/Float16.h>
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
@@ -104,7 +109,7 @@ json figures(const std::string &label, const json &r, double ideal, double model
 // Generator `name` with `params` under the schedule text `sched` on the NPU
 // target, run on `buffers` (by argument name; scalars take their defaults).
 json run_generator(const std::string &name, const std::vector<std::string> &params, const std::string &sched,
-                   std::map<std::string, Buffer<float>> buffers, const std::string &fn) {
+                   std::map<std::string, Buffer<>> buffers, const std::string &fn) {
     auto g = GeneratorRegistry::create(name);
     g->set_generator_params(params);
     Pipeline p = g->build_pipeline();
@@ -138,7 +143,7 @@ json run_rows(const std::string &name, const std::string &source_dir) {
     in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.01f * x) + 0.02f * y; });
     gamma.fill(1.25f);
     beta.fill(-0.5f);
-    std::map<std::string, Buffer<float>> b = {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", out}};
+    std::map<std::string, Buffer<>> b = {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", out}};
     const double bytes = (double)W * H * 4, ideal = 2 * bytes + (name == "layernorm" ? 2.0 * W * 4 : 0.0);
     std::string fused = read_file(source_dir + "/schedules/" + name + "/npu.sched");
     std::string inter = name == "softmax" ? "exps" : "normalized";
@@ -158,6 +163,17 @@ json run_rows(const std::string &name, const std::string &source_dir) {
                            ideal, ideal));
     rows.push_back(figures(inter + " through GM", run_generator(name, params, unfused, b, name + "_unfused"), ideal,
                            ideal + 2 * bytes));
+    // bf16 (type=bfloat16): the same input rounded to bf16, half the GM bytes, a TCVT each way per tile.
+    Buffer<kiln::bfloat16_t> in16(W, H), gamma16(W), beta16(W), out16(W, H);
+    in16.for_each_element([&](int x, int y) { in16(x, y) = kiln::bfloat16_t(in(x, y)); });
+    gamma16.fill(kiln::bfloat16_t(1.25f));
+    beta16.fill(kiln::bfloat16_t(-0.5f));
+    std::map<std::string, Buffer<>> b16 = {{"input", in16}, {"gamma", gamma16}, {"beta", beta16}, {"output", out16}};
+    const std::vector<std::string> params16 = {"width=1024", "type=bfloat16"};
+    rows.push_back(figures("bf16, fused", run_generator(name, params16, single_buffered(fused), b16, name + "_bf16_sb"),
+                           ideal / 2, ideal / 2));
+    rows.push_back(figures("bf16, fused, double-buffered", run_generator(name, params16, fused, b16, name + "_bf16_db"),
+                           ideal / 2, ideal / 2));
     return rows;
 }
 
@@ -165,7 +181,7 @@ json run_rows(const std::string &name, const std::string &source_dir) {
 // for each, its cycles, the busy ratio of each of `pipes`, GM bytes and
 // races; `extra` adds the kernel's own figures to each entry.
 json buffering_figures(const std::string &generator, const std::vector<std::string> &params, const std::string &sched,
-                       std::map<std::string, Buffer<float>> &bufs, const std::vector<const char *> &pipes,
+                       std::map<std::string, Buffer<>> &bufs, const std::vector<const char *> &pipes,
                        const std::function<void(const json &r, json &g)> &extra = nullptr) {
     json f;
     for (int db = 0; db < 2; db++) {
@@ -189,7 +205,7 @@ json run_gemm_generated(const std::string &source_dir) {
     a.for_each_element([&](int x, int y) { a(x, y) = std::sin(0.37f * x + 0.11f * y); });
     b.for_each_element([&](int x, int y) { b(x, y) = std::cos(0.23f * x - 0.07f * y); });
     bias.fill(0.25f);
-    std::map<std::string, Buffer<float>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
+    std::map<std::string, Buffer<>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
     std::string sched = read_file(source_dir + "/schedules/gemm/npu.sched");
     json f = buffering_figures("gemm", {"depth=128", "activation=relu"}, sched, bufs, {"M", "MTE2", "MTE1", "FIX", "V"});
     f["kernel"] = "GEMM 1024x128x128 f32 + bias + ReLU, code generator (schedules/gemm/npu.sched)";
@@ -203,7 +219,7 @@ json run_gemm_generated(const std::string &source_dir) {
 json run_blur(const std::string &source_dir) {
     Buffer<float> in(W, H), out(W, H);
     in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.01f * x) + 0.02f * y; });
-    std::map<std::string, Buffer<float>> b = {{"input", in}, {"output", out}};
+    std::map<std::string, Buffer<>> b = {{"input", in}, {"output", out}};
     const double bytes = (double)W * H * 4, ideal = 2 * bytes, model = bytes * 3 * 34 / 32 + bytes;
     std::string sched = read_file(source_dir + "/schedules/blur3x3/npu.sched");
     json rows;
@@ -222,7 +238,7 @@ json run_attention(const std::string &source_dir) {
     q.for_each_element([&](int f, int t) { q(f, t) = std::sin(0.31f * f + 0.17f * t); });
     k.for_each_element([&](int f, int t) { k(f, t) = std::cos(0.23f * f - 0.11f * t); });
     v.for_each_element([&](int f, int t) { v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f); });
-    std::map<std::string, Buffer<float>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
+    std::map<std::string, Buffer<>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
     std::string sched = read_file(source_dir + "/schedules/attention/npu.sched");
     const std::vector<const char *> pipes = {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"};
     json f = buffering_figures("attention", {"dim=64", "seq=128"}, sched, bufs, pipes, [&](const json &r, json &g) {
@@ -236,6 +252,49 @@ json run_attention(const std::string &source_dir) {
     });
     f["kernel"] = "attention d=64, 1024 queries x 128 keys, f32, code generator (schedules/attention/npu.sched)";
     return f;
+}
+
+// bf16 GEMM + bias + ReLU (type=bfloat16) through the code generator, one
+// core: the matrix pipe's share of the cycles and the fraction of the matrix
+// unit's peak the kernel reaches (M * N * K MACs at 4096 per cycle, over
+// the kernel's cycles).
+json run_gemm_bf16(const std::string &source_dir) {
+    struct Case {
+        const char *label;
+        int M, N, K;
+        std::string sched;
+    };
+    const std::string npu = read_file(source_dir + "/schedules/gemm/npu.sched");
+    std::string rows32 = npu;
+    rows32.replace(rows32.find("split(y, yo, yi, 16)"), 20, "split(y, yo, yi, 32)");
+    const Case cases[] = {
+        {"1024x128x256, schedules/gemm/npu.sched (16-row tiles)", 1024, 128, 256, npu},
+        {"1024x128x256, 32-row tiles", 1024, 128, 256, rows32},
+        {"512x512x512, 32 x 32 tiles", 512, 512, 512,
+         "output: tile(x, y, xo, yo, xi, yi, 32, 32) double_buffer()\n"
+         "matmul: compute_at(output, xo) store_in(L0C) double_buffer()\n"},
+    };
+    json rows;
+    for (const Case &c : cases) {
+        Buffer<kiln::bfloat16_t> a(c.K, c.M), b(c.N, c.K), bias(c.N), out(c.N, c.M);
+        a.for_each_element([&](int x, int y) { a(x, y) = kiln::bfloat16_t(std::sin(0.37f * x + 0.11f * y)); });
+        b.for_each_element([&](int x, int y) { b(x, y) = kiln::bfloat16_t(std::cos(0.23f * x - 0.07f * y)); });
+        bias.fill(kiln::bfloat16_t(0.25f));
+        std::map<std::string, Buffer<>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
+        json r = run_generator("gemm", {"depth=" + std::to_string(c.K), "activation=relu", "type=bfloat16"}, c.sched,
+                               bufs, "gemm_bf16_" + std::to_string(rows.size()));
+        json f;
+        f["kernel"] = std::string("GEMM bf16 ") + c.label;
+        f["cycles"] = r["cycles"];
+        const double peak_cycles = (double)c.M * c.N * c.K / 4096;
+        f["peak_cycles"] = peak_cycles;
+        f["fraction_of_peak"] = peak_cycles / r["cycles"].get<double>();
+        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+        f["gm_read_bytes"] = r["gm_read_bytes"];
+        f["races"] = r["race_count"];
+        rows.push_back(f);
+    }
+    return rows;
 }
 
 // C (M x N, f32) = relu(A (M x K, f16) x B (K x N, f16) + bias (N)) on one core:
@@ -332,6 +391,7 @@ int main(int argc, char **argv) {
     for (const char *name : {"softmax", "layernorm"}) all[name] = run_rows(name, KILN_SOURCE_DIR);
     all["gemm"] = run_gemm();
     all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
+    all["gemm_bf16"] = run_gemm_bf16(KILN_SOURCE_DIR);
     all["blur3x3"] = run_blur(KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3"}) {
@@ -354,6 +414,14 @@ int main(int argc, char **argv) {
                     100 * gg[v]["busy_ratio"]["M"].get<double>(), 100 * gg[v]["busy_ratio"]["MTE2"].get<double>(),
                     100 * gg[v]["busy_ratio"]["MTE1"].get<double>(), 100 * gg[v]["busy_ratio"]["FIX"].get<double>(),
                     100 * gg[v]["busy_ratio"]["V"].get<double>());
+    for (const json &f : all["gemm_bf16"])
+        std::printf("%s: %.0f cycles, %.1f%% of the matrix unit's peak (%.0f cycles), M %.1f%%, MTE2 %.1f%%, "
+                    "MTE1 %.1f%%, FIX %.1f%%, V %.1f%%, GM read %.0f\n",
+                    f["kernel"].get<std::string>().c_str(), f["cycles"].get<double>(),
+                    100 * f["fraction_of_peak"].get<double>(), f["peak_cycles"].get<double>(),
+                    100 * f["busy_ratio"]["M"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
+                    100 * f["busy_ratio"]["MTE1"].get<double>(), 100 * f["busy_ratio"]["FIX"].get<double>(),
+                    100 * f["busy_ratio"]["V"].get<double>(), f["gm_read_bytes"].get<double>());
     const json &at = all["attention"];
     for (const char *v : {"single_buffered", "double_buffered"})
         std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
