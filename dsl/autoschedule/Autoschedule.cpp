@@ -362,6 +362,7 @@ private:
     // Empty if the structure has no such loop.
     std::pair<std::string, std::string> loops_for(const std::string &r, const Structure &s, Place p) const {
         const FuncInfo &f = info.at(r);
+        if (f.args.empty()) return {"", ""};  // a 0-D group root: no loop to compute anything in
         std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
         switch (s.kind) {
         case Structure::Rows:
@@ -388,6 +389,7 @@ private:
     // is a pure variable of the update and f has another dimension.
     std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root) const {
         std::vector<std::string> lines;
+        if (fi.args.empty()) return lines;  // a 0-D Func: no loops to reorder, vectorize or parallelize
         const FunctionContents &f = *env.at(fi.name);
         for (size_t k = 0; k < f.updates.size(); k++) {
             const Definition &d = f.updates[k];
@@ -418,7 +420,7 @@ private:
     }
 
     std::string root_directives(const FuncInfo &f, const Structure &s) const {
-        if (s.bare) return "";
+        if (s.bare || f.args.empty()) return "";  // a 0-D Func has no loops
         std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
         bool vec = f.extent[0] >= f.lanes;
         std::string v = vec ? " vectorize(" + x + "i, natural_vector_size)" : "";
@@ -721,7 +723,7 @@ private:
         std::set<std::string> changed;
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             const FuncInfo &f = info.at(*it);
-            if (!s.structure.count(f.name) || !time_left()) continue;
+            if (!s.structure.count(f.name) || f.args.empty() || !time_left()) continue;  // a 0-D Func has no loops
             std::vector<Structure> options;
             int64_t w = f.extent[0], h = f.args.size() > 1 ? f.extent[1] : 1;
             int L = f.lanes;

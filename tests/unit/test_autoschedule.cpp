@@ -207,3 +207,26 @@ TEST_CASE("autoschedule: a matrix product is computed in register blocks of its 
     CHECK(stanza(r.schedule_text, "matmul.update(0)") ==
           "matmul.update(0): reorder(x, y, k.x) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
 }
+
+TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") {
+    // camera_pipe's sharpen_strength_x32() and a scalar sum: the search read
+    // the first dimension of Funcs that have none.
+    ImageParam in{Float(32), 2, "in"};
+    Param<float> strength{"strength"};
+    Var x{"x"}, y{"y"};
+    RDom r(0, 64, "r");
+    Func scale{"scale"}, total{"total"}, out{"out"};
+    scale() = strength * 2;
+    total() = 0.0f;
+    total() += in(r, 0);
+    out(x, y) = in(x, y) * scale() + total();
+    AutoscheduleResult res = autoschedule(Pipeline(out), avx2, {{"out", {512, 512}}}, fixed_machine());
+    INFO(res.schedule_text);
+    CHECK(res.skipped.empty());
+    for (const char *f : {"scale", "total"}) {
+        const std::string s = stanza(res.schedule_text, f);
+        CHECK((s.empty() || s == std::string(f) + ": compute_root()"));
+        CHECK(stanza(res.schedule_text, std::string(f) + ".update(0)").empty());
+    }
+    CHECK(ScheduleFile::parse(res.schedule_text) == res.schedule);
+}
