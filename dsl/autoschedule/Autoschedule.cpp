@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "CostModel.h"
+#include "Explain.h"
 #include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
 #include "ir/Error.h"
@@ -345,7 +345,6 @@ private:
     LoopCounts baseline;
     AutoscheduleResult result;
     std::map<std::string, std::string> why;  // "place:f", "loops:f" -> the .sched comment of f's decisions
-    bool out_of_time = false;
 
     double elapsed_ms() const {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -606,12 +605,26 @@ private:
     }
     std::map<std::string, size_t> decision_index;
 
-    bool time_left() {
-        if (elapsed_ms() <= o.time_limit_ms) return true;
-        if (!out_of_time) result.skipped.push_back("the search stopped at its time limit (" +
-                                                   std::to_string((int)o.time_limit_ms) + " ms); later options kept their defaults");
-        out_of_time = true;
-        return false;
+    // Whether the search may evaluate another schedule: within its budget
+    // of schedules and its time limit. The first limit reached is named in
+    // `skipped`; later options keep their defaults.
+    bool budget_left() {
+        if (!result.stopped_by.empty()) return false;
+        if (o.max_states > 0 && result.states_evaluated >= o.max_states) {
+            result.stopped_by = "state budget";
+            result.skipped.push_back("the search stopped at its budget of " + std::to_string(o.max_states) +
+                                     " evaluated schedules; later options kept their defaults");
+        } else if (elapsed_ms() > o.time_limit_ms) {
+            result.stopped_by = "time limit";
+            result.skipped.push_back("the search stopped at its time limit (" + std::to_string((int)o.time_limit_ms) +
+                                     " ms); later options kept their defaults");
+        }
+        return result.stopped_by.empty();
+    }
+    // A Func or group the search left to the default rule, named once.
+    void skip(const std::string &what) {
+        if (std::find(result.skipped.begin(), result.skipped.end(), what) == result.skipped.end())
+            result.skipped.push_back(what);
     }
 
     // Consumers first: inline, in its consumers' group, or at the root.
@@ -642,9 +655,9 @@ private:
                         !(p == Place::Outer && options.back() == Place::Sliding))
                         options.push_back(p);
             options.push_back(Place::Root);
-            if (!time_left()) {
-                // Out of time: sliding in its consumers' group, or per row or
-                // tile, or at the root, without evaluating it.
+            if (!budget_left()) {
+                // Out of budget: sliding in its consumers' group, or per row
+                // or tile, or at the root, without evaluating it.
                 Place p = Place::Root;
                 for (Place q : options)
                     if ((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) p = q;
@@ -653,7 +666,8 @@ private:
                 if (p != Place::Root) s.structure.erase(f.name);
                 else if (!s.structure.count(f.name)) s.structure[f.name] = initial_structure(f);
                 if (p != Place::Root && p != Place::Inline) s.group[f.name] = g;
-                why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (time limit): the default rule";
+                why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (" + result.stopped_by + "): the default rule";
+                skip(f.name + ": " + option_name(s, f.name, p) + ", not evaluated: the default rule");
                 continue;
             }
             AutoscheduleDecision d;
@@ -669,7 +683,7 @@ private:
                     c.structure.erase(f.name);
                     if (p != Place::Inline) c.group[f.name] = g;
                 }
-                if (!time_left()) break;
+                if (!budget_left()) break;
                 Evaluation e = evaluate(c);
                 d.alternatives.push_back({option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
                 states.push_back(c);
@@ -679,7 +693,7 @@ private:
             const FuncInfo *gi = g.empty() ? nullptr : &info.at(g);
             const int rows = std::max(1, f.lanes * 3 / 4);
             if (!f.matrix_rvar.empty() && f.block_root == g && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
-                gi->extent[1] >= rows && time_left()) {
+                gi->extent[1] >= rows && budget_left()) {
                 State c = s;
                 c.place[f.name] = Place::Inner;
                 c.group[f.name] = g;
@@ -696,7 +710,7 @@ private:
                 }
             }
             decide(d, states, s, "place");
-            if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && time_left()) split_reduction(s, f);
+            if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left()) split_reduction(s, f);
         }
     }
 
@@ -723,7 +737,11 @@ private:
         std::set<std::string> changed;
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             const FuncInfo &f = info.at(*it);
-            if (!s.structure.count(f.name) || f.args.empty() || !time_left()) continue;  // a 0-D Func has no loops
+            if (!s.structure.count(f.name) || f.args.empty()) continue;  // a 0-D Func has no loops
+            if (!budget_left()) {
+                skip(f.name + ": loops " + s.structure.at(f.name).to_string() + ", not evaluated: the default rule");
+                continue;
+            }
             std::vector<Structure> options;
             int64_t w = f.extent[0], h = f.args.size() > 1 ? f.extent[1] : 1;
             int L = f.lanes;
@@ -755,7 +773,7 @@ private:
                 for (const auto &[m, g] : s.group)
                     if (g == f.name && loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
                 if (!has_loops) continue;
-                if (!time_left()) break;
+                if (!budget_left()) break;
                 Evaluation e = evaluate(c);
                 std::string note = e.legal ? group_note(e, c, f.name) : "not possible: " + e.error;
                 d.alternatives.push_back({st.to_string(), e.legal, e.cost.total, note});
@@ -790,52 +808,7 @@ private:
 
     void finish() {
         result.search_ms = elapsed_ms();
-        std::ostringstream os, sz;
-        for (const auto &[name, ext] : sizes) {
-            sz << (sz.tellp() ? ", " : "") << name << " ";
-            for (size_t i = 0; i < ext.size(); i++) sz << (i ? "x" : "") << ext[i];
-        }
-        char line[200];
-        std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms; predicted %s\n", result.states_evaluated,
-                      result.search_ms, result.predicted.to_string().c_str());
-        const std::string summary = line;
-        os << "Autoschedule for " << out_names[0] << " (target " << t.to_string() << "; sizes " << sz.str() << ")\n"
-           << "machine: " << o.machine.to_string() << "\n"
-           << summary;
-        for (const std::string &sk : result.skipped) os << "skipped: " << sk << "\n";
-        for (const auto &d : result.decisions) {
-            os << "\n" << d.func << ": " << d.chosen << "\n  " << d.reason << "\n";
-            for (const auto &a : d.alternatives) {
-                std::snprintf(line, sizeof(line), "  %s %-48s ", a.option == d.chosen ? "*" : " ", a.option.c_str());
-                os << line << (a.legal ? a.cost.to_string() : std::string("-")) << "\n      " << a.note << "\n";
-            }
-        }
-        result.explanation = os.str();
-        std::string header = "# Chosen by kiln::autoschedule for " + sz.str() + "; " + summary;
-        result.schedule_text = header + result.schedule_text;
-
-        nlohmann::json j;
-        j["pipeline"] = out_names[0];
-        j["target"] = t.to_string();
-        j["sizes"] = sizes;
-        j["machine"] = o.machine.to_string();
-        j["states_evaluated"] = result.states_evaluated;
-        j["search_ms"] = result.search_ms;
-        auto terms = [](const CostTerms &c) {
-            return nlohmann::json{{"total_ns", c.total()}, {"compute_ns", c.compute}, {"memory_ns", c.memory},
-                                  {"overhead_ns", c.overhead}};
-        };
-        j["predicted"] = terms(result.predicted);
-        j["skipped"] = result.skipped;
-        j["decisions"] = nlohmann::json::array();
-        for (const auto &d : result.decisions) {
-            nlohmann::json alts = nlohmann::json::array();
-            for (const auto &a : d.alternatives)
-                alts.push_back({{"option", a.option}, {"legal", a.legal}, {"cost", terms(a.cost)}, {"note", a.note}});
-            j["decisions"].push_back({{"func", d.func}, {"chosen", d.chosen}, {"reason", d.reason}, {"alternatives", alts}});
-        }
-        j["schedule"] = result.schedule.to_string();
-        result.explanation_json = j.dump(2);
+        explain(result, out_names[0], t, sizes, o);
     }
 };
 
@@ -851,6 +824,15 @@ CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std:
         names.push_back(f.name());
     }
     return cost_of_schedule(outs, names, t, sizes_for(outs, sizes, "predicted_time"), LoopCounts(), m).total;
+}
+
+AutoscheduleOptions AutoscheduleOptions::reproducible(int max_states) {
+    user_assert(max_states > 0) << "AutoscheduleOptions::reproducible: the budget of schedules must be positive, not "
+                                << max_states << " (a build without a budget depends on the machine's load)";
+    AutoscheduleOptions o;
+    o.max_states = max_states;
+    o.time_limit_ms = generator_time_limit_ms;
+    return o;
 }
 
 AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,

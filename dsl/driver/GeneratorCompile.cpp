@@ -40,11 +40,18 @@ std::string describe(const Argument &a) {
                        : a.type.to_string() + " scalar";
 }
 
+// -s auto: the most schedules the search evaluates.
+int state_budget(const GeneratorCompileOptions &o) {
+    return o.autoschedule_max_states > 0 ? o.autoschedule_max_states : AutoscheduleOptions::generator_max_states;
+}
+
 // "generator blur3x3, type=uint8, schedule schedules/x.sched, target x86-64-linux-avx2"
 std::string provenance(const GeneratorBase &g, const GeneratorCompileOptions &o) {
     std::string s = "generator " + g.name();
     for (const GeneratorParamBase *p : g.params()) s += ", " + p->name() + "=" + p->value_string();
     s += ", schedule " + (o.schedule_file.empty() ? std::string("(default: every Func inlined)") : o.schedule_file);
+    if (o.schedule_file == "auto")
+        s += " (a budget of " + std::to_string(state_budget(o)) + " schedules)";
     return s + ", target " + o.target.to_string();
 }
 
@@ -326,14 +333,16 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     for (const auto *out : g.outputs())
         if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(out->argument().dimensions, 1024);
     AutoscheduleResult chosen;
+    // A budget of schedules, not of time: the same build gives the same schedule.
+    const AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));
     if (o.schedule_file == "auto" && !g.differentiated().empty()) {
         // A backward generator: which forward Funcs to save too (docs/autodiff.md).
-        SaveChoices saves = choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget);
+        SaveChoices saves = choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget, search);
         chosen = saves.backward;
         chosen.explanation = saves.explanation;
         schedule_text = saves.schedule_text();
     } else if (o.schedule_file == "auto") {  // kiln-gen -s auto (docs/autoschedule.md)
-        chosen = autoschedule(p, o.target, sizes);
+        chosen = autoschedule(p, o.target, sizes, search);
         schedule_text = chosen.schedule_text;
     } else if (!o.schedule_file.empty()) {
         ScheduleFile sched = ScheduleFile::load(o.schedule_file);
@@ -352,7 +361,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         forward = Pipeline(internal::copy_pipeline(forward.outputs()));
         std::map<std::string, std::vector<int>> fsizes = sizes;
         internal::residual_sizes(saved, g.differentiated(), fsizes);
-        AutoscheduleResult f = autoschedule(forward, o.target, fsizes);
+        AutoscheduleResult f = autoschedule(forward, o.target, fsizes, search);
         std::string commented;
         std::istringstream lines(f.schedule_text);
         for (std::string l; std::getline(lines, l);) commented += "# " + l + "\n";

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "kiln/Autoschedule.h"
 #include "kiln/Generator.h"
 
 namespace {
@@ -121,6 +122,11 @@ int main(int argc, char **argv) {
     app.add_option("--residual-budget", c.compile.residual_budget,
                    "The most bytes the forward Funcs a backward generator's schedule saves (save()) may take at the "
                    "--estimate sizes; over it is an error naming each residual's size");
+    app.add_option("--max-states", c.compile.autoschedule_max_states,
+                   "-s auto: the most schedules the search evaluates (default " +
+                       std::to_string(kiln::AutoscheduleOptions::generator_max_states) +
+                       "); a budget in schedules, not time, so the same build chooses the same schedule")
+        ->check(CLI::Range(1, 100000000));
     app.add_option("params", c.params, "GeneratorParam settings, name=value");
     app.footer("Example:\n  kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o build/out "
                "-f blur3x3_tiled\n\nGenerators linked in: " + join(kiln::GeneratorRegistry::list()));

@@ -11,11 +11,19 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 using namespace kiln;
 using Catch::Contains;
 
 namespace {
+
+// The text of a file (REQUIRE: it exists).
+std::string read_file(const std::string &path) {
+    std::ifstream f(path);
+    REQUIRE(f.good());
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
 
 // A CompileError whose message satisfies `m`.
 template<typename M>
@@ -318,18 +326,13 @@ TEST_CASE("generator api: compile_generator applies the schedule and writes each
     o.schedule_file = KILN_SOURCE_DIR "/schedules/blur3x3/host_tiled.sched";
     o.emit = {"h", "stmt", "schedule", "flags"};
     compile_generator(*g, o);
-    auto read = [](const std::string &path) {
-        std::ifstream f(path);
-        REQUIRE(f.good());
-        return std::string(std::istreambuf_iterator<char>(f), {});
-    };
-    CHECK_THAT(read("generator_api_out/api_blur.h"),
+    CHECK_THAT(read_file("generator_api_out/api_blur.h"),
                Contains("int api_blur(struct halide_buffer_t *input, struct halide_buffer_t *output);") &&
                    Contains("#include <HalideRuntime.h>") && Contains("kiln_error_input_too_small = -6"));
-    CHECK_THAT(read("generator_api_out/api_blur.stmt"), Contains("parallel for (output.s0.y.y"));
-    CHECK_THAT(read("generator_api_out/api_blur.sched"),
+    CHECK_THAT(read_file("generator_api_out/api_blur.stmt"), Contains("parallel for (output.s0.y.y"));
+    CHECK_THAT(read_file("generator_api_out/api_blur.sched"),
                Contains("output: tile(x, y, xi, yi, 256, 32) vectorize(xi, natural_vector_size) parallel(y)"));
-    CHECK(read("generator_api_out/api_blur.flags") == kernel_compiler_flags(Target::host()) + "\n");
+    CHECK(read_file("generator_api_out/api_blur.flags") == kernel_compiler_flags(Target::host()) + "\n");
 
     o.emit = {"h", "pdf"};
     require_compile_error([&] { compile_generator(*g, o); },
@@ -339,13 +342,41 @@ TEST_CASE("generator api: compile_generator applies the schedule and writes each
     require_compile_error([&] { compile_generator(*g, o); }, Contains("\"api-blur\" is not a C identifier"));
 }
 
+TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the same schedule every time",
+          "[generator][autoschedule]") {
+    auto skipped = [](const std::string &explanation) {
+        std::istringstream lines(explanation);
+        std::vector<std::string> s;
+        for (std::string l; std::getline(lines, l);)
+            if (l.rfind("skipped: ", 0) == 0) s.push_back(l);
+        return s;
+    };
+    std::string sched[2], why[2];
+    for (int i = 0; i < 2; i++) {
+        auto g = GeneratorRegistry::create("harris");
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "api_harris_auto";
+        o.schedule_file = "auto";
+        o.autoschedule_max_states = 6;
+        o.emit = {"schedule", "autoschedule"};
+        o.estimates["output"] = {256, 256};
+        compile_generator(*g, o);
+        sched[i] = read_file("generator_api_out/api_harris_auto.sched");
+        why[i] = read_file("generator_api_out/api_harris_auto.autoschedule.txt");
+    }
+    INFO(why[0]);
+    CHECK(sched[0] == sched[1]);
+    CHECK_THAT(sched[0], Contains("schedule auto (a budget of 6 schedules)") &&
+                             Contains("not evaluated (state budget): the default rule"));
+    CHECK(skipped(why[0]) == skipped(why[1]));
+    CHECK_THAT(why[0], Contains("skipped: the search stopped at its budget of 6 evaluated schedules") &&
+                           Contains("(budget: 6 schedules, 120000 ms)"));
+    CHECK(skipped(why[0]).size() >= 2);  // the budget, and a Func or group it left to the default rule
+}
+
 TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward kernel and its report",
           "[generator][grad][residuals]") {
-    auto read = [](const std::string &path) {
-        std::ifstream f(path);
-        REQUIRE(f.good());
-        return std::string(std::istreambuf_iterator<char>(f), {});
-    };
     auto g = GeneratorRegistry::create("gemm_grad");
     GeneratorCompileOptions o;
     o.output_dir = "generator_api_out";
@@ -355,7 +386,7 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
     for (const char *b : {"A", "B", "d_A", "d_B", "d_output", "output"}) o.estimates[b] = {512, 512};
     o.estimates["d_bias"] = {512};
     compile_generator(*g, o);
-    CHECK_THAT(read("generator_api_out/api_gemm_grad.h"),
+    CHECK_THAT(read_file("generator_api_out/api_gemm_grad.h"),
                Contains("int api_gemm_grad(struct halide_buffer_t *A, struct halide_buffer_t *B, struct "
                         "halide_buffer_t *bias, struct halide_buffer_t *d_output, struct halide_buffer_t "
                         "*bias_add_bits, struct halide_buffer_t *d_A,") &&
@@ -364,10 +395,10 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
                             "*bias_add_bits);") &&
                    Contains("bias_add_bits: bit x % 8 of byte x / 8 is (bias_add(x, ...) >= 0"));
     // 512 x 512 bits are 32 KiB; recomputing instead computes the product again.
-    std::string report = read("generator_api_out/api_gemm_grad.report.txt");
+    std::string report = read_file("generator_api_out/api_gemm_grad.report.txt");
     CHECK_THAT(report, Contains("bias_add_bits: bias_add, one bit per point, 32.0 KiB") &&
                            Contains("(computes B_in_matmul, matmul, bias_add again)"));
-    auto json = nlohmann::json::parse(read("generator_api_out/api_gemm_grad.report.json"));
+    auto json = nlohmann::json::parse(read_file("generator_api_out/api_gemm_grad.report.json"));
     CHECK(json["saved"]["residual_bytes"] == 32768);
     CHECK(json["saved"]["recompute_points_computed"].get<int64_t>() -
               json["saved"]["points_computed"].get<int64_t>() >= int64_t(512) * 512 * 512);
@@ -375,7 +406,7 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
     // A float16 copy: 2 bytes a point, half of save()'s 1 MiB; the forward
     // kernel writes it, the backward kernel reads it.
     {
-        std::string text = read(KILN_SOURCE_DIR "/schedules/gemm_grad/saved.sched");
+        std::string text = read_file(KILN_SOURCE_DIR "/schedules/gemm_grad/saved.sched");
         // (bias_add is no longer the forward pass's output, so it is put at
         // the root for matmul's blocks to be computed in its tiles)
         text.replace(text.find("bias_add: save()"), 16, "bias_add: save(float16) compute_root()");
@@ -383,12 +414,12 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
         g = GeneratorRegistry::create("gemm_grad");
         o.schedule_file = "generator_api_out/saved_f16.sched";
         compile_generator(*g, o);
-        CHECK_THAT(read("generator_api_out/api_gemm_grad.h"),
+        CHECK_THAT(read_file("generator_api_out/api_gemm_grad.h"),
                    Contains("*bias_add_float16, struct halide_buffer_t *d_A,") &&
                        Contains("bias_add_float16: bias_add, rounded to float16"));
-        CHECK_THAT(read("generator_api_out/api_gemm_grad.report.txt"),
+        CHECK_THAT(read_file("generator_api_out/api_gemm_grad.report.txt"),
                    Contains("bias_add_float16: bias_add, float16 copy, 512.0 KiB"));
-        json = nlohmann::json::parse(read("generator_api_out/api_gemm_grad.report.json"));
+        json = nlohmann::json::parse(read_file("generator_api_out/api_gemm_grad.report.json"));
         CHECK(json["saved"]["residual_bytes"] == 512 * 512 * 2);
         CHECK(json["saved"]["residuals"][0]["how"] == "float16");
     }

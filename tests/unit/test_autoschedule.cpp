@@ -131,10 +131,71 @@ TEST_CASE("autoschedule: out of time, the choices made so far are kept and the r
     AutoscheduleOptions o = fixed_machine();
     o.time_limit_ms = 0;
     AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
-    REQUIRE(r.skipped.size() == 1);
+    // The limit, then each Func and group it left to the default rule.
+    REQUIRE(r.skipped.size() == 4);
     CHECK(r.skipped[0].find("time limit (0 ms)") != std::string::npos);
+    CHECK(r.skipped[1] == "blur_x: compute_at(blur_y, yi) store_at(blur_y, yo), not evaluated: the default rule");
+    CHECK(r.skipped[2].rfind("in_im_repeat_edge: ", 0) == 0);
+    CHECK(r.skipped[3] == "blur_y: loops strips of 16 rows, not evaluated: the default rule");
+    CHECK(r.stopped_by == "time limit");
     CHECK(r.explanation.find("skipped: the search stopped at its time limit") != std::string::npos);
     CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+}
+
+TEST_CASE("autoschedule: a budget of schedules stops the search at the same point on every run", "[autoschedule]") {
+    // The time limit (60 s) is not reached: only the budget stops the search.
+    for (int budget : {1, 3}) {
+        INFO("max_states " << budget);
+        AutoscheduleOptions o = fixed_machine();
+        o.max_states = budget;
+        auto search = [&] {
+            Blur b;
+            return autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+        };
+        AutoscheduleResult first = search(), second = search();
+        INFO(first.explanation);
+        CHECK(first.stopped_by == "state budget");
+        CHECK(first.schedule_text == second.schedule_text);
+        CHECK(first.skipped == second.skipped);
+        REQUIRE(!first.skipped.empty());
+        CHECK(first.skipped[0] == "the search stopped at its budget of " + std::to_string(budget) +
+                                      " evaluated schedules; later options kept their defaults");
+        // The group's loops were never compared: named, with the rule that chose them.
+        CHECK(std::count(first.skipped.begin(), first.skipped.end(),
+                         "blur_y: loops strips of 16 rows, not evaluated: the default rule") == 1);
+        CHECK(first.explanation.find("(budget: " + std::to_string(budget) + " schedules, 60000 ms)") !=
+              std::string::npos);
+        CHECK(first.schedule_text.find("schedules in ") == std::string::npos);  // no search time in the file
+        CHECK(ScheduleFile::parse(first.schedule_text) == first.schedule);
+    }
+    // With a budget of one schedule (the all-root baseline), blur_x is placed
+    // by the default rule too, and the .sched comment says so.
+    AutoscheduleOptions o = fixed_machine();
+    o.max_states = 1;
+    Blur b;
+    AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    INFO(r.explanation);
+    CHECK(r.states_evaluated == 2);  // the baseline, then the chosen schedule's own check
+    CHECK(std::count_if(r.skipped.begin(), r.skipped.end(), [](const std::string &s) {
+              return s.rfind("blur_x: ", 0) == 0 && s.find(", not evaluated: the default rule") != std::string::npos;
+          }) == 1);
+    CHECK(r.schedule_text.find("not evaluated (state budget): the default rule") != std::string::npos);
+    // Without a budget the same search goes further: the budget is what stopped it.
+    o.max_states = 0;
+    Blur full;
+    AutoscheduleResult all = autoschedule(Pipeline(full.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    CHECK(all.stopped_by.empty());
+    CHECK(all.skipped.empty());
+    CHECK(all.states_evaluated > 3);
+}
+
+TEST_CASE("autoschedule: the options of generator builds are a budget of schedules", "[autoschedule]") {
+    AutoscheduleOptions o = AutoscheduleOptions::reproducible();
+    CHECK(o.max_states == AutoscheduleOptions::generator_max_states);
+    CHECK(o.time_limit_ms == AutoscheduleOptions::generator_time_limit_ms);
+    CHECK(AutoscheduleOptions::reproducible(7).max_states == 7);
+    CHECK_THROWS_WITH(AutoscheduleOptions::reproducible(0),
+                      Catch::Contains("the budget of schedules must be positive, not 0"));
 }
 
 TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one", "[autoschedule]") {

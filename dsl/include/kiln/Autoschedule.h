@@ -54,8 +54,22 @@ struct MachineModel {
 struct AutoscheduleOptions {
     MachineModel machine = MachineModel::host();
     // Stop searching after this many milliseconds (the choices made so far
-    // are kept; the explanation says what was skipped).
+    // are kept; the explanation says what was skipped). Where the search
+    // stops then depends on the machine's load: the interactive default.
     double time_limit_ms = 1000;
+    // Stop searching after this many schedules evaluated (0: no limit).
+    // A budget in schedules stops at the same point on every run, so the
+    // same pipeline, sizes, target and machine give the same schedule.
+    int max_states = 0;
+
+    // What generator builds use (kiln-gen -s auto, kiln_add_library(...
+    // SCHEDULE auto)), so that a build's output does not depend on how busy
+    // the machine was: a budget of `max_states` schedules, and the time
+    // limit raised to an outer safety (generator_time_limit_ms) that only
+    // a machine far slower than usual reaches.
+    static constexpr int generator_max_states = 1500;
+    static constexpr double generator_time_limit_ms = 120000;
+    static AutoscheduleOptions reproducible(int max_states = generator_max_states);
 };
 
 // The predicted time of a schedule, split into the cost model's terms (ns).
@@ -89,6 +103,9 @@ struct AutoscheduleResult {
     CostTerms predicted;          // of the chosen schedule
     int states_evaluated = 0;
     double search_ms = 0;
+    // Why the search stopped early: "" (it did not), "state budget" (the
+    // same on every run) or "time limit" (depends on the machine's load).
+    std::string stopped_by;
     std::vector<std::string> skipped;  // what the search could not do, and why
     std::string explanation;      // text: the machine, every decision and its alternatives
     std::string explanation_json;

@@ -511,6 +511,11 @@ struct GeneratorCompileOptions {
     // A backward generator whose schedule saves forward Funcs (save()): the
     // most bytes its residuals may take at the estimates; 0 = no limit.
     int64_t residual_budget = 0;
+    // -s auto: how many schedules the search may evaluate, so that the
+    // build's output does not depend on the machine's load
+    // (AutoscheduleOptions::reproducible); 0 = its default,
+    // AutoscheduleOptions::generator_max_states.
+    int autoschedule_max_states = 0;
 };
 const std::vector<std::string> &generator_emit_kinds();
 // Apply the schedule and write the files; CompileError on misuse.
