@@ -2,6 +2,7 @@
 // int sums, division and modulo by positive constants, casts, and vector
 // index math kept as ramps (Simplify.h has more examples):
 //   ramp(x, 1, 8) + broadcast(2, 8)  ->  ramp(x + 2, 1, 8)
+//   ramp(x, 2, 8) / broadcast(2, 8)  ->  ramp(x / 2, 1, 8)
 #include <cmath>
 
 #include "SimplifyInternal.h"
@@ -105,6 +106,20 @@ bool Simplifier::vector_rule(const Expr &a, const Expr &b, IRNodeType k, Expr &o
     if (ra && bb && k == IRNodeType::Mul) {
         out = Ramp::make(scalar(ra->base, bb->value), scalar(ra->stride, bb->value), lanes);
         return true;
+    }
+    // A stride that the divisor divides: every lane has the base's remainder,
+    // and the quotients step evenly (floor division, any sign of the base).
+    const int64_t *stride = ra ? as_const_int(ra->stride) : nullptr;
+    const int64_t *divisor = bb ? as_const_int(bb->value) : nullptr;
+    if (stride && divisor && *divisor > 0 && *stride % *divisor == 0) {
+        if (k == IRNodeType::Div) {
+            out = Ramp::make(scalar(ra->base, bb->value), make_const(ra->stride.type(), *stride / *divisor), lanes);
+            return true;
+        }
+        if (k == IRNodeType::Mod) {
+            out = Broadcast::make(scalar(ra->base, bb->value), lanes);
+            return true;
+        }
     }
     return false;
 }

@@ -3,6 +3,7 @@
 // select with a constant condition or equal sides:
 //   x < x + 1                     ->  true
 //   xi < 8       with xi in [0, 8) ->  true
+//   x4(x % 2) == x4(0)            ->  x4((x % 2) == 0)
 #include "SimplifyInternal.h"
 
 namespace kiln {
@@ -55,6 +56,9 @@ Expr Simplifier::visit_cmp(const Expr &orig, Expr a, Expr b) {
         return make_bool(r, t.lanes());
     }
     if (fa && fb && a.type().is_scalar()) return make_bool(compare(k, *fa, *fb), t.lanes());
+    // The same comparison in every lane: one scalar comparison, broadcast.
+    const auto *ba = a.as<Broadcast>(), *bb = b.as<Broadcast>();
+    if (ba && bb) return Broadcast::make(mutate(Op::make(ba->value, bb->value)), t.lanes());
     int64_t lo, hi;
     if (!a.type().is_float() && a.type().is_scalar() && diff_bounds(a, b, lo, hi)) {
         Decided d = decide(k, lo, hi);

@@ -430,6 +430,21 @@ TEST_CASE("Simplify: vector arithmetic keeps ramps and broadcasts", "[simplify]"
     CHECK(simp(Cast::make(Float(32, 4), b2)) == "x4(2.000000f)");
 }
 
+TEST_CASE("Simplify: a ramp whose stride the divisor divides, divided or modulo", "[simplify]") {
+    // floor((x + 2i) / 2) == x / 2 + i and (x + 2i) % 2 == x % 2, for x of
+    // any sign: what deinterleaving a select on x % 2 leaves.
+    Expr b2 = Broadcast::make(Expr(2), 4), b0 = Broadcast::make(Expr(0), 4);
+    CHECK(simp(Div::make(Ramp::make(x, 2, 4), b2)) == "ramp((x / 2), 1, 4)");
+    CHECK(simp(Div::make(Ramp::make(x, 6, 4), b2)) == "ramp((x / 2), 3, 4)");
+    CHECK(simp(Mod::make(Ramp::make(x, 2, 4), b2)) == "x4((x % 2))");
+    CHECK(simp(EQ::make(Mod::make(Ramp::make(x + 1, 4, 4), b2), b0)) == "x4((((x + 1) % 2) == 0))");
+    // A stride the divisor does not divide, or a negative divisor, stays.
+    CHECK(simp(Div::make(Ramp::make(x, 1, 4), b2)) == "(ramp(x, 1, 4) / x4(2))");
+    CHECK(simp(Mod::make(Ramp::make(x, 3, 4), b2)) == "(ramp(x, 3, 4) % x4(2))");
+    Expr bm2 = Broadcast::make(Expr(-2), 4);
+    CHECK(simp(Div::make(Ramp::make(x, 2, 4), bm2)) == "(ramp(x, 2, 4) / x4(-2))");
+}
+
 namespace {
 
 // Simplify `count` random expressions (plain and with the variables' ranges)
