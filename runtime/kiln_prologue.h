@@ -1,6 +1,7 @@
 // The prologue of every C++ file Kiln emits (dsl/codegen/CodeGen_C.cpp pastes
-// kiln_runtime.h and then this file at the top of each kernel), so that the
-// emitted file compiles with only HalideRuntime.h on the include path.
+// kiln_runtime.h, this file and kiln_shuffles.h, its strided and
+// repeated-lane loads, at the top of each kernel), so that the emitted file
+// compiles with only HalideRuntime.h on the include path.
 //
 // The helpers work on scalars and on GCC/Clang vector types alike; the
 // kernel itself typedefs the vector types it uses, e.g.
@@ -138,78 +139,6 @@ inline V kiln_gather(const T *p, I index) {
 template<int N = 0, typename T, typename I, typename V>
 inline void kiln_scatter(T *p, I index, V v) {
     for (int i = 0; i < (N ? N : kiln_lanes<V>); i++) p[index[i]] = (T)v[i];
-}
-
-// ---- Strided and repeated-lane loads: dense loads and shuffles ----
-//
-// What vectorize makes of f(2 * x) and f(x / 2): lanes that a gather would
-// read one at a time, read instead as whole vectors and rearranged with
-// constant shuffles (one or two instructions each). Neither touches an
-// element the lanes do not read, so both are safe at the very end (or
-// start) of a buffer. V has N lanes, a power of two.
-
-// kiln_load_stride<V, S>(p): p[0], p[S], ..., p[S * (N - 1)], 2 <= S <= N.
-// S dense vectors cover them: vector j < S - 1 starts at p + j * N, the last
-// ends at the last element read (overlapping the one before it). Two-input
-// shuffles merge them one at a time.
-template<int N, int S>
-constexpr int kiln_stride_start(int j) {
-    return j < S - 1 ? j * N : S * (N - 1) + 1 - N;
-}
-// Lane i of the result after merging vector J (the second operand; for
-// J == 1 the first operand is vector 0).
-template<int N, int S, int J>
-constexpr int kiln_stride_lane(int i) {
-    const int j = S * i / N < S - 1 ? S * i / N : S - 1, at = S * i - kiln_stride_start<N, S>(j);
-    if (J == 1) return j == 0 ? at : j == 1 ? N + at : 0;
-    return j == J ? N + at : i;
-}
-template<typename V, int S, int J, size_t... I>
-inline V kiln_stride_merge(V so_far, V v, std::index_sequence<I...>) {
-    return __builtin_shufflevector(so_far, v, kiln_stride_lane<kiln_lanes<V>, S, J>((int)I)...);
-}
-template<typename V, int S, int J = 1, typename T>
-inline V kiln_load_stride(const T *p, V so_far) {
-    constexpr int N = kiln_lanes<V>;
-    V v = kiln_load<V>(p + kiln_stride_start<N, S>(J));
-    V merged = kiln_stride_merge<V, S, J>(so_far, v, std::make_index_sequence<N>());
-    if constexpr (J + 1 < S) return kiln_load_stride<V, S, J + 1>(p, merged);
-    else return merged;
-}
-template<typename V, int S, typename T>
-inline V kiln_load_stride(const T *p) {
-    static_assert(S >= 2 && S <= kiln_lanes<V>, "kiln_load_stride: a stride from 2 to the lanes");
-    return kiln_load_stride<V, S, 1>(p, kiln_load<V>(p));
-}
-
-// kiln_load_repeat<V, D>(p, b): lanes p[(b + i) / D] (floor division),
-// each element repeated D times; D a power of two, at most N / 2. With
-// q = b / D and r = b - q * D, the lanes read the M = (r + N - 1) / D + 1
-// elements p[q .. q + M - 1], N / D or N / D + 1 of them: two dense loads of
-// N / D lanes, the first at p[q] and the second ending at p[q + M - 1], and
-// one shuffle, chosen by r.
-template<typename V, int D, int R, typename H, size_t... I>
-inline V kiln_repeat_lanes(H lo, H hi, std::index_sequence<I...>) {
-    constexpr int N = kiln_lanes<V>, L = N / D, M = (R + N - 1) / D + 1;
-    return __builtin_shufflevector(lo, hi, (int)((R + I) / D < L ? (R + I) / D : L + (R + I) / D - (M - L))...);
-}
-template<typename V, int D, int R = 0, typename T>
-inline V kiln_load_repeat_at(const T *p, int r) {
-    constexpr int N = kiln_lanes<V>, L = N / D, M = (R + N - 1) / D + 1;
-    if constexpr (R + 1 < D) {
-        if (r != R) return kiln_load_repeat_at<V, D, R + 1>(p, r);
-    }
-    using E = kiln_elem_t<V>;
-    typedef E H __attribute__((vector_size(sizeof(E) * L)));
-    return kiln_repeat_lanes<V, D, R>(kiln_load<H>(p), kiln_load<H>(p + (M - L)), std::make_index_sequence<N>());
-}
-template<typename V, int D, typename T, typename I>
-inline V kiln_load_repeat(const T *p, I b) {
-    static_assert(D >= 2 && (D & (D - 1)) == 0 && 2 * D <= kiln_lanes<V>,
-                  "kiln_load_repeat: a power-of-two divisor, at most half the lanes");
-    I q = b / D, r = b - q * D;
-    if (r < 0) q -= 1, r += D;
-    return kiln_load_repeat_at<V, D>(p + q, (int)r);
 }
 
 // ---- The C library's math on scalars ----

@@ -20,6 +20,7 @@
 // The runtime files, embedded at build time by cmake/KilnEmbed.cmake.
 extern const char kiln_embedded_kiln_runtime_h[];
 extern const char kiln_embedded_kiln_prologue_h[];
+extern const char kiln_embedded_kiln_shuffles_h[];
 extern const char kiln_embedded_kiln_runtime_cpp[];
 
 namespace kiln {
@@ -31,7 +32,8 @@ const std::string &runtime_source_text() {
 }
 
 const std::string &prologue_source_text() {
-    static const std::string text = std::string(kiln_embedded_kiln_runtime_h) + "\n" + kiln_embedded_kiln_prologue_h + "\n";
+    static const std::string text = std::string(kiln_embedded_kiln_runtime_h) + "\n" + kiln_embedded_kiln_prologue_h +
+                                    "\n" + kiln_embedded_kiln_shuffles_h + "\n";
     return text;
 }
 
