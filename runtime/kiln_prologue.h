@@ -1,6 +1,6 @@
 // The prologue of every C++ file Kiln emits (dsl/codegen/CodeGen_C.cpp pastes
-// kiln_runtime.h, this file and kiln_shuffles.h, its strided and
-// repeated-lane loads, at the top of each kernel), so that the emitted file
+// kiln_runtime.h, this file and kiln_shuffles.h, its strided loads and
+// interleaves, at the top of each kernel), so that the emitted file
 // compiles with only HalideRuntime.h on the include path.
 //
 // The helpers work on scalars and on GCC/Clang vector types alike; the

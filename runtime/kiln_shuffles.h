@@ -1,8 +1,8 @@
 // The shuffles of the prologue of every C++ file Kiln emits: loads that
-// read whole vectors and rearrange their lanes. dsl/codegen/CodeGen_C.cpp
-// pastes kiln_runtime.h, kiln_prologue.h and then this file at the top of
-// each kernel; the helpers build on the prologue's vector traits and dense
-// loads.
+// read whole vectors and rearrange their lanes, and the interleave of two
+// vectors. dsl/codegen/CodeGen_C.cpp pastes kiln_runtime.h, kiln_prologue.h
+// and then this file at the top of each kernel; the helpers build on the
+// prologue's vector traits, dense loads and halves of wide vectors.
 #ifndef KILN_SHUFFLES_H
 #define KILN_SHUFFLES_H
 
@@ -82,6 +82,30 @@ inline V kiln_load_repeat(const T *p, I b) {
     I q = b / D, r = b - q * D;
     if (r < 0) q -= 1, r += D;
     return kiln_load_repeat_at<V, D>(p + q, (int)r);
+}
+
+// ---- Interleaving two vectors ----
+//
+// What a select on the parity of the vectorized variable becomes
+// (dsl/lower/InterleaveSelects.h): the even lanes computed as one vector
+// and the odd lanes as another, then merged. kiln_interleave<V>(a, b), for
+// a and b of half V's lanes: a[0], b[0], a[1], b[1], ... Wider than a
+// register, each half of the result is one two-input shuffle of the
+// operands' matching halves (g++ spread one shuffle of the whole width over
+// many instructions).
+template<typename V, typename H, size_t... I>
+inline V kiln_interleave_lanes(H a, H b, std::index_sequence<I...>) {
+    return __builtin_shufflevector(a, b, (int)(I % 2 ? kiln_lanes<H> + I / 2 : I / 2)...);
+}
+template<typename V, typename H>
+inline V kiln_interleave(H a, H b) {
+    static_assert(2 * kiln_lanes<H> == kiln_lanes<V>, "kiln_interleave: two halves of the result");
+    if constexpr (kiln_wide<V> && kiln_lanes<H> >= 2) {
+        return kiln_concat<V>(kiln_interleave<H>(kiln_low_half(a), kiln_low_half(b)),
+                              kiln_interleave<H>(kiln_high_half(a), kiln_high_half(b)));
+    } else {
+        return kiln_interleave_lanes<V>(a, b, std::make_index_sequence<kiln_lanes<V>>());
+    }
 }
 
 }  // namespace

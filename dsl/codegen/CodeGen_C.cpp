@@ -557,6 +557,10 @@ void CodeGen_C::visit(const Call *op) {
         result = "kiln_prefetch(" + names.get(buf->value) + " + " + print(op->args[1]) + ", {" + box + "})";
         return;
     }
+    if (op->name == "interleave_vectors") {  // the prologue's kiln_interleave (dsl/lower/InterleaveSelects.h)
+        result = call("kiln_interleave<" + c_type(op->type) + ">", op->args);
+        return;
+    }
     auto h = helpers.find(op->name);
     if (h != helpers.end()) {
         result = call(h->second, op->args);

@@ -182,7 +182,10 @@ Expr IRMutator::visit(const Call *op) {
     std::vector<Expr> args;
     if (!mutate_all(op->args, args)) return Expr(op);
     Type t = op->type;
-    if (op->call_type == Call::PureExtern && !args.empty()) t = op->type.with_lanes(args[0].type().lanes());
+    // A pure call's lanes follow its first argument's, in the same ratio
+    // (interleave_vectors has twice its arguments' lanes).
+    if (op->call_type == Call::PureExtern && !args.empty())
+        t = op->type.with_lanes(op->type.lanes() / op->args[0].type().lanes() * args[0].type().lanes());
     return Call::make(t, op->name, args, op->call_type, op->func, op->param, op->value_index);
 }
 Expr IRMutator::visit(const Let *op) {

@@ -21,6 +21,7 @@
 #include "PromoteAccumulators.h"
 #include "InjectPrefetches.h"
 #include "InlineFunctions.h"
+#include "InterleaveSelects.h"
 #include "PartitionLoops.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
@@ -156,6 +157,10 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("vectorize loops", s, [&] { return vectorize_loops(s, origins); });
     s = pass("partition loops", s, [&] { return partition_loops(s); });
     s = pass("simplify", s, [&] { return simplify(s); });
+    // On simplified vector code; the NPU's instruction selection matches
+    // selects as they are.
+    if (!target.has(Target::NPU))
+        s = pass("interleave parity selects", s, [&] { return interleave_parity_selects(s); });
     // After the last simplify, which would substitute the hoisted loads back.
     if (!target.has(Target::NPU))
         s = pass("unswitch dense loads", s, [&] { return unswitch_dense_loads(s); });

@@ -111,20 +111,56 @@ TEST_CASE("repeated lanes: f(x / d) under vectorize reads whole vectors, never p
 
 TEST_CASE("repeated lanes: a demosaic's select between two half-resolution images", "[vectorize][loads]") {
     // out(x) = even x: a(x / 2); odd x: b(x / 2), as a Bayer demosaic
-    // interleaves its half-resolution channels. Both arms are dense loads.
-    const int w = 61, h = 4;
-    GuardedImage<uint16_t> a((w + 1) / 2, h, 0), b((w + 1) / 2, h, 0);
-    ImageParam ia(UInt(16), 2, "a"), ib(UInt(16), 2, "b");
-    ia.set(a.buf);
-    ib.set(b.buf);
+    // interleaves its half-resolution channels: each parity's lanes are
+    // computed as one half-width vector of dense loads of its own side,
+    // then interleaved (dsl/lower/InterleaveSelects.h). Odd and negative
+    // output mins start the vectors on odd x; 64 lanes are wider than a
+    // register.
+    for (int lanes : {16, 64}) {
+        for (int out_min : {0, 3, -5}) {
+            const int w = 2 * lanes + 13, h = 4;
+            const int lo = (int)kt::div_euclid(out_min, 2), hi = (int)kt::div_euclid(out_min + w - 1, 2);
+            GuardedImage<uint16_t> a(hi - lo + 1, h, lo), b(hi - lo + 1, h, lo);
+            ImageParam ia(UInt(16), 2, "a"), ib(UInt(16), 2, "b");
+            ia.set(a.buf);
+            ib.set(b.buf);
+            Var x("x"), y("y");
+            Func out("out");
+            out(x, y) = select(x % 2 == 0, ia(x / 2, y), ib(x / 2, y) + cast<uint16_t>(1000));
+            out.vectorize(x, lanes);
+            INFO(lanes << " lanes, output min " << out_min);
+            std::string src = source_of(out);
+            CHECK(src.find("kiln_interleave<") != std::string::npos);
+            CHECK(src.find("kiln_load_repeat<") == std::string::npos);
+            CHECK(src.find("kiln_gather<") == std::string::npos);
+            kt::realize_and_check<uint16_t>(out, {{w, h, out_min, 0}}, [&](int px, int py) {
+                int q = (int)kt::div_euclid(px, 2);
+                return px % 2 == 0 ? a.buf(q, py) : (uint16_t)(b.buf(q, py) + 1000);
+            });
+        }
+    }
+}
+
+TEST_CASE("repeated lanes: a Bayer demosaic's selects on the parity of x and of y", "[vectorize][loads]") {
+    // Four half-resolution channels, one per site of a 2 x 2 tile, the
+    // sides computed from neighbours at x / 2 - 1 and x / 2 + 1 as well.
+    const int w = 70, h = 6, out_min = 1;
+    GuardedImage<uint16_t> im(w / 2 + 3, h / 2 + 1, -1);
+    ImageParam in(UInt(16), 2, "in");
+    in.set(im.buf);
     Var x("x"), y("y");
-    Func out("out");
-    out(x, y) = select(x % 2 == 0, ia(x / 2, y), ib(x / 2, y) + cast<uint16_t>(1000));
-    out.vectorize(x, 16);
-    std::string src = source_of(out);
-    CHECK(src.find("kiln_gather<") == std::string::npos);
-    kt::realize_and_check<uint16_t>(out, {{w, h, 0, 0}}, [&](int px, int py) {
-        return px % 2 == 0 ? a.buf(px / 2, py) : b.buf(px / 2, py) + 1000;
+    Func avg("avg"), out("out");
+    avg(x, y) = cast<uint16_t>((cast<uint32_t>(in(x - 1, y)) + in(x + 1, y) + 1) / 2);
+    Expr even_row = select(x % 2 == 0, in(x / 2, y / 2), avg(x / 2, y / 2));
+    Expr odd_row = select(x % 2 == 0, avg(x / 2, y / 2) + cast<uint16_t>(7), in(x / 2, y / 2) * cast<uint16_t>(3));
+    out(x, y) = select(y % 2 == 0, even_row, odd_row);
+    out.vectorize(x, 32);
+    CHECK(source_of(out).find("kiln_interleave<") != std::string::npos);
+    kt::realize_and_check<uint16_t>(out, {{w, h, out_min, 0}}, [&](int px, int py) {
+        int qx = (int)kt::div_euclid(px, 2), qy = py / 2;
+        uint16_t v = im.buf(qx, qy), m = (uint16_t)(((uint32_t)im.buf(qx - 1, qy) + im.buf(qx + 1, qy) + 1) / 2);
+        if (py % 2 == 0) return px % 2 == 0 ? v : m;
+        return px % 2 == 0 ? (uint16_t)(m + 7) : (uint16_t)(v * 3);
     });
 }
 

@@ -379,6 +379,14 @@ private:
         std::vector<Value> args;
         for (const Expr &a : c->args) args.push_back(eval(a));
         Value v = make(c->type);
+        if (c->name == "interleave_vectors") {  // a[0], b[0], a[1], b[1], ...
+            for (int k = 0; k < v.lanes(); k++) {
+                const Value &half = args[k % 2];
+                if (c->type.is_float()) v.f[k] = half.f[k / 2];
+                else v.i[k] = half.i[k / 2];
+            }
+            return v;
+        }
         if (!c->type.is_float()) {
             for (int k = 0; k < v.lanes(); k++)
                 v.i[k] = int_call(c->type, c->name, args[0].i[k], args.size() > 1 ? args[1].i[k] : 0);
