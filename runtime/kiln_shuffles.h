@@ -108,6 +108,44 @@ inline V kiln_interleave(H a, H b) {
     }
 }
 
+// ---- A table of bytes read with shuffles ----
+//
+// kiln_lookup<V, S>(table, index): table[index[i]] for 64 lanes of bytes
+// from a table of S bytes, S a multiple of 128 (a curve or a histogram's
+// map held on the stack). With AVX-512 VBMI each 128-byte block is one
+// two-register byte permute of the indices' low 7 bits, kept where the
+// indices' high bits name the block: S / 128 permutes and blends instead of
+// 64 scalar loads. Indices are in [0, S), as every read of the table is;
+// otherwise (and without VBMI) a gather.
+template<typename V, int S, typename T, typename I>
+inline V kiln_lookup(const T *table, I index) {
+    static_assert(sizeof(T) == 1 && kiln_lanes<V> == 64 && S % 128 == 0, "kiln_lookup: 64 bytes from 128-byte blocks");
+    static_assert(sizeof(kiln_elem_t<I>) == 4, "kiln_lookup: 32-bit indices");
+#if defined(__AVX512VBMI__)
+    typedef uint8_t B __attribute__((vector_size(64)));
+    typedef int32_t P __attribute__((vector_size(64)));
+    typedef uint8_t Q __attribute__((vector_size(16)));
+    B low, block;
+    for (int c = 0; c < 4; c++) {  // narrowed a register at a time (g++ splits wider vectors lane by lane)
+        P part;
+        std::memcpy(&part, (const char *)&index + 64 * c, 64);
+        Q l = __builtin_convertvector(part & 127, Q), h = __builtin_convertvector(part >> 7, Q);
+        std::memcpy((char *)&low + 16 * c, &l, 16);
+        std::memcpy((char *)&block + 16 * c, &h, 16);
+    }
+    B r = {};
+    for (int k = 0; k < S / 128; k++) {
+        B a, b;
+        std::memcpy(&a, table + 128 * k, 64);
+        std::memcpy(&b, table + 128 * k + 64, 64);
+        r = block == (uint8_t)k ? __builtin_shuffle(a, b, low) : r;
+    }
+    return (V)r;
+#else
+    return kiln_gather<V>(table, index);
+#endif
+}
+
 }  // namespace
 
 #endif  // KILN_SHUFFLES_H

@@ -181,6 +181,7 @@ private:
     std::set<std::tuple<TypeCode, int, int>> vector_types;  // (code, bits, lanes) used
     std::map<std::string, int> mask_bits_of;  // lane width of bool-vector variables
     std::map<std::string, int> slot_lanes;    // stack arrays of vectors (VectorSlots.h): their lanes
+    std::map<std::string, int64_t> stack_bytes;  // other stack arrays: their sizes in bytes
     int wanted_mask_bits = 32;                // for bool vectors of no natural width
     bool uses_float16 = false;                // converts 16-bit floats (CodeGen_Float16.h)
 
@@ -243,6 +244,7 @@ private:
         return s + ")";
     }
     std::string load(Type t, const std::string &name, const Expr &index);
+    int64_t table_lookup_bytes(const std::string &name) const;
     void emit_signature_and_checks();
     void emit_argv_wrapper();
 
@@ -486,10 +488,20 @@ bool match_repeat(const Expr &index, RepeatIndex &m) {
 
 }  // namespace
 
+// The size of a stack array of bytes that a gather of 64 lanes reads as a
+// table (kiln_lookup, kiln_shuffles.h: whole 128-byte blocks, at most 16),
+// or 0.
+int64_t CodeGen_C::table_lookup_bytes(const std::string &name) const {
+    auto it = stack_bytes.find(name);
+    if (it == stack_bytes.end()) return 0;
+    return it->second % 128 == 0 && it->second <= 2048 ? it->second : 0;
+}
+
 // Loads: scalar, dense (ramp of stride 1), uniform (broadcast index),
 // strided (a ramp of constant stride 2 to 4) or repeated lanes (f(x / D)),
-// both from dense loads and shuffles, or a gather. Bool vectors are read as
-// bytes and turned into 8-bit masks.
+// both from dense loads and shuffles, a byte table on the stack read with
+// shuffles, or a gather. Bool vectors are read as bytes and turned into
+// 8-bit masks.
 std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) {
     std::string buf = names.get(name);
     if (t.is_scalar()) return buf + "[" + unparen(print(index)) + "]";
@@ -512,6 +524,9 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
     } else if (!padded(t.lanes()) && match_repeat(index, repeat)) {
         s = "kiln_load_repeat<" + v + ", " + std::to_string(repeat.divisor) + ">(" + buf + " + " +
             print(simplify(repeat.offset)) + ", " + unparen(print(repeat.base)) + ")";
+    } else if (t.bits() == 8 && t.lanes() == 64 && index.type().bits() == 32 && table_lookup_bytes(name)) {
+        s = "kiln_lookup<" + v + ", " + std::to_string(table_lookup_bytes(name)) + ">(" + buf + ", " +
+            unparen(print(index)) + ")";
     } else {
         s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + ", " + unparen(print(index)) + ")";
     }
@@ -708,6 +723,7 @@ void CodeGen_C::visit(const Allocate *op) {
     } else if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
         line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
+        stack_bytes[op->name] = n * op->type.bytes();
     } else {
         std::string heap = names.fresh(name + "_heap");
         // The size is a product of int32 extents: multiply in 64 bits, so
@@ -730,6 +746,7 @@ void CodeGen_C::visit(const Allocate *op) {
     }
     include(op->body);
     slot_lanes.erase(op->name);
+    stack_bytes.erase(op->name);
 }
 
 void CodeGen_C::visit(const Block *op) {

@@ -180,3 +180,34 @@ TEST_CASE("strided loads: a stride beyond 4, or padded lanes, stay gathers", "[v
     f.realize(out);
     kt::check(out, [&](int px) { return im(5 * px); });
 }
+
+TEST_CASE("table lookups: 64 lanes read from a byte table on the stack with shuffles", "[vectorize][loads]") {
+    // A tone curve of 1024 entries (camera_pipe's curve) and one of 256,
+    // computed into stack arrays, read at clamped 16-bit values: whole
+    // 128-byte blocks become kiln_lookup; a table of 1000 bytes stays a
+    // gather. The output width is not a multiple of the lanes.
+    for (int entries : {1024, 256, 1000}) {
+        const int w = 203;
+        Buffer<uint16_t> im(w);
+        for (int x = 0; x < w; x++) im(x) = (uint16_t)kt::noise(x, 0, 0, 1100);
+        ImageParam in(UInt(16), 1, "in");
+        in.set(im);
+        Var x("x"), i("i");
+        Func curve("curve"), out("out");
+        curve(i) = cast<uint8_t>(i * 37 + i / 5);
+        curve.compute_root();
+        out(x) = curve(clamp(cast<int32_t>(in(x)), 0, entries - 1));
+        out.vectorize(x, 64);
+        INFO(entries << " entries");
+        std::string src = source_of(out);
+        const bool table = entries % 128 == 0;
+        CHECK((src.find("kiln_lookup<uint8x64, " + std::to_string(entries) + ">(") != std::string::npos) == table);
+        CHECK((src.find("kiln_gather<uint8x64>(") != std::string::npos) == !table);
+        Buffer<uint8_t> o(w);
+        out.realize(o);
+        kt::check(o, [&](int px) {
+            int v = std::min<int>(im(px), entries - 1);
+            return (uint8_t)(v * 37 + v / 5);
+        });
+    }
+}
