@@ -309,7 +309,9 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     set_scalars(*g, s.scalars);
     if (file == "auto") {  // --auto: chosen for this run's sizes and scalar values
         progress.show(step + name + ": autoschedule...");
-        kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes);
+        kiln::AutoscheduleOptions ao;
+        ao.autotune = o.autotune;
+        kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes, ao);
         kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);
         kiln_lab::write_file((fs::path(o.out) / "auto.autoschedule.txt").string(), a.explanation);
     } else {
@@ -349,6 +351,8 @@ int run(const Options &o) {
         return 0;
     }
     if (o.generator.empty()) usage_error("name a generator (kiln-lab --list shows them)");
+    if (o.autotune != 0 && !o.autoschedule)
+        usage_error("--autotune " + std::to_string(o.autotune) + " tunes the auto row: add --auto");
     const kiln::Target target(o.target);
     Setup s = make_setup(o);
     std::vector<std::string> files = schedule_files(o);
@@ -461,6 +465,10 @@ int main(int argc, char **argv) {
                  "busy machine; with KILN_NUM_THREADS=1 it is the kernel's own time");
     app.add_flag("--auto", o.autoschedule,
                  "add a row for the schedule kiln::autoschedule chooses for these sizes (docs/autoschedule.md)");
+    app.add_option("--autotune", o.autotune,
+                   "with --auto: run the N best candidate schedules by predicted cost (on random inputs of these "
+                   "sizes) and keep the fastest; the explanation lists them with their times")
+        ->type_name("N");
     app.add_flag("--list", o.list, "list the generators with their params, inputs and outputs");
     CLI11_PARSE(app, argc, argv);
     try {

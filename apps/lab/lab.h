@@ -27,6 +27,7 @@ struct Options {
     bool cpu_time = false;  // time the runs by process CPU time instead of wall-clock time
     bool list = false;
     bool autoschedule = false;  // --auto: an "auto" row, the schedule kiln::autoschedule chooses
+    int autotune = 0;           // --autotune N: the auto row's N best candidates run, the fastest kept
 };
 
 // What the lab feeds every schedule.

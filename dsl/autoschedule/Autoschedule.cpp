@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "Autotune.h"
 #include "CostModel.h"
 #include "Explain.h"
 #include "Snapshot.h"
@@ -320,7 +321,8 @@ public:
 
         Evaluation final = evaluate(s);
         if (!final.legal) return fallback("the chosen schedule does not lower: " + final.error);
-        result.predicted = final.cost.total;
+        if (o.autotune > 0) s = autotune_state(s);
+        result.predicted = evaluated.at(render(s)).cost.total;
         result.schedule = ScheduleFile::parse(render(s), "autoschedule");
         result.schedule_text = render(s, true);
         snapshot.restore();
@@ -518,9 +520,47 @@ private:
         }
         snapshot.restore();
         evaluated[text] = e;
+        if (e.legal) legal_states.emplace(text, s);
         return e;
     }
     std::map<std::string, Evaluation> evaluated;  // by schedule text
+    std::map<std::string, State> legal_states;     // the same, those that lower
+
+    // AutoscheduleOptions::autotune: the model's choice and the schedules
+    // evaluated next best by predicted cost run; the fastest is returned.
+    // Its stanzas that differ from the model's choice say so.
+    State autotune_state(const State &chosen) {
+        const std::string first = render(chosen);
+        std::vector<std::pair<double, std::string>> ranked;  // ties: by text (the map's order)
+        for (const auto &[text, e] : evaluated)
+            if (e.legal && text != first) ranked.push_back({e.cost.total.total(), text});
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        std::vector<AutotuneCandidate> c{{first, evaluated.at(first).cost.total}};
+        for (size_t i = 0; i < ranked.size() && (int)c.size() < o.autotune; i++)
+            c.push_back({ranked[i].second, evaluated.at(ranked[i].second).cost.total});
+        auto measure = o.measure ? o.measure
+                                 : [this](const Pipeline &q) { return measure_on_random_inputs(q, t, sz.given); };
+        const size_t best = autotune(p, t, snapshot, c, measure, result);
+        if (best == 0) return chosen;
+        const State &w = legal_states.at(c[best].schedule);
+        const AutotuneCandidate &model = result.autotuned[0];
+        char ran[200], model_ms[40] = "did not run";
+        if (model.error.empty()) std::snprintf(model_ms, sizeof(model_ms), "%.3f ms", model.measured_ms);
+        std::snprintf(ran, sizeof(ran), "; autotune: candidate %zu ran fastest (%.3f ms; the model's choice %s)",
+                      best + 1, result.autotuned[best].measured_ms, model_ms);
+        for (const std::string &f : order)
+            for (const char *kind : {"place:", "loops:", "reduction:"}) {
+                std::string was = decision_of(chosen, f, kind), is = decision_of(w, f, kind);
+                if (was != is) why[kind + f] = is + ran + ", the cost model chose " + (was.empty() ? "nothing" : was);
+            }
+        return w;
+    }
+    // What state s decided for Func f of a kind of decision ("" if none).
+    std::string decision_of(const State &s, const std::string &f, const std::string &kind) const {
+        if (kind == "place:") return info.at(f).output ? "" : option_name(s, f, s.place.at(f));
+        if (kind == "loops:") return s.structure.count(f) ? s.structure.at(f).to_string() : "";
+        return info.at(f).rvar.empty() ? "" : s.rfactored.count(f) ? "rfactor(" + info.at(f).rvar + ")" : "serial reduction";
+    }
     std::map<std::string, std::string> outside_baseline;  // outside_buffers of the baseline
 
     // The group root Funcs whose loops compute f's consumers.
@@ -839,6 +879,13 @@ AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
                                 const std::map<std::string, std::vector<int>> &estimates,
                                 const AutoscheduleOptions &options) {
     user_assert(!p.outputs().empty()) << "autoschedule: the pipeline has no outputs";
+    user_assert(options.autotune >= 0 && options.autotune <= AutoscheduleOptions::max_autotune)
+        << "autoschedule: autotune " << options.autotune << " is not a number of candidates to run; use 0 (the cost "
+        << "model alone) or 1 to " << AutoscheduleOptions::max_autotune << " (each candidate is compiled and run)";
+    user_assert(options.autotune == 0 || !t.has(Target::NPU))
+        << "autoschedule: autotune runs its candidates on the host, but the target is " << t.to_string()
+        << "; the autoscheduler has no NPU search whose candidates the simulator could run: drop autotune "
+        << "(kiln-gen --autotune) for an NPU target";
     return Autoscheduler(p, t, estimates, options).run();
 }
 

@@ -219,6 +219,12 @@ SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forw
                          const AutoscheduleOptions &options) {
     user_assert(!backward.outputs().empty()) << "choose_saves: the backward pipeline has no outputs";
     user_assert(!forward.empty()) << "choose_saves: give the Funcs differentiated (the forward outputs)";
+    // Each save considered autoschedules the backward pass again: autotuning
+    // would compile and run its candidates every time.
+    user_assert(options.autotune == 0)
+        << "choose_saves: autotune " << options.autotune << " is not supported when the cost model also chooses the "
+        << "saves of a backward pipeline (it autoschedules it once per save considered); set autotune to 0 (drop "
+        << "kiln-gen --autotune for a backward generator)";
     return Chooser(backward, forward, t, sizes, budget, options).run();
 }
 

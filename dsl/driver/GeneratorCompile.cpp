@@ -51,7 +51,8 @@ std::string provenance(const GeneratorBase &g, const GeneratorCompileOptions &o)
     for (const GeneratorParamBase *p : g.params()) s += ", " + p->name() + "=" + p->value_string();
     s += ", schedule " + (o.schedule_file.empty() ? std::string("(default: every Func inlined)") : o.schedule_file);
     if (o.schedule_file == "auto")
-        s += " (a budget of " + std::to_string(state_budget(o)) + " schedules)";
+        s += " (a budget of " + std::to_string(state_budget(o)) + " schedules" +
+             (o.autotune > 0 ? ", autotune " + std::to_string(o.autotune) + ": the fastest measured" : "") + ")";
     return s + ", target " + o.target.to_string();
 }
 
@@ -334,7 +335,11 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(out->argument().dimensions, 1024);
     AutoscheduleResult chosen;
     // A budget of schedules, not of time: the same build gives the same schedule.
-    const AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));
+    AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));
+    search.autotune = o.autotune;
+    user_assert(o.autotune == 0 || o.schedule_file == "auto")
+        << "kiln-gen --autotune " << o.autotune << " chooses among the autoscheduler's candidates; it needs -s auto, "
+        << "not -s " << (o.schedule_file.empty() ? "(none)" : o.schedule_file);
     if (o.schedule_file == "auto" && !g.differentiated().empty()) {
         // A backward generator: which forward Funcs to save too (docs/autodiff.md).
         SaveChoices saves = choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget, search);

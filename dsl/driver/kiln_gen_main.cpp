@@ -127,6 +127,10 @@ int main(int argc, char **argv) {
                        std::to_string(kiln::AutoscheduleOptions::generator_max_states) +
                        "); a budget in schedules, not time, so the same build chooses the same schedule")
         ->check(CLI::Range(1, 100000000));
+    app.add_option("--autotune", c.compile.autotune,
+                   "-s auto: run the N best candidate schedules by predicted cost on random inputs of the --estimate "
+                   "sizes and keep the fastest (host targets; the build then depends on timing)")
+        ->type_name("N");
     app.add_option("params", c.params, "GeneratorParam settings, name=value");
     app.footer("Example:\n  kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o build/out "
                "-f blur3x3_tiled\n\nGenerators linked in: " + join(kiln::GeneratorRegistry::list()));

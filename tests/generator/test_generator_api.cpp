@@ -375,6 +375,35 @@ TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the 
     CHECK(skipped(why[0]).size() >= 2);  // the budget, and a Func or group it left to the default rule
 }
 
+TEST_CASE("generator api: -s auto --autotune runs the best candidates on the generator's inputs",
+          "[generator][autoschedule][autotune]") {
+    auto g = GeneratorRegistry::create("blur3x3");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_blur_autotuned";
+    o.schedule_file = "auto";
+    o.autoschedule_max_states = 8;
+    o.autotune = 2;
+    o.emit = {"schedule", "autoschedule"};
+    o.estimates["output"] = {96, 40};
+    compile_generator(*g, o);  // the generator's Inputs have no buffers: autotune makes its own
+    const std::string sched = read_file("generator_api_out/api_blur_autotuned.sched");
+    INFO(read_file("generator_api_out/api_blur_autotuned.autoschedule.txt"));
+    CHECK_THAT(sched, Contains("schedule auto (a budget of 8 schedules, autotune 2: the fastest measured)") &&
+                          Contains("# autotune: ran the 2 best candidates by predicted cost; ") &&
+                          Contains("#   1 (the model's choice) predicted ") && !Contains("did not run"));
+
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/blur3x3/host_tiled.sched";
+    require_compile_error([&] { compile_generator(*GeneratorRegistry::create("blur3x3"), o); },
+                          Contains("kiln-gen --autotune 2 chooses among the autoscheduler's candidates; it needs -s "
+                                   "auto, not -s "));
+    o.schedule_file = "auto";
+    o.estimates = {};
+    require_compile_error([&] { compile_generator(*GeneratorRegistry::create("softmax_grad"), o); },
+                          Contains("choose_saves: autotune 2 is not supported when the cost model also chooses the "
+                                   "saves of a backward pipeline"));
+}
+
 TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward kernel and its report",
           "[generator][grad][residuals]") {
     auto g = GeneratorRegistry::create("gemm_grad");

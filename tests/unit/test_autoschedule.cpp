@@ -3,6 +3,9 @@
 // runs them (tests/correctness/test_autoschedule.cpp).
 #include <kiln/kiln.h>
 
+#include <cmath>
+#include <stdexcept>
+
 #include <catch2/catch.hpp>
 
 using namespace kiln;
@@ -196,6 +199,103 @@ TEST_CASE("autoschedule: the options of generator builds are a budget of schedul
     CHECK(AutoscheduleOptions::reproducible(7).max_states == 7);
     CHECK_THROWS_WITH(AutoscheduleOptions::reproducible(0),
                       Catch::Contains("the budget of schedules must be positive, not 0"));
+}
+
+TEST_CASE("autoschedule: autotune 1 runs the cost model's choice and keeps it", "[autoschedule][autotune]") {
+    Blur plain_blur, tuned_blur;
+    AutoscheduleResult plain = autoschedule(Pipeline(plain_blur.blur_y), avx2, {{"blur_y", {512, 512}}}, fixed_machine());
+    AutoscheduleOptions o = fixed_machine();
+    o.autotune = 1;
+    int runs = 0;
+    o.measure = [&](const Pipeline &) { return 2.5 + runs++; };  // no timing in tests
+    AutoscheduleResult tuned = autoschedule(Pipeline(tuned_blur.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    INFO(tuned.explanation);
+    CHECK(runs == 1);
+    CHECK(tuned.schedule == plain.schedule);
+    CHECK(tuned.predicted.total() == plain.predicted.total());
+    REQUIRE(tuned.autotuned.size() == 1);
+    CHECK(tuned.autotune_chosen == 0);
+    CHECK(ScheduleFile::parse(tuned.autotuned[0].schedule) == plain.schedule);
+    CHECK(tuned.autotuned[0].measured_ms == 2.5);
+    CHECK(tuned.schedule_text.find("# autotune: ran the 1 best candidate by predicted cost; the model's choice "
+                                   "measured fastest\n#   1 (the model's choice) predicted ") != std::string::npos);
+    CHECK(plain.autotuned.empty());
+    CHECK(plain.autotune_chosen == -1);
+    CHECK(ScheduleFile::parse(tuned.schedule_text) == tuned.schedule);
+}
+
+TEST_CASE("autoschedule: autotune N keeps the candidate measured fastest", "[autoschedule][autotune]") {
+    Blur plain_blur, b;
+    AutoscheduleResult plain = autoschedule(Pipeline(plain_blur.blur_y), avx2, {{"blur_y", {512, 512}}}, fixed_machine());
+    AutoscheduleOptions o = fixed_machine();
+    o.autotune = 4;
+    // Candidate 2 does not run, candidate 3 is the fastest.
+    const std::vector<double> times = {3.0, -1, 1.0, 4.0};
+    std::vector<std::string> seen;  // each candidate's loop nest, as measure saw it applied
+    o.measure = [&](const Pipeline &p) {
+        seen.push_back(p.lowered_stmt(avx2));
+        double ms = times.at(seen.size() - 1);
+        if (ms < 0) throw std::runtime_error("it crashed");
+        return ms;
+    };
+    AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    INFO(r.explanation);
+    REQUIRE(r.autotuned.size() == 4);
+    CHECK(seen.size() == 4);
+    CHECK(r.autotune_chosen == 2);
+    // The model's choice first, then the others by predicted cost.
+    CHECK(ScheduleFile::parse(r.autotuned[0].schedule) == plain.schedule);
+    for (size_t i = 2; i < r.autotuned.size(); i++)
+        CHECK(r.autotuned[i - 1].predicted.total() <= r.autotuned[i].predicted.total());
+    CHECK(r.autotuned[1].error == "it crashed");
+    CHECK(r.autotuned[1].measured_ms == -1);
+    // The fastest is what was applied, and what the schedule text says.
+    CHECK(r.schedule == ScheduleFile::parse(r.autotuned[2].schedule));
+    CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+    CHECK(r.predicted.total() == r.autotuned[2].predicted.total());
+    CHECK(Pipeline(b.blur_y).lowered_stmt(avx2) == seen[2]);
+    CHECK(r.schedule_text.find("candidate 3 measured fastest") != std::string::npos);
+    CHECK(r.schedule_text.find("#   2 predicted ") != std::string::npos);
+    CHECK(r.schedule_text.find("did not run: it crashed") != std::string::npos);
+    CHECK(r.schedule_text.find("measured 1.000 ms   <- chosen") != std::string::npos);
+    // A stanza that differs from the model's choice says why it is there.
+    CHECK(r.schedule_text.find("; autotune: candidate 3 ran fastest (1.000 ms; the model's choice 3.000 ms), the "
+                               "cost model chose ") != std::string::npos);
+    CHECK(r.explanation.find("autotune candidate 3:\n  ") != std::string::npos);
+    CHECK(r.explanation_json.find("\"measured_ms\": 1.0") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: autotune with no candidate that runs keeps the model's choice", "[autoschedule][autotune]") {
+    Blur plain_blur, b;
+    AutoscheduleResult plain = autoschedule(Pipeline(plain_blur.blur_y), avx2, {{"blur_y", {512, 512}}}, fixed_machine());
+    AutoscheduleOptions o = fixed_machine();
+    o.autotune = 3;
+    o.measure = [](const Pipeline &) { return std::nan(""); };
+    AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    CHECK(r.schedule == plain.schedule);
+    CHECK(r.autotune_chosen == 0);
+    REQUIRE(!r.skipped.empty());
+    CHECK(r.skipped.back() == "autotune: no candidate ran (candidate 1: the measure function returned nan, not a "
+                              "time in ms); the cost model's choice is kept");
+}
+
+TEST_CASE("autoschedule: a bad autotune count or an NPU target is an error that says what to do",
+          "[autoschedule][autotune]") {
+    for (int n : {-1, AutoscheduleOptions::max_autotune + 1}) {
+        Blur b;
+        AutoscheduleOptions o = fixed_machine();
+        o.autotune = n;
+        CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {64, 64}}}, o),
+                          Catch::Contains("autoschedule: autotune " + std::to_string(n) +
+                                          " is not a number of candidates to run; use 0 (the cost model alone) or 1 "
+                                          "to 64 (each candidate is compiled and run)"));
+    }
+    Blur b;
+    AutoscheduleOptions o = fixed_machine();
+    o.autotune = 2;
+    CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), Target("npu"), {{"blur_y", {64, 64}}}, o),
+                      Catch::Contains("autotune runs its candidates on the host, but the target is ") &&
+                          Catch::Contains("drop autotune (kiln-gen --autotune) for an NPU target"));
 }
 
 TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one", "[autoschedule]") {

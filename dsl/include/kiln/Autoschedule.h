@@ -20,6 +20,7 @@
 // the result can be read, edited and checked in like a hand schedule.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -70,6 +71,19 @@ struct AutoscheduleOptions {
     static constexpr int generator_max_states = 1500;
     static constexpr double generator_time_limit_ms = 120000;
     static AutoscheduleOptions reproducible(int max_states = generator_max_states);
+
+    // Autotuning (kiln-gen --autotune N): after the search, run the
+    // `autotune` best schedules it evaluated by predicted cost (the cost
+    // model's choice first) and keep the one measured fastest; 0: the cost
+    // model alone. A host target only; at most max_autotune. The result then
+    // depends on the machine's timing, not only on the model.
+    int autotune = 0;
+    static constexpr int max_autotune = 64;
+    // How a candidate is timed (ms), its schedule applied to the pipeline's
+    // Funcs. Unset: JIT-compiled for the target and run on random inputs of
+    // the estimated sizes, the minimum of 5 runs after a warm-up. Tests
+    // give a function of their own, so that no test depends on timing.
+    std::function<double(const Pipeline &)> measure;
 };
 
 // The predicted time of a schedule, split into the cost model's terms (ns).
@@ -96,6 +110,14 @@ struct AutoscheduleDecision {
     std::vector<AutoscheduleAlternative> alternatives;
 };
 
+// A schedule autotuning ran (AutoscheduleOptions::autotune).
+struct AutotuneCandidate {
+    std::string schedule;      // its .sched text, without comments
+    CostTerms predicted;       // the cost model's prediction
+    double measured_ms = -1;   // -1: it did not run (see error)
+    std::string error;
+};
+
 struct AutoscheduleResult {
     ScheduleFile schedule;        // what was applied
     std::string schedule_text;    // the .sched text, a comment per stanza
@@ -107,6 +129,10 @@ struct AutoscheduleResult {
     // same on every run) or "time limit" (depends on the machine's load).
     std::string stopped_by;
     std::vector<std::string> skipped;  // what the search could not do, and why
+    // Autotuning: the candidates run, the model's choice first, then by
+    // predicted cost; the index of the one kept (-1: no autotuning).
+    std::vector<AutotuneCandidate> autotuned;
+    int autotune_chosen = -1;
     std::string explanation;      // text: the machine, every decision and its alternatives
     std::string explanation_json;
 };

@@ -516,6 +516,9 @@ struct GeneratorCompileOptions {
     // (AutoscheduleOptions::reproducible); 0 = its default,
     // AutoscheduleOptions::generator_max_states.
     int autoschedule_max_states = 0;
+    // -s auto --autotune N: run the N best candidates and keep the fastest
+    // (AutoscheduleOptions::autotune; the build then depends on timing).
+    int autotune = 0;
 };
 const std::vector<std::string> &generator_emit_kinds();
 // Apply the schedule and write the files; CompileError on misuse.
