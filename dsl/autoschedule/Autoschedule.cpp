@@ -141,8 +141,11 @@ std::map<std::string, std::string> outside_buffers(const PipelineRegions &region
         auto it = sz.concrete.sizes.find(name);
         if (it == sz.concrete.sizes.end()) return;
         for (size_t d = 0; d < box.size() && d < it->second.size(); d++) {
-            const int64_t *lo = box[d].has_lower() ? as_const_int(simplify(substitute(values, box[d].min))) : nullptr;
-            const int64_t *hi = box[d].has_upper() ? as_const_int(simplify(substitute(values, box[d].max))) : nullptr;
+            // The simplified bounds outlive the pointers into them.
+            const Expr lo_e = box[d].has_lower() ? simplify(substitute(values, box[d].min)) : Expr();
+            const Expr hi_e = box[d].has_upper() ? simplify(substitute(values, box[d].max)) : Expr();
+            const int64_t *lo = lo_e.defined() ? as_const_int(lo_e) : nullptr;
+            const int64_t *hi = hi_e.defined() ? as_const_int(hi_e) : nullptr;
             if ((lo && *lo < 0) || (hi && *hi >= it->second[d]))
                 found[name + ":" + std::to_string(d)] = std::string(what) + " " + name + " over [" +
                                                         std::to_string(lo ? *lo : 0) + ", " + std::to_string(hi ? *hi : 0) +
@@ -508,12 +511,12 @@ private:
             ScheduleFile::parse(text, "autoschedule").apply(p, t);
             std::map<std::string, std::string> outside;
             e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside);
-            e.legal = true;
             // Past a buffer where the baseline is not (where it is, every
             // schedule is: the buffer sizes given are too small, or assumed).
             if (counts_out) outside_baseline = outside;  // the baseline
             for (const auto &[where, what] : outside)
                 if (!outside_baseline.count(where)) user_error << what;
+            e.legal = true;
         } catch (const std::exception &ex) {
             std::string msg = ex.what();
             e.error = msg.substr(0, msg.find('\n'));
