@@ -1,5 +1,6 @@
 #include "PartitionLoops.h"
 
+#include <cstring>
 #include <map>
 
 #include "analysis/Monotonic.h"
@@ -12,9 +13,34 @@ namespace internal {
 
 namespace {
 
+// The smallest and largest lane of a ramp with a constant stride, of a
+// broadcast, or of a sum or difference of them (a vectorized loop's lanes
+// added to a broadcast base: x8(b) + ramp(0, 1, 8)).
+bool lane_range(const Expr &v, Expr &lo, Expr &hi) {
+    if (const auto *b = v.as<Broadcast>()) return lo = hi = b->value, true;
+    if (const auto *r = v.as<Ramp>()) {
+        const int64_t *st = as_const_int(r->stride);
+        if (!st) return false;
+        Expr last = r->base + r->stride * (r->lanes - 1);
+        lo = *st >= 0 ? r->base : last;
+        hi = *st >= 0 ? last : r->base;
+        return true;
+    }
+    Expr alo, ahi, blo, bhi;
+    if (const auto *a = v.as<Add>()) {
+        if (!lane_range(a->a, alo, ahi) || !lane_range(a->b, blo, bhi)) return false;
+        return lo = alo + blo, hi = ahi + bhi, true;
+    }
+    if (const auto *d = v.as<Sub>()) {
+        if (!lane_range(d->a, alo, ahi) || !lane_range(d->b, blo, bhi)) return false;
+        return lo = alo - bhi, hi = ahi - blo, true;
+    }
+    return false;
+}
+
 // The scalar condition under which every lane of a vector condition holds,
-// or undefined: a conjunction of broadcast scalars and comparisons of a
-// ramp with a broadcast (a lane range against a bound), as the test of
+// or undefined: a conjunction of broadcast scalars and comparisons of
+// lane ranges (lane_range: a ramp against a bound), as the test of
 // whether a vector lies inside a region (autodiff's zero outside an
 // adjoint's region) is written:
 //   ramp(b, 1, 8) >= x8(m) && ramp(b, 1, 8) <= x8(M) && x8(c)  ->  b >= m && b + 7 <= M && c
@@ -25,18 +51,6 @@ Expr all_lanes(const Expr &e) {
         Expr x = all_lanes(a->a), y = all_lanes(a->b);
         return x.defined() && y.defined() ? (x && y) : Expr();
     }
-    // The smallest and largest lane of a ramp with a constant stride, or of
-    // a broadcast.
-    auto lane_range = [](const Expr &v, Expr &lo, Expr &hi) {
-        if (const auto *b = v.as<Broadcast>()) return lo = hi = b->value, true;
-        const auto *r = v.as<Ramp>();
-        const int64_t *st = r ? as_const_int(r->stride) : nullptr;
-        if (!st) return false;
-        Expr last = r->base + r->stride * (r->lanes - 1);
-        lo = *st >= 0 ? r->base : last;
-        hi = *st >= 0 ? last : r->base;
-        return true;
-    };
     Expr alo, ahi, blo, bhi;
     auto both = [&](const Expr &a, const Expr &b) { return lane_range(a, alo, ahi) && lane_range(b, blo, bhi); };
     if (const auto *c = e.as<GE>()) return both(c->a, c->b) ? Expr(alo >= bhi) : Expr();
@@ -44,6 +58,15 @@ Expr all_lanes(const Expr &e) {
     if (const auto *c = e.as<LE>()) return both(c->a, c->b) ? Expr(ahi <= blo) : Expr();
     if (const auto *c = e.as<LT>()) return both(c->a, c->b) ? Expr(ahi < blo) : Expr();
     return Expr();
+}
+
+// Whether a let is a steady-state bound this pass gave a loop.
+bool is_steady_bound(const std::string &name) {
+    for (const char *suffix : {".steady_min", ".steady_max"}) {
+        const size_t n = std::strlen(suffix);
+        if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
+    }
+    return false;
 }
 
 // Conditions of scalar Selects and IfThenElses in a loop body (lets
@@ -67,7 +90,11 @@ protected:
     std::map<std::string, Expr> lets;
     std::vector<std::string> inner;
     void visit(const LetStmt *op) override {
-        include(op->value);
+        // The range of an inner loop this pass already partitioned is
+        // computed once per iteration; its mins and maxes bound that loop,
+        // and resolving them here would only narrow this loop's steady
+        // state to where the inner one has no edge iterations.
+        if (!is_steady_bound(op->name)) include(op->value);
         lets[op->name] = substitute(lets, op->value);
         include(op->body);
         lets.erase(op->name);

@@ -836,6 +836,58 @@ TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a
     CHECK(body.find("rin[ramp(") != std::string::npos);
 }
 
+TEST_CASE("partition_loops: an rfactored sum of an adjoint gets a steady state without the region test",
+          "[lower][partition]") {
+    // The row sum of an adjoint (zero outside d_out's region), rfactored
+    // into 8 lanes: the vectorized lanes index x8(base) + ramp(0, 1, 8), and
+    // the GuardWithIf of the split's last vector is a loop over the lanes
+    // with a steady state of its own. Before, the region test was not read
+    // through that sum of a broadcast and a ramp, and the lanes loop's
+    // bounds (mins and maxes of ro) narrowed ro's steady state to its last
+    // whole vector: every other vector ran the select.
+    ImageParam in(Float(32), 2, "qin"), d_out(Float(32), 2, "qdout");
+    Var x("x"), y("y"), u("u");
+    Func out("qout");
+    out(x, y) = in(x, y) * in(x, y);
+    Func adj("qadj");
+    adj(x, y) = propagate_adjoints(out, d_out)(in)(x, y);
+    RDom r(0, in.dim(0).extent(), "r");
+    RVar ro("ro"), ri("ri");
+    Func total("qtotal");
+    total(y) = 0.0f;
+    total(y) += adj(r, y);
+    Func lanes = total.update(0).split(r, ro, ri, 8).rfactor(ri, u);
+    lanes.compute_at(total, y).vectorize(u);
+    lanes.update(0).reorder(u, ro).vectorize(u);
+    std::string s = total.lowered_stmt(no_asserts);
+    INFO(s);
+    const std::string ro_loop = lanes.name() + ".s1.ro";
+    size_t steady = s.find("for (" + ro_loop + ", " + ro_loop + ".steady_min, ");
+    REQUIRE(steady != std::string::npos);
+    std::string body = s.substr(steady, s.find("}", steady) - steady);
+    CHECK(body.find("select") == std::string::npos);
+    CHECK(body.find("qdout[ramp(") != std::string::npos);
+    // The steady state starts at the first vector (d_out's region may start
+    // later, so only its lower bound is tested), not at the last one.
+    size_t smin = s.find("let " + ro_loop + ".steady_min = ");
+    REQUIRE(smin != std::string::npos);
+    CHECK(s.substr(smin, s.find("\n", smin) - smin).find("extent.0 - 1)") == std::string::npos);
+    // Correct where d_out covers part of the rows and columns.
+    Buffer<float> im(37, 9), g(20, 5);
+    im.for_each_element([&](int xx, int yy) { im(xx, yy) = (float)(xx - yy) / 8.0f; });
+    g.set_min(5, 2);
+    g.for_each_element([&](int xx, int yy) { g(xx, yy) = (float)(xx + 2 * yy) / 4.0f; });
+    in.set(im), d_out.set(g);
+    Buffer<float> o(9);
+    total.realize(o);
+    for (int yy = 0; yy < 9; yy++) {
+        double expect = 0;
+        for (int xx = 5; xx < 25; xx++)
+            if (yy >= 2 && yy < 7) expect += g(xx, yy) * 2.0 * im(xx, yy);
+        CHECK(o(yy) == Approx(expect).epsilon(1e-5).margin(1e-5));
+    }
+}
+
 TEST_CASE("eliminate_common_subexpressions: a load read twice by a store is named once", "[lower][cse]") {
     ImageParam in(Float(32), 1, "cin");
     Var x("x");
