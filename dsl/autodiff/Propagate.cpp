@@ -87,6 +87,17 @@ public:
             const auto &f = *it;
             if (!adjoints.count(f->name) || alias.count(f->name)) continue;
             define(f->name);
+            if (pending[f->name].empty()) {
+                // Nothing reaches f (it is read only through stop_gradient(),
+                // or not at all): every stage's adjoint is zero, and so is
+                // what f would send on; no helper (an argmax) is built for it.
+                const std::vector<Func> &adj = adjoints[f->name];
+                for (size_t s = 0; s + 1 < adj.size(); s++) {
+                    Func g = adj[s];
+                    g(vars_of(vars[f->name])) = make_zero(types[f->name]);
+                }
+                continue;
+            }
             for (int s = f->num_stages() - 1; s >= 0; s--) stage(f, s);
         }
         for (const auto &[name, p] : fwd.images)

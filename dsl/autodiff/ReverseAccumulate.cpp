@@ -156,6 +156,8 @@ private:
             const Expr &y = op->args[1];
             add(x, mul(d, y * pow(x, y - make_one(t))));
             add(y, mul(d, v * log(x)));
+        } else if (n == "stop_gradient") {
+            // a constant to the derivative
         } else if (n == "floor" || n == "ceil" || n == "round" || n == "undef") {
             // piecewise constant: derivative zero (where it exists)
         } else {

@@ -437,6 +437,10 @@ static Expr float_call(const char *name, std::vector<Expr> args) {
     Type t = args[0].type();
     return Call::make(t, name, args, Call::PureExtern);
 }
+Expr stop_gradient(Expr x) {
+    check_defined(x, "stop_gradient");
+    return Call::make(x.type(), "stop_gradient", {x}, Call::PureExtern);
+}
 Expr exp(Expr x) { return float_call("exp", {x}); }
 Expr log(Expr x) { return float_call("log", {x}); }
 Expr sqrt(Expr x) { return float_call("sqrt", {x}); }

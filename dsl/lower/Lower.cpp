@@ -17,6 +17,7 @@
 #include "ComputeWith.h"
 #include "DecideSpecializations.h"
 #include "EmulateFloat16.h"
+#include "StripStopGradient.h"
 #include "HoistLoads.h"
 #include "PromoteAccumulators.h"
 #include "InjectPrefetches.h"
@@ -107,6 +108,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     std::vector<std::string> order = realization_order(out_names, env);
 
     Stmt s = pass("schedule functions", Stmt(), [&] { return schedule_functions(out_names, order, env); });
+    s = pass("strip stop_gradient", s, [&] { return strip_stop_gradient(s); });
     // Before any simplify, which would fold 16-bit float arithmetic as float32.
     s = pass("emulate float16", s, [&] { return emulate_float16(s); });
     // Before bounds inference, so that a specialization's dead copy of a

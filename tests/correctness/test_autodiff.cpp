@@ -423,3 +423,46 @@ TEST_CASE("autodiff: an output adjoint without a region", "[autodiff]") {
     for (int yy = 0; yy < 6; yy++)
         for (int xx = 0; xx < 9; xx++) CHECK(g(xx, yy) == Approx(2 * in.buf(xx, yy) + 0.5).epsilon(1e-15));
 }
+
+TEST_CASE("autodiff: stop_gradient passes the value and no gradient", "[autodiff][stop_gradient]") {
+    Data in = random_input("in", {9}, 21);
+    Func f("f");
+    // d f / d in = 3 in^2 without the mark; with it, the marked factor is a
+    // constant: in^2 (its value) from the other factor.
+    f(x) = in.param(x) * in.param(x) * stop_gradient(in.param(x));
+    Derivative d = propagate_adjoints(weighted_sum(f, {9}, 5));
+    Data w = random_input("w_check", {9}, 5);  // the weights weighted_sum drew with seed 5
+    Buffer<double> value = f.realize({9}), g(9);
+    d(in.param).realize(g);
+    for (int i = 0; i < 9; i++) {
+        const double v = in.buf(i);
+        CHECK(value(i) == v * v * v);
+        CHECK(g(i) == Approx(2 * v * v * w.buf(i)).epsilon(1e-12));
+    }
+    std::string s = f.lowered_stmt();
+    CHECK(s.find("stop_gradient") == std::string::npos);
+    CHECK(d(in.param).lowered_stmt().find("stop_gradient") == std::string::npos);
+}
+
+// A softmax whose row maximum (subtracted for range only) is under
+// stop_gradient: the maximum's adjoint is zero up to rounding, so the
+// gradient is the same, and no argmax helper is built for it.
+TEST_CASE("autodiff: softmax with the row maximum under stop_gradient", "[autodiff][stop_gradient]") {
+    const int W = 6, H = 3;
+    Data in = random_input("in", {W, H}, 22, -3, 3);
+    for (bool stop : {false, true}) {
+        RDom r(0, W, "r");
+        Func mx("mx"), e("e"), s("s"), p("p");
+        mx(y) = make_const(Float(64), -1e300);
+        mx(y) = max(mx(y), in.param(r, y));
+        e(x, y) = exp(in.param(x, y) - (stop ? stop_gradient(mx(y)) : mx(y)));
+        s(y) = zero;
+        s(y) += e(r, y);
+        p(x, y) = e(x, y) / s(y);
+        INFO((stop ? "stop_gradient(mx)" : "mx differentiated"));
+        Func loss = weighted_sum(p, {W, H}, 23);
+        check_gradients(loss, {in}, 1e-6);
+        std::string stmt = propagate_adjoints(loss)(in.param).lowered_stmt();
+        CHECK((stmt.find("argmax") == std::string::npos) == stop);
+    }
+}

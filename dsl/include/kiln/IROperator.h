@@ -115,6 +115,14 @@ Expr operator>>(Expr a, int b);
 Expr undef(Type t);
 template<typename T> Expr undef() { return undef(type_of<T>()); }
 
+// x, through which reverse-mode autodiff (propagate_adjoints) passes no
+// gradient: the derivative treats it as a constant (PyTorch's detach(),
+// JAX's stop_gradient). Lowering removes it, so it costs nothing. For a
+// value the output does not depend on in exact arithmetic, e.g. the row
+// maximum a softmax subtracts for range: its adjoint is zero up to rounding,
+// yet computing it needs the argmax of every row.
+Expr stop_gradient(Expr x);
+
 // Bit counts of an integer in its own width, of its type; leading and
 // trailing zeros of 0 are the width.
 Expr count_leading_zeros(Expr x);
