@@ -90,7 +90,9 @@ protected:
         row_max(i) = std::numeric_limits<float>::lowest();
         row_max(i) = max(row_max(i), scores(rk, i));
         Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
-        probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
+        // The maximum only keeps exp in range: no gradient flows through it
+        // (it would be zero up to rounding, at the cost of an argmax per row).
+        probs(j, i) = exp((scores(j, i) - stop_gradient(row_max(i))) * inv_sqrt_d);
         row_sum(i) = 0.0f;
         row_sum(i) += probs(rk, i);
         weighted(c, i) = 0.0f;

@@ -32,11 +32,12 @@
 // output (d_output), it computes d_input by Kiln's reverse-mode autodiff
 // (docs/autodiff.md): output_adjoint (d_output), exps_adjoint (from the
 // division, plus the row sum's share), row_sum_adjoint (a sum over the row),
-// row_max_adjoint (a sum over the row, sent back to the maximum's position
-// through the argmax helper row_max_1_argmax), input_adjoint and its copy
-// d_input. Mathematically the maximum's share is zero (softmax does not
-// change when a constant is subtracted from a row); it is computed anyway,
-// and is zero up to rounding.
+// input_adjoint and its copy d_input. The row maximum is subtracted under
+// stop_gradient(): softmax does not change when a constant is subtracted
+// from a row, so the maximum's share of the gradient is zero up to
+// rounding, and differentiating it would cost a pass over the row and an
+// argmax per row (as PyTorch's softmax backward, which reads the output
+// only).
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 
@@ -51,7 +52,7 @@ void define_two_pass(const ImageParam &input, RDom r, Func output, Type type = F
     Func row_max("row_max"), exps("exps"), row_sum("row_sum");
     row_max(y) = type_min(Float(32));
     row_max(y) = max(row_max(y), cast<float>(input(r, y)));
-    exps(x, y) = exp(cast<float>(input(x, y)) - row_max(y));
+    exps(x, y) = exp(cast<float>(input(x, y)) - stop_gradient(row_max(y)));
     row_sum(y) = 0.0f;
     row_sum(y) += exps(r, y);
     output(x, y) = cast(type, exps(x, y) / row_sum(y));

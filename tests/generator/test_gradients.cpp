@@ -557,7 +557,7 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
             }
         }
         // Gradients of order 0.1 to 0.6, float32 sums of up to 48 terms through
-        // a softmax (the row maximum's share, zero exactly, is rounding): 1e-5
+        // a softmax (the row maximum passes no gradient: stop_gradient): 1e-5
         // of max(|want|, 0.1).
         check(b, {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1});
     }
