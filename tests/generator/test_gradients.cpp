@@ -16,6 +16,7 @@
 #include "aot.h"
 #include "attention_grad_fused.h"
 #include "attention_grad_host_tiled.h"
+#include "attention_grad_saved.h"
 #include "attention_grad_unfused.h"
 #include "bias_gelu_grad_fused.h"
 #include "bias_gelu_grad_host_tiled.h"
@@ -560,5 +561,21 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
         // a softmax (the row maximum passes no gradient: stop_gradient): 1e-5
         // of max(|want|, 0.1).
         check(b, {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1});
+        // saved.sched: the forward kernel writes the output, probs and the
+        // row sums; the backward kernel reads all three and computes neither S
+        // nor P V. Its row sums add in lanes: the reference's tolerance.
+        Buffer<float> out(d, nq), probs(nk, nq), row_sum(nq);
+        REQUIRE(attention_grad_saved_forward(q, kk, v, out, probs, row_sum) == 0);
+        for (int i = 0; i < nq; i++) {
+            // probs holds exp((S - max) / √d), unnormalized: its row sums.
+            double total = 0;
+            for (int j = 0; j < nk; j++) total += probs(j, i);
+            INFO("row " << i << " of the saved probs sums to " << total << ", the saved sum " << row_sum(i));
+            CHECK(std::fabs(total - row_sum(i)) <= 1e-5 * total);
+        }
+        std::vector<Buffer<float>> got;
+        for (const auto &o : b.outputs) got.push_back(o.copy()), got.back().fill(17.0f);
+        REQUIRE(attention_grad_saved(q, kk, v, d_out, out, probs, row_sum, got[0], got[1], got[2]) == 0);
+        check_close(b, "saved (forward, then backward)", {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1}, got);
     }
 }
