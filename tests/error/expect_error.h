@@ -4,8 +4,11 @@
 // code and a message naming the buffer or parameter.
 #pragma once
 #include <kiln/kiln.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
 
 using Catch::Contains;
 
@@ -16,6 +19,23 @@ using Catch::Contains;
         REQUIRE_THROWS_AS(expr, kiln::CompileError);    \
         REQUIRE_THROWS_WITH(expr, matcher);             \
     } while (0)
+
+// This process's own directory under the temporary directory
+// (kiln-error-PID), for the files a test writes (.sched files, kiln-gen's
+// output): created on first use, removed with its contents when the
+// process exits, so that test runs leave nothing behind.
+inline std::filesystem::path scratch_directory() {
+    struct Scratch {
+        std::filesystem::path path;
+        ~Scratch() {
+            std::error_code ignored;
+            std::filesystem::remove_all(path, ignored);
+        }
+    };
+    static Scratch scratch{std::filesystem::temp_directory_path() / ("kiln-error-" + std::to_string(::getpid()))};
+    std::filesystem::create_directories(scratch.path);
+    return scratch.path;
+}
 
 // A buffer of the given sizes holding v everywhere.
 template<typename T, typename... Sizes>

@@ -22,14 +22,11 @@ struct Run {
 };
 
 // The scratch directory kiln-gen runs in.
-std::filesystem::path scratch_dir() {
-    return std::filesystem::temp_directory_path() / ("kiln-gen-error-" + std::to_string(::getpid()));
-}
+std::filesystem::path scratch_dir() { return scratch_directory(); }
 
 // kiln-gen with these arguments (shell words), writing into the scratch directory.
 Run kiln_gen(const std::string &args) {
     auto dir = scratch_dir();
-    std::filesystem::create_directories(dir);
     std::string cmd = std::string(KILN_GEN_PATH) + " " + args + " 2>&1";
     Run r{-1, ""};
     FILE *p = ::popen(("cd " + dir.string() + " && " + cmd).c_str(), "r");

@@ -5,7 +5,6 @@
 // (tests/unit/test_schedule_file.cpp); these cases pin the user's path.
 #include <kiln/ScheduleFile.h>
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,11 +15,9 @@ using namespace kiln;
 
 namespace {
 
-// A .sched file with this text in a fresh temporary directory.
+// A .sched file with this text in the process's scratch directory.
 std::string sched_file(const std::string &name, const std::string &text) {
-    auto dir = std::filesystem::temp_directory_path() / ("kiln-error-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    std::string path = (dir / name).string();
+    std::string path = (scratch_directory() / name).string();
     std::ofstream(path) << text;
     return path;
 }
