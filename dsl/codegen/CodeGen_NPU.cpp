@@ -3,6 +3,7 @@
 // placement, sync insertion), then the kernel printed as C++ with its host stub.
 #include "CodeGen_NPU.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
@@ -103,18 +104,34 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << "    // On-chip buffers: base address, bytes from one copy to the next, copies.\n";
     for (const auto &[mem, p] : k.placement)
         s << "    // " << mem << ": " << p.peak << " bytes at once, " << p.unshared << " without sharing.\n";
-    std::string base, stride, copies;
+    std::string base, stride, copies, depths;
+    int max_depth = 0;
     for (const NpuBuffer &b : k.buffers) {
         s << "    //   " << describe(b) << "\n";
         base += std::to_string(b.addr) + "u, ";
         stride += std::to_string(b.stride()) + "u, ";
         copies += std::to_string(b.copies) + ", ";
+        depths += std::to_string(b.copies > 1 ? b.depth : 0) + ", ";
+        if (b.copies > 1) max_depth = std::max(max_depth, b.depth);
     }
     s << "    static const uint32_t kiln_base[] = {" << base << "0u}, kiln_stride[] = {" << stride << "0u};\n"
       << "    static const int kiln_copies[] = {" << copies << "0};\n"
-      << "    int32_t kiln_pp = 0, kiln_iter = 0;\n"
-      << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)kiln_pp * "
-         "kiln_stride[b] : 0u); };\n";
+      << "    int32_t kiln_pp = 0, kiln_iter = 0;\n";
+    if (max_depth == 0) {
+        s << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)kiln_pp * "
+             "kiln_stride[b] : 0u); };\n";
+    } else {
+        // Copies of buffers in nested loops (k-slices) alternate with their own loop: kiln_ppD, D the depth.
+        std::string pps = "&kiln_pp";
+        for (int d = 1; d <= max_depth; d++) {
+            s << "    int32_t kiln_pp" << d << " = 0, kiln_iter" << d << " = 0;\n";
+            pps += ", &kiln_pp" + std::to_string(d);
+        }
+        s << "    static const int kiln_depth[] = {" << depths << "0};\n"
+          << "    int32_t *const kiln_pps[] = {" << pps << "};\n"
+          << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)*kiln_pps[kiln_depth[b]] * "
+             "kiln_stride[b] : 0u); };\n";
+    }
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
         std::string n = c_name(a.name);

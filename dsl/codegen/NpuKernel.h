@@ -43,6 +43,8 @@ struct NpuBuffer {
     npu::DType dtype = npu::DType::F32;  // F32, F16 / BF16 (16-bit data), or U8 for compare masks
     int rows = 0, cols = 0;  // cols padded to the 32-byte alignment
     int copies = 1;          // 2 when double-buffered
+    int depth = 0;           // copies alternate with the loop this many loops inside its nest's outermost
+                             // loop body with instructions (set by npu_insert_sync)
     int addr = 0;            // bytes from the start of its memory, assigned after selection
     int copy_stride = 0;     // bytes from one copy to the next (0: bytes()), assigned with addr
     int bytes() const { return rows * cols * npu::dtype_size(dtype); }

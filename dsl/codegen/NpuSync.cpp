@@ -3,9 +3,8 @@
 // Buffers placed at shared bytes (NpuPlaceBuffers.cpp) count as one: an
 // access to one is ordered after the conflicting accesses to the others.
 //
-// A *region* is a top-level item holding tile instructions; all of them must
-// sit directly in one innermost loop body B (or at top level). Within B, in
-// order, an instruction on pipe P that reads a buffer last written by pipe Q,
+// A *region* is a top-level item holding tile instructions, in a loop body B
+// (or at top level). Within B, in order, an instruction on pipe P that reads a buffer last written by pipe Q,
 // or writes a buffer last read or written by Q, with nothing ordering Q's
 // access before P yet, gets a SET_FLAG(Q, P, 0) / WAIT_FLAG(Q, P, 0) pair in
 // front of it. Then B is walked a second time, as the next iteration: what
@@ -23,6 +22,25 @@
 //              WAIT_FLAG(MTE3, V, 1); TEXP t <- in; SET_FLAG(V, MTE3, 0); WAIT_FLAG(V, MTE3, 0); TSTORE t;
 //              SET_FLAG(V, MTE2, 1); SET_FLAG(MTE3, V, 1) }
 //   WAIT_FLAG(V, MTE2, 1); WAIT_FLAG(MTE3, V, 1); PIPE_BARRIER(ALL)
+//
+// A loop inside B with instructions (a split K's k-slices inside a tile's
+// loop body, an update's RDom loop beside a producer's tiles) gets its own
+// flags first, at the next level, and is then one item of B: what its
+// instructions need from B is waited for before it, and B's instructions
+// after it wait for its last accesses. Buffers only the nested loop touches
+// are left to its own flags, whose initial SETs and final WAITs go around
+// the whole region, so one run of the loop hands its buffers to the next
+// run as one iteration does to the next. A double-buffered buffer
+// alternates with the loop of the outermost level that accesses it
+// (kiln_pp there, kiln_pp1 one level in, ...).
+//
+//   for (yo) { for (ko) { TLOAD a1; TMOV a0 <- a1; TMATMUL_ACC c } TMOV t <- c; ... }
+//   ->
+//   SET_FLAG(MTE1, MTE2, 1); ...
+//   for (yo) { WAIT_FLAG(FIX, M, ..); for (ko) { WAIT_FLAG(MTE1, MTE2, 1); TLOAD a1; ...; SET_FLAG(MTE1, MTE2, 1) }
+//              SET_FLAG(M, FIX, 0); WAIT_FLAG(M, FIX, 0); TMOV t <- c; ... }
+//   WAIT_FLAG(MTE1, MTE2, 1); ...
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -57,50 +75,25 @@ int count_instrs(const std::vector<NpuItem> &items) {
     return n;
 }
 
-// The innermost item list holding instructions directly, and the chain of loops to it.
+// The item list of a loop nest that its flags are inserted in: the first
+// level, going inwards through loops without instructions, that holds
+// instructions directly or more than one loop with instructions.
 std::vector<NpuItem> *find_body(std::vector<NpuItem> &items) {
-    for (NpuItem &i : items)
+    NpuItem *only = nullptr;
+    int loops = 0;
+    for (NpuItem &i : items) {
         if (i.kind == NpuItem::Instr) return &items;
-    for (NpuItem &i : items)
-        if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) return find_body(i.body);
-    return nullptr;
+        if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) only = &i, loops++;
+    }
+    if (loops == 1) return find_body(only->body);
+    return loops ? &items : nullptr;
 }
 
-// The Funcs the instructions under `items` write, as " f g".
-std::string owners_of(const std::vector<NpuItem> &items, const std::vector<NpuBuffer> &buffers) {
-    std::set<std::string> owners;
-    std::function<void(const std::vector<NpuItem> &)> walk = [&](const std::vector<NpuItem> &items) {
-        for (const NpuItem &i : items) {
-            for (int b : i.writes) owners.insert(buffers[b].owner);
-            walk(i.body);
-        }
-    };
-    walk(items);
-    std::string s;
-    for (const std::string &o : owners) s += " " + o;
-    return s;
-}
-
-// The loops holding the instructions of a nest at the first level with
-// instructions directly or more than one such loop, each with the Funcs its
-// instructions write (and those of the instructions beside them).
-std::string sibling_loops(const NpuItem &top, const std::vector<NpuBuffer> &buffers) {
-    const std::vector<NpuItem> *level = &top.body;
-    for (;;) {
-        std::vector<const NpuItem *> loops;
-        std::vector<NpuItem> direct;
-        for (const NpuItem &i : *level) {
-            if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) loops.push_back(&i);
-            if (i.kind == NpuItem::Instr) direct.push_back(i);
-        }
-        if (loops.size() != 1 || !direct.empty()) {
-            std::ostringstream s;
-            for (size_t j = 0; j < loops.size(); j++)
-                s << (j ? "; " : "") << "'" << loops[j]->text << "' writing" << owners_of(loops[j]->body, buffers);
-            if (!direct.empty()) s << "; instructions beside them writing" << owners_of(direct, buffers);
-            return s.str();
-        }
-        level = &loops[0]->body;
+// The tile instructions under `items`, in program order.
+void instrs_of(const std::vector<NpuItem> &items, std::vector<const NpuItem *> &out) {
+    for (const NpuItem &i : items) {
+        if (i.kind == NpuItem::Instr) out.push_back(&i);
+        instrs_of(i.body, out);
     }
 }
 
@@ -116,19 +109,24 @@ using Carried = std::tuple<npu::Pipe, npu::Pipe, bool>;
 
 class Syncer {
 public:
-    Syncer(const std::vector<NpuBuffer> &buffers) : buffers(buffers), aliases(buffers.size()) {
+    // The flags of one loop body (or run of instructions) at nesting `level`
+    // of its nest; `next` numbers the carried events of the whole nest, so
+    // a nested loop's flags never share an event with its parent's.
+    Syncer(const std::vector<NpuBuffer> &buffers, int level, std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next)
+        : buffers(buffers), level(level), next(next), aliases(buffers.size()) {
         // Buffers placed at shared bytes (NpuPlaceBuffers.cpp) are one buffer to the flags.
         for (size_t a = 0; a < buffers.size(); a++)
             for (size_t b = 0; b < buffers.size(); b++)
                 if (a == b || npu_buffers_overlap(buffers[a], buffers[b])) {
-                    internal_assert(buffers[a].copies == buffers[b].copies)
+                    internal_assert(buffers[a].copies == buffers[b].copies &&
+                                    (buffers[a].copies == 1 || buffers[a].depth == buffers[b].depth))
                         << "NPU sync: " << buffers[a].name << " and " << buffers[b].name
-                        << " share bytes but not their number of copies";
+                        << " share bytes but not their copies";
                     aliases[a].push_back((int)b);
                 }
     }
 
-    // Returns the body with flags, and the carried classes it needs.
+    // Adds the flags to `body`; `before` and `after` get what goes around its loop.
     void run(std::vector<NpuItem> &body, bool loop) {
         std::vector<std::vector<std::pair<npu::Pipe, npu::Pipe>>> intra(body.size());
         walk(body, false, intra, nullptr);
@@ -140,7 +138,6 @@ public:
         }
         // Events: 0 for adjacent pairs, then one (or two) per carried class.
         std::map<Carried, int> event;
-        std::map<std::pair<npu::Pipe, npu::Pipe>, int> next;
         for (auto &kv : carried_at)
             for (const Carried &c : kv.second)
                 if (!event.count(c)) {
@@ -151,7 +148,7 @@ public:
                     internal_assert(n <= 8) << "NPU sync: more than 7 carried flags between two pipes";
                 }
         auto ev = [&](const Carried &c) {
-            return std::to_string(event[c]) + (std::get<2>(c) ? " + kiln_pp" : "");
+            return std::to_string(event[c]) + (std::get<2>(c) ? " + " + pp_name() : "");
         };
         std::vector<NpuItem> out;
         for (size_t i = 0; i < body.size(); i++) {
@@ -177,56 +174,138 @@ public:
         for (auto &kv : event) double_buffered |= std::get<2>(kv.first);
     }
 
+    // The parity of this level's iteration: kiln_pp at the nest's level 0, kiln_pp1 in a loop inside it, ...
+    std::string pp_name() const { return level ? "kiln_pp" + std::to_string(level) : "kiln_pp"; }
+    std::string iter_name() const { return level ? "kiln_iter" + std::to_string(level) : "kiln_iter"; }
+
     std::vector<NpuItem> before, after;
     bool double_buffered = false;
 
 private:
     const std::vector<NpuBuffer> &buffers;
+    const int level;
+    std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next;
     std::vector<std::vector<int>> aliases;     // per buffer: the buffers sharing its bytes, itself too
     std::map<int, std::vector<Access>> state;  // per buffer: its last write, then the reads since
 
+    // b's copies alternate with the iterations of this body.
+    bool alternates(int b) const { return buffers[b].copies > 1 && buffers[b].depth == level; }
+
     void order(npu::Pipe q, npu::Pipe p, bool only_previous, bool only_double) {
         for (auto &kv : state) {
-            if (only_double && buffers[kv.first].copies < 2) continue;
+            if (only_double && !alternates(kv.first)) continue;
             for (Access &a : kv.second)
                 if (a.pipe == q && (!only_previous || a.previous)) a.ordered.insert(p);
         }
     }
 
+    // Item i of the body: an instruction, or a nested loop (its own flags
+    // already inserted), whose instructions all count as accesses of item i:
+    // what they need is waited for before the loop, and what follows the
+    // loop waits for its last accesses (a SET_FLAG after the loop sets once
+    // every earlier instruction of its pipe, the loop's too, is complete).
     void walk(const std::vector<NpuItem> &body, bool second,
               std::vector<std::vector<std::pair<npu::Pipe, npu::Pipe>>> &intra,
               std::map<size_t, std::vector<Carried>> *carried) {
+        // The buffers each item accesses; a nested loop's buffers that nothing
+        // else in the body touches (nor their aliases) are ordered by the loop's own flags.
+        std::vector<std::set<int>> touched(body.size());
         for (size_t i = 0; i < body.size(); i++) {
-            const NpuItem &in = body[i];
-            if (in.kind != NpuItem::Instr) continue;
-            npu::Pipe p = in.pipe;
+            std::vector<const NpuItem *> ins;
+            if (body[i].kind == NpuItem::Instr) ins.push_back(&body[i]);
+            else if (body[i].kind == NpuItem::Loop) instrs_of(body[i].body, ins);
+            for (const NpuItem *in : ins) {
+                touched[i].insert(in->reads.begin(), in->reads.end());
+                touched[i].insert(in->writes.begin(), in->writes.end());
+            }
+        }
+        for (size_t i = 0; i < body.size(); i++) {
+            std::vector<const NpuItem *> ins;
+            if (body[i].kind == NpuItem::Instr) ins.push_back(&body[i]);
+            else if (body[i].kind == NpuItem::Loop) instrs_of(body[i].body, ins);
+            if (ins.empty()) continue;
+            auto shared = [&](int b) {
+                if (body[i].kind == NpuItem::Instr) return true;
+                for (size_t j = 0; j < body.size(); j++)
+                    for (int alias : aliases[b])
+                        if (j != i && touched[j].count(alias)) return true;
+                return false;
+            };
             if (second)
                 for (auto &qp : intra[i]) order(qp.first, qp.second, false, false);
-            auto need = [&](int b, bool write) {
-                for (int alias : aliases[b])
-                    for (Access &a : state[alias]) {
-                        if (a.pipe == p || a.ordered.count(p) || !(write || a.write)) continue;
-                        if (!a.previous) {
-                            intra[i].push_back({a.pipe, p});
-                            order(a.pipe, p, false, false);
-                        } else {
-                            bool dbl = buffers[b].copies > 1;
-                            (*carried)[i].push_back(Carried{a.pipe, p, dbl});
-                            order(a.pipe, p, true, dbl);
+            for (const NpuItem *in : ins) {
+                const npu::Pipe p = in->pipe;
+                auto need = [&](int b, bool write) {
+                    for (int alias : aliases[b])
+                        for (Access &a : state[alias]) {
+                            if (a.pipe == p || a.ordered.count(p) || !(write || a.write)) continue;
+                            if (!a.previous) {
+                                intra[i].push_back({a.pipe, p});
+                                order(a.pipe, p, false, false);
+                            } else {
+                                bool dbl = alternates(b);
+                                (*carried)[i].push_back(Carried{a.pipe, p, dbl});
+                                order(a.pipe, p, true, dbl);
+                            }
                         }
-                    }
-            };
-            for (int b : in.reads) need(b, false);
-            for (int b : in.writes) need(b, true);
-            for (int b : in.reads) state[b].push_back(Access{p, false, false, {}});
-            for (int b : in.writes) state[b] = {Access{p, true, false, {}}};
+                };
+                for (int b : in->reads)
+                    if (shared(b)) need(b, false);
+                for (int b : in->writes)
+                    if (shared(b)) need(b, true);
+            }
+            for (const NpuItem *in : ins) {
+                for (int b : in->reads)
+                    if (shared(b)) state[b].push_back(Access{in->pipe, false, false, {}});
+                for (int b : in->writes)
+                    if (shared(b)) state[b] = {Access{in->pipe, true, false, {}}};
+            }
         }
     }
 };
 
+// The level of each buffer in the nest under `body` (level `level`): the
+// least level of a loop body whose instructions access it.
+void buffer_levels(const std::vector<NpuItem> &body, int level, std::vector<int> &depth) {
+    for (const NpuItem &i : body) {
+        if (i.kind == NpuItem::Instr) {
+            for (int b : i.reads) depth[b] = std::min(depth[b], level);
+            for (int b : i.writes) depth[b] = std::min(depth[b], level);
+        } else if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) {
+            // count_instrs > 0, so find_body finds the loop's level
+            buffer_levels(*find_body(const_cast<std::vector<NpuItem> &>(i.body)), level + 1, depth);
+        }
+    }
+}
+
+// Inserts the flags of `body` (a loop body when `loop`) at nesting `level`,
+// nested loops first; adds to `before` and `after` what goes around the
+// nest. A nested loop's carried flags are set before the whole nest and
+// drained after it, not around each run of the loop: the last iteration of
+// one run then hands its buffers to the first of the next, as one
+// iteration does to the next, so the k-slices of the next tile load while
+// the last ones of this tile are multiplied.
+void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vector<NpuBuffer> &buffers,
+               std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next, std::vector<NpuItem> &before,
+               std::vector<NpuItem> &after) {
+    for (NpuItem &i : body)
+        if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0)
+            sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after);
+    Syncer s(buffers, level, next);
+    s.run(body, loop);
+    if (s.double_buffered) body.insert(body.begin(), NpuItem::line(s.pp_name() + " = " + s.iter_name() + "++ & 1;"));
+    for (NpuItem &x : s.before) before.push_back(std::move(x));
+    for (NpuItem &x : s.after) after.push_back(std::move(x));
+}
+
 }  // namespace
 
 NpuKernel npu_insert_sync(NpuKernel k) {
+    // Each buffer's level in its nest: its copies alternate with that loop.
+    std::vector<int> depth(k.buffers.size(), 1 << 20);
+    for (NpuItem &item : k.body)
+        if (item.kind == NpuItem::Loop && count_instrs(item.body) > 0) buffer_levels(*find_body(item.body), 0, depth);
+    for (size_t b = 0; b < k.buffers.size(); b++) k.buffers[b].depth = depth[b] == 1 << 20 ? 0 : depth[b];
     std::vector<NpuItem> out;
     std::vector<size_t> regions;
     for (size_t i = 0; i < k.body.size(); i++)
@@ -239,7 +318,7 @@ NpuKernel npu_insert_sync(NpuKernel k) {
             continue;
         }
         r++;
-        Syncer s(k.buffers);
+        std::map<std::pair<npu::Pipe, npu::Pipe>, int> next;
         if (item.kind == NpuItem::Instr) {
             // Top-level instructions up to the next non-instruction item form one region.
             std::vector<NpuItem> run;
@@ -248,26 +327,15 @@ NpuKernel npu_insert_sync(NpuKernel k) {
                 if (r < regions.size() && regions[r] == i && i < k.body.size() && k.body[i].kind == NpuItem::Instr) r++;
             }
             i--;
+            Syncer s(k.buffers, 0, next);
             s.run(run, false);
             for (NpuItem &x : run) out.push_back(std::move(x));
         } else {
-            std::vector<NpuItem> *body = find_body(item.body);
-            // Syncer::run orders only the instructions directly in `body`.
-            int direct = 0;
-            for (const NpuItem &x : body ? *body : item.body) direct += x.kind == NpuItem::Instr;
-            user_assert(body && direct == count_instrs(item.body))
-                << "NPU target: the tile instructions of one loop nest sit in sibling loops ("
-                << sibling_loops(item, k.buffers)
-                << ") rather than all in one loop body; the sync inserter orders the instructions of one loop "
-                   "body, so a Func's tiles must sit in the loop body its consumer's tiles are in: do not split "
-                   "or reorder a stage's reduction (e.g. a matrix update's K, or an update's RDom) into a loop "
-                   "beside another stage's tiles there, or compute_at the Func inside that stage's loop";
-            s.run(*body, true);
-            if (s.double_buffered)
-                body->insert(body->begin(), NpuItem::line("kiln_pp = kiln_iter++ & 1;"));
-            for (NpuItem &x : s.before) out.push_back(std::move(x));
+            std::vector<NpuItem> before, after;
+            sync_body(*find_body(item.body), true, 0, k.buffers, next, before, after);
+            for (NpuItem &x : before) out.push_back(std::move(x));
             out.push_back(std::move(item));
-            for (NpuItem &x : s.after) out.push_back(std::move(x));
+            for (NpuItem &x : after) out.push_back(std::move(x));
         }
         if (r < regions.size()) out.push_back(sync_instr(npu::Op::PIPE_BARRIER, {"Pipe::ALL"}));
     }
