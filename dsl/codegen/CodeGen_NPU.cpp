@@ -63,10 +63,14 @@ std::string c_name(const std::string &ir) { return npu_c_name(ir); }
 }  // namespace
 
 std::string npu_instr_code(const NpuKernel &k, const NpuItem &i) {
-    std::string s = std::string("core.") + npu::op_name(i.op) + (i.transpose ? "_T(" : "(");
+    std::string args;
     for (size_t j = 0; j < i.args.size(); j++)
-        s += (j ? ", " : "") + (i.args[j].buffer >= 0 ? tile_code(k.buffers[i.args[j].buffer], i.args[j]) : i.args[j].code);
-    return s + (i.op == npu::Op::TCMP ? std::string(", Cmp::") + npu::cmp_name(i.cmp) : "") + ");";
+        args += (j ? ", " : "") + (i.args[j].buffer >= 0 ? tile_code(k.buffers[i.args[j].buffer], i.args[j]) : i.args[j].code);
+    args += (i.op == npu::Op::TCMP ? std::string(", Cmp::") + npu::cmp_name(i.cmp) : "") + ");";
+    std::string s = std::string("core.") + npu::op_name(i.op) + (i.transpose ? "_T(" : "(") + args;
+    // The first k-slice of a split K starts the sum from 0, the others add to it.
+    if (!i.first_if.empty()) s = "if (" + i.first_if + ") core.TMATMUL(" + args + " else " + s;
+    return s;
 }
 
 std::ostream &operator<<(std::ostream &s, const NpuKernel &k) {

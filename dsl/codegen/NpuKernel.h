@@ -76,6 +76,7 @@ struct NpuItem {
     npu::Op op = npu::Op::TCOPY;     // Instr: op(args...), TMOV_T when transposing, TCMP's mode last
     std::vector<NpuArg> args;
     bool transpose = false;
+    std::string first_if;            // TMATMUL_ACC: a TMATMUL (from 0) when this C++ holds (split K's first slice)
     npu::Cmp cmp = npu::Cmp::EQ;
     npu::Pipe pipe = npu::Pipe::S;   // Instr: from the ISA table
     std::vector<int> reads, writes;  // Instr: buffer indices, from the operands

@@ -325,6 +325,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
         l.text = "for (int32_t " + v + " = " + lo + "; " + v + " < " + lo + " + " + ext + "; " + v + "++)";
     }
     loop_vars.push_back(f->name);
+    loop_stack.push_back(f);
     std::map<std::string, int> outer_loaded, outer_expanded;
     outer_loaded.swap(loaded);  // a load is reused only within one loop body
     outer_expanded.swap(expanded);
@@ -332,6 +333,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     loaded.swap(outer_loaded);
     expanded.swap(outer_expanded);
     loop_vars.pop_back();
+    loop_stack.pop_back();
     if (loop_vars.empty()) {  // the loop-invariant loads of the nest go first (their own region)
         for (NpuItem &h : hoisted) out.push_back(std::move(h));
         hoisted.clear();

@@ -102,6 +102,7 @@ private:
     std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
     std::map<std::string, int> expanded;               // (buffer, shape) -> its TROWEXPAND/TCOLEXPAND (this loop body)
     std::vector<std::string> loop_vars;                // enclosing loops, outermost first
+    std::vector<const For *> loop_stack;               // the same loops
     std::vector<NpuItem> hoisted;                      // loop-invariant loads, emitted before the outermost loop
     std::set<int> hoisted_buffers;
     std::map<std::string, int> hoisted_loaded;         // image window or expansion -> its hoisted tile
@@ -277,6 +278,10 @@ private:
     // definition) or TMATMUL_ACC of the M x K window of A and the K x N
     // window of B. The sum runs over k in order, as the host's loop does.
     void select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out);
+    // The loop directly around a matrix update's nest over the k-slices of
+    // its split RVar (fk the slice's loop, of extent K), or nullptr when the
+    // RVar is not split there.
+    const For *split_k_loop(const std::string &f, const For *fk, int64_t K);
 
     // The legality of an explicit npu_tile(x, y) on the stage whose innermost
     // loops are fy (rows) and fx (columns): they must be the loops it names,

@@ -135,9 +135,15 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
         user_assert(l->for_type == ForType::Serial) << "NPU target: Func " << p->name << ": loop " << l->name
                                                     << " forms a TMATMUL and must stay serial";
     check_one_rvar(p->name, fy->name + ", " + fx->name + " and " + fk->name, "TMATMUL");
-    // The TMATMUL from 0 runs once per execution of the nest: a loop over
-    // the rest of a split reduction around it would restart C each time.
-    check_whole_rvar(p->name, fk, Expr((int)*K), "matrix update", "TMATMUL", "tile only C's loops");
+    // A split K: the loop directly around the nest runs over the k-slices
+    // (the outer part of the split RVar, in increasing k): its first
+    // iteration's TMATMUL starts C from 0 and the others add to it
+    // (TMATMUL_ACC), which sums over k in the host's order.
+    const For *slices = split_k_loop(p->name, fk, *K);
+    if (!slices)
+        check_whole_rvar(p->name, fk, Expr((int)*K), "matrix update", "TMATMUL",
+                         "tile only C's loops, or split it with the k-slice loop directly around the update's "
+                         "other loops: split(k, ko, ki, 64) reorder(ki, x, y, ko)");
     Nest na{fy, fk, (int)*M, (int)*K, inner}, nb{fk, fx, (int)*K, (int)*N, inner}, nc{fy, fx, (int)*M, (int)*N, inner};
     Window w = window(p->name, p->args, nc);
     Expr offset = ub_offset(p->name, w);
@@ -155,9 +161,34 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     user_assert(da != npu::DType::U8) << "NPU target: Func " << p->name << " multiplies " << a->name << " by "
                                       << b->name << "; the matrix unit takes f16, bf16 or f32 operands";
     bool first = zeroed.erase(ub->second) > 0;
-    instr(out, first ? npu::Op::TMATMUL : npu::Op::TMATMUL_ACC,
+    instr(out, first && !slices ? npu::Op::TMATMUL : npu::Op::TMATMUL_ACC,
           {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),
            tile_operand(tb, (int)*K, (int)*N, false)});
+    if (first && slices) out.back().first_if = c_name(slices->name) + " == " + scalar(slices->min);
+}
+
+const For *Selector::split_k_loop(const std::string &f, const For *fk, int64_t K) {
+    const FunctionContents &fc = func(f);
+    if (fc.updates.empty() || !fc.updates[0].rdom || loop_stack.empty()) return nullptr;
+    const For *outer = loop_stack.back();
+    // Loops of a split RVar r: f.sN.r.<inner> and f.sN.r.<outer>, N the stage.
+    const std::string stage = fk->name.substr(0, fk->name.find('.', f.size() + 2) + 1);
+    for (const auto &rv : fc.updates[0].rdom->vars) {
+        const std::string prefix = stage + rv.name + ".";
+        if (fk->name.rfind(prefix, 0) != 0 || outer->name.rfind(prefix, 0) != 0) continue;
+        Expr slices = simplify(expand(outer->extent)), extent = simplify(rv.extent);
+        const int64_t *n = const_int(slices), *whole = const_int(extent);
+        user_assert(n && whole && *n * K == *whole)
+            << "NPU target: Func " << f << ": the matrix update's k-slice loop " << outer->name << " runs "
+            << outer->extent << " slices of " << K << " but its RDom variable " << rv.name << " has extent "
+            << rv.extent << "; the slices must cover the reduction exactly, so split " << rv.name
+            << " by a constant that divides its extent";
+        user_assert(outer->for_type == ForType::Serial)
+            << "NPU target: Func " << f << ": the k-slice loop " << outer->name << " accumulates into "
+            << f << " in L0C in order and must stay serial";
+        return outer;
+    }
+    return nullptr;
 }
 
 }  // namespace npu_select

@@ -252,6 +252,30 @@ struct Gemm {
         bias_add(x, y) = matmul(x, y) + bias(x);
         output(x, y) = max(bias_add(x, y), 0.0f);
     }
+    // A (K x M), B (N x K) and the bias (N), the same values in every test.
+    struct Operands {
+        Buffer<float, 2> a{K, M}, b{N, K};
+        Buffer<float, 1> bias{N};
+        Operands() {
+            for (int j = 0; j < M; j++)
+                for (int i = 0; i < K; i++) a(i, j) = std::sin(0.37f * i + 0.11f * j);
+            for (int j = 0; j < K; j++)
+                for (int i = 0; i < N; i++) b(i, j) = std::cos(0.23f * i - 0.07f * j);
+            for (int i = 0; i < N; i++) bias(i) = 0.01f * (i % 17) - 0.08f;
+        }
+    };
+    void set(const Operands &o) {
+        A.set(o.a);
+        B.set(o.b);
+        bias.set(o.bias);
+    }
+    // Points where two outputs differ.
+    static int mismatches(const Buffer<float, 2> &p, const Buffer<float, 2> &q) {
+        int bad = 0;
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < N; i++) bad += p(i, j) != q(i, j);
+        return bad;
+    }
     // Tiles of `rows` x N; the product of each in L0C, B loaded once.
     void npu(int rows, bool double_buffer) {
         output.bound(x, 0, N).split(y, yo, yi, rows);
@@ -266,27 +290,18 @@ struct Gemm {
 TEST_CASE("GEMM + bias + ReLU: the matrix update maps onto TMATMUL, the output equals the host output",
           "[npu][codegen][matmul]") {
     using G = Gemm;
-    Buffer<float, 2> a(G::K, G::M), b(G::N, G::K), host(G::N, G::M), npu(G::N, G::M);
-    Buffer<float, 1> bias(G::N);
-    for (int j = 0; j < G::M; j++)
-        for (int i = 0; i < G::K; i++) a(i, j) = std::sin(0.37f * i + 0.11f * j);
-    for (int j = 0; j < G::K; j++)
-        for (int i = 0; i < G::N; i++) b(i, j) = std::cos(0.23f * i - 0.07f * j);
-    for (int i = 0; i < G::N; i++) bias(i) = 0.01f * (i % 17) - 0.08f;
+    Gemm::Operands ops;
+    Buffer<float, 2> &a = ops.a, &b = ops.b, host(G::N, G::M), npu(G::N, G::M);
+    Buffer<float, 1> &bias = ops.bias;
     json r[2];
     for (int db = 0; db < 2; db++) {
         Gemm g;
         g.npu(32, db == 1);
-        g.A.set(a);
-        g.B.set(b);
-        g.bias.set(bias);
+        g.set(ops);
         g.output.realize(host);
         r[db] = run_npu_args(Pipeline(g.output), {{"A", a}, {"B", b}, {"bias", bias}, {"output", npu}},
                              db ? "gemm_db" : "gemm_sb");
-        int bad = 0;
-        for (int j = 0; j < G::M; j++)
-            for (int i = 0; i < G::N; i++) bad += host(i, j) != npu(i, j);
-        CHECK(bad == 0);
+        CHECK(Gemm::mismatches(host, npu) == 0);
         CHECK(r[db]["instructions_by_op"]["TMATMUL"] == G::M / 32);  // one per tile of 32 rows
         CHECK(r[db]["race_count"] == 0);
         // A and the output once, B and bias once (loaded before the loop).
@@ -1035,24 +1050,6 @@ TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands
                                                         "matmul(x, y), compute_at the same loop, store_in(UB)) or "
                                                         "compute_root() it"));
     }
-    {
-        Gemm g;  // matmul's K split into a loop (beside the loop of out's update)
-        RVar ko("ko"), ki("ki");
-        RDom pass(0, 2, "pass");
-        Var yo("yo"), yi("yi");
-        Func out("out");
-        out(g.x, g.y) = 0.0f;
-        out(g.x, g.y) = g.matmul(g.x, g.y) * 2.0f + cast<float>(pass);
-        out.bound(g.x, 0, Gemm::N).bound(g.y, 0, Gemm::M).split(g.y, yo, yi, 32);
-        out.update().split(g.y, yo, yi, 32).reorder(g.x, yi, pass, yo);
-        g.matmul.compute_at(out, yo).store_in(MemoryType::L0C);
-        g.matmul.update().split(g.k.x, ko, ki, 64).reorder(ki, g.x, g.y, ko);
-        // Refused before the sync inserter's sibling-loop check: a split K
-        // would restart the TMATMUL from 0 in each iteration of ko.
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func matmul: the matrix update's reduction loop "
-                                                    "matmul.s1.k.x.ki has extent 64 but its RDom variable k.x has "
-                                                    "extent 128 (the reduction is split)"));
-    }
 }
 
 TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and partial accumulators",
@@ -1266,18 +1263,54 @@ TEST_CASE("a matrix update over a 2-D RDom is refused, not accumulated wrongly",
                                    "variables"));
 }
 
-TEST_CASE("a matrix update whose reduction is split is refused, not restarted from 0 per part",
-          "[npu][codegen][matmul][rdom2d]") {
-    Gemm g;
-    g.npu(32, false);
-    RVar ko("ko"), ki("ki");
-    g.matmul.update().split(g.k, ko, ki, 64).reorder(ki, g.x, g.y, ko);
-    REQUIRE_COMPILE_ERROR(Pipeline(g.output).compile_to_cpp_source("bad", Target("npu")),
-                          Contains("NPU target: Func matmul: the matrix update's reduction loop matmul.s1.k.x.ki has "
-                                   "extent 64 but its RDom variable k.x has extent 128 (the reduction is split); one "
-                                   "TMATMUL covers the whole reduction from 0 and does not accumulate across a loop "
-                                   "around it, so the NPU would not compute the host's result; do not split the "
-                                   "matrix update's RVar (tile only C's loops)"));
+TEST_CASE("a matrix update with a split K accumulates its k-slices in L0C, equal to the host",
+          "[npu][codegen][matmul][splitk]") {
+    // split(k, ko, ki, 32) with ko around the update's other loops: a
+    // TMATMUL for the first slice, TMATMUL_ACC for the others, in increasing
+    // k (the host's order, so the f32 sums are bitwise the host's). A's and
+    // B's k-slices are loaded per slice, single- and double-buffered; the
+    // second case reads the product in a loop beside the slices' (out's
+    // update over `pass`), which the sync inserter orders as a nested loop.
+    using G = Gemm;
+    Gemm::Operands ops;
+    Buffer<float, 2> &a = ops.a, &b = ops.b, host(G::N, G::M), npu(G::N, G::M);
+    Buffer<float, 1> &bias = ops.bias;
+    const int slices = G::K / 32, tiles = G::M / 32;
+    for (int db = 0; db < 2; db++) {
+        Gemm g;
+        g.set(ops);
+        g.output.realize(host);
+        g.npu(32, db == 1);
+        RVar ko("ko"), ki("ki");
+        g.matmul.update().split(g.k, ko, ki, 32).reorder(ki, g.x, g.y, ko);
+        json r = run_npu_args(Pipeline(g.output), {{"A", a}, {"B", b}, {"bias", bias}, {"output", npu}},
+                              db ? "gemm_splitk_db" : "gemm_splitk_sb");
+        CHECK(Gemm::mismatches(host, npu) == 0);
+        CHECK(r["race_count"] == 0);
+        CHECK(r["instructions_by_op"]["TMATMUL"] == tiles);
+        CHECK(r["instructions_by_op"]["TMATMUL_ACC"] == tiles * (slices - 1));
+        // A once; B's slices move with ko, so each tile loads all of B; bias once, before the loop.
+        CHECK(r["gm_read_bytes"] == 4 * (G::M * G::K + tiles * G::K * G::N + G::N));
+    }
+    {
+        Gemm g;  // the product read in a loop (out's update over pass) beside the k-slices' loop
+        RVar ko("ko"), ki("ki");
+        RDom pass(0, 2, "pass");
+        Var yo("yo"), yi("yi");
+        Func out("out");
+        out(g.x, g.y) = 0.0f;
+        out(g.x, g.y) = g.matmul(g.x, g.y) * 2.0f + cast<float>(pass);
+        g.set(ops);
+        out.realize(host);
+        out.bound(g.x, 0, Gemm::N).bound(g.y, 0, Gemm::M).split(g.y, yo, yi, 32);
+        out.update().split(g.y, yo, yi, 32).reorder(g.x, yi, pass, yo);
+        g.matmul.compute_at(out, yo).store_in(MemoryType::L0C);
+        g.matmul.update().split(g.k.x, ko, ki, 64).reorder(ki, g.x, g.y, ko);
+        json r = run_npu_args(Pipeline(out), {{"A", a}, {"B", b}, {"out", npu}}, "gemm_splitk_pass");
+        CHECK(Gemm::mismatches(host, npu) == 0);
+        CHECK(r["race_count"] == 0);
+        CHECK(r["instructions_by_op"]["TMATMUL_ACC"] == tiles);
+    }
 }
 
 TEST_CASE("a row reduction whose RVar is split is refused, not overwritten per part", "[npu][codegen][reduce][rdom2d]") {
