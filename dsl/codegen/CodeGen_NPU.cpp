@@ -27,9 +27,13 @@ namespace {
 std::string tile_code(const NpuBuffer &buf, const NpuArg &a) {
     std::string addr = "kiln_addr(" + std::to_string(a.buffer) + ")", type = npu::dtype_name(buf.dtype);
     if (a.row0) addr += " + " + std::to_string(a.row0 * buf.cols * npu::dtype_size(buf.dtype));
+    // A run-time row offset (a k-slice of an L1 panel): the tile is the slice's rows, inside the buffer.
+    if (!a.row0_code.empty())
+        addr += " + (uint32_t)(" + a.row0_code + ") * " + std::to_string(buf.cols * npu::dtype_size(buf.dtype)) + "u";
+    const int rows = a.row0_code.empty() ? buf.rows - a.row0 : a.rows;
     for (char &c : type) c = (char)std::toupper((unsigned char)c);  // "u8" -> DType::U8
     return "kiln_tile(core, " + (buf.memory == npu::Mem::UB ? "" : "Mem::" + std::string(npu::mem_name(buf.memory)) + ", ") +
-           addr + ", " + std::to_string(buf.rows - a.row0) + ", " + std::to_string(buf.cols) + ", " +
+           addr + ", " + std::to_string(rows) + ", " + std::to_string(buf.cols) + ", " +
            std::to_string(a.rows) + ", " + std::to_string(a.cols) + ", \"" + buf.name + "\"" +
            (buf.dtype == npu::DType::F32 ? "" : ", DType::" + type) + ")";
 }

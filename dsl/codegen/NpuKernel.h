@@ -67,6 +67,7 @@ struct NpuArg {
     int buffer = -1;
     int rows = 0, cols = 0, row0 = 0;
     std::string code;
+    std::string row0_code;  // a tile: rows from this C++ row offset on (a k-slice of an L1 panel)
 };
 
 struct NpuItem {

@@ -19,7 +19,8 @@
 // TLOAD, which is what in() staging gives); a Func stored in GM or an output
 // is computed into a UB tile and written by TSTORE. Funcs computed inside a
 // loop live in UB (store_in(UB), the default there); compute_root Funcs in
-// GM. Every Func reading or written by vector instructions must be in UB.
+// GM; a copy of an input's window stored in L1 (store_in(L1)) is one TLOAD
+// into L1, a matrix operand panel (NpuSelectMatrix.cpp). Every Func reading or written by vector instructions must be in UB.
 //
 // This file has the walk over the loop nest, the storage of Funcs, windows,
 // loads and the tile of each stage; a tile's value is selected by
@@ -234,7 +235,8 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         stmt(r->body, out);
         return;
     }
-    user_assert(m == MemoryType::UB || (m == MemoryType::L0C && dims == 2))
+    // L1 holds a copy of an input's window (an operand panel, select_tile checks it is one).
+    user_assert(m == MemoryType::UB || ((m == MemoryType::L0C || m == MemoryType::L1) && dims == 2))
         << "NPU target: Func " << r->name << " is stored in " << to_string(m)
         << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
            "L0A, L0B and L0C hold matrix operands)";
@@ -276,7 +278,8 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         << "; the matrix unit accumulates in float32, so give the accumulator type float32 and cast its result "
            "where it is read";
     ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
-                                    m == MemoryType::L0C ? npu::Mem::L0C : npu::Mem::UB, dtype);
+                                    m == MemoryType::L0C ? npu::Mem::L0C : m == MemoryType::L1 ? npu::Mem::L1 : npu::Mem::UB,
+                                    dtype);
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
@@ -544,6 +547,19 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
             << "; a Func in UB is computed as one tile covering its buffer";
+        if (buf.memory == npu::Mem::L1) {  // an operand panel: one TLOAD of the window it copies
+            const Call *src = p->values[0].as<Call>();
+            bool copy = src && src->args.size() == 2 && (src->call_type == Call::Image || gm_funcs.count(src->name));
+            for (size_t d = 0; copy && d < 2; d++) copy = equal(src->args[d], p->args[d]);
+            user_assert(copy)
+                << "NPU target: Func " << p->name << " is stored in L1, but it is computed and read by the vector "
+                << "pipe (V), which reaches only UB: L1 holds matrix operands, which only DMA writes, so a Func in L1 "
+                << "must be a copy of a window of an input or a compute_root Func of its type (" << p->name
+                << "(x, y) = B(x, y), what B.in(matmul) makes), read by a matrix update; it is " << p->values[0]
+                << "; store_in(UB) it";
+            instr(out, npu::Op::TLOAD, {tile_operand(ub->second, n.R, n.C, false), gm_arg(gm_code(src->name, window(src->name, src->args, n)))});
+            return;
+        }
         if (buf.memory == npu::Mem::L0C) {  // only the matrix unit writes L0C: the first TMATMUL starts from 0
             user_assert(is_zero(p->values[0]))
                 << "NPU target: Func " << p->name << " is stored in L0C, which only the matrix unit writes, so its "

@@ -6,6 +6,19 @@
 // vector unit computed the operand; vector tiles read C through the fix
 // pipe (TMOV L0C -> UB).
 //
+// A split K (split(k, ko, ki, 64) with ko directly around the update's
+// other loops) runs one TMATMUL_ACC per k-slice, a TMATMUL (from 0) for
+// the first: the slices add in increasing k, the host's order. An operand
+// staged in L1 by the schedule (B.in(matmul) computed at an outer loop,
+// store_in(L1): a panel of all K rows) is not loaded per tile: each slice
+// moves its rows L1 -> L0B (TMOV) from a row that moves with ko.
+//
+//   for (ko, 0, 8) for (y, 0, 64) for (x, 0, 256) for (ki, 0, 64) matmul(x, y) += A(ko*64 + ki, y) * B_in(x, ko*64 + ki)
+//   ->
+//   TLOAD(matmul.a1 <- A window at column ko*64)  MTE2    TMOV(matmul.a0 <- matmul.a1)  MTE1
+//   TMOV(matmul.b0 <- B_in rows ko*64 ..)          MTE1
+//   if (ko == 0) TMATMUL(matmul <- matmul.a0, matmul.b0) else TMATMUL_ACC(...)   M
+//
 //   for (y, 0, 32) for (x, 0, 128) for (k, 0, 128) matmul(x, y) += A(k, y) * B(x, k)
 //   ->
 //   TLOAD(matmul.a1 <- A window)  MTE2    TMOV(matmul.a0 <- matmul.a1)  MTE1
@@ -49,6 +62,34 @@ int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vect
         int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0, buf.dtype);
         instr(out, npu::Op::TMOV, {tile_operand(l1, n.R, n.C, false), tile_operand(ub->second, n.R, n.C, false)});
         instr(out, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), tile_operand(l1, n.R, n.C, false)});
+        return t;
+    }
+    if (ub != ub_buffer.end() && k.buffers[ub->second].memory == npu::Mem::L1) {
+        // An operand panel staged in L1 (B.in(matmul) computed at an outer loop, store_in(L1)): the
+        // window is whole rows of it from a row that moves with the k-slice loop, moved into L0 (TMOV).
+        Window w = window(c->name, c->args, n);
+        const NpuBuffer &buf = k.buffers[ub->second];
+        const std::vector<Expr> &mins = ub_mins[c->name];
+        Expr col = simplify(expand(w.x0) - expand(mins[0])), row = simplify(expand(w.y0) - expand(mins[1]));
+        const int64_t *c0 = const_int(col);
+        user_assert(c0 && *c0 == 0 && n.C <= buf.cols && w.shape == Shape::Full && !w.clamped())
+            << "NPU target: Func " << current << " multiplies " << c->name << ", an operand panel in L1 of "
+            << buf.rows << " x " << buf.cols << ", by windows " << n.R << " x " << n.C << " at column " << col
+            << "; a k-slice is moved L1 -> " << npu::mem_name(l0) << " as whole rows of the panel (tiles have no "
+            << "row stride of their own), so stage in L1 the operand whose rows run along k (B(x, k), N columns: "
+            << c->name << " must span the columns of " << current << "'s tile) and load the other from GM per "
+            << "k-slice, or do not split k";
+        Expr last = simplify(expand(row) + n.R);
+        const int64_t *r0 = const_int(row), *r1 = const_int(last);
+        user_assert(!(r0 && (*r0 < 0 || *r1 > buf.rows)))
+            << "NPU target: Func " << current << " multiplies rows " << row << " to " << last << " of " << c->name
+            << ", which holds " << buf.rows << " rows in L1; compute " << c->name << " at a loop outside the "
+            << "k-slices so that it spans the whole reduction";
+        int t = add_buffer(base + "0", current, n.R, n.C, current_double, l0, buf.dtype);
+        NpuArg src = tile_operand(ub->second, n.R, n.C, false);
+        if (!r0) src.row0_code = scalar(row);
+        else src.row0 = (int)*r0;
+        instr(out, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), src});
         return t;
     }
     user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))

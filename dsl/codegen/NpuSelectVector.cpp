@@ -127,6 +127,10 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
             << " elements from the start of its UB buffer: " << why
             << "; tile instructions read whole aligned tiles at a constant place, so compute " << c->name
             << " over exactly the tile that reads it (same tile sizes, compute_at the same loop)";
+        user_assert(buf.memory != npu::Mem::L1)
+            << "NPU target: Func " << current << " reads " << c->name << ", which is stored in L1 (store_in(L1)); "
+            << "the vector pipe (V) reaches only UB and L1 holds matrix operands, so read " << c->name
+            << " only in a matrix update (an operand panel), or store_in(UB) it";
         if (buf.memory == npu::Mem::L0C) return from_l0c(ub->second, dst, R, C, out);
         if (buf.dtype != npu::DType::F32) {  // a 16-bit Func: widened by TCVT, once per loop body
             auto [r, cc] = window_shape(w.shape, R, C);

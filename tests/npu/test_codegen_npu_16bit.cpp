@@ -40,6 +40,37 @@ int count_different_bits(const Buffer<T, D> &a, const Buffer<T, D> &b) {
 // 8-bit significand (2^-8 of the value's binade, so at most 2^-8 relative).
 constexpr double kBf16Rel = 1.0 / 256;
 
+// relu(A B + bias) with bf16 A, B, bias and output, f32 products and sum
+// (M x N x K), with its operands (the same values in every test) set and
+// the host's output computed before any schedule: k in order for every point.
+struct Bf16Gemm {
+    const int M, N, K;
+    ImageParam A{BFloat(16), 2, "A"}, B{BFloat(16), 2, "B"}, bias{BFloat(16), 1, "bias"};
+    Var x{"x"}, y{"y"};
+    RDom k;
+    Func matmul{"matmul"}, output{"output"};
+    Buffer<bf16, 2> a, b, host, npu;
+    Buffer<bf16, 1> bs;
+    Bf16Gemm(int M, int N, int K) : M(M), N(N), K(K), k(0, K, "k"), a(K, M), b(N, K), host(N, M), npu(N, M), bs(N) {
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
+        output(x, y) = cast<bf16>(max(matmul(x, y) + cast<float>(bias(x)), 0.0f));
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < K; i++) a(i, j) = bf16(std::sin(0.37f * i + 0.11f * j));
+        for (int j = 0; j < K; j++)
+            for (int i = 0; i < N; i++) b(i, j) = bf16(std::cos(0.23f * i - 0.07f * j));
+        for (int i = 0; i < N; i++) bs(i) = bf16(0.5f * std::sin(0.3f * i));
+        A.set(a);
+        B.set(b);
+        bias.set(bs);
+        output.realize(host);
+    }
+    // The NPU's output (in npu) under the schedule given since; its report.
+    json run(const std::string &fn) {
+        return run_npu_args(Pipeline(output), {{"A", a}, {"B", b}, {"bias", bs}, {"output", npu}}, fn);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("bf16 LayerNorm on the NPU: loads of bf16 rows, TCVT to f32, a bf16 output; equals the host and a float64 "
@@ -99,28 +130,13 @@ TEST_CASE("bf16 LayerNorm on the NPU: loads of bf16 rows, TCVT to f32, a bf16 ou
 TEST_CASE("bf16 GEMM on the NPU: bf16 operands through L1 and L0A/L0B into TMATMUL, f32 in L0C, a bf16 output",
           "[npu][codegen][f16][matmul]") {
     const int M = 256, N = 128, K = 256;
-    ImageParam A(BFloat(16), 2, "A"), B(BFloat(16), 2, "B"), bias(BFloat(16), 1, "bias");
-    Var x("x"), y("y"), yo("yo"), yi("yi");
-    RDom k(0, K, "k");
-    Func matmul("matmul"), output("output");
-    matmul(x, y) = 0.0f;
-    matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
-    output(x, y) = cast<bf16>(max(matmul(x, y) + cast<float>(bias(x)), 0.0f));
-    output.bound(x, 0, N).split(y, yo, yi, 32).double_buffer();
-    matmul.compute_at(output, yo).store_in(MemoryType::L0C).double_buffer();
-
-    Buffer<bf16, 2> a(K, M), bb(N, K), host(N, M), npu(N, M);
-    Buffer<bf16, 1> bs(N);
-    for (int j = 0; j < M; j++)
-        for (int i = 0; i < K; i++) a(i, j) = bf16(std::sin(0.37f * i + 0.11f * j));
-    for (int j = 0; j < K; j++)
-        for (int i = 0; i < N; i++) bb(i, j) = bf16(std::cos(0.23f * i - 0.07f * j));
-    for (int i = 0; i < N; i++) bs(i) = bf16(0.5f * std::sin(0.3f * i));
-    A.set(a);
-    B.set(bb);
-    bias.set(bs);
-    output.realize(host);
-    json rep = run_npu_args(Pipeline(output), {{"A", a}, {"B", bb}, {"bias", bs}, {"output", npu}}, "gemm_bf16");
+    Bf16Gemm g(M, N, K);
+    Var yo("yo"), yi("yi");
+    g.output.bound(g.x, 0, N).split(g.y, yo, yi, 32).double_buffer();
+    g.matmul.compute_at(g.output, yo).store_in(MemoryType::L0C).double_buffer();
+    json rep = g.run("gemm_bf16");
+    Buffer<bf16, 2> &a = g.a, &bb = g.b, &host = g.host, &npu = g.npu;
+    Buffer<bf16, 1> &bs = g.bs;
     CHECK(count_different_bits(host, npu) == 0);
     // Against float64: the bf16 rounding of the output, plus float32 accumulation (K ulps of the sum of |terms|).
     int bad = 0;
@@ -141,6 +157,87 @@ TEST_CASE("bf16 GEMM on the NPU: bf16 operands through L1 and L0A/L0B into TMATM
     const int busy = rep["pipes"]["M"]["busy_cycles"], products = 256 * (M / 32);
     CHECK(busy >= products);
     CHECK(busy <= products + 5 * (M / 32));
+}
+
+TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C, B's panel serves every row tile",
+          "[npu][codegen][f16][matmul]") {
+    // 256 x 512 x 256 in 64 x 256 tiles of C, x tiles outermost: B's
+    // 256 x 256 panel is loaded into L1 once per x tile (B.in(matmul) at
+    // xo, store_in(L1)) and serves the 4 row tiles inside it; each tile's
+    // K runs as 4 k-slices of 64 (split(k, ko, ki, 64), ko outermost), each
+    // a TMOV of the panel's rows into L0B and a TLOAD of A's 64 x 64 window,
+    // double-buffered, accumulated in L0C (TMATMUL for the first slice,
+    // TMATMUL_ACC after). The slices run in increasing k, so each sum is the
+    // host's sum in the host's order: the output is bitwise the host's.
+    const int M = 256, N = 512, K = 256, KS = 64, MT = 64, NT = 256;
+    Bf16Gemm g(M, N, K);
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    RVar ko("ko"), ki("ki");
+    g.output.tile(g.x, g.y, xo, yo, xi, yi, NT, MT).reorder(xi, yi, yo, xo);
+    g.matmul.compute_at(g.output, yo).store_in(MemoryType::L0C).double_buffer();
+    g.matmul.update().split(g.k, ko, ki, KS).reorder(ki, g.x, g.y, ko);
+    g.B.in(g.matmul).compute_at(g.output, xo).store_in(MemoryType::L1);
+    json rep = g.run("gemm_split_k");
+    Buffer<bf16, 2> &host = g.host, &npu = g.npu;
+    CHECK(count_different_bits(host, npu) == 0);
+    CHECK(rep["race_count"] == 0);
+    const int tiles = (M / MT) * (N / NT), slices = K / KS;
+    CHECK(rep["instructions_by_op"]["TMATMUL"] == tiles);
+    CHECK(rep["instructions_by_op"]["TMATMUL_ACC"] == tiles * (slices - 1));
+    // GM -> L1: B once (its panels), A once per x tile.
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + (N / NT) * M * K));
+    // L1 -> L0A / L0B: every tile moves its A slices and the panel's rows.
+    CHECK(rep["dma_bytes"]["L1->L0B"] == 2 * tiles * K * NT);
+    CHECK(rep["dma_bytes"]["L1->L0A"] == 2 * tiles * MT * K);
+}
+
+TEST_CASE("a k-slice of an L1 panel must be whole rows of it", "[npu][codegen][f16][matmul][error]") {
+    ImageParam A(BFloat(16), 2, "A"), B(BFloat(16), 2, "B");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    RVar ko("ko"), ki("ki");
+    RDom k(0, 256, "k");
+    Func matmul("matmul"), output("output");
+    matmul(x, y) = 0.0f;
+    matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
+    output(x, y) = matmul(x, y);
+    output.tile(x, y, xo, yo, xi, yi, 128, 32);
+    matmul.compute_at(output, xo).store_in(MemoryType::L0C);
+    matmul.update().split(k, ko, ki, 64).reorder(ki, x, y, ko);
+    // A's panel (32 rows x all of K) in L1: its k-slices are columns.
+    Func a_in = A.in(matmul);
+    a_in.compute_at(output, xo).store_in(MemoryType::L1);
+    REQUIRE_COMPILE_ERROR(Pipeline(output).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func matmul multiplies " + a_in.name() + ", an operand panel in L1 "
+                                   "of 32 x 256, by windows 32 x 64 at column ") &&
+                              Contains("a k-slice is moved L1 -> L0A as whole rows of the panel (tiles have no row "
+                                       "stride of their own), so stage in L1 the operand whose rows run along k "
+                                       "(B(x, k), N columns: " + a_in.name() + " must span the columns of matmul's "
+                                       "tile) and load the other from GM per k-slice, or do not split k"));
+}
+
+TEST_CASE("a Func in L1 is a copy of an input's window, read only by matrix updates",
+          "[npu][codegen][f16][error]") {
+    ImageParam B(BFloat(16), 2, "B");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func b_in("b_in"), out("out");
+    b_in(x, y) = B(x, y);
+    out(x, y) = cast<float>(b_in(x, y)) * 2.0f;
+    out.tile(x, y, xo, yo, xi, yi, 64, 8);
+    b_in.compute_at(out, xo).store_in(MemoryType::L1);
+    REQUIRE_COMPILE_ERROR(Pipeline(out).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func out reads b_in, which is stored in L1 (store_in(L1)); the "
+                                   "vector pipe (V) reaches only UB and L1 holds matrix operands, so read b_in only "
+                                   "in a matrix update (an operand panel), or store_in(UB) it"));
+    Func scaled("scaled"), out2("out2");
+    scaled(x, y) = cast<float>(B(x, y)) * 2.0f;
+    out2(x, y) = scaled(x, y);
+    out2.tile(x, y, xo, yo, xi, yi, 64, 8);
+    scaled.compute_at(out2, xo).store_in(MemoryType::L1);
+    REQUIRE_COMPILE_ERROR(Pipeline(out2).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func scaled is stored in L1, but it is computed and read by the "
+                                   "vector pipe (V), which reaches only UB: L1 holds matrix operands, which only "
+                                   "DMA writes, so a Func in L1 must be a copy of a window of an input or a "
+                                   "compute_root Func of its type"));
 }
 
 TEST_CASE("f16 and bf16 elementwise: arithmetic on 16-bit values rounds where the host rounds", "[npu][codegen][f16]") {
