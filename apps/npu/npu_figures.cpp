@@ -21,7 +21,8 @@
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
 // 5. bf16 (type=bfloat16): softmax and layernorm under npu.sched in the
 //    tables of 2., and GEMM + bias + ReLU through the code generator at
-//    1024 x 128 x 256 (16- and 32-row tiles) and 512 x 512 x 512: cycles
+//    1024 x 128 x 256 (16- and 32-row tiles), 512 x 512 x 512 (32 x 32 tiles,
+//    and schedules/gemm/npu_512.sched) and 1024 x 1024 x 512: cycles
 //    against the matrix unit's peak (M * N * K / 4096 MACs per cycle).
 #include <cstdio>
 #include <fstream>
@@ -265,6 +266,7 @@ json run_gemm_bf16(const std::string &source_dir) {
         std::string sched;
     };
     const std::string npu = read_file(source_dir + "/schedules/gemm/npu.sched");
+    const std::string npu512 = read_file(source_dir + "/schedules/gemm/npu_512.sched");
     std::string rows32 = npu;
     rows32.replace(rows32.find("split(y, yo, yi, 16)"), 20, "split(y, yo, yi, 32)");
     const Case cases[] = {
@@ -273,6 +275,8 @@ json run_gemm_bf16(const std::string &source_dir) {
         {"512x512x512, 32 x 32 tiles", 512, 512, 512,
          "output: tile(x, y, xo, yo, xi, yi, 32, 32) double_buffer()\n"
          "matmul: compute_at(output, xo) store_in(L0C) double_buffer()\n"},
+        {"512x512x512, schedules/gemm/npu_512.sched (B panel in L1, split K)", 512, 512, 512, npu512},
+        {"1024x1024x512, schedules/gemm/npu_512.sched", 1024, 1024, 512, npu512},
     };
     json rows;
     for (const Case &c : cases) {
@@ -289,7 +293,7 @@ json run_gemm_bf16(const std::string &source_dir) {
         const double peak_cycles = (double)c.M * c.N * c.K / 4096;
         f["peak_cycles"] = peak_cycles;
         f["fraction_of_peak"] = peak_cycles / r["cycles"].get<double>();
-        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V", "MTE3"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
         f["gm_read_bytes"] = r["gm_read_bytes"];
         f["races"] = r["race_count"];
         rows.push_back(f);
@@ -416,12 +420,13 @@ int main(int argc, char **argv) {
                     100 * gg[v]["busy_ratio"]["V"].get<double>());
     for (const json &f : all["gemm_bf16"])
         std::printf("%s: %.0f cycles, %.1f%% of the matrix unit's peak (%.0f cycles), M %.1f%%, MTE2 %.1f%%, "
-                    "MTE1 %.1f%%, FIX %.1f%%, V %.1f%%, GM read %.0f\n",
+                    "MTE1 %.1f%%, FIX %.1f%%, V %.1f%%, MTE3 %.1f%%, GM read %.0f\n",
                     f["kernel"].get<std::string>().c_str(), f["cycles"].get<double>(),
                     100 * f["fraction_of_peak"].get<double>(), f["peak_cycles"].get<double>(),
                     100 * f["busy_ratio"]["M"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
                     100 * f["busy_ratio"]["MTE1"].get<double>(), 100 * f["busy_ratio"]["FIX"].get<double>(),
-                    100 * f["busy_ratio"]["V"].get<double>(), f["gm_read_bytes"].get<double>());
+                    100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE3"].get<double>(),
+                    f["gm_read_bytes"].get<double>());
     const json &at = all["attention"];
     for (const char *v : {"single_buffered", "double_buffered"})
         std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
