@@ -104,6 +104,9 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
                             const std::vector<std::string> &outputs, const Target &t);
 NpuKernel npu_place_buffers(NpuKernel k);
 NpuKernel npu_insert_sync(NpuKernel k);
+// Sets each buffer's depth: the nesting level, in its loop nest, of the
+// outermost loop body whose instructions access it (NpuSync.cpp).
+void npu_buffer_levels(NpuKernel &k);
 
 // An instruction as the C++ call the kernel makes (CodeGen_NPU.cpp).
 std::string npu_instr_code(const NpuKernel &k, const NpuItem &i);

@@ -8,7 +8,9 @@
 // the double-buffered buffers of a memory are placed in one half (copy 0)
 // repeated at the half's size (copy 1): buffers sharing bytes then share
 // them in the same copy only, which the sync inserter's per-copy flags
-// order. Single buffers go after both halves.
+// order, and only when their copies alternate with the same loop (a
+// k-slice's with the slice loop, a tile's with the tile loop: the depth
+// npu_buffer_levels gives them). Single buffers go after both halves.
 //
 // Sharing orders the accesses of the buffers that share (NpuSync.cpp adds
 // the flags). Between buffers only the vector pipe touches that costs
@@ -67,6 +69,9 @@ uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<Np
         const std::vector<NpuLiveRange> &r = ranges[s];
         peak[s] = npu_first_fit(halves[s], r, alignment,
                                 [&](size_t i, size_t j) {
+                                    // Copies that alternate with different loops (a k-slice and a
+                                    // tile's buffer) are never at the same bytes.
+                                    if (k.buffers[index[s][i]].depth != k.buffers[index[s][j]].depth) return false;
                                     int dmas = (r[i].dma_written || r[i].dma_read) + (r[j].dma_written || r[j].dma_read);
                                     return rule == Share::Any || dmas == 0 || (rule == Share::OneDma && dmas == 1);
                                 },
@@ -91,6 +96,7 @@ NpuKernel npu_place_buffers(NpuKernel k) {
     } catch (const npu::NpuError &e) {
         user_error << "NPU target: KILN_NPU_MACHINE: " << e.what();
     }
+    npu_buffer_levels(k);
     const std::vector<NpuLiveRange> live = npu_live_ranges(k);
     std::map<std::string, std::vector<int>> by_mem;
     std::map<std::string, std::map<std::string, uint64_t>> share;  // memory -> Func -> bytes

@@ -300,12 +300,15 @@ void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vect
 
 }  // namespace
 
-NpuKernel npu_insert_sync(NpuKernel k) {
-    // Each buffer's level in its nest: its copies alternate with that loop.
+void npu_buffer_levels(NpuKernel &k) {
     std::vector<int> depth(k.buffers.size(), 1 << 20);
     for (NpuItem &item : k.body)
         if (item.kind == NpuItem::Loop && count_instrs(item.body) > 0) buffer_levels(*find_body(item.body), 0, depth);
     for (size_t b = 0; b < k.buffers.size(); b++) k.buffers[b].depth = depth[b] == 1 << 20 ? 0 : depth[b];
+}
+
+NpuKernel npu_insert_sync(NpuKernel k) {
+    npu_buffer_levels(k);  // each buffer's copies alternate with the loop of its level
     std::vector<NpuItem> out;
     std::vector<size_t> regions;
     for (size_t i = 0; i < k.body.size(); i++)
