@@ -282,6 +282,9 @@ private:
     // its split RVar (fk the slice's loop, of extent K), or nullptr when the
     // RVar is not split there.
     const For *split_k_loop(const std::string &f, const For *fk, int64_t K);
+    // A split K whose slice loop sits among `loops`, the matrix update's
+    // innermost three: a user error saying where the slice loop goes.
+    void check_slice_loop_place(const std::string &f, const std::vector<const For *> &loops);
 
     // The legality of an explicit npu_tile(x, y) on the stage whose innermost
     // loops are fy (rows) and fx (columns): they must be the loops it names,

@@ -135,6 +135,7 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     std::map<std::string, Expr> inner;
     const Provide *p = begin_stage({l0, l1, l2}, inner);
     auto shape_error = [&]() {
+        check_slice_loop_place(p->name, {l0, l1, l2});
         user_error << "NPU target: Func " << p->name << " is computed over a 3-D loop nest (" << l0->name << ", "
                    << l1->name << ", " << l2->name << "); the NPU maps only matrix updates C(x, y) = C(x, y) + "
                    << "A(k, y) * B(x, k) onto TMATMUL, with C stored in L0C (store_in(L0C)), not " << p->values[0];
@@ -206,6 +207,25 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
           {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),
            tile_operand(tb, (int)*K, (int)*N, false)});
     if (first && slices) out.back().first_if = c_name(slices->name) + " == " + scalar(slices->min);
+}
+
+void Selector::check_slice_loop_place(const std::string &f, const std::vector<const For *> &loops) {
+    const FunctionContents &fc = func(f);
+    if (fc.updates.empty() || !fc.updates[0].rdom) return;
+    const std::string &any = loops[0]->name;
+    const std::string stage = any.substr(0, any.find('.', f.size() + 2) + 1);
+    for (const auto &rv : fc.updates[0].rdom->vars) {
+        const std::string prefix = stage + rv.name + ".";
+        std::vector<std::string> parts;
+        for (const For *l : loops)
+            if (l->name.rfind(prefix, 0) == 0) parts.push_back(l->name);
+        user_assert(parts.size() < 2)
+            << "NPU target: Func " << f << ": the matrix update's RDom variable " << rv.name << " is split into "
+            << "loops " << parts[0] << " and " << parts[1] << ", and both are among the three innermost loops ("
+            << loops[0]->name << ", " << loops[1]->name << ", " << loops[2]->name << "), which form one TMATMUL; "
+            << "the k-slice loop (the outer part of the split) must be directly around the update's other loops, "
+            << "outermost: reorder(ki, x, y, ko)";
+    }
 }
 
 const For *Selector::split_k_loop(const std::string &f, const For *fk, int64_t K) {

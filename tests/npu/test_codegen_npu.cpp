@@ -1313,6 +1313,20 @@ TEST_CASE("a matrix update with a split K accumulates its k-slices in L0C, equal
     }
 }
 
+TEST_CASE("a split K's slice loop among the TMATMUL's loops is refused, saying where it goes",
+          "[npu][codegen][matmul][splitk][error]") {
+    Gemm g;
+    g.npu(32, false);
+    RVar ko("ko"), ki("ki");
+    g.matmul.update().split(g.k, ko, ki, 64).reorder(ki, g.x, ko, g.y);
+    REQUIRE_COMPILE_ERROR(Pipeline(g.output).compile_to_cpp_source("bad", Target("npu")),
+                          Contains("NPU target: Func matmul: the matrix update's RDom variable k.x is split into "
+                                   "loops matmul.s1.k.x.ko and matmul.s1.k.x.ki, and both are among the three "
+                                   "innermost loops (matmul.s1.k.x.ko, matmul.s1.x, matmul.s1.k.x.ki), which form "
+                                   "one TMATMUL; the k-slice loop (the outer part of the split) must be directly "
+                                   "around the update's other loops, outermost: reorder(ki, x, y, ko)"));
+}
+
 TEST_CASE("a row reduction whose RVar is split is refused, not overwritten per part", "[npu][codegen][reduce][rdom2d]") {
     for (bool sum : {false, true}) {
         Softmax s;
