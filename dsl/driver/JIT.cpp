@@ -117,6 +117,17 @@ const std::string &linker_flag() {
     return flag;
 }
 
+// What a kernel's shared object links after its own objects, with
+// -nodefaultlibs: the C libraries it may call (libgomp for parallel loops,
+// libm, libgcc_s, libc), so that their symbols keep their versions, and
+// not libstdc++. The few C++ ABI symbols a kernel can use
+// (__gxx_personality_v0, __cxa_thread_atexit, std::terminate) bind at
+// dlopen to the libstdc++ of the process, which links libkiln, a C++
+// library. Reading libstdc++'s 5000 symbols was a third of the link:
+// 22-24 ms of CPU per kernel with g++'s default libraries, 17-18 without
+// (docs/performance.md, "Compile time (session 6)").
+const char *const kernel_libraries = "-lgomp -lm -lgcc_s -lc";
+
 // The handler installed in every module: hand the message to the process's
 // runtime (libkiln), which records it and calls the user's handler.
 void forward_to_process(const char *message) { kiln_error_from_jit(message); }
@@ -129,12 +140,16 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
     // The same flags as an AOT kernel (kernel_compiler_flags), as a shared object.
     const std::string compile_flags =
         "-std=c++17 -fPIC -I" + shell_quote(KILN_HALIDE_INCLUDE_DIR) + " " + kernel_compiler_flags(t);
-    const std::string flags = compile_flags + " -shared" + linker_flag();
+    // A kernel that links a library (the NPU simulator, C++) keeps g++'s
+    // default libraries.
+    const bool own_objects_only = kernel_link_flags(t).empty();
+    const std::string flags =
+        compile_flags + " -shared" + (own_objects_only ? " -nodefaultlibs" : "") + linker_flag();
     const std::string runtime_text = "\n// ---- The Kiln runtime (runtime/kiln_runtime.cpp) ----\n";
     std::string text = source + runtime_text + runtime_source_text();
     char key[17];
-    std::snprintf(key, sizeof(key), "%016llx",
-                  (unsigned long long)fnv1a_64(cxx + "\n" + flags + "\n" + t.to_string() + "\n" + link_stamp(t) + text));
+    const std::string stamp = cxx + "\n" + flags + "\n" + kernel_libraries + "\n" + t.to_string() + "\n";
+    std::snprintf(key, sizeof(key), "%016llx", (unsigned long long)fnv1a_64(stamp + link_stamp(t) + text));
 
     static std::mutex mutex;
     static std::map<std::string, std::shared_ptr<JITModule>> loaded;
@@ -155,7 +170,8 @@ std::shared_ptr<JITModule> JITModule::compile(const std::string &source, const s
         const std::string &prologue = prologue_source_text();
         const size_t at = cached ? source.find(prologue) : std::string::npos;
         if (at != std::string::npos) shared = jit_shared_parts(dir, cxx, compile_flags);
-        std::string module_text = text, module_flags = flags, link = kernel_link_flags(t);
+        std::string module_text = text, module_flags = flags;
+        std::string link = own_objects_only ? kernel_libraries : kernel_link_flags(t);
         if (!shared.prologue_header.empty() && !shared.runtime_object.empty()) {
             module_text = source.substr(0, at) + "// (the prologue: -include " + shared.prologue_header + ")\n" +
                           source.substr(at + prologue.size());
