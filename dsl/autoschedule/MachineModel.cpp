@@ -1,11 +1,17 @@
 // MachineModel::host(): the cache sizes of this machine from sysfs, its
-// thread count from the OS; the rates keep their defaults (Autoschedule.h).
+// thread count from the OS, and the rates from the machine file
+// kiln-calibrate wrote, if any (else their defaults, Autoschedule.h).
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "kiln/Autoschedule.h"
+#include "kiln/Error.h"
 
 namespace kiln {
 
@@ -30,9 +36,100 @@ std::string read_word(const std::string &path) {
     return s;
 }
 
+// The fields of a machine file, by name, in MachineModel's order.
+struct Field {
+    const char *name;
+    double MachineModel::*real = nullptr;
+    int64_t MachineModel::*bytes = nullptr;
+    int MachineModel::*count = nullptr;
+};
+const std::vector<Field> &fields() {
+    static const std::vector<Field> f = {
+        {"l1_bytes", nullptr, &MachineModel::l1_bytes},
+        {"l2_bytes", nullptr, &MachineModel::l2_bytes},
+        {"l3_bytes", nullptr, &MachineModel::l3_bytes},
+        {"threads", nullptr, nullptr, &MachineModel::threads},
+        {"ghz", &MachineModel::ghz},
+        {"ops_per_cycle", &MachineModel::ops_per_cycle},
+        {"unvectorized_lanes", &MachineModel::unvectorized_lanes},
+        {"div_cycles", &MachineModel::div_cycles},
+        {"transcendental_cycles", &MachineModel::transcendental_cycles},
+        {"l1_bytes_per_ns", &MachineModel::l1_bytes_per_ns},
+        {"l2_bytes_per_ns", &MachineModel::l2_bytes_per_ns},
+        {"l3_bytes_per_ns", &MachineModel::l3_bytes_per_ns},
+        {"dram_bytes_per_ns", &MachineModel::dram_bytes_per_ns},
+        {"dram_total_bytes_per_ns", &MachineModel::dram_total_bytes_per_ns},
+        {"parallel_loop_ns", &MachineModel::parallel_loop_ns},
+        {"allocation_ns", &MachineModel::allocation_ns},
+        {"page_ns", &MachineModel::page_ns},
+    };
+    return f;
+}
+
+std::string trim(const std::string &s) {
+    size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
 }  // namespace
 
-MachineModel MachineModel::host() {
+std::string MachineModel::machine_file() {
+    const char *named = std::getenv("KILN_MACHINE");
+    if (named && *named) return std::string(named) == "none" ? "" : named;
+    const char *config = std::getenv("XDG_CONFIG_HOME");
+    const char *home = std::getenv("HOME");
+    if (config && *config) return std::string(config) + "/kiln/machine.txt";
+    if (home && *home) return std::string(home) + "/.config/kiln/machine.txt";
+    return "";
+}
+
+MachineModel MachineModel::with_file(const std::string &path) const {
+    std::ifstream in(path);
+    if (!in) throw CompileError("machine file " + path + ": cannot be read");
+    MachineModel m = *this;
+    std::string line;
+    for (int number = 1; std::getline(in, line); number++) {
+        line = trim(line.substr(0, line.find('#')));
+        if (line.empty()) continue;
+        const std::string at = "machine file " + path + ":" + std::to_string(number) + ": ";
+        size_t eq = line.find('=');
+        if (eq == std::string::npos) throw CompileError(at + "expected `name = value`, got `" + line + "`");
+        std::string name = trim(line.substr(0, eq)), text = trim(line.substr(eq + 1));
+        const Field *field = nullptr;
+        for (const Field &f : fields())
+            if (name == f.name) field = &f;
+        if (!field) {
+            std::string known;
+            for (const Field &f : fields()) known += std::string(known.empty() ? "" : ", ") + f.name;
+            throw CompileError(at + "unknown name `" + name + "`; the names are " + known);
+        }
+        char *end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
+            throw CompileError(at + name + " must be a positive number, not `" + text + "`");
+        if (field->real) m.*(field->real) = v;
+        if (field->bytes) m.*(field->bytes) = (int64_t)v;
+        if (field->count) m.*(field->count) = std::max(1, (int)v);
+    }
+    m.source = path;
+    return m;
+}
+
+std::string MachineModel::file_text(const std::string &header) const {
+    std::ostringstream os;
+    std::istringstream h(header);
+    for (std::string line; std::getline(h, line);) os << "# " << line << "\n";
+    for (const Field &f : fields()) {
+        os << f.name << " = ";
+        if (f.real) os << *this.*(f.real);
+        if (f.bytes) os << *this.*(f.bytes);
+        if (f.count) os << *this.*(f.count);
+        os << "\n";
+    }
+    return os.str();
+}
+
+MachineModel MachineModel::detected() {
     MachineModel m;
     unsigned n = std::thread::hardware_concurrency();
     if (n) m.threads = (int)n;
@@ -48,15 +145,24 @@ MachineModel MachineModel::host() {
     return m;
 }
 
+MachineModel MachineModel::host() {
+    // The machine file may set the caches and threads too (another machine's
+    // figures, or a cache the kernel reports differently from sysfs).
+    const std::string file = machine_file();
+    if (!file.empty() && std::ifstream(file).good()) return detected().with_file(file);
+    return detected();
+}
+
 std::string MachineModel::to_string() const {
-    char s[400];
+    char s[600];
     std::snprintf(s, sizeof(s),
                   "L1 %lld KiB, L2 %lld KiB, L3 %lld MiB, %d threads, %.1f GHz x %.0f ops/cycle; "
                   "bandwidth per core L1 %.0f, L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f) bytes/ns; "
-                  "parallel loop %.1f us",
+                  "parallel loop %.1f us (%s)",
                   (long long)(l1_bytes >> 10), (long long)(l2_bytes >> 10), (long long)(l3_bytes >> 20), threads, ghz,
                   ops_per_cycle, l1_bytes_per_ns, l2_bytes_per_ns, l3_bytes_per_ns, dram_bytes_per_ns,
-                  dram_total_bytes_per_ns, parallel_loop_ns / 1000);
+                  dram_total_bytes_per_ns, parallel_loop_ns / 1000,
+                  source == "defaults" ? "rates: defaults" : ("calibrated: " + source).c_str());
     return s;
 }
 

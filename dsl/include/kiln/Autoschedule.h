@@ -33,8 +33,10 @@ namespace kiln {
 
 // What the cost model knows about the machine. host() reads the cache
 // sizes from /sys/devices/system/cpu/cpu0/cache and the thread count from
-// the OS; bandwidths and rates are defaults for a current x86-64 core
-// (docs/autoschedule.md says where they come from).
+// the OS; the clock, issue rate, bandwidths and overheads come from the
+// machine file kiln-calibrate wrote (machine_file()) if there is one, else
+// they are defaults for a current x86-64 core (docs/autoschedule.md,
+// "Calibration").
 struct MachineModel {
     int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 16 << 20;  // per core, per core, shared
     int threads = 2;
@@ -48,8 +50,24 @@ struct MachineModel {
     double allocation_ns = 200;          // one heap allocation
     double page_ns = 150;                // first touch of a 4 KiB page of a fresh allocation
 
-    static MachineModel host();
+    // Where the figures came from: "defaults", or the machine file's path.
+    std::string source = "defaults";
+
+    static MachineModel host();      // detected(), then the machine file if there is one
+    static MachineModel detected();  // caches and threads of this machine, the rates' defaults
     std::string to_string() const;  // one line, for the explanation
+
+    // The machine file: `name = value` lines (the fields above, by name;
+    // `#` starts a comment), as kiln-calibrate writes it. $KILN_MACHINE names
+    // it (`none`: no file, the defaults); otherwise
+    // $XDG_CONFIG_HOME/kiln/machine.txt (~/.config/kiln/machine.txt).
+    static std::string machine_file();
+    // The fields a file sets, over this model's; throws CompileError naming
+    // the file, the line and the problem (unknown name, a value that is not
+    // a positive number).
+    MachineModel with_file(const std::string &path) const;
+    // The file's text: every field, with `header` as leading comment lines.
+    std::string file_text(const std::string &header = "") const;
 };
 
 struct AutoscheduleOptions {

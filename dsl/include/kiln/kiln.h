@@ -2,6 +2,7 @@
 #pragma once
 #include "Autoschedule.h"
 #include "BoundaryConditions.h"
+#include "Calibrate.h"
 #include "Buffer.h"
 #include "Derivative.h"
 #include "Error.h"
