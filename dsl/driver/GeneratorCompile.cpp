@@ -445,7 +445,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
                 write_file(base + ".report.txt", text);
                 write_file(base + ".report.json", json + "\n");
             } else {
-                write_file(base + ".html", stmt_html(p, fn, args, sizes, o.target));
+                write_file(base + ".html", stmt_html(p, fn, args, sizes, o.target, chosen.explanation));
             }
         }
     }

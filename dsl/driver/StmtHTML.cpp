@@ -542,6 +542,51 @@ std::string cpp_html(const CppIndex &cpp, const Palette &pal, const std::vector<
     return h;
 }
 
+// The autoscheduler's explanation (Explain.cpp's text): its first block
+// (target, machine, search) as a header, then one folded block per
+// decision, its summary the decision's first line ("blur_x: compute_at(...)",
+// the Func in its colour) and the predicted cost, its body the alternatives
+// with the chosen one ("  * ...") marked.
+std::string autoschedule_html(const std::string &text, const Palette &pal) {
+    std::vector<std::vector<std::string>> blocks(1);
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) {
+            if (!blocks.back().empty()) blocks.emplace_back();
+            continue;
+        }
+        blocks.back().push_back(line);
+    }
+    if (blocks.back().empty()) blocks.pop_back();
+    std::string h;
+    for (size_t b = 0; b < blocks.size(); b++) {
+        const std::vector<std::string> &lines = blocks[b];
+        std::string first = lines[0], func, rest = first;
+        size_t colon = first.find(": ");
+        if (colon != std::string::npos && first[0] != ' ' && !pal.cls(first.substr(0, colon)).empty())
+            func = first.substr(0, colon), rest = first.substr(colon);
+        if (b == 0 || lines.size() == 1) {
+            h += "<div class=\"why-head\">";
+            for (const std::string &l : lines) h += "<div>" + escape(l) + "</div>";
+            h += "</div>";
+            continue;
+        }
+        h += "<details class=\"why\"><summary>";
+        h += func.empty() ? escape(first) : "<span class=\"chip " + pal.cls(func) + "\">" + escape(func) + "</span>" +
+                                                escape(rest);
+        size_t body = 1;
+        if (lines.size() > 1 && lines[1].find("predicted") != std::string::npos)
+            h += "<span class=\"hint\">" + escape(lines[1]) + "</span>", body = 2;
+        h += "</summary>";
+        for (size_t i = body; i < lines.size(); i++) {
+            bool chosen = lines[i].rfind("  * ", 0) == 0;
+            h += std::string("<div class=\"ln") + (chosen ? " chosen" : "") + "\">" + escape(lines[i]) + "</div>";
+        }
+        h += "</details>";
+    }
+    return h;
+}
+
 }  // namespace
 
 std::string stmt_html(const StmtHTMLInputs &in) {
@@ -584,6 +629,11 @@ std::string stmt_html(const StmtHTMLInputs &in) {
          "&middot; &#9662; folds</span></h2><div class=\"body\">";
     if (!stray.empty()) h += "<div class=\"ln\">outside any loop: " + stray + "</div>";
     h += nest_html + "</div></section><div class=\"col\">";
+    if (!in.explanation.empty())
+        h += "<section class=\"panel\" id=\"autoschedule\"><h2>Autoschedule <span class=\"hint\">why each "
+             "stanza: the choice, its predicted time and the alternatives (&#9656; unfolds)</span></h2>"
+             "<div class=\"body\">" +
+             autoschedule_html(in.explanation, pal) + "</div></section>";
     h += "<section class=\"panel\" id=\"report\"><h2>Fusion report <span class=\"hint\">this schedule against every "
          "Func compute_root</span></h2><div class=\"body\">" +
          report_html(in.report, pal) + "</div></section>";
@@ -607,8 +657,10 @@ std::vector<std::shared_ptr<internal::FunctionContents>> output_contents(const P
 }  // namespace
 
 std::string stmt_html(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
-                      const std::map<std::string, std::vector<int>> &sizes, const Target &t) {
+                      const std::map<std::string, std::vector<int>> &sizes, const Target &t,
+                      const std::string &explanation) {
     internal::StmtHTMLInputs in;
+    in.explanation = explanation;
     // First: it checks the name and the signature, and the report its sizes.
     in.cpp = p.compile_to_cpp_source(fn_name, args, t);
     in.report = p.report(sizes, t);

@@ -24,6 +24,7 @@ struct StmtHTMLInputs {
     PipelineReport report;  // Pipeline::report
     std::string cpp;        // codegen_cpp(func, target)
     std::string target;     // Target::to_string()
+    std::string explanation;  // the autoscheduler's (AutoscheduleResult::explanation), or "": its panel
 };
 
 std::string stmt_html(const StmtHTMLInputs &in);

@@ -359,7 +359,7 @@ TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the 
         o.function_name = "api_harris_auto";
         o.schedule_file = "auto";
         o.autoschedule_max_states = 6;
-        o.emit = {"schedule", "autoschedule"};
+        o.emit = {"schedule", "autoschedule", "stmt_html"};
         o.estimates["output"] = {256, 256};
         compile_generator(*g, o);
         sched[i] = read_file("generator_api_out/api_harris_auto.sched");
@@ -373,6 +373,10 @@ TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the 
     CHECK_THAT(why[0], Contains("skipped: the search stopped at its budget of 6 evaluated schedules") &&
                            Contains("(budget: 6 schedules, 120000 ms)"));
     CHECK(skipped(why[0]).size() >= 2);  // the budget, and a Func or group it left to the default rule
+    // The loop-nest page carries the explanation as its Autoschedule panel.
+    CHECK_THAT(read_file("generator_api_out/api_harris_auto.html"),
+               Contains("id=\"autoschedule\"") && Contains("<div class=\"why-head\"><div>Autoschedule for output") &&
+                   Contains("<details class=\"why\"><summary>"));
 }
 
 TEST_CASE("generator api: -s auto --autotune runs the best candidates on the generator's inputs",

@@ -214,3 +214,43 @@ TEST_CASE("stmt_html: misuse is reported as by compile_to_cpp and report", "[htm
                       Catch::Contains("not a valid C function name"));
     CHECK_THROWS_WITH(stmt_html(Pipeline(f), "k", {}), Catch::Contains("give the size of output f"));
 }
+
+TEST_CASE("stmt_html: the autoscheduler's explanation as a panel", "[html][autoschedule]") {
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y");
+    Func blur_x("blur_x"), blur_y("blur_y");
+    blur_x(x, y) = input(x, y) + input(x + 1, y) + input(x + 2, y);
+    blur_y(x, y) = blur_x(x, y) + blur_x(x, y + 1) + blur_x(x, y + 2);
+    Pipeline p(blur_y);
+    AutoscheduleOptions o;
+    o.machine = MachineModel();  // decisions independent of the machine running the test
+    AutoscheduleResult r = autoschedule(p, Target("x86-64-linux-avx2-fma"), {{"blur_y", {128, 128}}}, o);
+    std::vector<Argument> args = p.infer_arguments();
+    std::string html =
+        stmt_html(p, "blur", args, {{"blur_y", {128, 128}}}, Target("x86-64-linux-avx2-fma"), r.explanation);
+    CHECK(markup_problem(html) == "");
+    REQUIRE(html.find("id=\"autoschedule\"") != std::string::npos);
+    // The header block (target, machine, search), escaped.
+    CHECK(html.find("<div class=\"why-head\"><div>Autoschedule for blur_y") != std::string::npos);
+    CHECK(html.find("rates: defaults") != std::string::npos);
+    // One folded entry per decision: blur_x's, its name in blur_x's colour,
+    // the chosen alternative marked.
+    std::smatch m;
+    REQUIRE(std::regex_search(html, m, std::regex("class=\"chip (c[0-9]+)\" data-f=\"blur_x\"")));
+    std::string bx = m[1];
+    const AutoscheduleDecision *d = nullptr;
+    for (const auto &dec : r.decisions)
+        if (dec.func == "blur_x") d = &dec;
+    REQUIRE(d);
+    CHECK(html.find("<details class=\"why\"><summary><span class=\"chip " + bx + "\">blur_x</span>: " +
+                    html_escape(d->chosen)) != std::string::npos);
+    CHECK(html.find("<div class=\"ln chosen\">  * ") != std::string::npos);
+    size_t decisions = 0;
+    for (size_t at = html.find("<details class=\"why\">"); at != std::string::npos;
+         at = html.find("<details class=\"why\">", at + 1))
+        decisions++;
+    CHECK(decisions >= 2);  // blur_x and blur_y's loops
+
+    // Without an explanation (a hand schedule), no panel.
+    CHECK(stmt_html(p, "blur", {{"blur_y", {128, 128}}}).find("id=\"autoschedule\"") == std::string::npos);
+}

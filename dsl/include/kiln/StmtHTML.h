@@ -22,8 +22,12 @@ std::string html_escape(const std::string &s);
 
 std::string stmt_html(const Pipeline &p, const std::string &fn_name,
                       const std::map<std::string, std::vector<int>> &sizes, const Target &t = Target::host());
-// The same with an explicit signature (as Pipeline::compile_to_cpp_source).
+// The same with an explicit signature (as Pipeline::compile_to_cpp_source),
+// and, if the schedule is the autoscheduler's, its explanation
+// (AutoscheduleResult::explanation): a panel with one folded entry per
+// decision (the choice, its predicted time, the alternatives).
 std::string stmt_html(const Pipeline &p, const std::string &fn_name, const std::vector<Argument> &args,
-                      const std::map<std::string, std::vector<int>> &sizes, const Target &t);
+                      const std::map<std::string, std::vector<int>> &sizes, const Target &t,
+                      const std::string &explanation = "");
 
 }  // namespace kiln
