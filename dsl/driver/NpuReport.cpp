@@ -4,6 +4,7 @@
 #include <HalideBuffer.h>
 
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "driver/JIT.h"
@@ -15,7 +16,9 @@ namespace internal {
 NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, const std::vector<Argument> &args,
                                     const std::map<std::string, std::vector<int>> &sizes, const Target &t,
                                     int64_t model_bytes) {
-    std::vector<Halide::Runtime::Buffer<float>> buffers;
+    // Each buffer of its argument's type (a bf16 kernel checks that its
+    // buffers hold bf16), zero bytes: 0 in every type.
+    std::vector<Halide::Runtime::Buffer<void>> buffers;
     std::vector<int64_t> scalars(args.size(), 0);
     std::vector<void *> argv;
     buffers.reserve(args.size());
@@ -27,8 +30,9 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
         auto it = sizes.find(args[i].name);
         user_assert(it != sizes.end()) << "NPU report: no size for buffer " << args[i].name
                                        << "; give it with --estimate " << args[i].name << "=W[,H]";
-        buffers.emplace_back(it->second);
-        buffers.back().fill(0.0f);
+        const Type &ty = args[i].type;
+        buffers.emplace_back(halide_type_t((halide_type_code_t)ty.code(), ty.bits()), it->second);
+        std::memset(buffers.back().data(), 0, buffers.back().size_in_bytes());
         argv.push_back(buffers.back().raw_buffer());
     }
     std::string name = fn + "_report";

@@ -510,6 +510,22 @@ TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator
             CHECK(j["npu"]["busy_ratio"]["M"].get<double>() > 0.1);
         }
     }
+    // A bf16 pipeline's report runs its kernel on bf16 buffers (the kernel
+    // refuses float32 ones): half the GM bytes of float32.
+    auto g = GeneratorRegistry::create("softmax");
+    g->set_generator_params({"width=1024", "type=bfloat16"});
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "npu_report_softmax_bf16";
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/softmax/npu.sched";
+    o.target = Target("npu");
+    o.emit = {"report"};
+    o.estimates = {{"output", {1024, 128}}};
+    compile_generator(*g, o);
+    std::ifstream jf("generator_api_out/npu_report_softmax_bf16.report.json");
+    nlohmann::json j = nlohmann::json::parse(jf);
+    CHECK(j["npu"]["gm_read_bytes"] == 1024 * 128 * 2);
+    CHECK(j["npu"]["gm_write_bytes"] == 1024 * 128 * 2);
 }
 
 TEST_CASE("generator api: an output's buffer constraints and fields", "[generator][buffer_constraints]") {
