@@ -15,6 +15,7 @@
 #include "Autotune.h"
 #include "CostModel.h"
 #include "Explain.h"
+#include "NpuSearch.h"
 #include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
 #include "ir/Error.h"
@@ -885,10 +886,7 @@ AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
     user_assert(options.autotune >= 0 && options.autotune <= AutoscheduleOptions::max_autotune)
         << "autoschedule: autotune " << options.autotune << " is not a number of candidates to run; use 0 (the cost "
         << "model alone) or 1 to " << AutoscheduleOptions::max_autotune << " (each candidate is compiled and run)";
-    user_assert(options.autotune == 0 || !t.has(Target::NPU))
-        << "autoschedule: autotune runs its candidates on the host, but the target is " << t.to_string()
-        << "; the autoscheduler has no NPU search whose candidates the simulator could run: drop autotune "
-        << "(kiln-gen --autotune) for an NPU target";
+    if (t.has(Target::NPU)) return npu_autoschedule(p, t, estimates, options);
     return Autoscheduler(p, t, estimates, options).run();
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "CostModel.h"
+#include "NpuSearch.h"
 
 namespace kiln {
 namespace internal {
@@ -60,8 +61,9 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
     std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms (budget: %s, %.0f ms); predicted %s\n",
                   r.states_evaluated, r.search_ms, budget.c_str(), o.time_limit_ms,
                   r.predicted.to_string().c_str());
+    const std::string machine = t.has(Target::NPU) ? npu_machine_text() : o.machine.to_string();
     os << "Autoschedule for " << pipeline << " (target " << t.to_string() << "; sizes " << sz.str() << ")\n"
-       << "machine: " << o.machine.to_string() << "\n"
+       << "machine: " << machine << "\n"
        << line;
     for (const std::string &sk : r.skipped) os << "skipped: " << sk << "\n";
     for (const auto &d : r.decisions) {
@@ -88,7 +90,7 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
     j["pipeline"] = pipeline;
     j["target"] = t.to_string();
     j["sizes"] = sizes;
-    j["machine"] = o.machine.to_string();
+    j["machine"] = machine;
     j["states_evaluated"] = r.states_evaluated;
     j["search_ms"] = r.search_ms;
     j["max_states"] = o.max_states;

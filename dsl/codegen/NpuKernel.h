@@ -24,6 +24,7 @@
 #include "ir/Function.h"
 #include "kiln/Target.h"
 #include "npu_isa.h"
+#include "npu_machine.h"
 
 namespace kiln {
 namespace internal {
@@ -74,12 +75,20 @@ struct NpuItem {
     enum Kind { Line, Loop, Instr } kind = Line;
     std::string text;                // Line: a statement; Loop: "for (...)"
     std::vector<NpuItem> body;       // Loop
+    int64_t trips = -1;              // Loop: its trip count where the extent is a constant (the NPU
+                                     // search lowers with the estimated sizes substituted), else -1
     npu::Op op = npu::Op::TCOPY;     // Instr: op(args...), TMOV_T when transposing, TCMP's mode last
     std::vector<NpuArg> args;
     bool transpose = false;
     std::string first_if;            // TMATMUL_ACC: a TMATMUL (from 0) when this C++ holds (split K's first slice)
     npu::Cmp cmp = npu::Cmp::EQ;
     npu::Pipe pipe = npu::Pipe::S;   // Instr: from the ISA table
+    // SET_FLAG / WAIT_FLAG (also as C++ in args): the pipes and the event,
+    // plus the iteration parity of loop level `event_parity` if >= 0
+    // (kiln_pp, kiln_pp1, ...); PIPE_BARRIER: flag_src is the pipe.
+    npu::Pipe flag_src = npu::Pipe::S, flag_dst = npu::Pipe::S;
+    int event = 0, event_parity = -1;
+    int advances_parity = -1;        // Line: kiln_pp<level> = kiln_iter<level>++ & 1, this level
     std::vector<int> reads, writes;  // Instr: buffer indices, from the operands
 
     static NpuItem line(std::string t) {
@@ -103,6 +112,9 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
                             const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
                             const std::vector<std::string> &outputs, const Target &t);
 NpuKernel npu_place_buffers(NpuKernel k);
+// The machine the passes check against: $KILN_NPU_MACHINE's file, else the
+// default (a CompileError if the file does not parse).
+npu::Machine npu_target_machine();
 NpuKernel npu_insert_sync(NpuKernel k);
 // Sets each buffer's depth: the nesting level, in its loop nest, of the
 // outermost loop body whose instructions access it (NpuSync.cpp).

@@ -88,14 +88,18 @@ uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<Np
 
 }  // namespace
 
-NpuKernel npu_place_buffers(NpuKernel k) {
+npu::Machine npu_target_machine() {
     const char *path = std::getenv("KILN_NPU_MACHINE");
-    npu::Machine m = npu::default_machine();
     try {
-        if (path && *path) m = npu::load_machine(path);
+        if (path && *path) return npu::load_machine(path);
     } catch (const npu::NpuError &e) {
         user_error << "NPU target: KILN_NPU_MACHINE: " << e.what();
     }
+    return npu::default_machine();
+}
+
+NpuKernel npu_place_buffers(NpuKernel k) {
+    const npu::Machine m = npu_target_machine();
     npu_buffer_levels(k);
     const std::vector<NpuLiveRange> live = npu_live_ranges(k);
     std::map<std::string, std::vector<int>> by_mem;

@@ -317,6 +317,8 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     l.kind = NpuItem::Loop;
     ScalarOwner owner(*this, f->name);
     std::string v = c_name(f->name), lo = scalar(f->min), ext = scalar(f->extent);
+    const Expr trips = simplify(f->extent);
+    if (const int64_t *n = as_const_int(trips)) l.trips = *n;
     if (f->for_type == ForType::Parallel) {
         user_assert(loop_vars.empty() && !k.multi_core && gm_funcs.empty())
             << "NPU target: loop " << f->name << " is parallel; a loop across cores must be the outermost loop "

@@ -65,8 +65,14 @@ NpuItem sync_instr(npu::Op op, std::vector<std::string> args) {
     return i;
 }
 
-NpuItem flag(npu::Op op, npu::Pipe q, npu::Pipe p, const std::string &event) {
-    return sync_instr(op, {pipe(q), pipe(p), event});
+// The parity of loop level `level`'s iteration: kiln_pp at the nest's level 0, kiln_pp1 in a loop inside it, ...
+std::string pp_name(int level) { return level ? "kiln_pp" + std::to_string(level) : "kiln_pp"; }
+
+// SET_FLAG / WAIT_FLAG(q, p, event [+ the parity of level parity]).
+NpuItem flag(npu::Op op, npu::Pipe q, npu::Pipe p, int event, int parity = -1) {
+    NpuItem i = sync_instr(op, {pipe(q), pipe(p), std::to_string(event) + (parity >= 0 ? " + " + pp_name(parity) : "")});
+    i.flag_src = q, i.flag_dst = p, i.event = event, i.event_parity = parity;
+    return i;
 }
 
 int count_instrs(const std::vector<NpuItem> &items) {
@@ -147,35 +153,32 @@ public:
                     n += std::get<2>(c) ? 2 : 1;
                     internal_assert(n <= 8) << "NPU sync: more than 7 carried flags between two pipes";
                 }
-        auto ev = [&](const Carried &c) {
-            return std::to_string(event[c]) + (std::get<2>(c) ? " + " + pp_name() : "");
-        };
+        auto parity = [&](const Carried &c) { return std::get<2>(c) ? level : -1; };
         std::vector<NpuItem> out;
         for (size_t i = 0; i < body.size(); i++) {
             for (auto &qp : intra[i]) {
-                out.push_back(flag(npu::Op::SET_FLAG, qp.first, qp.second, "0"));
-                out.push_back(flag(npu::Op::WAIT_FLAG, qp.first, qp.second, "0"));
+                out.push_back(flag(npu::Op::SET_FLAG, qp.first, qp.second, 0));
+                out.push_back(flag(npu::Op::WAIT_FLAG, qp.first, qp.second, 0));
             }
             auto it = carried_at.find(i);
             if (it != carried_at.end())
                 for (const Carried &c : it->second)
-                    out.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(c), std::get<1>(c), ev(c)));
+                    out.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(c), std::get<1>(c), event[c], parity(c)));
             out.push_back(std::move(body[i]));
         }
-        for (auto &kv : event) out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), ev(kv.first)));
+        for (auto &kv : event)
+            out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second, parity(kv.first)));
         body = std::move(out);
         for (auto &kv : event)
             for (int copy = 0; copy < (std::get<2>(kv.first) ? 2 : 1); copy++) {
-                std::string e = std::to_string(kv.second + copy);
-                before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
-                after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
+                before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
+                after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
             }
         double_buffered = false;
         for (auto &kv : event) double_buffered |= std::get<2>(kv.first);
     }
 
-    // The parity of this level's iteration: kiln_pp at the nest's level 0, kiln_pp1 in a loop inside it, ...
-    std::string pp_name() const { return level ? "kiln_pp" + std::to_string(level) : "kiln_pp"; }
+    std::string pp() const { return pp_name(level); }
     std::string iter_name() const { return level ? "kiln_iter" + std::to_string(level) : "kiln_iter"; }
 
     std::vector<NpuItem> before, after;
@@ -293,7 +296,11 @@ void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vect
             sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after);
     Syncer s(buffers, level, next);
     s.run(body, loop);
-    if (s.double_buffered) body.insert(body.begin(), NpuItem::line(s.pp_name() + " = " + s.iter_name() + "++ & 1;"));
+    if (s.double_buffered) {
+        NpuItem advance = NpuItem::line(s.pp() + " = " + s.iter_name() + "++ & 1;");
+        advance.advances_parity = level;
+        body.insert(body.begin(), std::move(advance));
+    }
     for (NpuItem &x : s.before) before.push_back(std::move(x));
     for (NpuItem &x : s.after) after.push_back(std::move(x));
 }
@@ -340,7 +347,10 @@ NpuKernel npu_insert_sync(NpuKernel k) {
             out.push_back(std::move(item));
             for (NpuItem &x : after) out.push_back(std::move(x));
         }
-        if (r < regions.size()) out.push_back(sync_instr(npu::Op::PIPE_BARRIER, {"Pipe::ALL"}));
+        if (r < regions.size()) {
+            out.push_back(sync_instr(npu::Op::PIPE_BARRIER, {"Pipe::ALL"}));
+            out.back().flag_src = npu::Pipe::ALL;
+        }
     }
     k.body = std::move(out);
     return k;

@@ -129,7 +129,8 @@ int main(int argc, char **argv) {
         ->check(CLI::Range(1, 100000000));
     app.add_option("--autotune", c.compile.autotune,
                    "-s auto: run the N best candidate schedules by predicted cost on random inputs of the --estimate "
-                   "sizes and keep the fastest (host targets; the build then depends on timing)")
+                   "sizes and keep the fastest (host: timed, so the build depends on the machine's load; npu: "
+                   "simulated, the fewest cycles)")
         ->type_name("N");
     app.add_option("params", c.params, "GeneratorParam settings, name=value");
     app.footer("Example:\n  kiln-gen -g blur3x3 -s schedules/blur3x3/host_tiled.sched -t host -o build/out "

@@ -528,6 +528,47 @@ TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator
     CHECK(j["npu"]["gm_write_bytes"] == 1024 * 128 * 2);
 }
 
+TEST_CASE("generator api: -s auto for the NPU writes a schedule that compiles and the simulator's figures",
+          "[generator][npu][autoschedule]") {
+    auto g = GeneratorRegistry::create("gemm");
+    g->set_generator_params({"depth=128"});
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "npu_auto_gemm";
+    o.schedule_file = "auto";
+    o.target = Target("npu");
+    o.emit = {"h", "cpp", "schedule", "report"};
+    o.estimates = {{"output", {128, 256}}, {"A", {128, 256}}};
+    compile_generator(*g, o);
+    std::ifstream sf("generator_api_out/npu_auto_gemm.sched");
+    std::string sched((std::istreambuf_iterator<char>(sf)), {});
+    // The product accumulates per tile in L0C; the tiles are whole rows of the estimated width.
+    CHECK_THAT(sched, Contains("matmul: compute_at(output, yo) store_in(L0C)") &&
+                          Contains("output: bound(x, 0, 128) split(y, yo, yi, ") && Contains(" cycles (+"));
+    std::ifstream jf("generator_api_out/npu_auto_gemm.report.json");
+    nlohmann::json j = nlohmann::json::parse(jf);
+    CHECK(j["npu"]["busy_ratio"]["M"].get<double>() > 0);
+    CHECK(j["npu"]["cycles"].get<uint64_t>() > 0);
+
+    // Attention's key transpose cannot be a tile of its own: the search
+    // inlines it (the product reads K transposed) and says why.
+    auto a = GeneratorRegistry::create("attention");
+    a->set_generator_params({"dim=64", "seq=128"});
+    o.function_name = "npu_auto_attention";
+    o.emit = {"schedule", "autoschedule", "report"};
+    o.estimates = {{"output", {64, 256}}, {"Q", {64, 256}}, {"K", {64, 128}}, {"V", {64, 128}}};
+    compile_generator(*a, o);
+    std::ifstream af("generator_api_out/npu_auto_attention.sched");
+    std::string asched((std::istreambuf_iterator<char>(af)), {});
+    CHECK_THAT(asched, Contains("# key_t: inline") && Contains("scores: compute_at(output, io) store_in(L0C)") &&
+                           Contains("weighted: compute_at(output, io) store_in(L0C)"));
+    std::ifstream ef("generator_api_out/npu_auto_attention.autoschedule.txt");
+    std::string why((std::istreambuf_iterator<char>(ef)), {});
+    CHECK_THAT(why, Contains("skipped: key_t is inlined: NPU target: Func key_t reads K("));
+    std::ifstream rf("generator_api_out/npu_auto_attention.report.json");
+    CHECK(nlohmann::json::parse(rf)["npu"]["cycles"].get<uint64_t>() > 0);
+}
+
 TEST_CASE("generator api: an output's buffer constraints and fields", "[generator][buffer_constraints]") {
     struct Fixed : Generator<Fixed> {
         Input<Buffer<float, 2>> input{"input"};

@@ -290,12 +290,6 @@ TEST_CASE("autoschedule: a bad autotune count or an NPU target is an error that 
                                           " is not a number of candidates to run; use 0 (the cost model alone) or 1 "
                                           "to 64 (each candidate is compiled and run)"));
     }
-    Blur b;
-    AutoscheduleOptions o = fixed_machine();
-    o.autotune = 2;
-    CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), Target("npu"), {{"blur_y", {64, 64}}}, o),
-                      Catch::Contains("autotune runs its candidates on the host, but the target is ") &&
-                          Catch::Contains("drop autotune (kiln-gen --autotune) for an NPU target"));
 }
 
 TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one", "[autoschedule]") {

@@ -1,0 +1,207 @@
+// See NpuCost.h.
+#include "NpuCost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "codegen/NpuKernel.h"
+#include "npu_sim.h"
+#include "ir/Error.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "lower/Lower.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// One core's program, unrolled from the kernel's loops: the instructions
+// the kernel would issue on the core that runs the most tiles (a loop
+// across cores gives core 0 ceil(trips / cores) of them), with their
+// shapes, pipes and flags; the outermost loop capped at `cap` trips.
+class Unroller {
+public:
+    Unroller(const NpuKernel &k, const npu::Machine &m, NpuCostEstimate &e, int64_t cap) : k(k), m(m), e(e), cap(cap) {}
+    npu::CoreProgram program;
+    int64_t outer_trips = 1;  // of the outermost loop with instructions, per core, uncapped
+
+    void items(const std::vector<NpuItem> &list, int depth) {
+        for (const NpuItem &i : list) {
+            if (i.kind == NpuItem::Line) {
+                if (i.advances_parity >= 0) parity[i.advances_parity] = iter[i.advances_parity]++ & 1;
+            } else if (i.kind == NpuItem::Loop) {
+                int64_t n = i.trips;
+                if (n < 0) e.exact_trips = false, n = 1;
+                if (i.text.find("core.num_cores()") != std::string::npos) n = (n + m.cores - 1) / std::max(1, m.cores);
+                if (depth == 0) {
+                    outer_trips = n;
+                    n = std::min(n, cap);
+                }
+                for (int64_t t = 0; t < n; t++) items(i.body, depth + 1);
+            } else {
+                program.instrs.push_back(instruction(i));
+            }
+        }
+    }
+
+private:
+    const NpuKernel &k;
+    const npu::Machine &m;
+    NpuCostEstimate &e;
+    const int64_t cap;
+    std::map<int, int> parity, iter;
+
+    npu::Instr instruction(const NpuItem &i) {
+        npu::Instr in;
+        in.op = i.op;
+        in.pipe = i.pipe;
+        switch (i.op) {
+        case npu::Op::SET_FLAG:
+        case npu::Op::WAIT_FLAG:
+            in.pipe = i.op == npu::Op::SET_FLAG ? i.flag_src : i.flag_dst;
+            in.flag_src = i.flag_src, in.flag_dst = i.flag_dst;
+            in.event = i.event + (i.event_parity >= 0 ? parity[i.event_parity] : 0);
+            return in;
+        case npu::Op::PIPE_BARRIER:
+            in.pipe = npu::Pipe::S;
+            in.flag_src = i.flag_src;
+            return in;
+        default: break;
+        }
+        std::vector<npu::TileRef> tiles;
+        for (const NpuArg &a : i.args) {
+            if (a.buffer < 0) continue;
+            const NpuBuffer &b = k.buffers[a.buffer];
+            npu::TileRef t;
+            t.mem = b.memory;
+            t.type = b.dtype;
+            t.addr = (uint32_t)b.addr;
+            t.rows = (uint32_t)b.rows;
+            t.cols = (uint32_t)b.cols;
+            t.valid_rows = (uint32_t)a.rows;
+            t.valid_cols = (uint32_t)a.cols;
+            tiles.push_back(t);
+        }
+        npu::TileRef *slots[4] = {&in.dst, &in.a, &in.b, &in.c};
+        for (size_t j = 0; j < tiles.size() && j < 3; j++) *slots[i.op == npu::Op::TSTORE ? j + 1 : j] = tiles[j];
+        if (tiles.size() > 3 && i.op != npu::Op::TSTORE) in.c = tiles[3];
+        if (i.op == npu::Op::TLOAD) in.gm.type = in.dst.type;
+        return in;
+    }
+};
+
+// The estimated sizes in the loops' extents, through the lets they read,
+// so that selection records each loop's trip count. Nothing else changes:
+// selection recognizes a boundary's clamps in their symbolic form.
+class SizesInLoopExtents : public IRMutator {
+public:
+    explicit SizesInLoopExtents(std::map<std::string, Expr> values) : values(std::move(values)) {}
+
+private:
+    std::map<std::string, Expr> values;
+    Stmt visit(const LetStmt *op) override {
+        const Expr v = simplify(substitute(values, op->value));
+        const bool constant = as_const_int(v) != nullptr;
+        if (constant) values[op->name] = v;
+        Stmt body = mutate(op->body);
+        if (constant) values.erase(op->name);
+        return LetStmt::make(op->name, op->value, body);
+    }
+    Stmt visit(const For *op) override {
+        Stmt body = mutate(op->body);
+        return For::make(op->name, op->min, simplify(substitute(values, op->extent)), op->for_type, body);
+    }
+};
+
+std::string bytes_text(uint64_t b) {
+    char s[32];
+    if (b >= (1u << 20)) std::snprintf(s, sizeof s, "%.1f MiB", b / 1048576.0);
+    else std::snprintf(s, sizeof s, "%.1f KiB", b / 1024.0);
+    return s;
+}
+
+}  // namespace
+
+std::string NpuCostEstimate::bottleneck() const {
+    std::string best;
+    uint64_t most = 0;
+    for (const auto &[pipe, b] : busy)
+        if (b > most || best.empty()) best = pipe, most = b;
+    return best;
+}
+
+std::string NpuCostEstimate::to_string() const {
+    char s[64];
+    std::snprintf(s, sizeof s, "%.0f cycles", cycles);
+    std::string r = s;
+    r += "; busy";
+    for (const auto &[pipe, b] : busy) {
+        if (b == 0 || pipe == "S") continue;
+        std::snprintf(s, sizeof s, " %s %.0f%%", pipe.c_str(), cycles > 0 ? 100.0 * b / cycles : 0.0);
+        r += s;
+    }
+    r += "; GM " + bytes_text(gm_read) + " in, " + bytes_text(gm_write) + " out";
+    for (const auto &[mem, b] : peak)
+        if (b) r += "; " + mem + " " + bytes_text(b);
+    if (!exact_trips) r += " (a loop of unknown trip count counted once)";
+    return r;
+}
+
+NpuCostEstimate npu_predict(const std::vector<std::shared_ptr<FunctionContents>> &outs, const Target &t,
+                            const std::map<std::string, int64_t> &values) {
+    internal_assert(t.has(Target::NPU)) << "npu_predict: target " << t.to_string() << " is not an NPU target";
+    std::vector<std::string> out_names;
+    for (const auto &o : outs) out_names.push_back(o->name);
+    LowerOptions nest_only;
+    nest_only.stop = LowerStop::LoopNest;
+    Stmt nest = lower(outs, "npu_cost", {}, t, nest_only).body;
+    std::map<std::string, Expr> sizes;
+    for (const auto &[name, v] : values) sizes[name] = Expr((int)v);
+    nest = SizesInLoopExtents(sizes).mutate(nest);
+    NpuKernel k = npu_select_kernel("npu_cost", nest, find_environment(outs), out_names, t);
+    k = npu_insert_sync(npu_place_buffers(std::move(k)));
+
+    // The core's program, its outermost loop capped: the trips beyond the
+    // cap are extrapolated from the time the last capped trips took.
+    const npu::Machine m = npu_target_machine();
+    NpuCostEstimate e;
+    npu::SimOptions timing_only;
+    timing_only.functional = false;
+    timing_only.check_races = false;
+    auto run = [&](int64_t cap, int64_t *trips) {
+        NpuCostEstimate scratch;
+        Unroller u(k, m, scratch, cap);
+        u.items(k.body, 0);
+        e.exact_trips &= scratch.exact_trips;
+        if (trips) *trips = u.outer_trips;
+        npu::SimReport r;
+        npu::count_program(u.program, r);  // before schedule_core, which takes the GM bytes from it
+        npu::schedule_core(m, u.program, 0, timing_only, r);
+        return r;
+    };
+    constexpr int64_t cap = 8;
+    int64_t trips = 1;
+    npu::SimReport full = run(cap, &trips);
+    double scale = 1;
+    e.cycles = (double)full.per_core[0].cycles;
+    if (trips > cap) {
+        npu::SimReport half = run(cap / 2, nullptr);
+        const double per_trip = (double)(full.per_core[0].cycles - half.per_core[0].cycles) / (cap - cap / 2);
+        e.cycles += per_trip * (double)(trips - cap);
+        scale = (double)trips / cap;
+    }
+    for (int p = 0; p < npu::kNumPipes; p++)
+        e.busy[npu::pipe_name((npu::Pipe)p)] = (uint64_t)(scale * (double)full.per_core[0].busy[p]);
+    e.instructions = (int)(scale * (double)full.per_core[0].instructions);
+    e.gm_read = (uint64_t)(scale * (double)full.per_core[0].gm_read_bytes) * (uint64_t)(k.multi_core ? m.cores : 1);
+    e.gm_write = (uint64_t)(scale * (double)full.per_core[0].gm_write_bytes) * (uint64_t)(k.multi_core ? m.cores : 1);
+    for (const auto &[mem, pl] : k.placement) e.peak[mem] = pl.peak;
+    return e;
+}
+
+}  // namespace internal
+}  // namespace kiln

@@ -1,0 +1,383 @@
+// autoschedule() for a tile-NPU target (NpuSearch.h): a greedy search over
+// the schedules the NPU's code generator takes, each costed from its
+// instruction stream (NpuCost.h) and, with autotune, simulated.
+//
+//   row_max(y) = maximum(input(r, y)); exps(x, y) = exp(input(x, y) - row_max(y)); ...
+//     ->  output: bound(x, 0, 1024) split(y, yo, yi, 8) double_buffer() parallel(yo)
+//         row_max: compute_at(output, yo) double_buffer()
+//         exps: compute_at(output, yo) double_buffer()
+//         row_sum: compute_at(output, yo) double_buffer()
+//
+// The search space, in the order the search decides it:
+//   1. the output's tiles: whole rows in strips of 1..128 rows (bound(x)
+//      to the estimated width) when a Func reduces along a row or is a
+//      matrix product, else 2-D tiles of 64..256 columns by 8..64 rows,
+//      with every other Func computed per tile (a boundary condition, or
+//      a Func the NPU's passes refuse to compute per tile, inlined);
+//   2. per Func without updates, consumers first: computed per tile (its
+//      own UB buffer) or inlined into its consumers' instructions;
+//   3. double_buffer() on the tile Funcs and the output, or not;
+//   4. the tile loop across the machine's cores (parallel), or not.
+// A matrix product (f += a * b over an RDom) is computed per tile in L0C
+// (store_in(L0C)). A schedule the NPU's passes refuse (buffers over UB,
+// a form with no instructions) is listed as not possible with the reason.
+#include "NpuSearch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "Autotune.h"
+#include "CostModel.h"
+#include "Explain.h"
+#include "NpuCost.h"
+#include "Snapshot.h"
+#include "analysis/ConcreteSizes.h"
+#include "codegen/NpuKernel.h"
+#include "driver/NpuReport.h"
+#include "ir/Error.h"
+#include "lower/RealizationOrder.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// f += a * b over an RDom (the update adds to f's own value): the matrix unit's form.
+bool is_matrix_product(const FunctionContents &f) {
+    if (f.updates.size() != 1 || f.args.size() != 2 || f.updates[0].values.size() != 1) return false;
+    const Add *add = f.updates[0].values[0].as<Add>();
+    if (!add) return false;
+    const Call *self = add->a.as<Call>() ? add->a.as<Call>() : add->b.as<Call>();
+    const Expr &other = add->a.as<Call>() == self ? add->b : add->a;
+    return self && self->name == f.name && other.as<Mul>();
+}
+
+struct NpuState {
+    int tw = 0, th = 0;                 // tiles tw x th; tw == 0: strips of th whole rows
+    std::set<std::string> inlined;
+    bool double_buffer = true, parallel = true;
+
+    std::string tiles() const {
+        return tw ? "tiles " + std::to_string(tw) + "x" + std::to_string(th)
+                  : "strips of " + std::to_string(th) + " row" + (th > 1 ? "s" : "");
+    }
+};
+
+struct NpuEvaluation {
+    bool legal = false;
+    std::string error;
+    NpuCostEstimate estimate;
+    CostTerms cost;
+};
+
+// The estimate as the autoscheduler's terms, in ns at a nominal 1 GHz
+// (1 ns = 1 cycle): the busiest compute pipe, then the busiest DMA pipe's
+// excess, then the rest (latencies, flags, trips that do not overlap).
+CostTerms terms(const NpuCostEstimate &e) {
+    auto busy = [&](const char *p) { return e.busy.count(p) ? (double)e.busy.at(p) : 0.0; };
+    CostTerms c;
+    c.compute = std::min(e.cycles, std::max(busy("V"), busy("M")));
+    double dma = std::max({busy("MTE2"), busy("MTE3"), busy("MTE1"), busy("FIX")});
+    c.memory = std::min(e.cycles - c.compute, std::max(0.0, dma - c.compute));
+    c.overhead = e.cycles - c.compute - c.memory;
+    return c;
+}
+
+class NpuSearch {
+public:
+    NpuSearch(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,
+              const AutoscheduleOptions &o)
+        : p(p), t(t), o(o), snapshot(p), start(std::chrono::steady_clock::now()) {
+        for (const Func &f : p.outputs()) outs.push_back(f.contents());
+        out = outs[0]->name;
+        sizes = estimates;
+        for (const auto &f : outs)
+            if (!sizes.count(f->name)) sizes[f->name] = std::vector<int>(f->args.size(), 1024);
+        cs = concrete_sizes(outs, sizes, "autoschedule");
+        Environment env = find_environment(outs);
+        const Environment user = find_user_functions(outs);
+        for (const std::string &name : realization_order({out}, env)) {
+            auto it = user.find(name);
+            if (name == out || it == user.end() || it->second->is_image_wrapper) continue;
+            const auto &f = it->second;
+            funcs.push_back(name);
+            if (is_matrix_product(*f)) matrix.insert(name);
+            if (!f->updates.empty()) updates.insert(name);
+            if (!f->boundary_condition.empty()) boundary.insert(name);
+            if (!f->updates.empty() || f->args.size() < 2) rows = true;
+        }
+        std::reverse(funcs.begin(), funcs.end());  // consumers first
+    }
+
+    AutoscheduleResult run() {
+        const auto &o0 = *outs[0];
+        if (outs.size() != 1 || o0.args.size() != 2 || !o0.updates.empty()) {
+            std::string why = outs.size() != 1 ? "the pipeline has " + std::to_string(outs.size()) + " outputs"
+                                               : o0.args.size() != 2 ? "its output " + out + " is not 2-D"
+                                                                     : "its output " + out + " has update definitions";
+            return fallback("the NPU search tiles one 2-D output without updates, but " + why);
+        }
+        // 1. The output's tiles, double-buffered, across cores, with every
+        // Func per tile but the boundary conditions (the DMA replicates
+        // edges as it loads); if no shape compiles so, with every Func
+        // without updates inlined; then single-buffered.
+        NpuState s, init;
+        init.inlined = boundary;
+        bool found = false;
+        for (bool db : {true, false}) {
+            for (size_t tries = 0; !found && tries <= funcs.size(); tries++) {
+                std::vector<NpuState> states = tile_shapes(init, db);
+                found = decide(out, "tiles", states, [&](const NpuState &c) { return c.tiles() + (db ? "" : ", single-buffered"); }, s);
+                // A Func the NPU cannot compute in a tile of its own (a
+                // transposed read): inlined into its consumer, and again.
+                const std::string f = refused_func(states);
+                if (found || f.empty()) break;
+                init.inlined.insert(f);
+                result.skipped.push_back(f + " is inlined: " + evaluated.at(render(states[0])).error);
+            }
+            if (found) break;
+        }
+        if (!found) return fallback("no tile shape of the output compiles for the NPU (first: " + first_error + ")");
+        // 2. Each Func without updates: per tile or inlined, consumers first.
+        for (const std::string &f : funcs) {
+            if (updates.count(f) || !budget_left()) continue;
+            NpuState at = s, in = s;
+            at.inlined.erase(f);
+            in.inlined.insert(f);
+            decide(f, "place", {at, in}, [&](const NpuState &c) { return c.inlined.count(f) ? "inline" : at_text(); }, s);
+        }
+        // 3. Double buffering, 4. cores.
+        if (budget_left()) {
+            NpuState on = s, off = s;
+            on.double_buffer = true, off.double_buffer = false;
+            decide(out, "double_buffer", {on, off},
+                   [](const NpuState &c) { return c.double_buffer ? "double_buffer()" : "single-buffered"; }, s);
+        }
+        if (budget_left()) {
+            NpuState on = s, off = s;
+            on.parallel = true, off.parallel = false;
+            decide(out, "cores", {on, off}, [&](const NpuState &c) { return c.parallel ? "parallel(" + yo() + ")" : "one core"; }, s);
+        }
+        if (o.autotune > 0) s = autotune_state(s);
+        result.predicted = evaluated.at(render(s)).cost;
+        result.schedule = ScheduleFile::parse(render(s), "autoschedule");
+        result.schedule_text = render(s, true);
+        snapshot.restore();
+        result.schedule.apply(p, t);
+        finish();
+        return result;
+    }
+
+private:
+    const Pipeline &p;
+    const Target &t;
+    const AutoscheduleOptions &o;
+    Snapshot snapshot;
+    std::chrono::steady_clock::time_point start;
+    std::vector<std::shared_ptr<FunctionContents>> outs;
+    std::string out;
+    std::map<std::string, std::vector<int>> sizes;
+    ConcreteSizes cs;
+    std::vector<std::string> funcs;        // not the output, consumers first
+    std::set<std::string> matrix, updates, boundary;
+    bool rows = false;                     // strips of whole rows (a row reduction or a matrix product)
+    AutoscheduleResult result;
+    std::map<std::string, NpuEvaluation> evaluated;  // by schedule text
+    std::map<std::string, NpuState> legal_states;
+    std::map<std::string, std::string> why;          // stanza -> its comment
+    std::string first_error;
+
+    std::string yo() const { return outs[0]->args[1] + "o"; }
+    std::string xo() const { return outs[0]->args[0] + "o"; }
+    std::string at_text() const { return "compute_at(" + out + ", " + (rows ? yo() : xo()) + ")"; }
+
+    // The Func without updates, computed per tile, that the NPU's passes
+    // name in refusing the first of `states` ("NPU target: Func f ..."); "".
+    std::string refused_func(const std::vector<NpuState> &states) const {
+        if (states.empty()) return "";
+        const std::string &error = evaluated.at(render(states[0])).error, prefix = "NPU target: Func ";
+        if (error.compare(0, prefix.size(), prefix) != 0) return "";
+        const std::string f = error.substr(prefix.size(), error.find(' ', prefix.size()) - prefix.size());
+        const bool candidate = std::count(funcs.begin(), funcs.end(), f) && !updates.count(f) && !states[0].inlined.count(f);
+        return candidate ? f : "";
+    }
+
+    // The output's tile shapes to try, the rest of `s` kept.
+    std::vector<NpuState> tile_shapes(NpuState s, bool double_buffer) const {
+        const int w = sizes.at(out)[0], h = sizes.at(out)[1];
+        std::vector<NpuState> states;
+        s.double_buffer = double_buffer;
+        auto add = [&](int tw, int th) {
+            s.tw = tw, s.th = th;
+            states.push_back(s);
+        };
+        if (rows) {
+            for (int r : {1, 2, 4, 8, 16, 32, 64, 128})
+                if (r <= h) add(0, r);
+        } else {
+            for (int tw : {64, 128, 256})
+                for (int th : {8, 16, 32, 64})
+                    if (tw <= std::max(w, 64) && th <= std::max(h, 8)) add(tw, th);
+        }
+        return states;
+    }
+
+    double elapsed_ms() const {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+    bool budget_left() {
+        if (!result.stopped_by.empty()) return false;
+        if (o.max_states > 0 && result.states_evaluated >= o.max_states) result.stopped_by = "state budget";
+        else if (elapsed_ms() > o.time_limit_ms) result.stopped_by = "time limit";
+        if (!result.stopped_by.empty())
+            result.skipped.push_back("the search stopped at its " + result.stopped_by + "; later options kept their defaults");
+        return result.stopped_by.empty();
+    }
+
+    std::string render(const NpuState &s, bool comments = false) const {
+        const std::string &x = outs[0]->args[0], &y = outs[0]->args[1];
+        std::ostringstream os;
+        auto comment = [&](const std::string &key) {
+            auto it = why.find(key);
+            if (comments && it != why.end()) os << "# " << key.substr(key.find(':') + 1) << ": " << it->second << "\n";
+        };
+        for (const char *k : {"tiles:", "double_buffer:", "cores:"}) comment(k + out);
+        os << out << ":";
+        if (s.tw) os << " tile(" << x << ", " << y << ", " << xo() << ", " << yo() << ", " << x << "i, " << y << "i, " << s.tw
+                     << ", " << s.th << ")";
+        else os << " bound(" << x << ", 0, " << sizes.at(out)[0] << ") split(" << y << ", " << yo() << ", " << y << "i, " << s.th << ")";
+        if (s.double_buffer) os << " double_buffer()";
+        if (s.parallel) os << " parallel(" << yo() << ")";
+        os << "\n";
+        for (auto it = funcs.rbegin(); it != funcs.rend(); ++it) {
+            comment("place:" + *it);
+            if (s.inlined.count(*it)) continue;
+            os << *it << ": " << at_text() << (matrix.count(*it) ? " store_in(L0C)" : "")
+               << (s.double_buffer ? " double_buffer()" : "") << "\n";
+        }
+        return os.str();
+    }
+
+    NpuEvaluation evaluate(const NpuState &s) {
+        const std::string text = render(s);
+        auto seen = evaluated.find(text);
+        if (seen != evaluated.end()) return seen->second;
+        NpuEvaluation e;
+        result.states_evaluated++;
+        snapshot.restore();
+        try {
+            ScheduleFile::parse(text, "autoschedule").apply(p, t);
+            e.estimate = npu_predict(outs, t, cs.values);
+            e.cost = terms(e.estimate);
+            e.legal = true;
+        } catch (const std::exception &ex) {
+            std::string msg = ex.what();
+            e.error = msg.substr(0, msg.find('\n'));
+            if (first_error.empty()) first_error = e.error;
+        }
+        snapshot.restore();
+        evaluated[text] = e;
+        if (e.legal) legal_states.emplace(text, s);
+        return e;
+    }
+
+    // Keeps the cheapest legal state of `states` in s; false if none is legal.
+    template <typename Name>
+    bool decide(const std::string &func, const std::string &kind, const std::vector<NpuState> &states, Name name,
+                NpuState &s) {
+        AutoscheduleDecision d;
+        d.func = func;
+        int best = -1;
+        for (const NpuState &c : states) {
+            if (!budget_left() && best >= 0) break;
+            NpuEvaluation e = evaluate(c);
+            d.alternatives.push_back({name(c), e.legal, e.cost, e.legal ? e.estimate.to_string() : "not possible: " + e.error});
+            if (e.legal && (best < 0 || e.cost.total() < d.alternatives[best].cost.total())) best = (int)d.alternatives.size() - 1;
+        }
+        if (best < 0) return false;
+        d.chosen = d.alternatives[best].option;
+        const AutoscheduleAlternative *next = nullptr;
+        for (size_t i = 0; i < d.alternatives.size(); i++)
+            if ((int)i != best && d.alternatives[i].legal && (!next || d.alternatives[i].cost.total() < next->cost.total()))
+                next = &d.alternatives[i];
+        char line[300];
+        const double cycles = d.alternatives[best].cost.total();
+        if (next)
+            std::snprintf(line, sizeof line, "predicted %.0f cycles; next best %s: %.0f cycles (+%.0f%%)", cycles,
+                          next->option.c_str(), next->cost.total(), 100 * (next->cost.total() - cycles) / std::max(1.0, cycles));
+        else
+            std::snprintf(line, sizeof line, "predicted %.0f cycles; the only option that compiles for the NPU", cycles);
+        d.reason = line;
+        why[kind + ":" + func] = d.chosen + "; " + d.reason;
+        s = states[best];
+        result.decisions.push_back(d);
+        return true;
+    }
+
+    // Autotuning: the model's choice and the next best schedules by
+    // predicted cycles, simulated; the fewest simulated cycles win.
+    NpuState autotune_state(const NpuState &chosen) {
+        const std::string first = render(chosen);
+        std::vector<std::pair<double, std::string>> ranked;
+        for (const auto &[text, e] : evaluated)
+            if (e.legal && text != first) ranked.push_back({e.cost.total(), text});
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        std::vector<AutotuneCandidate> c{{first, evaluated.at(first).cost}};
+        for (size_t i = 0; i < ranked.size() && (int)c.size() < o.autotune; i++)
+            c.push_back({ranked[i].second, evaluated.at(ranked[i].second).cost});
+        auto measure = o.measure ? o.measure : [this](const Pipeline &q) { return simulated_ms(q, t, cs.sizes); };
+        const size_t best = autotune(p, t, snapshot, c, measure, result);
+        if (best == 0) return chosen;
+        char ran[200];
+        std::snprintf(ran, sizeof ran, "autotune: candidate %zu simulated fastest (%.0f cycles; the model's choice %s)",
+                      best + 1, result.autotuned[best].measured_ms * 1e6,
+                      result.autotuned[0].error.empty()
+                          ? (std::to_string((long long)(result.autotuned[0].measured_ms * 1e6)) + " cycles").c_str()
+                          : "did not run");
+        why["tiles:" + out] = legal_states.at(c[best].schedule).tiles() + "; " + ran;
+        return legal_states.at(c[best].schedule);
+    }
+
+    // On the NPU the default schedule (every Func inlined, no tiles) never
+    // compiles, so a pipeline the search cannot schedule is an error.
+    [[noreturn]] AutoscheduleResult fallback(const std::string &why_not) {
+        snapshot.restore();
+        user_error << "autoschedule: no schedule of " << out << " that the search tries compiles for the NPU: "
+                   << why_not << ". Write a schedule by hand (docs/npu.md, \"Scheduling for the NPU\"), or "
+                   << "autoschedule it for the host";
+        std::abort();
+    }
+
+    void finish() {
+        result.search_ms = elapsed_ms();
+        explain(result, out, t, sizes, o);
+    }
+};
+
+}  // namespace
+
+double simulated_ms(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &sizes) {
+    NpuReportFigures f = npu_report_figures(p, "kiln_autotune", p.infer_arguments(), sizes, t, 0);
+    return nlohmann::json::parse(f.json)["cycles"].get<double>() / 1e6;
+}
+
+std::string npu_machine_text() {
+    const npu::Machine m = npu_target_machine();
+    std::string s = "NPU " + m.name + ", " + std::to_string(m.cores) + " cores";
+    for (npu::Mem mem : {npu::Mem::UB, npu::Mem::L1, npu::Mem::L0A, npu::Mem::L0B, npu::Mem::L0C})
+        s += ", " + std::string(npu::mem_name(mem)) + " " + kib((int64_t)m.capacity(mem));
+    return s + "; times are cycles of its cost rules, shown as ns (1 cycle = 1 ns)";
+}
+
+AutoscheduleResult npu_autoschedule(const Pipeline &p, const Target &t,
+                                    const std::map<std::string, std::vector<int>> &estimates,
+                                    const AutoscheduleOptions &o) {
+    return NpuSearch(p, t, estimates, o).run();
+}
+
+}  // namespace internal
+}  // namespace kiln

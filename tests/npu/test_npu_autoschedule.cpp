@@ -1,0 +1,166 @@
+// The autoscheduler on the tile-NPU target (docs/autoschedule.md, "The NPU
+// search"): its schedules compile, run on the simulator with the host's
+// results, take no more cycles than the hand schedules, and its cost model
+// (the simulator's timing rules on the instruction stream, without
+// executing) predicts the simulated cycles.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "analysis/ConcreteSizes.h"
+#include "autoschedule/NpuCost.h"
+#include "lower/RealizationOrder.h"
+#include "npu_machine.h"
+#include "npu_pipelines.h"
+
+using namespace npu_pipelines;
+
+namespace {
+
+std::map<std::string, int64_t> sizes_of(const Func &out) {
+    std::vector<std::shared_ptr<internal::FunctionContents>> outs{out.contents()};
+    return internal::concrete_sizes(outs, {{out.name(), {W, H}}}, "test").values;
+}
+
+double predicted(const Func &out) {
+    return internal::npu_predict({out.contents()}, Target("npu"), sizes_of(out)).cycles;
+}
+
+}  // namespace
+
+TEST_CASE("npu autoschedule: softmax in row tiles, double-buffered across cores, the host's results",
+          "[npu][autoschedule]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    Softmax hand;
+    hand.fused(8, true);  // schedules/softmax/npu.sched, one core
+    hand.input.set(in);
+    hand.output.realize(host);
+    json rh = run_npu(Pipeline(hand.output), in, npu, "softmax_hand");
+
+    Softmax s;
+    AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}});
+    INFO(a.explanation);
+    CHECK_THAT(a.schedule_text, Catch::Contains("output: bound(x, 0, 1024) split(y, yo, yi, ") &&
+                                    Catch::Contains("double_buffer() parallel(yo)") &&
+                                    Catch::Contains("row_max: compute_at(output, yo) double_buffer()"));
+    CHECK_THAT(a.explanation, Catch::Contains("machine: NPU kiln-npu-default, 8 cores, UB 192.0 KiB") &&
+                                  Catch::Contains("shown as ns (1 cycle = 1 ns)"));
+    json r = run_npu(Pipeline(s.output), in, npu, "softmax_auto");
+    check_same(host, npu);
+    CHECK(r["race_count"] == 0);
+    // The cost model runs the simulator's timing on the instruction stream: the same cycles.
+    CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.001));
+    CHECK(r["cycles"].get<double>() * 4 < rh["cycles"].get<double>());  // 8 cores against the hand schedule's one
+}
+
+TEST_CASE("npu autoschedule: on a machine of one core, as fast as the hand schedule", "[npu][autoschedule]") {
+    // The default machine with one core, as $KILN_NPU_MACHINE (the passes and the simulator read it).
+    struct OneCoreMachine {
+        const std::string path = "npu_autoschedule_one_core.json";
+        OneCoreMachine() {
+            std::string text = npu::default_machine_json();
+            const size_t at = text.find("\"cores\": 8,");
+            REQUIRE(at != std::string::npos);
+            text.replace(at, 11, "\"cores\": 1,");
+            std::ofstream(path) << text;
+            setenv("KILN_NPU_MACHINE", path.c_str(), 1);
+        }
+        ~OneCoreMachine() {
+            unsetenv("KILN_NPU_MACHINE");
+            std::remove(path.c_str());
+        }
+    } machine;
+    Buffer<float, 2> in = make_input(), npu(W, H);
+    Softmax hand, s;
+    hand.fused(8, true);  // schedules/softmax/npu.sched
+    json rh = run_npu(Pipeline(hand.output), in, npu, "softmax_hand_one_core");
+    AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}});
+    json r = run_npu(Pipeline(s.output), in, npu, "softmax_auto_one_core");
+    INFO(a.explanation);
+    CHECK(r["cores"] == 1);
+    CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.02));
+    CHECK(r["cycles"].get<double>() <= 1.02 * rh["cycles"].get<double>());
+}
+
+TEST_CASE("npu autoschedule: the softplus chain in 2-D tiles, and layernorm, compute what the host does",
+          "[npu][autoschedule]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    {
+        Chain ref, c;
+        ref.input.set(in);
+        ref.output.realize(host);
+        AutoscheduleResult a = autoschedule(Pipeline(c.output), Target("npu"), {{"output", {W, H}}});
+        INFO(a.explanation);
+        CHECK_THAT(a.schedule_text, Catch::Contains("output: tile(x, y, xo, yo, xi, yi, "));
+        json r = run_npu(Pipeline(c.output), in, npu, "chain_auto");
+        check_same(host, npu);
+        CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.001));
+    }
+    Buffer<float, 1> gamma = make_row(0.5f, 1.0f), beta = make_row(0.25f, 0.0f);
+    LayerNorm ref, l;
+    ref.input.set(in);
+    ref.gamma.set(gamma);
+    ref.beta.set(beta);
+    ref.output.realize(host);
+    AutoscheduleResult a = autoschedule(Pipeline(l.output), Target("npu"), {{"output", {W, H}}});
+    INFO(a.explanation);
+    Buffer<float, 2> out(W, H);
+    json r = run_npu_args(Pipeline(l.output), {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", out}},
+                          "layernorm_auto");
+    check_same(host, out);
+    CHECK(r["race_count"] == 0);
+    CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.001));
+}
+
+TEST_CASE("npu cost model: trips past the cap are extrapolated within 2% of the simulator",
+          "[npu][autoschedule]") {
+    Buffer<float, 2> in = make_input(), npu(W, H);
+    for (int rows : {2, 4}) {
+        for (bool db : {false, true}) {
+            Softmax s;
+            s.fused(rows, db);  // one core: H / rows = 64 or 32 trips, the model runs 8 and 4
+            json r = run_npu(Pipeline(s.output), in, npu, "softmax_rows" + std::to_string(rows) + (db ? "_db" : ""));
+            INFO(rows << " rows, double buffer " << db);
+            CHECK(predicted(s.output) == Approx(r["cycles"].get<double>()).epsilon(0.02));
+        }
+    }
+}
+
+TEST_CASE("npu autoschedule: autotune simulates the best candidates and keeps the fewest cycles",
+          "[npu][autoschedule]") {
+    Softmax s;
+    AutoscheduleOptions o;
+    o.autotune = 3;
+    AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}}, o);
+    INFO(a.explanation);
+    REQUIRE(a.autotuned.size() == 3);
+    size_t fewest = 0;
+    for (size_t i = 0; i < a.autotuned.size(); i++) {
+        REQUIRE(a.autotuned[i].error.empty());
+        // ms at a nominal 1 GHz: cycles / 1e6, as the model predicted them.
+        CHECK(a.autotuned[i].measured_ms * 1e6 == Approx(a.autotuned[i].predicted.total()).epsilon(0.001));
+        if (a.autotuned[i].measured_ms < a.autotuned[fewest].measured_ms) fewest = i;
+    }
+    CHECK(a.autotune_chosen == (int)fewest);
+    CHECK_THAT(a.explanation, Catch::Contains("autotune: ran the 3 best candidates"));
+}
+
+TEST_CASE("npu autoschedule: a pipeline no tile shape fits is an error naming the reason", "[npu][autoschedule][error]") {
+    ImageParam rgb(Float(32), 3, "rgb");
+    Var x("x"), y("y"), c("c");
+    Func gray("gray"), output("output");
+    gray(x, y) = 0.3f * rgb(x, y, 0) + 0.6f * rgb(x, y, 1) + 0.1f * rgb(x, y, 2);
+    output(x, y) = gray(x, y) * 2.0f;
+    CHECK_THROWS_WITH(autoschedule(Pipeline(output), Target("npu"), {{"output", {256, 256}}}),
+                      Catch::Contains("autoschedule: no schedule of output that the search tries compiles for the NPU: "
+                                      "no tile shape of the output compiles for the NPU (first: ") &&
+                          Catch::Contains("reads rgb with 3 coordinates; tiles are 2-D") &&
+                          Catch::Contains("Write a schedule by hand"));
+    Func three("three");
+    three(x, y, c) = rgb(x, y, c) + 1.0f;
+    CHECK_THROWS_WITH(autoschedule(Pipeline(three), Target("npu"), {{"three", {64, 64, 3}}}),
+                      Catch::Contains("the NPU search tiles one 2-D output without updates, but its output three is "
+                                      "not 2-D"));
+}
