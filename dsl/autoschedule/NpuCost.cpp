@@ -126,14 +126,6 @@ std::string bytes_text(uint64_t b) {
 
 }  // namespace
 
-std::string NpuCostEstimate::bottleneck() const {
-    std::string best;
-    uint64_t most = 0;
-    for (const auto &[pipe, b] : busy)
-        if (b > most || best.empty()) best = pipe, most = b;
-    return best;
-}
-
 std::string NpuCostEstimate::to_string() const {
     char s[64];
     std::snprintf(s, sizeof s, "%.0f cycles", cycles);

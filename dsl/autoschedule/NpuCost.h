@@ -1,26 +1,26 @@
 // The NPU search's cost model: a pipeline's schedule for the tile-NPU,
-// lowered with the estimated sizes substituted and put through the NPU's
-// passes (instruction selection, buffer placement, sync insertion: the
-// kernel the code generator would print), then timed from its instruction
-// stream with the simulator's own cost rules (npu::instr_cost and the
-// machine file) and a model of how the pipes overlap:
+// lowered with the estimated sizes substituted into its loops' extents and
+// put through the NPU's passes (instruction selection, buffer placement,
+// sync insertion: the kernel the code generator would print); then the
+// instructions one core issues are unrolled from the kernel's loops and
+// timed by the simulator's own scheduling pass (npu::schedule_core: issue
+// order, one in-order queue per pipe, flags, DMA latency, the machine
+// file's cost rules), without executing them:
 //
-//   for (yo = 0; yo < 32; yo++) {        32 trips, its buffers double-buffered
-//       TLOAD   input -> UB      MTE2  512 cycles busy (+200 latency)
-//       TROWMAX ...              V      32
-//       TEXP    ...              V     512 (4x: transcendental)
+//   for (yo = core; yo < 32; yo += 8) {      core 0's share: 4 trips
+//       kiln_pp = kiln_iter++ & 1;           the double buffers' parity
+//       WAIT_FLAG(V, MTE2, 1 + kiln_pp)      -> WAIT_FLAG(V, MTE2, 1), then 2, ...
+//       TLOAD   input -> UB                  MTE2, 16 x 1024 f32
 //       ...
-//       TSTORE  UB -> output     MTE3  512
 //   }
-//     -> per trip: the busiest pipe (V, 1064 cycles), overlapped with the
-//        loads and stores of the neighbouring trips: 31 x 1064 + one trip
-//        with every pipe in turn and the DMA latencies.
+//     -> 4 x the body's instructions, with their shapes, pipes and flags,
+//        scheduled as the simulator schedules them: 5062 cycles
 //
-// A loop whose buffers are single-buffered runs its trips one after
-// another: each trip's load waits for the previous trip's vector work. A
-// loop across cores divides its trips by the machine's cores. The kernel's
-// time is its top-level items in order. The simulator (autotune) is exact;
-// this model only ranks candidates and is checked against it in the tests.
+// A loop across cores gives the first core ceil(trips / cores) tiles. The
+// outermost loop runs at most 8 trips; beyond that the time grows by the
+// last 4 trips' average (the steady state, once double buffering has
+// filled). So the prediction is the simulated cycle count where nothing is
+// capped, and close to it where something is.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -35,13 +35,12 @@ namespace kiln {
 namespace internal {
 
 struct NpuCostEstimate {
-    double cycles = 0;                        // predicted kernel time
-    std::map<std::string, uint64_t> busy;     // cycles each pipe is busy, summed over the kernel ("V", "MTE2", ...)
-    uint64_t gm_read = 0, gm_write = 0;       // bytes the DMA moves from and to GM
+    double cycles = 0;                        // predicted kernel time (the slowest core's)
+    std::map<std::string, uint64_t> busy;     // cycles each pipe of that core is busy ("V", "MTE2", ...)
+    uint64_t gm_read = 0, gm_write = 0;       // bytes the DMA moves from and to GM (that core's x the cores)
     std::map<std::string, uint64_t> peak;     // on-chip memory -> bytes of the buffers live at once
-    int instructions = 0;                     // tile instructions executed (not counting flags)
+    int instructions = 0;                     // instructions that core issues, flags included
     bool exact_trips = true;                  // false: a loop's trip count was not a constant (counted once)
-    std::string bottleneck() const;           // the busiest pipe
     std::string to_string() const;            // "34120 cycles; busy V 95%, MTE2 48%; GM 1.0 MiB in, 1.0 MiB out; UB 128 KiB"
 };
 
