@@ -123,8 +123,9 @@ public:
         }
         // 1. The output's tiles, double-buffered, across cores, with every
         // Func per tile but the boundary conditions (the DMA replicates
-        // edges as it loads); if no shape compiles so, with every Func
-        // without updates inlined; then single-buffered.
+        // edges as it loads); while no shape compiles and the NPU's passes
+        // name a Func without updates in refusing them, with that Func
+        // inlined; then the same single-buffered.
         NpuState s, init;
         init.inlined = boundary;
         bool found = false;
