@@ -58,6 +58,24 @@ struct GlobalTensor {
     GmRef at(int64_t offset, int64_t row_stride) const { return GmRef{buffer, offset, row_stride, type}; }
 };
 
+// The fix pipe's epilogue on an L0C -> GM / UB transfer, applied on the
+// way in this order: + bias (a 1 x N tile in L1 of the accumulator's type,
+// one value per column), ReLU, times a scale (in f32), then the conversion
+// to the destination's type (i8: round to nearest even and saturate, the
+// requantization of an int8 GEMM; f16 / bf16: round to nearest even).
+//   core.TSTORE(out.at(off, n), acc, Fix().bias(bias_l1).relu().scale(0.02f));
+struct Fix {
+    Tile bias_tile;
+    bool has_bias = false, has_relu = false, has_scale = false;
+    float scale_value = 1.0f;
+    Fix &bias(const Tile &t) { return bias_tile = t, has_bias = true, *this; }
+    Fix &relu() { return has_relu = true, *this; }
+    Fix &scale(float s) { return scale_value = s, has_scale = true, *this; }
+    void apply(Instr &in) const {
+        in.has_bias = has_bias, in.relu = has_relu, in.has_scale = has_scale, in.scalar = scale_value;
+    }
+};
+
 class Device;
 
 class Core {
@@ -75,6 +93,9 @@ public:
     void TLOAD(const Tile &dst, const GmRef &src);
     void TSTORE(const GmRef &dst, const Tile &src, bool relu = false);
     void TMOV(const Tile &dst, const Tile &src, bool relu = false);
+    // From L0C through the fix pipe with its epilogue (see Fix).
+    void TSTORE(const GmRef &dst, const Tile &src, const Fix &fix);
+    void TMOV(const Tile &dst, const Tile &src, const Fix &fix);
     // TMOV L1 -> L0A/L0B transposing: dst[i][j] = src[j][i] (a matrix operand read as its transpose, K^T).
     void TMOV_T(const Tile &dst, const Tile &src);
     // Vector, on UB: one method per Binary, Unary, TileScalar, Reduce, Expand,

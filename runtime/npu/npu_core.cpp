@@ -35,8 +35,9 @@ void Core::emit(Instr in) {
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": no GM buffer #" +
                            std::to_string(in.gm.buffer));
         const GmBuffer &g = bufs[in.gm.buffer];
-        bool converts = in.op == Op::TSTORE && t.mem == Mem::L0C;  // the fix-pipe may convert f32 -> f16 / bf16
-        if (g.type != t.type && !(converts && (g.type == DType::F16 || g.type == DType::BF16)))
+        // The fix-pipe converts (check_instr checked what it may write).
+        bool converts = in.op == Op::TSTORE && t.mem == Mem::L0C;
+        if (g.type != t.type && !converts)
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": GM buffer '" + g.name +
                            "' holds " + dtype_name(g.type) + " but the tile is " + dtype_name(t.type));
         if (in.gm.clamped() && (in.op != Op::TLOAD || in.gm.row_lo > in.gm.row_hi || in.gm.col_lo > in.gm.col_hi))
@@ -94,6 +95,19 @@ void Core::TSTORE(const GmRef &dst, const Tile &src, bool relu) {
 void Core::TMOV(const Tile &dst, const Tile &src, bool relu) {
     Instr in = make(Op::TMOV, dma_pipe(Op::TMOV, src.mem, dst.mem), dst, src);
     in.relu = relu;
+    emit(in);
+}
+
+void Core::TSTORE(const GmRef &dst, const Tile &src, const Fix &fix) {
+    Instr in = make(Op::TSTORE, dma_pipe(Op::TSTORE, src.mem, Mem::GM), {}, src, {}, fix.bias_tile);
+    in.gm = dst;
+    fix.apply(in);
+    emit(in);
+}
+
+void Core::TMOV(const Tile &dst, const Tile &src, const Fix &fix) {
+    Instr in = make(Op::TMOV, dma_pipe(Op::TMOV, src.mem, dst.mem), dst, src, {}, fix.bias_tile);
+    fix.apply(in);
     emit(in);
 }
 

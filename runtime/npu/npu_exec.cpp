@@ -25,10 +25,12 @@ struct View {
         case DType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bfloat16_to_float(h); }
         case DType::I32: { int32_t i; std::memcpy(&i, p, 4); return (float)i; }
         case DType::U8: return (float)*p;
+        case DType::I8: return (float)(int8_t)*p;
         }
         return 0;
     }
     int32_t get_i32(uint32_t r, uint32_t c) const {
+        if (type == DType::I8) return (int8_t)*ptr(r, c);
         int32_t i;
         std::memcpy(&i, ptr(r, c), 4);
         return i;
@@ -42,6 +44,7 @@ struct View {
         case DType::BF16: { uint16_t h = float_to_bfloat16(v); std::memcpy(p, &h, 2); break; }
         case DType::I32: { int32_t i = (int32_t)v; std::memcpy(p, &i, 4); break; }
         case DType::U8: *p = (uint8_t)v; break;
+        case DType::I8: *p = (uint8_t)(int8_t)v; break;
         }
     }
     void set_i32(uint32_t r, uint32_t c, int32_t v) const { std::memcpy(ptr(r, c), &v, 4); }
@@ -70,6 +73,21 @@ void copy(const View &dst, const View &src, uint32_t rows, uint32_t cols, bool r
     }
 }
 
+// The fix pipe: L0C -> dst over rows x cols with its epilogue (bias from
+// row 0 of `bias`, ReLU, scale, conversion; fix_element in npu_isa.cpp).
+void fix_copy(const Instr &in, const View &dst, const View &src, const View &bias, uint32_t rows, uint32_t cols) {
+    const bool is_int = src.type == DType::I32;
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++) {
+            FixValue v{is_int, is_int ? src.get_i32(r, c) : 0, is_int ? 0.0f : src.get(r, c)}, b{is_int, 0, 0.0f};
+            if (in.has_bias) b.iv = is_int ? bias.get_i32(0, c) : 0, b.fv = is_int ? 0.0f : bias.get(0, c);
+            v = fix_element(in, v, b);
+            if (v.is_int && dst.type == DType::I32) dst.set_i32(r, c, v.iv);
+            else if (dst.type == DType::I8) dst.ptr(r, c)[0] = (uint8_t)fix_requantize_i8(v.is_int ? (float)v.iv : v.fv);
+            else dst.set(r, c, v.is_int ? (float)v.iv : v.fv);
+        }
+}
+
 }  // namespace
 
 void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std::vector<GmBuffer> &buffers) {
@@ -87,6 +105,11 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
         copy(tile_view(in.dst, mems), gm_view(in.gm, in.dst.type, buffers), R, C, false);
         return;
     case Op::TSTORE:
+        if (in.a.mem == Mem::L0C) {
+            fix_copy(in, gm_view(in.gm, in.a.type, buffers), tile_view(in.a, mems), tile_view(in.c, mems),
+                     in.a.valid_rows, in.a.valid_cols);
+            return;
+        }
         copy(gm_view(in.gm, in.a.type, buffers), tile_view(in.a, mems), in.a.valid_rows, in.a.valid_cols, in.relu);
         return;
     case Op::TMOV:
@@ -95,6 +118,10 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
             const size_t es = dtype_size(in.dst.type);
             for (uint32_t r = 0; r < R; r++)
                 for (uint32_t c = 0; c < C; c++) std::memcpy(d.ptr(r, c), s.ptr(c, r), es);
+            return;
+        }
+        if (in.a.mem == Mem::L0C) {
+            fix_copy(in, tile_view(in.dst, mems), tile_view(in.a, mems), tile_view(in.c, mems), R, C);
             return;
         }
         copy(tile_view(in.dst, mems), tile_view(in.a, mems), R, C, in.relu); return;
@@ -109,6 +136,15 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
     case Op::TMATMUL:
     case Op::TMATMUL_ACC: {
         const uint32_t K = in.a.valid_cols;
+        if (in.a.type == DType::I8) {  // i8 x i8 summed in i32 (wrapping), k in order
+            for (uint32_t i = 0; i < R; i++)
+                for (uint32_t j = 0; j < C; j++) {
+                    uint32_t acc = in.op == Op::TMATMUL_ACC ? (uint32_t)d.get_i32(i, j) : 0u;
+                    for (uint32_t k = 0; k < K; k++) acc += (uint32_t)(a.get_i32(i, k) * b.get_i32(k, j));
+                    d.set_i32(i, j, (int32_t)acc);
+                }
+            return;
+        }
         for (uint32_t i = 0; i < R; i++)
             for (uint32_t j = 0; j < C; j++) {
                 float acc = in.op == Op::TMATMUL_ACC ? d.get(i, j) : in.has_bias ? c.get(0, j) : 0.0f;

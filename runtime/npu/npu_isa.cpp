@@ -28,12 +28,12 @@ const char *pipe_name(Pipe p) {
 }
 
 int dtype_size(DType t) {
-    static const int sizes[] = {4, 2, 4, 1, 2};
+    static const int sizes[] = {4, 2, 4, 1, 2, 1};
     return sizes[(int)t];
 }
 
 const char *dtype_name(DType t) {
-    static const char *names[] = {"f32", "f16", "i32", "u8", "bf16"};
+    static const char *names[] = {"f32", "f16", "i32", "u8", "bf16", "i8"};
     return names[(int)t];
 }
 
@@ -129,7 +129,7 @@ int tile_operands(const Instr &in, const TileRef *out[4]) {
     int n = 0;
     switch (in.op) {
     case Op::TLOAD: out[n++] = &in.dst; break;
-    case Op::TSTORE: out[n++] = &in.a; break;
+    case Op::TSTORE: out[n++] = &in.a; if (in.has_bias) out[n++] = &in.c; break;
     case Op::TDUP: out[n++] = &in.dst; break;
     case Op::TCMP: out[n++] = &in.dst; out[n++] = &in.a; out[n++] = &in.b; break;
     case Op::TSEL: out[n++] = &in.dst; out[n++] = &in.a; out[n++] = &in.b; out[n++] = &in.c; break;
@@ -144,6 +144,7 @@ int tile_operands(const Instr &in, const TileRef *out[4]) {
     default:
         out[n++] = &in.dst; out[n++] = &in.a;
         if (reads_b(in.op)) out[n++] = &in.b;
+        if (in.op == Op::TMOV && in.has_bias) out[n++] = &in.c;
     }
     return n;
 }
@@ -196,6 +197,8 @@ struct Checker {
     }
     void arith_type(const TileRef &t) const {
         require(t.type != DType::U8, std::string(op_name(in.op)) + " does not take u8 (mask) tiles");
+        require(t.type != DType::I8, std::string(op_name(in.op)) +
+                                         " does not take i8 tiles; i8 is a matrix operand and a fix-pipe output");
         no_bf16(t);
     }
     // bf16 is a storage type: the vector unit converts it (TCVT) and computes in f32.
@@ -203,6 +206,19 @@ struct Checker {
         require(t.type != DType::BF16, std::string(op_name(in.op)) +
                                            " does not take bf16 tiles; TCVT them to f32, compute, and TCVT the "
                                            "result back to bf16 (the vector unit computes bf16 data in f32)");
+    }
+
+    // What the fix pipe writes from an f32 or i32 accumulator: f32 (from i32 as float), f16, bf16, i8
+    // (requantized), or i32 (unscaled).
+    void fix_output(DType t) const {
+        if (in.a.type == DType::F32)
+            require(t == DType::F32 || t == DType::F16 || t == DType::BF16,
+                    std::string("the fix-pipe writes an f32 accumulator as f32, f16 or bf16, not ") + dtype_name(t));
+        else
+            require(t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I8 ||
+                        (t == DType::I32 && !in.has_scale),
+                    std::string("the fix-pipe writes an i32 accumulator as i8 (requantized), f32, f16, bf16 or i32 "
+                                "(without a scale), not ") + dtype_name(t));
     }
 
     void run() const {
@@ -228,10 +244,17 @@ struct Checker {
                 require(d.valid_rows == a.valid_rows && d.valid_cols == a.valid_cols,
                         "destination and source valid regions differ");
                 if (a.mem != Mem::L0C) same_type(d, a, "destination and source");
-                else require(d.type == DType::F32 || d.type == DType::F16 || d.type == DType::BF16,
-                             "the fix-pipe writes f32, f16 or bf16");
+                else fix_output(d.type);
             }
+            if (in.op == Op::TSTORE && a.mem == Mem::L0C) fix_output(in.gm.type);
             if (in.relu) require(src == Mem::L0C, "ReLU on the way is a fix-pipe feature (L0C sources only)");
+            require(!(in.has_bias || in.has_scale) || src == Mem::L0C,
+                    "a bias or a scale on the way is a fix-pipe feature (L0C sources only)");
+            if (in.has_bias) {
+                mem(in.c, "the bias", Mem::L1);
+                same_type(in.c, a, "the bias and the accumulator");
+                covers(in.c, 1, a.valid_cols, "the bias (one value per column)");
+            }
             return;
         }
         case Family::Sync:
@@ -245,9 +268,11 @@ struct Checker {
             mem(d, "destination", Mem::L0C);
             mem(a, "source a", Mem::L0A);
             mem(b, "source b", Mem::L0B);
-            require(d.type == DType::F32, "the accumulator is f32");
-            require(a.type == DType::F32 || a.type == DType::F16 || a.type == DType::BF16,
-                    std::string("the operands are f16, bf16 or f32 (summed in f32), not ") + dtype_name(a.type));
+            require(a.type == DType::F32 || a.type == DType::F16 || a.type == DType::BF16 || a.type == DType::I8,
+                    std::string("the operands are f16, bf16 or f32 (summed in f32) or i8 (summed in i32), not ") +
+                        dtype_name(a.type));
+            if (a.type == DType::I8) require(d.type == DType::I32, "the accumulator of i8 operands is i32");
+            else require(d.type == DType::F32, "the accumulator of float operands is f32");
             same_type(a, b, "the operands");
             require(a.valid_cols == b.valid_rows, "K differs: a is " + std::to_string(a.valid_rows) + "x" +
                                                       std::to_string(a.valid_cols) + ", b is " +
@@ -255,6 +280,7 @@ struct Checker {
             covers(a, d.valid_rows, a.valid_cols, "source a");
             covers(b, b.valid_rows, d.valid_cols, "source b");
             if (in.has_bias) {
+                require(a.type != DType::I8, "TMATMUL_BIAS takes float operands (an i32 bias goes through the fix pipe)");
                 mem(in.c, "bias", Mem::L1);
                 require(in.c.type == DType::F32, "the bias is f32");
                 covers(in.c, 1, d.valid_cols, "bias");
@@ -316,6 +342,11 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 void check_instr(const Instr &in, const Machine &m, int index) { Checker{in, m, index}.run(); }
 
 uint64_t dma_bytes(const Instr &in) {
+    if (in.op == Op::TSTORE) {  // GM's side: a fix-pipe store may write a narrower type than L0C holds
+        TileRef g = in.a;
+        g.type = in.gm.type;
+        return g.valid_bytes();
+    }
     return in.op == Op::TLOAD ? in.dst.valid_bytes() : in.a.valid_bytes();
 }
 
@@ -324,7 +355,9 @@ Cost instr_cost(const Instr &in, const Machine &m) {
     switch (op_family(in.op)) {
     case Family::DMA: {
         const DmaRate &r = m.rate(in.pipe);
-        c.busy = std::max<uint64_t>(1, ceil_div(dma_bytes(in), r.bytes_per_cycle));
+        // The fix pipe reads its source at its rate whatever it writes (the epilogue is on the way).
+        const uint64_t bytes = in.pipe == Pipe::FIX ? std::max(dma_bytes(in), in.a.valid_bytes()) : dma_bytes(in);
+        c.busy = std::max<uint64_t>(1, ceil_div(bytes, r.bytes_per_cycle));
         c.done = c.busy + r.latency;
         return c;
     }
@@ -368,6 +401,7 @@ std::string describe(const Instr &in) {
     }
     }
     if (in.relu) s << " relu";
+    if (in.has_scale) s << " scale " << in.scalar;
     if (in.transpose) s << " transpose";
     return s.str();
 }
@@ -434,6 +468,24 @@ int32_t ref_unary_i32(Op op, int32_t x) {
     case Op::TCOPY: return x;
     default: throw NpuError(std::string("ref_unary_i32: ") + op_name(op) + " is not an int32 unary instruction");
     }
+}
+
+int8_t fix_requantize_i8(float f) {
+    float r = std::nearbyint(f);  // the default rounding: to nearest, ties to even (the host's round())
+    return (int8_t)(r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r);
+}
+
+FixValue fix_element(const Instr &in, FixValue v, FixValue bias) {
+    if (v.is_int) {
+        if (in.has_bias) v.iv = (int32_t)((uint32_t)v.iv + (uint32_t)bias.iv);
+        if (in.relu && v.iv < 0) v.iv = 0;
+        if (!in.has_scale) return v;
+        return FixValue{false, 0, (float)v.iv * in.scalar};
+    }
+    if (in.has_bias) v.fv = v.fv + bias.fv;
+    if (in.relu && !(v.fv > 0.0f)) v.fv = 0.0f;
+    if (in.has_scale) v.fv = v.fv * in.scalar;
+    return v;
 }
 
 uint16_t float_to_half(float f) { return kiln_float16_from_float(f); }

@@ -36,9 +36,11 @@ constexpr int kNumPipes = 7;  // ALL is only a PIPE_BARRIER operand
 const char *pipe_name(Pipe p);
 
 // BF16 (the top half of a float32) is a storage type: DMA, moves, TCVT and
-// the matrix unit's operands take it; other vector ops compute in f32.
-enum class DType : uint8_t { F32, F16, I32, U8, BF16 };
-constexpr int kNumDTypes = 5;
+// the matrix unit's operands take it; other vector ops compute in f32. I8
+// is the matrix unit's integer operand type (summed in i32 in L0C) and a
+// fix-pipe output (requantized); DMA moves it, the vector unit refuses it.
+enum class DType : uint8_t { F32, F16, I32, U8, BF16, I8 };
+constexpr int kNumDTypes = 6;
 int dtype_size(DType t);
 const char *dtype_name(DType t);
 
@@ -157,7 +159,8 @@ struct Instr {
     Cmp cmp = Cmp::EQ;
     bool relu = false;     // FIX-pipe transfers: ReLU on the way
     bool transpose = false; // TMOV L1 -> L0A/L0B: dst[i][j] = src[j][i] (the MTE1 layout change)
-    bool has_bias = false; // TMATMUL with bias c (1 x N, in L1)
+    bool has_bias = false; // TMATMUL with bias c (1 x N, in L1); a FIX-pipe transfer adding bias c per column
+    bool has_scale = false; // FIX-pipe transfers: multiply by `scalar` (in f32) before the conversion
     Pipe flag_src = Pipe::S, flag_dst = Pipe::S;  // SET_FLAG, WAIT_FLAG; PIPE_BARRIER uses flag_src
     int event = 0;
 };
@@ -185,8 +188,26 @@ struct Cost {
 };
 Cost instr_cost(const Instr &in, const Machine &m);
 
-// Bytes a DMA instruction moves (valid region, rows rounded up to 32 B).
+// Bytes a DMA instruction moves (valid region, rows rounded up to 32 B):
+// what it writes to GM for a TSTORE (in GM's type: a fix-pipe store may
+// narrow), what it reads otherwise.
 uint64_t dma_bytes(const Instr &in);
+
+// The fix pipe's epilogue on one accumulator element v (L0C's type: f32, or
+// i32 read as an integer in `iv`) at column `col`: + bias[col] (i32 wraps),
+// ReLU, then the value as float times the scale, converted to `out`'s type
+// by fix_store: i8 rounds to nearest even and saturates to [-128, 127]
+// (requantization), f16 / bf16 round to nearest even, i32 keeps the integer
+// when no scale was applied. The same steps as the host's
+// saturating_cast<int8_t>(round(cast<float>(max(acc + bias, 0)) * scale)).
+struct FixValue {
+    bool is_int = false;
+    int32_t iv = 0;
+    float fv = 0.0f;
+};
+FixValue fix_element(const Instr &in, FixValue v, FixValue bias);
+// Requantization of one float: round to nearest even, saturate to int8.
+int8_t fix_requantize_i8(float f);
 
 // "TADD UB[0x0 32x64 f32] <- UB[...], UB[...]", for messages and traces.
 std::string describe(const Instr &in);

@@ -69,7 +69,7 @@ Machine parse_machine(const std::string &text) {
     m.matrix_k_bytes = (uint32_t)positive(mx, "k_bytes", "matrix.");
     if (mx.contains("k_elements")) {  // optional: the k-step of each operand type
         const json &ke = mx["k_elements"];
-        for (DType t : {DType::F32, DType::F16, DType::BF16})
+        for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I8})
             if (ke.contains(dtype_name(t)))
                 m.matrix_k_elements[(int)t] = (uint32_t)positive(ke, dtype_name(t), "matrix.k_elements.");
     }

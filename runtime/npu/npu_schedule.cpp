@@ -85,6 +85,7 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
         return;
     case Op::TSTORE:
         reads.push_back(tile_region(in.a, in.a.valid_rows, in.a.valid_cols));
+        if (in.has_bias) reads.push_back(tile_region(in.c, 1, in.a.valid_cols));
         writes.push_back(gm_region(in.gm, in.a.valid_rows, in.a.valid_cols));
         return;
     case Op::SET_FLAG:
@@ -105,6 +106,7 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
     case Op::TDUP: break;
     case Op::TMOV:
         reads.push_back(tile_region(in.a, in.a.valid_rows, in.a.valid_cols));  // transposed: C x R
+        if (in.has_bias) reads.push_back(tile_region(in.c, 1, in.a.valid_cols));
         break;
     default:
         reads.push_back(tile_region(in.a, R, C));
