@@ -21,6 +21,19 @@
 // computes the same bits. The stages keep their names in both variants, so
 // one schedule file serves both.
 //
+// gemm_int8: the quantized product, int8 A and B summed in int32, an int32
+// bias, and the output requantized to int8 by the GeneratorParam scale:
+//
+//   matmul(x, y)   = Σ_k int32(A(k, y)) · int32(B(x, k))
+//   bias_add(x, y) = matmul(x, y) + bias(x)
+//   output(x, y)   = saturating_cast<int8_t>(round(float(max(bias_add(x, y), 0)) * scale))
+//
+// (ReLU only; round is to nearest, ties to even). Integer sums are exact,
+// so every schedule computes the same bits; on the NPU the product runs on
+// the matrix unit's int8 path and the epilogue on the fix pipe as the tile
+// is stored (docs/npu.md §6). The stages have gemm's names, so gemm's
+// schedules serve it.
+//
 // gemm_grad: its backward pipeline, the same activations. Given the adjoint
 // of the output (d_output), it computes the adjoints of A, B and bias by
 // Kiln's reverse-mode autodiff (docs/autodiff.md): output_adjoint
@@ -83,6 +96,26 @@ public:
     }
 };
 
+class GemmInt8 : public Generator<GemmInt8> {
+public:
+    GeneratorParam<int> depth{"depth", 0, 0, 1 << 20};  // K; 0: A's width, at run time
+    GeneratorParam<float> scale{"scale", 1.0f / 1024};  // requantization: int8 output per unit of the int32 sum
+    Input<Buffer<int8_t, 2>> A{"A"};
+    Input<Buffer<int8_t, 2>> B{"B"};
+    Input<Buffer<int32_t, 1>> bias{"bias"};
+    Output<Buffer<int8_t, 2>> output{"output"};
+
+    void generate() {
+        RDom k(0, depth > 0 ? Expr((int)depth) : A.dim(0).extent(), "k");
+        Var x("x"), y("y");
+        Func matmul("matmul"), bias_add("bias_add");
+        matmul(x, y) = 0;
+        matmul(x, y) += cast<int32_t>(A(k, y)) * cast<int32_t>(B(x, k));
+        bias_add(x, y) = matmul(x, y) + bias(x);
+        output(x, y) = saturating_cast<int8_t>(round(cast<float>(max(bias_add(x, y), 0)) * (float)scale));
+    }
+};
+
 class GemmGrad : public Generator<GemmGrad> {
 public:
     GeneratorParam<Activation> activation{"activation", Activation::Relu, activation_names()};
@@ -105,4 +138,5 @@ public:
 };
 
 KILN_REGISTER_GENERATOR(Gemm, gemm)
+KILN_REGISTER_GENERATOR(GemmInt8, gemm_int8)
 KILN_REGISTER_GENERATOR(GemmGrad, gemm_grad)

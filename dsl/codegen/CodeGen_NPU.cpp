@@ -70,6 +70,14 @@ std::string npu_instr_code(const NpuKernel &k, const NpuItem &i) {
     std::string args;
     for (size_t j = 0; j < i.args.size(); j++)
         args += (j ? ", " : "") + (i.args[j].buffer >= 0 ? tile_code(k.buffers[i.args[j].buffer], i.args[j]) : i.args[j].code);
+    if (i.fix) {  // the fix pipe's epilogue: Fix().bias(tile).relu().scale(s)
+        std::string fix = ", Fix()";
+        if (i.args.size() > 2) {
+            fix += ".bias(" + tile_code(k.buffers[i.args[2].buffer], i.args[2]) + ")";
+            args = args.substr(0, args.rfind(", kiln_tile("));
+        }
+        args += fix + (i.relu ? ".relu()" : "") + (i.scale.empty() ? "" : ".scale(" + i.scale + ")");
+    }
     args += (i.op == npu::Op::TCMP ? std::string(", Cmp::") + npu::cmp_name(i.cmp) : "") + ");";
     std::string s = std::string("core.") + npu::op_name(i.op) + (i.transpose ? "_T(" : "(") + args;
     // The first k-slice of a split K starts the sum from 0, the others add to it.
@@ -165,10 +173,10 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << ") {\n";
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
-        user_assert(npu_float_dtype(a.type) != npu::DType::U8 && (a.dimensions == 1 || a.dimensions == 2))
+        user_assert(npu_dtype(a.type) != npu::DType::U8 && (a.dimensions == 1 || a.dimensions == 2))
             << "NPU target: buffer argument " << a.name << " is a " << a.dimensions << "-D " << a.type.to_string()
-            << " buffer; the NPU code generator handles 1-D and 2-D float32, float16 and bfloat16 buffers, so "
-               "convert it on the host or leave it out of the NPU kernel's arguments";
+            << " buffer; the NPU code generator handles 1-D and 2-D float32, float16, bfloat16, int8 and int32 "
+               "buffers, so convert it on the host or leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
           << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
     }
@@ -179,7 +187,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     for (const LoweredArgument &a : args) {
         std::string n = c_name(a.name);
         if (a.is_buffer) {
-            std::string dt = npu::dtype_name(npu_float_dtype(a.type));
+            std::string dt = npu::dtype_name(npu_dtype(a.type));
             for (char &ch : dt) ch = (char)std::toupper((unsigned char)ch);
             s << "        const kiln_gm " << n << "_buf = kiln_bind(dev, \"" << a.name << "\", " << n << ", DType::" << dt
               << ");\n";

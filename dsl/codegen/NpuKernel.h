@@ -35,6 +35,10 @@ std::string npu_c_name(const std::string &ir_name);
 // The NPU element type of a buffer or Func of float type t: F32, F16 or
 // BF16; U8 (none) for any other type.
 npu::DType npu_float_dtype(const Type &t);
+// The NPU element type of any type the NPU holds: the float types above,
+// I8 for int8 (matrix operands, requantized outputs) and I32 for int32
+// (accumulators, biases); U8 (none) for any other type.
+npu::DType npu_dtype(const Type &t);
 
 // An on-chip buffer: a Func's storage, or a tile a stage stages or computes.
 struct NpuBuffer {
@@ -81,6 +85,9 @@ struct NpuItem {
     std::vector<NpuArg> args;
     bool transpose = false;
     std::string first_if;            // TMATMUL_ACC: a TMATMUL (from 0) when this C++ holds (split K's first slice)
+    bool fix = false;                // TSTORE from L0C with a fix-pipe epilogue: args[2], when there, the bias
+    bool relu = false;               //   ReLU on the way
+    std::string scale;               //   C++ of the scale, if any
     npu::Cmp cmp = npu::Cmp::EQ;
     npu::Pipe pipe = npu::Pipe::S;   // Instr: from the ISA table
     // SET_FLAG / WAIT_FLAG (also as C++ in args): the pipes and the event,

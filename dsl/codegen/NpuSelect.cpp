@@ -53,6 +53,12 @@ npu::DType npu_float_dtype(const Type &t) {
     return npu::DType::U8;
 }
 
+npu::DType npu_dtype(const Type &t) {
+    if (t == Int(8)) return npu::DType::I8;
+    if (t == Int(32)) return npu::DType::I32;
+    return npu_float_dtype(t);
+}
+
 namespace npu_select {
 
 const int64_t *const_int(const Expr &e) {
@@ -193,10 +199,11 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
     ScalarOwner owner(*this, r->name);
-    user_assert(r->types.size() == 1 && npu_float_dtype(r->types[0]) != npu::DType::U8)
+    user_assert(r->types.size() == 1 && npu_dtype(r->types[0]) != npu::DType::U8)
         << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
-        << "; the NPU code generator handles float32, float16 and bfloat16 Funcs (of one value) only";
-    const npu::DType dtype = npu_float_dtype(r->types[0]);
+        << "; the NPU code generator handles float32, float16 and bfloat16 Funcs (of one value) only, and int8 "
+           "operand panels in L1 and int32 accumulators in L0C";
+    const npu::DType dtype = npu_dtype(r->types[0]);
     const size_t dims = r->bounds.size();
     user_assert(dims == 1 || dims == 2) << "NPU target: Func " << r->name << " has " << dims
                                         << " dimensions; tiles are 2-D, so NPU Funcs have one or two dimensions";
@@ -273,10 +280,16 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         rows = column ? (int)*e0 : 1;
         cols = column ? 1 : (int)*e0;
     }
-    user_assert(m != MemoryType::L0C || dtype == npu::DType::F32)
+    user_assert(m != MemoryType::L0C || dtype == npu::DType::F32 || dtype == npu::DType::I32)
         << "NPU target: Func " << r->name << " is stored in L0C as " << r->types[0].to_string()
-        << "; the matrix unit accumulates in float32, so give the accumulator type float32 and cast its result "
-           "where it is read";
+        << "; the matrix unit accumulates in float32 (int32 for int8 operands), so give the accumulator type "
+           "float32 and cast its result where it is read";
+    user_assert(!(dtype == npu::DType::I8 || dtype == npu::DType::I32) || m == MemoryType::L0C || m == MemoryType::L1)
+        << "NPU target: Func " << r->name << " has type " << r->types[0].to_string() << " and is stored in "
+        << to_string(m) << "; the vector unit computes float tiles, so an integer Func on the NPU is an int8 "
+        << "operand panel in L1 (store_in(L1)) or an int32 matrix accumulator in L0C (store_in(L0C)), whose "
+        << "epilogue (bias, ReLU, requantization) the fix pipe applies as the output is stored; compute it in "
+           "float32, or store it in L1 or L0C";
     ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
                                     m == MemoryType::L0C ? npu::Mem::L0C : m == MemoryType::L1 ? npu::Mem::L1 : npu::Mem::UB,
                                     dtype);
@@ -574,9 +587,11 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
         else select_narrowed(p->values[0], ub->second, n, out);
         return;
     }
-    // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE.
+    // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE; or, when its value
+    // is an epilogue of an L0C accumulator the fix pipe applies, one TSTORE from L0C.
     for (auto it = loaded.begin(); it != loaded.end();)
         it = it->first.rfind(p->name + "|", 0) == 0 ? loaded.erase(it) : std::next(it);
+    if (select_fix_store(p, w, n, out)) return;
     const npu::DType dt = npu_float_dtype(p->values[0].type());
     const bool narrow = dt == npu::DType::F16 || dt == npu::DType::BF16;  // other types: select() refuses them
     int t = narrow ? temp16(n.R, n.C, dt) : temp(n.R, n.C);

@@ -56,6 +56,9 @@ inline int padded_cols(int cols, npu::DType t) {
 // e as a read of a Func or image: the Call itself, or the Call inside a
 // widening cast<float>(...) of a 16-bit float read; nullptr otherwise.
 const Call *read_of(const Expr &e);
+// The same for a matrix operand, also inside a cast of an int8 read
+// (cast<int32_t>: the matrix unit multiplies int8 and sums in int32).
+const Call *matrix_read_of(const Expr &e);
 
 // How a 1-D Func or image lies in a tile: one value per row (a column
 // R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
@@ -267,6 +270,21 @@ private:
 
     // The L0C tile of buffer b in UB (TMOV on the fix pipe), once per loop body.
     Operand from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out);
+
+    // The tile of output or GM Func p (window w) when its value is an
+    // epilogue of an int32 accumulator in L0C over the same tile (+ a
+    // per-column bias, max(., 0), cast<float> times a scalar, then
+    // saturating_cast<int8_t>(round(.)) or a cast to f16 / bf16): one TSTORE
+    // from L0C through the fix pipe with that epilogue (NpuSelectFix.cpp).
+    // False when the value reads no int32 accumulator; a user error when it
+    // reads one in a form the fix pipe cannot apply.
+    bool select_fix_store(const Provide *p, const Window &w, const Nest &n, std::vector<NpuItem> &out);
+    // f is a Func whose int32 accumulator is in L0C.
+    bool is_int_accumulator(const std::string &f) const {
+        auto it = ub_buffer.find(f);
+        return it != ub_buffer.end() && k.buffers[it->second].memory == npu::Mem::L0C &&
+               k.buffers[it->second].dtype == npu::DType::I32;
+    }
 
     // An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and
     // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does

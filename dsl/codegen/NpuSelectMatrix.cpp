@@ -34,7 +34,25 @@ namespace kiln {
 namespace internal {
 namespace npu_select {
 
+const Call *matrix_read_of(const Expr &e) {
+    // Any widening of an int8 read: cast<int32_t> is the matrix unit's; another type is refused with the
+    // accumulator's type (select_matmul).
+    if (const Cast *cv = e.as<Cast>())
+        if (cv->value.type() == Int(8)) {
+            const Call *c = cv->value.as<Call>();
+            return c && (c->call_type == Call::Func || c->call_type == Call::Image) ? c : nullptr;
+        }
+    return read_of(e);
+}
+
 Operand Selector::from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out) {
+    user_assert(k.buffers[b].dtype == npu::DType::F32)
+        << "NPU target: Func " << current << " reads the int32 accumulator " << k.buffers[b].name
+        << " in a form the fix pipe cannot apply on the way out of L0C, and the vector unit computes float "
+        << "tiles only; write " << current << " as an epilogue the fix pipe applies as it stores the tile: "
+        << "saturating_cast<int8_t>(round(cast<float>(max(" << k.buffers[b].name << "(x, y) + bias(x), 0)) * "
+        << "scale)) (each step optional; or a cast to float16 / bfloat16 / float32), stored in GM (an output or "
+        << "compute_root Func) and computed over " << k.buffers[b].name << "'s tile";
     std::string key = std::to_string(b) + "|fix";
     auto hit = expanded.find(key);
     if (dst < 0 && hit != expanded.end()) return tile_operand(hit->second, R, C, false);
@@ -119,7 +137,7 @@ int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vect
     std::vector<NpuItem> &dst = invariant ? hoisted : out;
     const int gr = gm_nest.R, gc = gm_nest.C;
     // A 16-bit operand stays 16-bit: the matrix unit multiplies f16 and bf16 and sums in f32.
-    const npu::DType dt = npu_float_dtype(c->type);
+    const npu::DType dt = npu_dtype(c->type);
     int l1 = add_buffer(base + "1", current, gr, gc, !invariant && current_double, npu::Mem::L1, dt);
     int t = add_buffer(base + "0", current, n.R, n.C, !invariant && current_double, l0, dt);
     Window we = w;
@@ -159,7 +177,8 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     const Mul *mul = add ? (add->b.as<Mul>() ? add->b.as<Mul>() : add->a.as<Mul>()) : nullptr;
     const Call *self = add ? (add->b.as<Mul>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
     if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
-    const Call *a = read_of(mul->a), *b = read_of(mul->b);  // cast<float>(A(k, y)) of a 16-bit A: A itself
+    // cast<float>(A(k, y)) of a 16-bit A, cast<int32_t>(A(k, y)) of an int8 A: A itself.
+    const Call *a = matrix_read_of(mul->a), *b = matrix_read_of(mul->b);
     if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
     if (loop_of(a->args[1]) != fy) std::swap(a, b);  // A(k, y), B(x, k) or transposed B(k, x)
     if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy ||
@@ -200,8 +219,18 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
                           << ") by " << b->name << " (" << npu::dtype_name(db)
                           << "); the matrix unit takes two operands of one type (f16, bf16 or f32, summed in f32), "
                              "so give both the same type (cast one where it is computed)";
-    user_assert(da != npu::DType::U8) << "NPU target: Func " << p->name << " multiplies " << a->name << " by "
-                                      << b->name << "; the matrix unit takes f16, bf16 or f32 operands";
+    user_assert(da != npu::DType::U8 && da != npu::DType::I32)
+        << "NPU target: Func " << p->name << " multiplies " << a->name << " by " << b->name << " ("
+        << npu::dtype_name(da) << "); the matrix unit takes f16, bf16 or f32 operands (summed in float32) or int8 "
+        << "operands (summed in int32)";
+    const npu::DType dc = k.buffers[ub->second].dtype, want = da == npu::DType::I8 ? npu::DType::I32 : npu::DType::F32;
+    user_assert(dc == want) << "NPU target: Func " << p->name << " accumulates " << npu::dtype_name(da)
+                            << " products in " << npu::dtype_name(dc) << "; the matrix unit sums "
+                            << (want == npu::DType::I32 ? "int8 products in int32, so give " + p->name +
+                                                              " type int32 (cast<int32_t>(A(k, y)) * "
+                                                              "cast<int32_t>(B(x, k)))"
+                                                        : "float products in float32, so give " + p->name +
+                                                              " type float32");
     bool first = zeroed.erase(ub->second) > 0;
     instr(out, first && !slices ? npu::Op::TMATMUL : npu::Op::TMATMUL_ACC,
           {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),

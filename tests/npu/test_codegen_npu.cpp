@@ -616,8 +616,8 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         out(c.x, c.y) = cast<float>(n(c.x, c.y));
         out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
         n.compute_at(out, c.xo);
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func n has type int32; the NPU code generator "
-                                                    "handles float32, float16 and bfloat16 Funcs (of one value) only"));
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func n has type int32 and is stored in UB; the "
+                                                    "vector unit computes float tiles"));
     }
     {
         Blur b;  // output reads blur_x one column to the right: a column offset inside UB
@@ -1150,15 +1150,16 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
                                                     "the reduction a constant extent"));
     }
     {
-        Chain c;  // an int32 buffer in the kernel's signature
+        Chain c;  // an int16 buffer in the kernel's signature
         c.fused(64, 8, false);
         Pipeline p(c.output);
         std::vector<Argument> args = p.infer_arguments();
-        args.insert(args.begin(), Argument{"extra", true, Int(32), 2});
+        args.insert(args.begin(), Argument{"extra", true, Int(16), 2});
         REQUIRE_COMPILE_ERROR(p.compile_to_cpp_source("bad", args, Target("npu")),
-                              Contains("NPU target: buffer argument extra is a 2-D int32 buffer; the NPU code "
-                                       "generator handles 1-D and 2-D float32, float16 and bfloat16 buffers, so "
-                                       "convert it on the host or leave it out of the NPU kernel's arguments"));
+                              Contains("NPU target: buffer argument extra is a 2-D int16 buffer; the NPU code "
+                                       "generator handles 1-D and 2-D float32, float16, bfloat16, int8 and int32 "
+                                       "buffers, so convert it on the host or leave it out of the NPU kernel's "
+                                       "arguments"));
     }
 }
 
