@@ -24,6 +24,11 @@
 //    1024 x 128 x 256 (16- and 32-row tiles), 512 x 512 x 512 (32 x 32 tiles,
 //    and schedules/gemm/npu_512.sched) and 1024 x 1024 x 512: cycles
 //    against the matrix unit's peak (M * N * K / 4096 MACs per cycle).
+// 6. int8 GEMM + bias + ReLU + requantization (generators/gemm.cpp's
+//    gemm_int8) under the same schedules and sizes as 5., and at 512^3 and
+//    1024 x 1024 x 512 under schedules/gemm_int8/npu_512.sched: the product on the
+//    matrix unit's int8 path, the epilogue on the fix pipe; cycles against
+//    the int8 peak (M * N * K / 8192 MACs per cycle), GM bytes.
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -255,31 +260,56 @@ json run_attention(const std::string &source_dir) {
     return f;
 }
 
+// A GEMM size and schedule of the bf16 and int8 figures.
+struct GemmCase {
+    std::string label;
+    int M, N, K;
+    std::string sched;
+};
+
+// gemm's NPU schedules at the figures' sizes; with `tiles32`, also 512^3 in
+// 32 x 32 tiles (the bf16 figure from before split K and L1 panels).
+std::vector<GemmCase> gemm_cases(const std::string &source_dir, bool tiles32) {
+    const std::string npu = read_file(source_dir + "/schedules/gemm/npu.sched");
+    const std::string npu512 = read_file(source_dir + "/schedules/gemm/npu_512.sched");
+    std::string rows32 = npu;
+    rows32.replace(rows32.find("split(y, yo, yi, 16)"), 20, "split(y, yo, yi, 32)");
+    std::vector<GemmCase> cases = {
+        {"1024x128x256, schedules/gemm/npu.sched (16-row tiles)", 1024, 128, 256, npu},
+        {"1024x128x256, 32-row tiles", 1024, 128, 256, rows32},
+    };
+    if (tiles32)
+        cases.push_back({"512x512x512, 32 x 32 tiles", 512, 512, 512,
+                         "output: tile(x, y, xo, yo, xi, yi, 32, 32) double_buffer()\n"
+                         "matmul: compute_at(output, xo) store_in(L0C) double_buffer()\n"});
+    cases.push_back({"512x512x512, schedules/gemm/npu_512.sched (B panel in L1, split K)", 512, 512, 512, npu512});
+    cases.push_back({"1024x1024x512, schedules/gemm/npu_512.sched", 1024, 1024, 512, npu512});
+    return cases;
+}
+
+// A GEMM figure: cycles against the matrix unit's peak at `macs_per_cycle`, busy ratios, GM bytes.
+json gemm_row(const std::string &kernel, const GemmCase &c, const json &r, double macs_per_cycle) {
+    json f;
+    f["kernel"] = kernel + " " + c.label;
+    f["cycles"] = r["cycles"];
+    const double peak_cycles = (double)c.M * c.N * c.K / macs_per_cycle;
+    f["peak_cycles"] = peak_cycles;
+    f["fraction_of_peak"] = peak_cycles / r["cycles"].get<double>();
+    for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V", "MTE3"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
+    f["gm_read_bytes"] = r["gm_read_bytes"];
+    f["gm_write_bytes"] = r["gm_write_bytes"];
+    f["vector_instructions"] = r["pipes"]["V"]["instructions"];
+    f["races"] = r["race_count"];
+    return f;
+}
+
 // bf16 GEMM + bias + ReLU (type=bfloat16) through the code generator, one
 // core: the matrix pipe's share of the cycles and the fraction of the matrix
 // unit's peak the kernel reaches (M * N * K MACs at 4096 per cycle, over
 // the kernel's cycles).
 json run_gemm_bf16(const std::string &source_dir) {
-    struct Case {
-        const char *label;
-        int M, N, K;
-        std::string sched;
-    };
-    const std::string npu = read_file(source_dir + "/schedules/gemm/npu.sched");
-    const std::string npu512 = read_file(source_dir + "/schedules/gemm/npu_512.sched");
-    std::string rows32 = npu;
-    rows32.replace(rows32.find("split(y, yo, yi, 16)"), 20, "split(y, yo, yi, 32)");
-    const Case cases[] = {
-        {"1024x128x256, schedules/gemm/npu.sched (16-row tiles)", 1024, 128, 256, npu},
-        {"1024x128x256, 32-row tiles", 1024, 128, 256, rows32},
-        {"512x512x512, 32 x 32 tiles", 512, 512, 512,
-         "output: tile(x, y, xo, yo, xi, yi, 32, 32) double_buffer()\n"
-         "matmul: compute_at(output, xo) store_in(L0C) double_buffer()\n"},
-        {"512x512x512, schedules/gemm/npu_512.sched (B panel in L1, split K)", 512, 512, 512, npu512},
-        {"1024x1024x512, schedules/gemm/npu_512.sched", 1024, 1024, 512, npu512},
-    };
     json rows;
-    for (const Case &c : cases) {
+    for (const GemmCase &c : gemm_cases(source_dir, true)) {
         Buffer<kiln::bfloat16_t> a(c.K, c.M), b(c.N, c.K), bias(c.N), out(c.N, c.M);
         a.for_each_element([&](int x, int y) { a(x, y) = kiln::bfloat16_t(std::sin(0.37f * x + 0.11f * y)); });
         b.for_each_element([&](int x, int y) { b(x, y) = kiln::bfloat16_t(std::cos(0.23f * x - 0.07f * y)); });
@@ -287,16 +317,32 @@ json run_gemm_bf16(const std::string &source_dir) {
         std::map<std::string, Buffer<>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
         json r = run_generator("gemm", {"depth=" + std::to_string(c.K), "activation=relu", "type=bfloat16"}, c.sched,
                                bufs, "gemm_bf16_" + std::to_string(rows.size()));
-        json f;
-        f["kernel"] = std::string("GEMM bf16 ") + c.label;
-        f["cycles"] = r["cycles"];
-        const double peak_cycles = (double)c.M * c.N * c.K / 4096;
-        f["peak_cycles"] = peak_cycles;
-        f["fraction_of_peak"] = peak_cycles / r["cycles"].get<double>();
-        for (const char *pipe : {"M", "MTE2", "MTE1", "FIX", "V", "MTE3"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
-        f["gm_read_bytes"] = r["gm_read_bytes"];
-        f["races"] = r["race_count"];
-        rows.push_back(f);
+        rows.push_back(gemm_row("GEMM bf16", c, r, 4096));
+    }
+    return rows;
+}
+
+// int8 GEMM + bias + ReLU + requantization (gemm_int8) through the code
+// generator, one core, under gemm's schedules: the fraction of the matrix
+// unit's int8 peak (M * N * K MACs at 8192 per cycle, over the kernel's
+// cycles), the pipes' busy ratios (V and MTE3 stay idle: the epilogue is the
+// fix pipe's store) and GM bytes.
+json run_gemm_int8(const std::string &source_dir) {
+    json rows;
+    std::vector<GemmCase> cases = gemm_cases(source_dir, false);
+    const std::string int8_512 = read_file(source_dir + "/schedules/gemm_int8/npu_512.sched");
+    cases.push_back({"512x512x512, schedules/gemm_int8/npu_512.sched (k-slices of 128)", 512, 512, 512, int8_512});
+    cases.push_back({"1024x1024x512, schedules/gemm_int8/npu_512.sched", 1024, 1024, 512, int8_512});
+    for (const GemmCase &c : cases) {
+        Buffer<int8_t> a(c.K, c.M), b(c.N, c.K), out(c.N, c.M);
+        Buffer<int32_t> bias(c.N);
+        a.for_each_element([&](int x, int y) { a(x, y) = (int8_t)(int)((x * 37 + y * 11) % 256 - 128); });
+        b.for_each_element([&](int x, int y) { b(x, y) = (int8_t)(int)((x * 53 + y * 7) % 256 - 128); });
+        bias.fill(1000);
+        std::map<std::string, Buffer<>> bufs = {{"A", a}, {"B", b}, {"bias", bias}, {"output", out}};
+        json r = run_generator("gemm_int8", {"depth=" + std::to_string(c.K)}, c.sched, bufs,
+                               "gemm_int8_" + std::to_string(rows.size()));
+        rows.push_back(gemm_row("GEMM int8", c, r, 8192));
     }
     return rows;
 }
@@ -396,6 +442,7 @@ int main(int argc, char **argv) {
     all["gemm"] = run_gemm();
     all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
     all["gemm_bf16"] = run_gemm_bf16(KILN_SOURCE_DIR);
+    all["gemm_int8"] = run_gemm_int8(KILN_SOURCE_DIR);
     all["blur3x3"] = run_blur(KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3"}) {
@@ -418,15 +465,17 @@ int main(int argc, char **argv) {
                     100 * gg[v]["busy_ratio"]["M"].get<double>(), 100 * gg[v]["busy_ratio"]["MTE2"].get<double>(),
                     100 * gg[v]["busy_ratio"]["MTE1"].get<double>(), 100 * gg[v]["busy_ratio"]["FIX"].get<double>(),
                     100 * gg[v]["busy_ratio"]["V"].get<double>());
-    for (const json &f : all["gemm_bf16"])
-        std::printf("%s: %.0f cycles, %.1f%% of the matrix unit's peak (%.0f cycles), M %.1f%%, MTE2 %.1f%%, "
-                    "MTE1 %.1f%%, FIX %.1f%%, V %.1f%%, MTE3 %.1f%%, GM read %.0f\n",
-                    f["kernel"].get<std::string>().c_str(), f["cycles"].get<double>(),
-                    100 * f["fraction_of_peak"].get<double>(), f["peak_cycles"].get<double>(),
-                    100 * f["busy_ratio"]["M"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
-                    100 * f["busy_ratio"]["MTE1"].get<double>(), 100 * f["busy_ratio"]["FIX"].get<double>(),
-                    100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE3"].get<double>(),
-                    f["gm_read_bytes"].get<double>());
+    for (const char *gemm : {"gemm_bf16", "gemm_int8"})  // the peak of the operands' type: 4096 or 8192 MACs/cycle
+        for (const json &f : all[gemm])
+            std::printf("%s: %.0f cycles, %.1f%% of the matrix unit's peak (%.0f cycles), M %.1f%%, MTE2 %.1f%%, "
+                        "MTE1 %.1f%%, FIX %.1f%%, V %.1f%% (%.0f instructions), MTE3 %.1f%%, GM read %.0f write %.0f\n",
+                        f["kernel"].get<std::string>().c_str(), f["cycles"].get<double>(),
+                        100 * f["fraction_of_peak"].get<double>(), f["peak_cycles"].get<double>(),
+                        100 * f["busy_ratio"]["M"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
+                        100 * f["busy_ratio"]["MTE1"].get<double>(), 100 * f["busy_ratio"]["FIX"].get<double>(),
+                        100 * f["busy_ratio"]["V"].get<double>(), f["vector_instructions"].get<double>(),
+                        100 * f["busy_ratio"]["MTE3"].get<double>(), f["gm_read_bytes"].get<double>(),
+                        f["gm_write_bytes"].get<double>());
     const json &at = all["attention"];
     for (const char *v : {"single_buffered", "double_buffered"})
         std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
