@@ -141,7 +141,8 @@ bool allocation_on_stack(const Allocate *op) {
 }
 
 // Whether emitting s produces a `return` (a failed assert or a failed heap
-// allocation): such bodies of parallel loops are wrapped in a lambda.
+// allocation): in the body of a parallel loop, such a failure records its
+// code and jumps to the end of the iteration instead.
 class MayReturn : public IRVisitor {
 public:
     explicit MayReturn(bool asserts) : asserts(asserts) {}
@@ -184,10 +185,24 @@ private:
     std::map<std::string, int64_t> stack_bytes;  // other stack arrays: their sizes in bytes
     int wanted_mask_bits = 32;                // for bool vectors of no natural width
     bool uses_float16 = false;                // converts 16-bit floats (CodeGen_Float16.h)
+    // Where a failure goes inside the body of a parallel loop (empty: the
+    // function returns its code): the iteration's error variable and the
+    // label at the end of the iteration.
+    std::string fail_code, fail_label;
 
     using IRVisitor::visit;
 
     std::ostream &line() { return out << std::string(4 * indent, ' '); }
+    // Fail with `code`: return it, or in a parallel loop's body record it
+    // and leave the iteration.
+    void emit_fail(const std::string &code) {
+        if (fail_label.empty()) {
+            line() << "return " << code << ";\n";
+            return;
+        }
+        line() << fail_code << " = " << code << ";\n";
+        line() << "goto " << fail_label << ";\n";
+    }
     std::string print(const Expr &e) {
         include(e);
         return result;
@@ -619,7 +634,7 @@ void CodeGen_C::visit(const AssertStmt *op) {
     line() << "if (!" << paren(print(op->condition)) << ") {\n";
     indent++;
     line() << call << "\n";
-    line() << "return " << op->error_code << ";\n";
+    emit_fail(std::to_string(op->error_code));
     indent--;
     line() << "}\n";
 }
@@ -643,8 +658,12 @@ void CodeGen_C::visit(const For *op) {
         line() << "}\n";
         return;
     }
-    // A parallel body that may return runs in a lambda; the error code of a
-    // failing iteration is returned after the loop.
+    // A parallel body that may fail runs in a block of its own; a failure
+    // records its code and jumps past the block (leaving its scopes frees
+    // their heap blocks), and the code of a failing iteration is returned
+    // after the loop. Not a lambda: a lambda captures the function's
+    // variables by reference, so g++ reloads every float of them (a
+    // parameter, 1 / r_sigma) after each store through a float pointer.
     MayReturn may_return(!target.has(Target::NoAsserts));
     may_return.include(op->body);
     std::string error, code;
@@ -661,12 +680,17 @@ void CodeGen_C::visit(const For *op) {
         return;
     }
     indent++;
-    line() << "const int " << code << " = [&]() -> int {\n";
+    std::string label = names.fresh(var + "_exit");
+    line() << "int " << code << " = 0;\n";
+    line() << "{\n";
+    std::string outer_code = fail_code, outer_label = fail_label;
+    fail_code = code;
+    fail_label = label;
     print_body(op->body);
-    indent++;
-    line() << "return 0;\n";
-    indent--;
-    line() << "}();\n";
+    fail_code = outer_code;
+    fail_label = outer_label;
+    line() << "}\n";
+    line() << label << ":\n";
     line() << "if (" << code << " != 0) {\n";
     indent++;
     line() << "#pragma omp atomic write\n";
@@ -675,7 +699,11 @@ void CodeGen_C::visit(const For *op) {
     line() << "}\n";
     indent--;
     line() << "}\n";
-    line() << "if (" << error << " != 0) return " << error << ";\n";
+    line() << "if (" << error << " != 0) {\n";
+    indent++;
+    emit_fail(error);
+    indent--;
+    line() << "}\n";
 }
 
 void CodeGen_C::visit(const Store *op) {
@@ -739,7 +767,7 @@ void CodeGen_C::visit(const Allocate *op) {
                << "%lld elements (%lld bytes) for '" << escape(op->name, true)
                << "'; a kernel allocates at most 2147483647 elements per Func\", " << heap << ".count, " << heap
                << ".bytes);\n";
-        line() << "return kiln_error_out_of_memory;\n";
+        emit_fail("kiln_error_out_of_memory");
         indent--;
         line() << "}\n";
         line() << type << " *" << name << " = (" << type << " *)" << heap << ".ptr;\n";

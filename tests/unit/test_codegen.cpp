@@ -364,13 +364,24 @@ TEST_CASE("codegen: a failing assert returns its code with its message", "[codeg
     CHECK(std::string(kiln_last_error_message()) == last_message);
     CHECK_THROWS_AS(m->run_or_throw(args), RuntimeError);
 
-    // The same check inside a parallel loop: the body becomes a lambda.
+    // The same check inside a parallel loop: the failing iteration records
+    // its code and jumps to its end (no lambda, which would capture the
+    // function's variables by reference), and the loop returns the code.
     Stmt par = loop("g.s0.y", 0, 8,
                     Block::make(AssertStmt::make(LT::make(var("g.s0.y"), Expr(5)), kiln_error_generic,
                                                  {StringImm::make("row "), var("g.s0.y"), StringImm::make(" too far")}),
                                 Store::make("out", var("g.s0.y"), var("g.s0.y"))),
                     ForType::Parallel);
-    auto mp = jit({"guard_par", {buffer("out", Int(32), 1, true)}, par});
+    std::string src;
+    auto mp = jit({"guard_par", {buffer("out", Int(32), 1, true)}, par}, &src);
+    CHECK(src.find("[&]") == std::string::npos);
+    CHECK(src.find("        int err = 0;\n"
+                   "        {\n"
+                   "            if (!(g_s0_y < 5)) {\n") != std::string::npos);
+    CHECK(src.find("                err = -1;\n"
+                   "                goto g_s0_y_exit;\n") != std::string::npos);
+    CHECK(src.find("        g_s0_y_exit:\n"
+                   "        if (err != 0) {\n") != std::string::npos);
     Halide::Runtime::Buffer<int32_t> out(8);
     void *pargs[] = {out.raw_buffer()};
     CHECK(mp->run(pargs) == kiln_error_generic);

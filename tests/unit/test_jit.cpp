@@ -25,8 +25,8 @@ namespace {
 
 Expr var(const std::string &name) { return Variable::make(Int(32), name); }
 
-// A kernel with a parallel loop whose body may fail (an assert: the body is
-// a lambda, so the object refers to libgomp and to C++ ABI symbols):
+// A kernel with a parallel loop whose body may fail (an assert: the failing
+// iteration jumps to its end, and the loop returns the code afterwards):
 // out[y] = y * 3 for y < 100, else the assert's message.
 LoweredFunc parallel_kernel(const std::string &name) {
     LoweredArgument out;
