@@ -62,6 +62,19 @@ protected:
     void visit(const Variable *op) override { result = result || pred(op->name); }
 };
 
+class LoadsIf : public IRVisitor {
+public:
+    explicit LoadsIf(const std::function<bool(const std::string &)> &p) : pred(p) {}
+    bool result = false;
+
+protected:
+    const std::function<bool(const std::string &)> &pred;
+    void visit(const Load *op) override {
+        result = result || pred(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
 class DropRDomOwner : public IRMutator {
 public:
     explicit DropRDomOwner(const ReductionDomainContents *d) : dom(d) {}
@@ -98,6 +111,11 @@ bool expr_uses_var_if(const Expr &e, const std::function<bool(const std::string 
     UsesVar u(pred);
     u.include(e);
     return u.result;
+}
+bool expr_loads_if(const Expr &e, const std::function<bool(const std::string &)> &pred) {
+    LoadsIf l(pred);
+    l.include(e);
+    return l.result;
 }
 bool stmt_uses_var(const Stmt &s, const std::string &name) {
     std::function<bool(const std::string &)> pred = [&](const std::string &n) { return n == name; };

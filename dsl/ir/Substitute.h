@@ -23,6 +23,8 @@ bool expr_uses_var(const Expr &e, const std::string &name);
 bool stmt_uses_var(const Stmt &s, const std::string &name);
 // Does e refer to a variable whose name satisfies pred?
 bool expr_uses_var_if(const Expr &e, const std::function<bool(const std::string &)> &pred);
+// Does e load a buffer whose name satisfies pred?
+bool expr_loads_if(const Expr &e, const std::function<bool(const std::string &)> &pred);
 
 // e with the RVars of `dom` holding no owning pointer to it: for a
 // predicate stored in dom itself (RDom::where(), rfactor), which would

@@ -19,6 +19,24 @@
 // externs (Func and image calls do not reach here), and nothing inside the
 // branches of a Select or either side of a scalar && or || (evaluated only
 // on one path) or inside a Let (its names are bound there).
+//
+// Across stores: consecutive stores (an update unrolled over a channel, a
+// Tuple's elements) are taken together, and what they compute alike is
+// named once before the first of them:
+//
+//   h[((int32(v * 8.0f) * 2) + 0)] = (h[...] + v)      let cse.0 = max(min(in[r], 1.0f), 0.0f)
+//   h[((int32(v * 8.0f) * 2) + 1)] = (h[...] + 1.0f) -> let cse.1 = (int32(cse.0 * 8.0f) * 2)
+//     (v = max(min(in[r], 1.0f), 0.0f))                  h[cse.1] = (h[cse.1] + cse.0)
+//                                                        h[(cse.1 + 1)] = (h[(cse.1 + 1)] + 1.0f)
+//
+// Why: the C++ compiler cannot share them itself, as a store through a
+// `float *` may change the input it reads (bilateral_grid's splat loaded,
+// clamped and converted each pixel twice). What moves before the first
+// store is what every store evaluates anyway, minus what could read
+// something a store writes: nothing that loads a stored buffer, and no load
+// at all unless every store writes one of the pipeline's own allocations
+// (which overlap nothing else).
+//
 // Runs last (the simplifier would substitute the lets back); host only.
 #pragma once
 #include "ir/IR.h"

@@ -91,23 +91,6 @@ bool disjoint(const Slot &a, const Slot &b, const Environment &env) {
     return k != 0 && at[2] - at[1] == k && at[3] - at[2] == k;
 }
 
-// Does e load one of `names`?
-bool loads_any(const Expr &e, const std::set<std::string> &names) {
-    bool found = false;
-    class Find : public IRVisitor {
-    public:
-        Find(const std::set<std::string> &n, bool &f) : names(n), found(f) {}
-        const std::set<std::string> &names;
-        bool &found;
-        void visit(const Load *op) override {
-            found |= names.count(op->name) > 0;
-            IRVisitor::visit(op);
-        }
-    } find(names, found);
-    find.include(e);
-    return found;
-}
-
 // The accumulators of a loop body with several stores. It walks the body
 // with the values of its loop-invariant lets in scope (lets whose values
 // neither use the loop variable or a varying let nor load an accumulated
@@ -137,7 +120,8 @@ protected:
     std::set<std::string> variant;
 
     bool varies(const Expr &e) const {
-        return loads_any(e, names) || expr_uses_var_if(e, [&](const std::string &v) { return variant.count(v) > 0; });
+        return expr_loads_if(e, [&](const std::string &b) { return names.count(b) > 0; }) ||
+               expr_uses_var_if(e, [&](const std::string &v) { return variant.count(v) > 0; });
     }
     // The slot of `name` at `index` (as written in the body), or null.
     const Slot *find(const std::string &name, const Expr &index, Type t, Expr *full = nullptr) const {

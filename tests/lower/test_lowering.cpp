@@ -912,6 +912,43 @@ TEST_CASE("eliminate_common_subexpressions: a load read twice by a store is name
     CHECK(g.lowered_stmt(no_asserts).find("let cse.") == std::string::npos);
 }
 
+TEST_CASE("eliminate_common_subexpressions: consecutive stores share what they compute alike", "[lower][cse]") {
+    // bilateral_grid's splat: the update unrolled over c stores twice per
+    // pixel, both at the bin of the same value.
+    ImageParam in(Float(32), 1, "sin");
+    Var x("x"), c("c");
+    RDom r(0, in.dim(0).extent(), "r");
+    Func h("sh"), out("sout");
+    Expr v = clamp(in(r), 0.0f, 1.0f);
+    h(x, c) = 0.0f;
+    h(cast<int>(v * 8.0f + 0.5f), c) += mux(c, {v, 1.0f});
+    out(x) = h(x, 0) / h(x, 1);
+    h.compute_root();
+    h.update(0).reorder(c, r).unroll(c);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t loop = s.find("for (sh.s1.r.x, ");
+    REQUIRE(loop != std::string::npos);
+    std::string body = s.substr(loop, s.find("}", loop) - loop);
+    // The value and its bin are named once, before both stores: one load
+    // of the input, one conversion.
+    CHECK(count(body, "sin[") == 1);
+    CHECK(count(body, "int32(") == 1);
+    CHECK(count(body, "sh[") == 4);  // each store's own read and write of the bin
+    CHECK(body.find("let cse.") < body.find("sh["));
+
+    // Stores into an output may not move a load before them (it could read
+    // what the first store writes), only arithmetic: each store keeps its
+    // own load of the input.
+    Func o("so");
+    o(x, c) = in(x) * in(x) + cast<float>(c);
+    o.bound(c, 0, 2).reorder(c, x).unroll(c);
+    std::string so = o.lowered_stmt(no_asserts);
+    INFO(so);
+    CHECK(count(so, "so[") == 2);
+    CHECK(count(so, "sin[") == 2);
+}
+
 TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loop is read once before it",
           "[lower][hoist]") {
     ImageParam a(Float(32), 2, "ha"), b(Float(32), 2, "hb");
