@@ -501,6 +501,46 @@ bool match_repeat(const Expr &index, RepeatIndex &m) {
     return false;
 }
 
+// A gather's index as `lanes + broadcast(offset)`: the broadcasts added,
+// subtracted or multiplied into it (through sums: (v + b) * k is v * k +
+// b * k) move to the scalar offset, the rest stays in the lanes; either
+// part is undefined when empty. Gathers that differ by a scalar (the eight
+// corners of a trilinear slice, two channels: corner + 1, + row stride,
+// + plane stride) then share their lanes, and the C++ compiler extracts
+// each lane's index once for all of them. The parts are int32 like the
+// index; they stay in range as the index does for any buffer whose offsets
+// fit int32 (the kernel's limit).
+struct GatherIndex {
+    Expr lanes, offset;
+};
+GatherIndex split_gather_index(const Expr &index) {
+    auto sum = [](const Expr &a, const Expr &b, bool subtract) -> Expr {
+        if (!b.defined()) return a;
+        if (!a.defined()) return subtract ? make_zero(b.type()) - b : b;
+        return subtract ? a - b : a + b;
+    };
+    auto split_sum = [&](const Expr &a, const Expr &b, bool subtract) {
+        GatherIndex x = split_gather_index(a), y = split_gather_index(b);
+        return GatherIndex{sum(x.lanes, y.lanes, subtract), sum(x.offset, y.offset, subtract)};
+    };
+    if (const Broadcast *b = index.as<Broadcast>()) return {Expr(), b->value};
+    if (const Add *a = index.as<Add>()) return split_sum(a->a, a->b, false);
+    if (const Sub *s = index.as<Sub>()) return split_sum(s->a, s->b, true);
+    if (const Mul *m = index.as<Mul>()) {
+        const Broadcast *k = m->b.as<Broadcast>();
+        Expr v = m->a;
+        if (!k) {
+            k = m->a.as<Broadcast>();
+            v = m->b;
+        }
+        if (k) {
+            GatherIndex x = split_gather_index(v);
+            return {x.lanes.defined() ? x.lanes * Expr(k) : Expr(), x.offset.defined() ? x.offset * k->value : Expr()};
+        }
+    }
+    return {index, Expr()};
+}
+
 }  // namespace
 
 // The size of a stack array of bytes that a gather of 64 lanes reads as a
@@ -515,7 +555,8 @@ int64_t CodeGen_C::table_lookup_bytes(const std::string &name) const {
 // Loads: scalar, dense (ramp of stride 1), uniform (broadcast index),
 // strided (a ramp of constant stride 2 to 4) or repeated lanes (f(x / D)),
 // both from dense loads and shuffles, a byte table on the stack read with
-// shuffles, or a gather. Bool vectors are read as bytes and turned into
+// shuffles, or a gather (from the buffer plus its index's scalar offset,
+// split_gather_index). Bool vectors are read as bytes and turned into
 // 8-bit masks.
 std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) {
     std::string buf = names.get(name);
@@ -542,6 +583,9 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
     } else if (t.bits() == 8 && t.lanes() == 64 && index.type().bits() == 32 && table_lookup_bytes(name)) {
         s = "kiln_lookup<" + v + ", " + std::to_string(table_lookup_bytes(name)) + ">(" + buf + ", " +
             unparen(print(index)) + ")";
+    } else if (GatherIndex g = split_gather_index(index); g.lanes.defined() && g.offset.defined()) {
+        s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + " + " + paren(print(simplify(g.offset))) + ", " +
+            unparen(print(g.lanes)) + ")";
     } else {
         s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + ", " + unparen(print(index)) + ")";
     }

@@ -124,6 +124,43 @@ TEST_CASE("codegen: a vector loop with dense and strided loads and stores", "[co
     }
 }
 
+TEST_CASE("codegen: gathers that differ by a scalar read from the buffer plus it, at the same lanes", "[codegen]") {
+    // out[i] = in[ix[i] * s + k] + in[(ix[i] + 1) * s + (k - 1)], 8 lanes
+    // (two corners of a slice, one row apart): the broadcasts move to a
+    // pointer offset, and both gathers index by the same lanes ix * s.
+    Expr xo = var("g.s0.x.xo"), base = xo * 8;
+    Expr ix = Load::make(Int(32, 8), "ix", ramp(base, 8));
+    Expr s = var("s"), k = var("k");
+    Expr near = Load::make(Float(32, 8), "in", ix * bcast(s, 8) + bcast(k, 8));
+    Expr far = Load::make(Float(32, 8), "in", (ix + bcast(Expr(1), 8)) * bcast(s, 8) + bcast(k - 1, 8));
+    Stmt body = loop("g.s0.x.xo", 0, Div::make(var("out.extent.0"), Expr(8)),
+                     Store::make("out", near + far, ramp(base, 8)));
+    LoweredFunc f{"gather_offsets",
+                  {buffer("ix", Int(32), 1, false), buffer("in", Float(32), 1, false), scalar("s", Int(32)),
+                   scalar("k", Int(32)), buffer("out", Float(32), 1, true)},
+                  body};
+    std::string src;
+    auto m = jit(f, &src);
+    auto count = [&](const std::string &part) {
+        int n = 0;
+        for (size_t at = src.find(part); at != std::string::npos; at = src.find(part, at + 1)) n++;
+        return n;
+    };
+    const std::string lanes = ", kiln_load<int32x8>(ix + (g_s0_x_xo * 8)) * kiln_broadcast<int32x8>(s))";
+    CHECK(src.find("kiln_gather<float32x8>(in + k" + lanes) != std::string::npos);
+    CHECK(count("kiln_gather<float32x8>(in + ") == 2);
+    CHECK(count(lanes) == 2);
+
+    Halide::Runtime::Buffer<int32_t> ix_buf(24);
+    Halide::Runtime::Buffer<float> in(96), out(24);
+    ix_buf.for_each_element([&](int x) { ix_buf(x) = (x * 3) % 10; });
+    in.for_each_element([&](int x) { in(x) = (float)x; });
+    int32_t sv = 7, kv = 2;
+    void *args[] = {ix_buf.raw_buffer(), in.raw_buffer(), &sv, &kv, out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    for (int x = 0; x < 24; x++) CHECK(out(x) == (float)(ix_buf(x) * 7 + 2 + (ix_buf(x) + 1) * 7 + 1));
+}
+
 TEST_CASE("codegen: Euclidean division and modulo, scalar and vector", "[codegen]") {
     // Every int8 pair (a, b), and int32 pairs at the edges, through scalar
     // and 16-lane vector code and through division by constants.
