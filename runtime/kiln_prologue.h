@@ -704,100 +704,19 @@ inline void kiln_prefetch(const T *p, const int32_t (&box)[N]) {
 
 // ---- Storage of intermediates ----
 
-// Blocks a thread's kiln_heaps freed, kept for its next ones, up to `Slots`
-// blocks and `MaxBytes` bytes; freed when the thread ends. A stack: the
-// intermediates of a loop body are allocated in one order and freed in the
-// reverse, so the next iteration's first allocation finds its block on top.
-template<int Slots, size_t MaxBytes>
-struct kiln_block_cache {
-    static constexpr int slots = Slots;
-    static constexpr size_t max_bytes = MaxBytes;
-    void *ptr[Slots] = {};  // [0, count) kept, the last freed on top
-    size_t size[Slots] = {};
-    int count = 0;
-    size_t bytes = 0;
-    ~kiln_block_cache() {
-        for (int i = 0; i < count; i++) std::free(ptr[i]);
-    }
-
-    void remove(int i) {
-        bytes -= size[i];
-        for (; i + 1 < count; i++) ptr[i] = ptr[i + 1], size[i] = size[i + 1];
-        count--;
-        ptr[count] = nullptr, size[count] = 0;
-    }
-
-    // A kept block of at least `want` bytes (the top one, else the
-    // smallest), or null.
-    void *take(size_t want, size_t &got) {
-        int best = -1;
-        if (count > 0 && size[count - 1] >= want) best = count - 1;
-        else
-            for (int i = 0; i < count; i++)
-                if (size[i] >= want && (best < 0 || size[i] < size[best])) best = i;
-        if (best < 0) return nullptr;
-        void *p = ptr[best];
-        got = size[best];
-        remove(best);
-        return p;
-    }
-
-    // Keeps `p` (of `n` bytes) on top, dropping smaller kept blocks to stay
-    // within the bounds; or frees it.
-    void give(void *p, size_t n) {
-        if (n > MaxBytes) return std::free(p);
-        while (count == Slots || bytes + n > MaxBytes) {
-            int smallest = 0;
-            for (int i = 1; i < count; i++)
-                if (size[i] < size[smallest]) smallest = i;
-            if (size[smallest] > n) return std::free(p);
-            std::free(ptr[smallest]);
-            remove(smallest);
-        }
-        ptr[count] = p, size[count] = n;
-        count++;
-        bytes += n;
-    }
-};
-
-// Small blocks (up to kiln_heap_cache_max bytes): an intermediate computed
-// per row (compute_at a row loop, with a width known only at run time) is
-// allocated once per row, and a backward pass keeps several such rows live
-// at once (softmax_grad: nine). glibc's aligned_alloc and free of them per
-// row had cost softmax ~8% and softmax_grad ~15% of its time. Up to 16
-// blocks and 4 MiB per thread.
-constexpr size_t kiln_heap_cache_max = 1 << 20;
-using kiln_small_cache = kiln_block_cache<16, (size_t)4 << 20>;
-inline kiln_small_cache &kiln_thread_small_cache() {
-    static thread_local kiln_small_cache cache;
-    return cache;
-}
-
-// Larger blocks, kept for the kernel's next call: glibc gives a block above
-// its mmap threshold (32 MiB at most) back to the system on free, so every
-// call of a kernel with a large intermediate computed at the root faulted
-// its pages in again, zeroed by the kernel (a fifth of blur3x3_grad's time
-// at 4096x4096). Up to 4 blocks and kiln_large_cache_max bytes per thread; a
-// block larger than that is never kept.
-constexpr size_t kiln_large_cache_max = 256u << 20;
-using kiln_large_cache = kiln_block_cache<4, kiln_large_cache_max>;
-inline kiln_large_cache &kiln_thread_large_cache() {
-    static thread_local kiln_large_cache cache;
-    return cache;
-}
-
 // A 64-byte-aligned heap block of `count` elements of `elem_size` bytes
 // (a cache line, and one AVX-512 vector: dense vector loads from the start of
 // a row never straddle two lines), freed when it goes out of scope (also on
 // an early error return). ptr is null when the allocation failed.
 // Blocks of more than INT32_MAX elements are refused: kernels index with int32.
+// The blocks come from the runtime's per-thread caches (kiln_heap_alloc,
+// kiln_runtime.cpp), out of line: inlined at every intermediate, g++ -O3
+// unrolled the caches' loops into each kernel, which had cost a GEMM with
+// four intermediates half of its compile time.
 struct kiln_heap {
     void *ptr = nullptr;
     long long count = 0, bytes = 0;
     size_t size = 0;  // of the block ptr points to
-    // The thread's small-block cache, looked up once: in a JIT kernel (a
-    // shared object) each thread_local access is a call to __tls_get_addr.
-    kiln_small_cache *small = nullptr;
     kiln_heap(long long n, size_t elem_size) : count(n < 0 ? 0 : n) {
         if ((unsigned long long)count > (1ull << 62) / elem_size) {
             bytes = 1ll << 62;
@@ -805,17 +724,10 @@ struct kiln_heap {
         }
         bytes = count * (long long)elem_size;
         if (count > INT32_MAX) return;
-        const size_t want = (size_t)((bytes + 63) / 64 * 64 + 64);
-        if (want <= kiln_heap_cache_max) small = &kiln_thread_small_cache();
-        ptr = small ? small->take(want, size) : kiln_thread_large_cache().take(want, size);
-        if (ptr) return;
-        ptr = std::aligned_alloc(64, want);
-        size = want;
+        ptr = kiln_heap_alloc((size_t)((bytes + 63) / 64 * 64 + 64), &size);
     }
     ~kiln_heap() {
-        if (!ptr) return;
-        if (small) small->give(ptr, size);
-        else kiln_thread_large_cache().give(ptr, size);
+        if (ptr) kiln_heap_free(ptr, size);
     }
     kiln_heap(const kiln_heap &) = delete;
     kiln_heap &operator=(const kiln_heap &) = delete;

@@ -129,6 +129,116 @@ static long long kiln_trace_get(const char *func, int kind) {
 extern "C" long long kiln_trace_stores(const char *func) { return kiln_trace_get(func, 0); }
 extern "C" long long kiln_trace_realizations(const char *func) { return kiln_trace_get(func, 1); }
 
+// ---- Storage of kernels' intermediates (kiln_heap, kiln_prologue.h) ----
+//
+// Here rather than in the prologue: compiled once, not inlined (and its
+// loops unrolled by g++ -O3) at every intermediate of every kernel.
+namespace {
+
+// Blocks a thread's kiln_heaps freed, kept for its next ones, up to `Slots`
+// blocks and `MaxBytes` bytes; freed when the thread ends. A stack: the
+// intermediates of a loop body are allocated in one order and freed in the
+// reverse, so the next iteration's first allocation finds its block on top.
+template<int Slots, size_t MaxBytes>
+struct kiln_block_cache {
+    void *ptr[Slots] = {};  // [0, count) kept, the last freed on top
+    size_t size[Slots] = {};
+    int count = 0;
+    size_t bytes = 0;
+    ~kiln_block_cache() {
+        for (int i = 0; i < count; i++) free(ptr[i]);
+    }
+
+    void remove(int i) {
+        bytes -= size[i];
+        for (; i + 1 < count; i++) ptr[i] = ptr[i + 1], size[i] = size[i + 1];
+        count--;
+        ptr[count] = nullptr, size[count] = 0;
+    }
+
+    // A kept block of at least `want` bytes (the top one, else the
+    // smallest), or null.
+    void *take(size_t want, size_t *got) {
+        int best = -1;
+        if (count > 0 && size[count - 1] >= want) best = count - 1;
+        else
+            for (int i = 0; i < count; i++)
+                if (size[i] >= want && (best < 0 || size[i] < size[best])) best = i;
+        if (best < 0) return nullptr;
+        void *p = ptr[best];
+        *got = size[best];
+        remove(best);
+        return p;
+    }
+
+    // Keeps `p` (of `n` bytes) on top, dropping smaller kept blocks to stay
+    // within the bounds; or frees it.
+    void give(void *p, size_t n) {
+        if (n > MaxBytes) return free(p);
+        while (count == Slots || bytes + n > MaxBytes) {
+            int smallest = 0;
+            for (int i = 1; i < count; i++)
+                if (size[i] < size[smallest]) smallest = i;
+            if (size[smallest] > n) return free(p);
+            free(ptr[smallest]);
+            remove(smallest);
+        }
+        ptr[count] = p, size[count] = n;
+        count++;
+        bytes += n;
+    }
+
+    int kept(void **blocks, size_t *sizes, int max) const {
+        for (int i = 0; i < count && i < max; i++) blocks[i] = ptr[i], sizes[i] = size[i];
+        return count;
+    }
+};
+
+// Small blocks (up to kiln_heap_small_max bytes): an intermediate computed
+// per row (compute_at a row loop, with a width known only at run time) is
+// allocated once per row, and a backward pass keeps several such rows live
+// at once (softmax_grad: nine). glibc's aligned_alloc and free of them per
+// row had cost softmax ~8% and softmax_grad ~15% of its time.
+using kiln_small_cache = kiln_block_cache<kiln_heap_small_slots, kiln_heap_small_keep>;
+kiln_small_cache &kiln_thread_small_cache() {
+    static thread_local kiln_small_cache cache;
+    return cache;
+}
+
+// Larger blocks, kept for the kernel's next call: glibc gives a block above
+// its mmap threshold (32 MiB at most) back to the system on free, so every
+// call of a kernel with a large intermediate computed at the root faulted
+// its pages in again, zeroed by the kernel (a fifth of blur3x3_grad's time
+// at 4096x4096). A block larger than kiln_heap_large_keep is never kept.
+using kiln_large_cache = kiln_block_cache<kiln_heap_large_slots, kiln_heap_large_keep>;
+kiln_large_cache &kiln_thread_large_cache() {
+    static thread_local kiln_large_cache cache;
+    return cache;
+}
+
+}  // namespace
+
+// A small cache's blocks are all at most kiln_heap_small_max bytes (each was
+// allocated for such a request, or taken from that cache for one) and a
+// large cache's all above it, so the size says which cache a block goes back to.
+extern "C" void *kiln_heap_alloc(size_t bytes, size_t *size) {
+    void *p = bytes <= kiln_heap_small_max ? kiln_thread_small_cache().take(bytes, size)
+                                            : kiln_thread_large_cache().take(bytes, size);
+    if (p) return p;
+    *size = bytes;
+    return aligned_alloc(64, bytes);
+}
+
+extern "C" void kiln_heap_free(void *block, size_t size) {
+    if (size <= kiln_heap_small_max) kiln_thread_small_cache().give(block, size);
+    else kiln_thread_large_cache().give(block, size);
+}
+
+extern "C" int kiln_heap_kept(int large, void **blocks, size_t *sizes, int max) {
+    return large ? kiln_thread_large_cache().kept(blocks, sizes, max)
+                 : kiln_thread_small_cache().kept(blocks, sizes, max);
+}
+
 extern "C" int kiln_num_threads(void) {
     if (const char *s = getenv("KILN_NUM_THREADS")) {
         int n = atoi(s);

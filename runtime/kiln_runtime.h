@@ -7,6 +7,8 @@
 #ifndef KILN_RUNTIME_H
 #define KILN_RUNTIME_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,6 +57,28 @@ int kiln_check_buffer(const struct halide_buffer_t *b, const char *kernel, const
 int kiln_buffer_is_empty(const struct halide_buffer_t *b);
 int kiln_check_no_overlap(const struct halide_buffer_t *in, const struct halide_buffer_t *out, const char *kernel,
                           const char *in_name, const char *out_name);
+
+/* Storage of kernels' intermediates (kiln_heap, kiln_prologue.h): a
+ * 64-byte-aligned block of at least `bytes` bytes, taken from the calling
+ * thread's cache of freed blocks or newly allocated, with its real size in
+ * *size; NULL when out of memory. kiln_heap_free keeps the block (`size` as
+ * kiln_heap_alloc gave it) for the thread's next allocation, or frees it.
+ * A thread keeps blocks of up to kiln_heap_small_max bytes in one cache of
+ * at most kiln_heap_small_slots blocks and kiln_heap_small_keep bytes, and
+ * larger ones in another (kiln_heap_large_slots, kiln_heap_large_keep);
+ * they are freed when the thread ends. kiln_heap_kept (for tests): the
+ * number of blocks the calling thread keeps in the small (large = 0) or
+ * large cache, and up to `max` of them with their sizes. */
+enum {
+    kiln_heap_small_max = 1 << 20,
+    kiln_heap_small_slots = 16,
+    kiln_heap_small_keep = 4 << 20,
+    kiln_heap_large_slots = 4,
+    kiln_heap_large_keep = 256 << 20,
+};
+void *kiln_heap_alloc(size_t bytes, size_t *size);
+void kiln_heap_free(void *block, size_t size);
+int kiln_heap_kept(int large, void **blocks, size_t *sizes, int max);
 
 /* Threads used by parallel loops: $KILN_NUM_THREADS, else the core count. */
 int kiln_num_threads(void);

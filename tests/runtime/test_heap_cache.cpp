@@ -1,20 +1,33 @@
-// The heap blocks of kernels' intermediates (kiln_heap, runtime/kiln_prologue.h):
-// a large block freed by one call is kept for the next, within a bound, and
-// small blocks freed by one row are reused by the next.
+// The heap blocks of kernels' intermediates (kiln_heap, runtime/kiln_prologue.h,
+// and the runtime's caches behind it, kiln_heap_alloc): a large block freed by
+// one call is kept for the next, within a bound, and small blocks freed by one
+// row are reused by the next.
 #include <catch2/catch.hpp>
 
 #include "kiln_prologue.h"
 
 #include <memory>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace {
 
-// What is kept, in bytes, by this thread.
+// The blocks this thread keeps in its small or large cache, with their sizes.
+std::vector<std::pair<void *, size_t>> kept(bool large) {
+    void *blocks[64];
+    size_t sizes[64];
+    const int n = kiln_heap_kept(large, blocks, sizes, 64);
+    REQUIRE(n <= 64);
+    std::vector<std::pair<void *, size_t>> k;
+    for (int i = 0; i < n; i++) k.push_back({blocks[i], sizes[i]});
+    return k;
+}
+
+// What is kept in large blocks, in bytes, by this thread.
 size_t kept_bytes() {
     size_t total = 0;
-    for (size_t s : kiln_thread_large_cache().size) total += s;
+    for (const auto &b : kept(true)) total += b.second;
     return total;
 }
 
@@ -39,23 +52,21 @@ TEST_CASE("runtime: a large intermediate's block is reused by the next call", "[
         REQUIRE(c.ptr);
         CHECK(c.ptr != first);
     }
-    CHECK(kept_bytes() <= kiln_large_cache_max);
+    CHECK(kept_bytes() <= kiln_heap_large_keep);
 }
 
 TEST_CASE("runtime: the kept blocks stay within the per-thread bound", "[runtime][heap]") {
     {
-        kiln_heap huge((long long)(kiln_large_cache_max / sizeof(float)) + 1024, sizeof(float));
+        kiln_heap huge((long long)(kiln_heap_large_keep / sizeof(float)) + 1024, sizeof(float));
         REQUIRE(huge.ptr);
     }
-    CHECK(kept_bytes() <= kiln_large_cache_max);  // larger than the bound: freed
+    CHECK(kept_bytes() <= kiln_heap_large_keep);  // larger than the bound: freed
     for (int i = 0; i < 8; i++) {
         kiln_heap a(12 << 20, sizeof(float)), b(12 << 20, sizeof(float)), c(12 << 20, sizeof(float));
         REQUIRE((a.ptr && b.ptr && c.ptr));
     }
-    CHECK(kept_bytes() <= kiln_large_cache_max);
-    int slots = 0;
-    for (void *p : kiln_thread_large_cache().ptr) slots += p != nullptr;
-    CHECK(slots <= kiln_large_cache::slots);
+    CHECK(kept_bytes() <= kiln_heap_large_keep);
+    CHECK(kept(true).size() <= (size_t)kiln_heap_large_slots);
 }
 
 TEST_CASE("runtime: small intermediates live at once are reused row after row", "[runtime][heap]") {
@@ -73,8 +84,7 @@ TEST_CASE("runtime: small intermediates live at once are reused row after row", 
     };
     auto cached = [] {
         std::set<void *> c;
-        for (void *p : kiln_thread_small_cache().ptr)
-            if (p) c.insert(p);
+        for (const auto &b : kept(false)) c.insert(b.first);
         return c;
     };
     std::set<void *> first;
@@ -85,7 +95,11 @@ TEST_CASE("runtime: small intermediates live at once are reused row after row", 
         row(used);
         for (void *p : used) CHECK(before.count(p) == 1);  // taken from the cache, not allocated
     }
-    size_t kept = 0;
-    for (size_t s : kiln_thread_small_cache().size) kept += s;
-    CHECK(kept <= kiln_small_cache::max_bytes);
+    size_t small_bytes = 0;
+    for (const auto &b : kept(false)) {
+        small_bytes += b.second;
+        CHECK(b.second <= (size_t)kiln_heap_small_max);
+    }
+    CHECK(kept(false).size() <= (size_t)kiln_heap_small_slots);
+    CHECK(small_bytes <= (size_t)kiln_heap_small_keep);
 }
