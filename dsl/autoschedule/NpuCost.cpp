@@ -25,9 +25,12 @@ namespace {
 // shapes, pipes and flags; the outermost loop capped at `cap` trips.
 class Unroller {
 public:
-    Unroller(const NpuKernel &k, const npu::Machine &m, NpuCostEstimate &e, int64_t cap) : k(k), m(m), e(e), cap(cap) {}
+    // Top-level loops of more than `longer` trips run `cap` of them.
+    Unroller(const NpuKernel &k, const npu::Machine &m, NpuCostEstimate &e, int64_t longer, int64_t cap)
+        : k(k), m(m), e(e), longer(longer), cap(cap) {}
     npu::CoreProgram program;
-    int64_t outer_trips = 1;  // of the outermost loop with instructions, per core, uncapped
+    int64_t outer_trips = 1;  // of a top-level loop the cap shortened, per core, uncapped
+    int capped = 0;           // top-level loops the cap shortened
 
     void items(const std::vector<NpuItem> &list, int depth) {
         for (const NpuItem &i : list) {
@@ -37,9 +40,9 @@ public:
                 int64_t n = i.trips;
                 if (n < 0) e.exact_trips = false, n = 1;
                 if (i.text.find("core.num_cores()") != std::string::npos) n = (n + m.cores - 1) / std::max(1, m.cores);
-                if (depth == 0) {
-                    outer_trips = n;
-                    n = std::min(n, cap);
+                if (depth == 0 && n > longer) {
+                    outer_trips = n, capped++;
+                    n = cap;
                 }
                 for (int64_t t = 0; t < n; t++) items(i.body, depth + 1);
             } else {
@@ -52,7 +55,7 @@ private:
     const NpuKernel &k;
     const npu::Machine &m;
     NpuCostEstimate &e;
-    const int64_t cap;
+    const int64_t longer, cap;
     std::map<int, int> parity, iter;
 
     npu::Instr instruction(const NpuItem &i) {
@@ -157,31 +160,36 @@ NpuCostEstimate npu_predict(const std::vector<std::shared_ptr<FunctionContents>>
     NpuKernel k = npu_select_kernel("npu_cost", nest, find_environment(outs), out_names, t);
     k = npu_insert_sync(npu_place_buffers(std::move(k)));
 
-    // The core's program, its outermost loop capped: the trips beyond the
-    // cap are extrapolated from the time the last capped trips took.
+    // The core's program, a top-level loop of more than 8 trips capped at
+    // 8: the trips beyond are extrapolated from what the last 4 took.
     const npu::Machine m = npu_target_machine();
     NpuCostEstimate e;
     npu::SimOptions timing_only;
     timing_only.functional = false;
     timing_only.check_races = false;
-    auto run = [&](int64_t cap, int64_t *trips) {
+    constexpr int64_t cap = 8;
+    auto run = [&](int64_t longer, int64_t to, int64_t *trips, int *capped) {
         NpuCostEstimate scratch;
-        Unroller u(k, m, scratch, cap);
+        Unroller u(k, m, scratch, longer, to);
         u.items(k.body, 0);
         e.exact_trips &= scratch.exact_trips;
-        if (trips) *trips = u.outer_trips;
+        if (trips) *trips = u.outer_trips, *capped = u.capped;
         npu::SimReport r;
         npu::count_program(u.program, r);  // before schedule_core, which takes the GM bytes from it
         npu::schedule_core(m, u.program, 0, timing_only, r);
         return r;
     };
-    constexpr int64_t cap = 8;
     int64_t trips = 1;
-    npu::SimReport full = run(cap, &trips);
+    int capped = 0;
+    npu::SimReport full = run(cap, cap, &trips, &capped);
     double scale = 1;
+    // Extrapolated from one capped nest only: the difference between the
+    // runs is then that nest's trips alone. Several capped nests (a Func
+    // through GM, then the output) are unrolled whole.
+    if (capped > 1) full = run(INT64_MAX, INT64_MAX, nullptr, nullptr);
     e.cycles = (double)full.per_core[0].cycles;
-    if (trips > cap) {
-        npu::SimReport half = run(cap / 2, nullptr);
+    if (capped == 1) {
+        npu::SimReport half = run(cap, cap / 2, nullptr, nullptr);
         const double per_trip = (double)(full.per_core[0].cycles - half.per_core[0].cycles) / (cap - cap / 2);
         e.cycles += per_trip * (double)(trips - cap);
         scale = (double)trips / cap;

@@ -16,11 +16,13 @@
 //     -> 4 x the body's instructions, with their shapes, pipes and flags,
 //        scheduled as the simulator schedules them: 5062 cycles
 //
-// A loop across cores gives the first core ceil(trips / cores) tiles. The
-// outermost loop runs at most 8 trips; beyond that the time grows by the
-// last 4 trips' average (the steady state, once double buffering has
-// filled). So the prediction is the simulated cycle count where nothing is
-// capped, and close to it where something is.
+// A loop across cores gives the first core ceil(trips / cores) tiles. A
+// top-level loop of more than 8 trips runs 8; beyond that the time grows by
+// the last 4 trips' average (the steady state, once double buffering has
+// filled). Several such loops (a Func through GM, then the output) are
+// unrolled whole, since one difference cannot tell their trips apart. So
+// the prediction is the simulated cycle count where nothing is capped, and
+// close to it where one loop is.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -126,6 +126,14 @@ TEST_CASE("npu cost model: trips past the cap are extrapolated within 2% of the 
             CHECK(predicted(s.output) == Approx(r["cycles"].get<double>()).epsilon(0.02));
         }
     }
+    // Two nests of 16 and 64 trips (exps through GM, then the output): unrolled whole, the simulated cycles.
+    Softmax u;
+    u.output.bound(u.x, 0, W).split(u.y, u.yo, u.yi, 2);
+    u.exps.compute_root().bound(u.x, 0, W).split(u.y, u.yo, u.yi, 8);
+    u.row_max.compute_at(u.exps, u.yo);
+    u.row_sum.compute_at(u.output, u.yo);
+    json r = run_npu(Pipeline(u.output), in, npu, "softmax_two_nests");
+    CHECK(predicted(u.output) == Approx(r["cycles"].get<double>()).epsilon(0.001));
 }
 
 TEST_CASE("npu autoschedule: autotune simulates the best candidates and keeps the fewest cycles",
