@@ -127,6 +127,44 @@ int power_of_two_exponent(const Expr &e) {
     return k;
 }
 
+// a and b if op is a rounding average of two vectors of an unsigned 8- or
+// 16-bit type T, as the IR writes it (camera_pipe's avg()):
+//   cast<T>((cast<W>(a) + cast<W>(b) + 1) / 2), a and b of type T,
+// the three terms in any order and association, W an integer type at
+// least twice T's width (so the sum cannot wrap). The prologue's
+// kiln_rounding_average computes it in T's own lanes.
+bool rounding_average_operands(const Cast *op, Expr &a, Expr &b) {
+    Type t = op->type;
+    const Div *div = op->value.as<Div>();
+    if (!t.is_vector() || !t.is_uint() || (t.bits() != 8 && t.bits() != 16) || !div || !is_const(div->b, 2)) return false;
+    Type w = div->type;
+    if (w.is_float() || w.bits() < 2 * t.bits()) return false;
+    std::vector<Expr> terms, pending = {div->a};
+    while (!pending.empty()) {
+        Expr e = pending.back();
+        pending.pop_back();
+        if (const Add *add = e.as<Add>()) {
+            pending.push_back(add->a);
+            pending.push_back(add->b);
+        } else {
+            terms.push_back(e);
+        }
+    }
+    if (terms.size() != 3) return false;
+    std::vector<Expr> narrow;
+    bool one = false;
+    for (const Expr &e : terms) {
+        const Cast *c = e.as<Cast>();
+        if (c && c->value.type() == t) narrow.push_back(c->value);
+        else if (!one && is_one(e)) one = true;
+        else return false;
+    }
+    if (!one || narrow.size() != 2) return false;
+    a = narrow[0];
+    b = narrow[1];
+    return true;
+}
+
 const char *math_function(const std::string &name) {
     static const std::map<std::string, const char *> fns = {
         {"exp", "exp"}, {"log", "log"}, {"sqrt", "sqrt"}, {"pow", "pow"}, {"sin", "sin"}, {"cos", "cos"},
@@ -359,6 +397,8 @@ void CodeGen_C::visit(const Cast *op) {
         result = from.is_bool() ? print(op->value) : "(" + print(op->value) + " != 0)";
     } else if (from.is_bool()) {
         result = "__builtin_convertvector(" + paren(print(op->value)) + " & 1, " + c_type(to) + ")";
+    } else if (Expr a, b; rounding_average_operands(op, a, b)) {
+        result = call("kiln_rounding_average", {a, b});
     } else {
         result = "__builtin_convertvector(" + unparen(print(op->value)) + ", " + c_type(to) + ")";
     }

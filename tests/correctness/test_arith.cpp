@@ -4,6 +4,8 @@
 // vectorized; wrap-around of narrow types; casts between every kind of type.
 #include "check.h"
 
+#include <limits>
+
 using namespace kiln;
 
 namespace {
@@ -237,4 +239,71 @@ TEST_CASE("arith: identities and constant folding keep Euclidean and wrap-around
     for (auto &f : outs.funcs) f.vectorize(x, 8);
     outs.pipeline = Pipeline();  // recompile, vectorized
     outs.run(kWidth, kMin);
+}
+
+namespace {
+
+// The emitted C++ of a pipeline for the host, from its first stage on.
+std::string body_of(const Pipeline &p) {
+    std::string src = p.compile_to_cpp_source("k");
+    size_t body = src.find("// produce ");
+    REQUIRE(body != std::string::npos);
+    return src.substr(body);
+}
+
+// Rounding averages (a + b + 1) / 2 of two unsigned 8- or 16-bit inputs,
+// written in a wider type and cast back, as camera_pipe's avg() does: the
+// vectorized ones are computed in their own lanes (kiln_rounding_average,
+// one pavgb/pavgw per register); the near misses and the scalar loop keep
+// the IR's arithmetic. Inputs span the type, the extremes included.
+template<typename T, typename W>
+void rounding_averages(int lanes) {
+    const int w = 300, hi = (int)std::numeric_limits<T>::max();  // w: above the widest vector
+    ImageParam pa(type_of<T>(), 1, "a"), pb(type_of<T>(), 1, "b");
+    Var x("x");
+    Buffer<T> a = kt::image1<T>(w, kMin, [=](int i) { return i == kMin ? hi : i == kMin + 1 ? 0 : kt::noise(i, 6, 0, hi); });
+    Buffer<T> b = kt::image1<T>(w, kMin, [=](int i) { return i == kMin ? hi : i == kMin + 1 ? hi : kt::noise(i, 7, 0, hi); });
+    pa.set(a);
+    pb.set(b);
+    Expr wa = cast<W>(pa(x)), wb = cast<W>(pb(x));
+    Func left("avg_left"), right("avg_right"), in_int("avg_in_int"), scalar("avg_scalar");
+    left(x) = cast<T>((wa + wb + 1) / 2);
+    right(x) = cast<T>((wa + (wb + 1)) / 2);        // another association
+    in_int(x) = cast<T>((cast<int32_t>(pa(x)) + pb(x) + 1) / 2);  // a wider signed type
+    scalar(x) = cast<T>((wa + wb + 1) / 2);
+    Func floor_avg("floor_avg"), plus_two("plus_two"), narrow("narrow_sum");
+    floor_avg(x) = cast<T>((wa + wb) / 2);          // rounds down: not pavg
+    plus_two(x) = cast<T>((wa + wb + 2) / 2);       // may exceed T: not pavg
+    narrow(x) = (pa(x) + pb(x) + 1) / 2;            // in T itself, wrapping: not pavg
+    auto ref = [&](int add) {
+        return [&a, &b, add](int i) { return (double)(T)(((int)a(i) + (int)b(i) + add) / 2); };
+    };
+    kt::Outputs1D<T> outs;
+    outs.add(left, ref(1));
+    outs.add(right, ref(1));
+    outs.add(in_int, ref(1));
+    outs.add(scalar, ref(1));
+    outs.add(floor_avg, ref(0));
+    outs.add(plus_two, ref(2));
+    outs.add(narrow, [&](int i) { return (double)(T)((T)(a(i) + b(i) + 1) / 2); });
+    for (Func f : {left, right, in_int, floor_avg, plus_two, narrow}) f.vectorize(x, lanes);
+    for (Func f : {left, right, in_int}) {
+        INFO(f.name());
+        CHECK(body_of(Pipeline(f)).find("kiln_rounding_average(") != std::string::npos);
+    }
+    for (Func f : {scalar, floor_avg, plus_two, narrow}) {
+        INFO(f.name());
+        CHECK(body_of(Pipeline(f)).find("kiln_rounding_average") == std::string::npos);
+    }
+    outs.run(w, kMin);
+}
+
+}  // namespace
+
+TEST_CASE("arith: rounding averages of uint8 and uint16 vectors in their own lanes", "[arith][codegen]") {
+    rounding_averages<uint8_t, uint16_t>(64);  // one AVX-512 register
+    rounding_averages<uint8_t, uint16_t>(16);
+    rounding_averages<uint16_t, uint32_t>(32);
+    rounding_averages<uint16_t, uint32_t>(64);  // wider than a register: in halves
+    rounding_averages<uint16_t, uint32_t>(4);   // 8 bytes: no instruction, (a | b) - ((a ^ b) >> 1)
 }
