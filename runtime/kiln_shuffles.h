@@ -116,22 +116,26 @@ inline V kiln_interleave(H a, H b) {
 // two-register byte permute of the indices' low 7 bits, kept where the
 // indices' high bits name the block: S / 128 permutes and blends instead of
 // 64 scalar loads. Indices are in [0, S), as every read of the table is;
-// otherwise (and without VBMI) a gather.
+// otherwise (and without VBMI) a gather. The indices are 32-bit, or the
+// 16- or 8-bit value a 32-bit index was cast from (narrowed to bytes from
+// two registers or one instead of four).
 template<typename V, int S, typename T, typename I>
 inline V kiln_lookup(const T *table, I index) {
+    typedef kiln_elem_t<I> E;
     static_assert(sizeof(T) == 1 && kiln_lanes<V> == 64 && S % 128 == 0, "kiln_lookup: 64 bytes from 128-byte blocks");
-    static_assert(sizeof(kiln_elem_t<I>) == 4, "kiln_lookup: 32-bit indices");
+    static_assert(kiln_lanes<I> == 64 && std::is_integral<E>::value && sizeof(E) != 8, "kiln_lookup: 64 integer indices");
 #if defined(__AVX512VBMI__)
+    constexpr int per = 64 / sizeof(E);  // indices in a 64-byte register
     typedef uint8_t B __attribute__((vector_size(64)));
-    typedef int32_t P __attribute__((vector_size(64)));
-    typedef uint8_t Q __attribute__((vector_size(16)));
+    typedef E P __attribute__((vector_size(64)));
+    typedef uint8_t Q __attribute__((vector_size(per)));
     B low, block;
-    for (int c = 0; c < 4; c++) {  // narrowed a register at a time (g++ splits wider vectors lane by lane)
+    for (int c = 0; c < 64 / per; c++) {  // narrowed a register at a time (g++ splits wider vectors lane by lane)
         P part;
         std::memcpy(&part, (const char *)&index + 64 * c, 64);
         Q l = __builtin_convertvector(part & 127, Q), h = __builtin_convertvector(part >> 7, Q);
-        std::memcpy((char *)&low + 16 * c, &l, 16);
-        std::memcpy((char *)&block + 16 * c, &h, 16);
+        std::memcpy((char *)&low + per * c, &l, per);
+        std::memcpy((char *)&block + per * c, &h, per);
     }
     B r = {};
     for (int k = 0; k < S / 128; k++) {

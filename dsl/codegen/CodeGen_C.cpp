@@ -621,8 +621,15 @@ std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) 
         s = "kiln_load_repeat<" + v + ", " + std::to_string(repeat.divisor) + ">(" + buf + " + " +
             print(simplify(repeat.offset)) + ", " + unparen(print(repeat.base)) + ")";
     } else if (t.bits() == 8 && t.lanes() == 64 && index.type().bits() == 32 && table_lookup_bytes(name)) {
+        // A 16- or 8-bit value cast to the 32-bit index (camera_pipe's
+        // curve(clamp(corrected, 0, 1023)), corrected int16) is passed as it
+        // is: the lookup narrows it to bytes from fewer registers, and it
+        // is not widened first. Its values are those of the index.
+        const Cast *widened = index.as<Cast>();
+        bool narrow = widened && !widened->value.type().is_float() && !widened->value.type().is_bool() &&
+                      widened->value.type().bits() < 32;
         s = "kiln_lookup<" + v + ", " + std::to_string(table_lookup_bytes(name)) + ">(" + buf + ", " +
-            unparen(print(index)) + ")";
+            unparen(print(narrow ? widened->value : index)) + ")";
     } else if (GatherIndex g = split_gather_index(index); g.lanes.defined() && g.offset.defined()) {
         s = "kiln_gather" + type_args(v, t.lanes()) + "(" + buf + " + " + paren(print(simplify(g.offset))) + ", " +
             unparen(print(g.lanes)) + ")";

@@ -211,3 +211,39 @@ TEST_CASE("table lookups: 64 lanes read from a byte table on the stack with shuf
         });
     }
 }
+
+TEST_CASE("table lookups: a 16- or 8-bit index is not widened to 32 bits first", "[vectorize][loads]") {
+    // camera_pipe's curve(clamp(corrected, 0, 1023)), corrected int16: the
+    // lookup takes the clamped int16 lanes as they are (no int32x64 in the
+    // kernel); likewise a uint8 value indexing a 256-byte table.
+    const int w = 203;
+    Buffer<int16_t> im(w);
+    Buffer<uint8_t> bytes(w);
+    for (int x = 0; x < w; x++) {
+        im(x) = (int16_t)kt::noise(x, 1, -200, 1200);
+        bytes(x) = (uint8_t)kt::noise(x, 2, 0, 255);
+    }
+    ImageParam in(Int(16), 1, "in"), in8(UInt(8), 1, "in8");
+    in.set(im);
+    in8.set(bytes);
+    Var x("x"), i("i");
+    Func curve("curve"), out("out"), out8("out8");
+    curve(i) = cast<uint8_t>(i * 37 + i / 5);
+    curve.compute_root();
+    out(x) = curve(clamp(in(x), cast<int16_t>(0), cast<int16_t>(1023)));
+    out8(x) = curve(in8(x)) + curve(cast<uint8_t>(in8(x) + 1));
+    out.vectorize(x, 64);
+    out8.vectorize(x, 64);
+    for (Func f : {out, out8}) {
+        INFO(f.name());
+        std::string src = source_of(f);
+        CHECK(src.find("kiln_lookup<uint8x64, ") != std::string::npos);
+        CHECK(src.find("int32x64") == std::string::npos);
+    }
+    Buffer<uint8_t> o(w), o8(w);
+    out.realize(o);
+    out8.realize(o8);
+    auto c = [](int v) { return (uint8_t)(v * 37 + v / 5); };
+    kt::check(o, [&](int px) { return c(std::min(std::max((int)im(px), 0), 1023)); });
+    kt::check(o8, [&](int px) { return (uint8_t)(c(bytes(px)) + c((uint8_t)(bytes(px) + 1))); });
+}
