@@ -120,6 +120,9 @@ public:
     void TDUP(const Tile &d, float s) { scalar(Op::TDUP, d, d, s); }
     void TCMP(const Tile &mask, const Tile &a, const Tile &b, Cmp cmp);
     void TSEL(const Tile &d, const Tile &mask, const Tile &a, const Tile &b);
+    // d = the sub-tile of a at (row, col), any element offset: d[i][j] = a[row + i][col + j] over d's
+    // valid region (a stencil's shifted window, read from its halo tile in UB).
+    void TEXTRACT(const Tile &d, const Tile &a, uint32_t row, uint32_t col);
     // Matrix: c = a x b, c = a x b + bias (bias: 1 x N in L1), c += a x b
     void TMATMUL(const Tile &c, const Tile &a, const Tile &b);
     void TMATMUL_BIAS(const Tile &c, const Tile &a, const Tile &b, const Tile &bias);

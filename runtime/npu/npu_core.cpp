@@ -137,6 +137,12 @@ void Core::TSEL(const Tile &d, const Tile &mask, const Tile &a, const Tile &b) {
     emit(make(Op::TSEL, Pipe::V, d, mask, a, b));
 }
 
+void Core::TEXTRACT(const Tile &d, const Tile &a, uint32_t row, uint32_t col) {
+    Instr in = make(Op::TEXTRACT, Pipe::V, d, a);
+    in.index_row = row, in.index_col = col;
+    emit(in);
+}
+
 void Core::TMATMUL(const Tile &c, const Tile &a, const Tile &b) { emit(make(Op::TMATMUL, Pipe::M, c, a, b)); }
 
 void Core::TMATMUL_BIAS(const Tile &c, const Tile &a, const Tile &b, const Tile &bias) {

@@ -125,6 +125,13 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
             return;
         }
         copy(tile_view(in.dst, mems), tile_view(in.a, mems), R, C, in.relu); return;
+    case Op::TEXTRACT: {  // dst[i][j] = a[index_row + i][index_col + j]
+        View d = tile_view(in.dst, mems), s = tile_view(in.a, mems);
+        const size_t es = dtype_size(in.dst.type);
+        for (uint32_t r = 0; r < R; r++)
+            std::memmove(d.ptr(r, 0), s.ptr(in.index_row + r, in.index_col), es * C);
+        return;
+    }
     case Op::SET_FLAG:
     case Op::WAIT_FLAG:
     case Op::PIPE_BARRIER: return;

@@ -313,6 +313,12 @@ struct Checker {
         case Op::TROWEXPAND: no_bf16(d); same_type(d, a, "destination and source"); covers(a, R, 1, "source a"); return;
         case Op::TCOLEXPAND: no_bf16(d); same_type(d, a, "destination and source"); covers(a, 1, C, "source a"); return;
         case Op::TCVT: covers(a, R, C, "source a"); return;
+        case Op::TEXTRACT:  // a data move: any type
+            same_type(d, a, "destination and source");
+            covers(a, in.index_row + R, in.index_col + C,
+                   ("source a (from row " + std::to_string(in.index_row) + ", column " + std::to_string(in.index_col) +
+                    ")").c_str());
+            return;
         case Op::TCMP:
             require(d.type == DType::U8, "the destination is a u8 mask");
             arith_type(a); same_type(a, b, "the sources");
@@ -374,6 +380,9 @@ Cost instr_cost(const Instr &in, const Machine &m) {
     case Family::Vector: break;
     }
     uint64_t bytes = std::max(in.dst.valid_bytes(), in.op == Op::TDUP ? 0 : in.a.valid_bytes());
+    // A shifted read: every destination row plus one 32-byte block of the source (a row at an element
+    // offset straddles one block more than it fills), whatever the offset.
+    if (in.op == Op::TEXTRACT) bytes = in.dst.valid_bytes() + (uint64_t)in.dst.valid_rows * 32;
     if (reads_b(in.op) || in.op == Op::TCMP || in.op == Op::TSEL) bytes = std::max(bytes, in.b.valid_bytes());
     uint64_t cycles = std::max<uint64_t>(1, ceil_div(bytes, m.vector_bytes_per_cycle));
     if (is_transcendental(in.op)) cycles *= m.transcendental_factor;
@@ -398,6 +407,7 @@ std::string describe(const Instr &in) {
         int n = tile_operands(in, ops);
         for (int i = 0; i < n; i++) s << (i == 0 ? " " : i == 1 ? " <- " : ", ") << tile_text(*ops[i]);
         if (is_tile_scalar(in.op) || in.op == Op::TDUP) s << ", " << in.scalar;
+        if (in.op == Op::TEXTRACT) s << " at (" << in.index_row << ", " << in.index_col << ")";
     }
     }
     if (in.relu) s << " relu";

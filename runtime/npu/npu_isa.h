@@ -81,6 +81,7 @@ enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
     X(TCOLEXPANDMUL, Vector, ExpandBinary) X(TCOLEXPANDDIV, Vector, ExpandBinary)                      \
     X(TCOLEXPANDMAX, Vector, ExpandBinary) X(TCOLEXPANDMIN, Vector, ExpandBinary)                      \
     X(TCVT, Vector, Convert) X(TCMP, Vector, Special) X(TSEL, Vector, Special)                         \
+    X(TEXTRACT, Vector, Special)                                                                       \
     X(TMATMUL, Matrix, Special) X(TMATMUL_ACC, Matrix, Special)                                        \
     X(SET_FLAG, Sync, Special) X(WAIT_FLAG, Sync, Special) X(PIPE_BARRIER, Sync, Special)
 
@@ -162,6 +163,7 @@ struct Instr {
     bool has_bias = false; // TMATMUL with bias c (1 x N, in L1); a FIX-pipe transfer adding bias c per column
     bool has_scale = false; // FIX-pipe transfers: multiply by `scalar` (in f32) before the conversion
     Pipe flag_src = Pipe::S, flag_dst = Pipe::S;  // SET_FLAG, WAIT_FLAG; PIPE_BARRIER uses flag_src
+    uint32_t index_row = 0, index_col = 0;  // TEXTRACT: dst[i][j] = a[index_row + i][index_col + j]
     int event = 0;
 };
 

@@ -104,6 +104,7 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
     case Op::TROWEXPAND: reads.push_back(tile_region(in.a, R, 1)); break;
     case Op::TCOLEXPAND: reads.push_back(tile_region(in.a, 1, C)); break;
     case Op::TDUP: break;
+    case Op::TEXTRACT: reads.push_back(tile_region(in.a, in.index_row + R, in.index_col + C)); break;
     case Op::TMOV:
         reads.push_back(tile_region(in.a, in.a.valid_rows, in.a.valid_cols));  // transposed: C x R
         if (in.has_bias) reads.push_back(tile_region(in.c, 1, in.a.valid_cols));

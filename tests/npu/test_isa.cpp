@@ -331,6 +331,53 @@ TEST_CASE("the ISA table's kind column: every Binary, Unary, TileScalar and Redu
     CHECK(std::string(cmp_name(Cmp::LE)) == "LE");
 }
 
+TEST_CASE("TEXTRACT reads the sub-tile at an element offset; it costs its rows plus one 32-byte block each",
+          "[npu][isa][textract]") {
+    // The 4 x 9 sub-tile at (2, 3) of a 7 x 13 valid region: the rest of the destination keeps its bytes.
+    std::vector<float> a = ramp(kRows * kCols), b(kRows * kCols, 0.0f);
+    std::vector<float> out = run_vector(
+        [](Core &c, const Tile &d, const Tile &ta, const Tile &) {
+            Tile src = ta;
+            src.set_valid(7, 13);
+            c.TEXTRACT(d, src, 2, 3);
+        },
+        a, b, 4, 9);
+    check_tile(out, 4, 9, [&](int r, int c) { return a[(r + 2) * kCols + c + 3]; });
+
+    // Cost: 34 rows of 64 f32 (256 bytes each) plus a block per row: ceil(34 * 288 / 256) = 39 cycles.
+    Device dev;
+    SimReport r = dev.run(1, [&](Core &c) {
+        Tile src = c.tile(Mem::UB, 0, DType::F32, 34, 72), dst = c.tile(Mem::UB, 34 * 72 * 4, DType::F32, 34, 64);
+        src.set_valid(34, 66);
+        c.TEXTRACT(dst, src, 0, 1);
+    });
+    CHECK(r.pipes[(int)Pipe::V].busy == 39);
+    CHECK(r.op_counts.at("TEXTRACT") == 1);
+
+    // The window must lie inside the source's valid region; the types must agree.
+    try {
+        dev.run(1, [&](Core &c) {
+            Tile src = c.tile(Mem::UB, 0, DType::F32, 34, 72), dst = c.tile(Mem::UB, 34 * 72 * 4, DType::F32, 34, 64);
+            src.set_valid(34, 66);
+            c.TEXTRACT(dst, src, 1, 2);
+        });
+        FAIL("no error");
+    } catch (const NpuError &e) {
+        CHECK(std::string(e.what()).find("source a (from row 1, column 2)'s valid region 34x66 does not cover the "
+                                         "35x66 it must supply") != std::string::npos);
+    }
+    try {
+        dev.run(1, [&](Core &c) {
+            Tile src = c.tile(Mem::UB, 0, DType::F32, 8, 16), dst = c.tile(Mem::UB, 512, DType::F16, 8, 16);
+            dst.set_valid(8, 8);
+            c.TEXTRACT(dst, src, 0, 1);
+        });
+        FAIL("no error");
+    } catch (const NpuError &e) {
+        CHECK(std::string(e.what()).find("destination and source have different types") != std::string::npos);
+    }
+}
+
 TEST_CASE("TLOAD with replicated edges reads every element from its clamped row and column", "[npu][isa][edge]") {
     // A 6 x 10 image; the window starts one row above and one column left of it
     // (a stencil's halo at the top-left corner) and replicates the edges.
