@@ -16,7 +16,7 @@
 //    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
 //    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
 //    L1 panels): the matrix pipe's busy ratio.
-// 4. blur3x3 (schedules/blur3x3/npu.sched, 1024 x 128) and two-pass
+// 4. blur3x3 and unsharp (schedules/<name>/npu.sched, 1024 x 128) and two-pass
 //    attention (schedules/attention/npu.sched, dim=64 seq=128, 1024 queries):
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
 // 5. bf16 (type=bfloat16): softmax and layernorm under npu.sched in the
@@ -218,20 +218,23 @@ json run_gemm_generated(const std::string &source_dir) {
     return f;
 }
 
-// blur3x3 (generators/blur3x3.cpp) under schedules/blur3x3/npu.sched on a
-// 1024 x 128 image, single- and double-buffered. The ideal reads the input
-// once; the schedule's model reads it three times (one TLOAD per x offset)
-// with 2 halo rows per tile of 32.
-json run_blur(const std::string &source_dir) {
+// A stencil generator (blur3x3, unsharp) under schedules/<name>/npu.sched
+// (64 x 32 tiles of output) on a 1024 x 128 image, single- and
+// double-buffered. The ideal reads the input once; the schedule's model
+// reads, per tile, the tile and its halo once: `halo` rows and columns on
+// each side (1 for blur3x3, 2 for unsharp), each row moved in whole 32-byte
+// blocks as the DMA moves it.
+json run_stencil(const std::string &name, int halo, const std::string &source_dir) {
     Buffer<float> in(W, H), out(W, H);
     in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.01f * x) + 0.02f * y; });
     std::map<std::string, Buffer<>> b = {{"input", in}, {"output", out}};
-    const double bytes = (double)W * H * 4, ideal = 2 * bytes, model = bytes * 3 * 34 / 32 + bytes;
-    std::string sched = read_file(source_dir + "/schedules/blur3x3/npu.sched");
+    const double bytes = (double)W * H * 4, ideal = 2 * bytes;
+    const double tiles = (W / 64) * (H / 32), row = ((64 + 2 * halo) * 4 + 31) / 32 * 32;
+    const double model = tiles * (32 + 2 * halo) * row + bytes;
+    std::string sched = read_file(source_dir + "/schedules/" + name + "/npu.sched");
     json rows;
-    rows.push_back(figures("fused", run_generator("blur3x3", {}, single_buffered(sched), b, "blur_sb"), ideal, model));
-    rows.push_back(
-        figures("fused, double-buffered", run_generator("blur3x3", {}, sched, b, "blur_db"), ideal, model));
+    rows.push_back(figures("fused", run_generator(name, {}, single_buffered(sched), b, name + "_sb"), ideal, model));
+    rows.push_back(figures("fused, double-buffered", run_generator(name, {}, sched, b, name + "_db"), ideal, model));
     return rows;
 }
 
@@ -443,9 +446,10 @@ int main(int argc, char **argv) {
     all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
     all["gemm_bf16"] = run_gemm_bf16(KILN_SOURCE_DIR);
     all["gemm_int8"] = run_gemm_int8(KILN_SOURCE_DIR);
-    all["blur3x3"] = run_blur(KILN_SOURCE_DIR);
+    all["blur3x3"] = run_stencil("blur3x3", 1, KILN_SOURCE_DIR);
+    all["unsharp"] = run_stencil("unsharp", 2, KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
-    for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3"}) {
+    for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3", "unsharp"}) {
         std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write", "ideal",
                     "model", "cycles", "roofline", "ratio", "V%", "MTE2%", "UB peak");
         for (const json &f : all[pipeline])

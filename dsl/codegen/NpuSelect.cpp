@@ -24,8 +24,9 @@
 //
 // This file has the walk over the loop nest, the storage of Funcs, windows,
 // loads and the tile of each stage; a tile's value is selected by
-// NpuSelectVector.cpp, row and column reductions by NpuSelectReduce.cpp and
-// matrix updates by NpuSelectMatrix.cpp (the Selector of NpuSelect.h).
+// NpuSelectVector.cpp, row and column reductions by NpuSelectReduce.cpp,
+// matrix updates by NpuSelectMatrix.cpp and a stencil's halo by
+// NpuSelectHalo.cpp (the Selector of NpuSelect.h).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -345,11 +346,14 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
     loop_vars.push_back(f->name);
     loop_stack.push_back(f);
     std::map<std::string, int> outer_loaded, outer_expanded;
+    std::vector<Halo> outer_halos;
     outer_loaded.swap(loaded);  // a load is reused only within one loop body
     outer_expanded.swap(expanded);
+    outer_halos.swap(halos);
     stmt(f->body, l.body);
     loaded.swap(outer_loaded);
     expanded.swap(outer_expanded);
+    halos.swap(outer_halos);
     loop_vars.pop_back();
     loop_stack.pop_back();
     if (loop_vars.empty()) {  // the loop-invariant loads of the nest go first (their own region)
@@ -583,20 +587,27 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             zeroed.insert(ub->second);
             return;
         }
+        plan_halos(p->values[0], n);
+        halo_reads = true;
         if (buf.dtype == npu::DType::F32) select(p->values[0], ub->second, n, out);
         else select_narrowed(p->values[0], ub->second, n, out);
+        halo_reads = false;
         return;
     }
     // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE; or, when its value
     // is an epilogue of an L0C accumulator the fix pipe applies, one TSTORE from L0C.
     for (auto it = loaded.begin(); it != loaded.end();)
         it = it->first.rfind(p->name + "|", 0) == 0 ? loaded.erase(it) : std::next(it);
+    halos.erase(std::remove_if(halos.begin(), halos.end(), [&](const Halo &h) { return h.name == p->name; }), halos.end());
     if (select_fix_store(p, w, n, out)) return;
     const npu::DType dt = npu_float_dtype(p->values[0].type());
     const bool narrow = dt == npu::DType::F16 || dt == npu::DType::BF16;  // other types: select() refuses them
     int t = narrow ? temp16(n.R, n.C, dt) : temp(n.R, n.C);
+    plan_halos(p->values[0], n);
+    halo_reads = true;
     if (narrow) select_narrowed(p->values[0], t, n, out);
     else select(p->values[0], t, n, out);
+    halo_reads = false;
     instr(out, npu::Op::TSTORE, {gm_arg(gm_code(p->name, w)), tile_operand(t, n.R, n.C, false)});
 }
 

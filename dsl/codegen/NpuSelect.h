@@ -3,7 +3,8 @@
 // operand types its parts pass around. NpuSelect.cpp has the walk, the
 // Func storage, windows and loads; NpuSelectVector.cpp the vector operations
 // of a tile's value; NpuSelectReduce.cpp row and column reductions;
-// NpuSelectMatrix.cpp matrix updates onto TMATMUL. Internal to them: the
+// NpuSelectMatrix.cpp matrix updates onto TMATMUL; NpuSelectHalo.cpp a
+// stencil's halo, loaded once per tile. Internal to them: the
 // rest of the compiler calls npu_select_kernel (NpuKernel.h).
 #pragma once
 
@@ -221,6 +222,30 @@ private:
 
     // A window of shape `s` in buffer b, widened to the R x C tile by TROWEXPAND / TCOLEXPAND when it is 1-D.
     Operand expand_to(int b, Shape s, int dst, int R, int C, std::vector<NpuItem> &out);
+
+    // A stencil's halo: the union of a tile's windows of one input (or GM
+    // Func) at constant offsets from each other, loaded once into a UB tile
+    // of (R + the offsets' span in y) x (C + their span in x); each window
+    // is then the sub-tile at its offset (a row view, or TEXTRACT at a
+    // column offset). Planned for each vector tile (plan_halos), loaded at
+    // its first read, and read by later tiles of the same loop body whose
+    // windows it holds.
+    struct Halo {
+        std::string name, clamp;  // the input, and its clamped bounds as text (windows with other bounds differ)
+        Window w;                 // the union window: origin and clamped bounds
+        int rows = 0, cols = 0;
+        int buffer = -1;          // its float32 UB tile, once loaded
+    };
+    std::vector<Halo> planned;   // the current tile's, not loaded yet
+    std::vector<Halo> halos;     // loaded in this loop body
+    bool halo_reads = false;     // the current tile's reads may come from halos (a vector tile's value)
+    std::string clamp_key(const Window &w) const;
+    // Plans the halos of a vector tile whose value is `value`.
+    void plan_halos(const Expr &value, const Nest &n);
+    // The window w (R x C) of `name` as a sub-tile of a halo (loading a planned one), or an
+    // undefined operand (buffer -1) when no halo holds it.
+    Operand halo_read(const std::string &name, const Window &w, npu::DType dt, int dst, int R, int C,
+                      std::vector<NpuItem> &out);
 
     // A read of a Func or image inside the tile; with `narrow`, a 1-D window
     // is returned as its column or row, not widened to the tile.

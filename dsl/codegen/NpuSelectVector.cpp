@@ -201,6 +201,8 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         hoisted_loaded[key.str()] = t;
     } else if (hit != loaded.end()) {
         t = hit->second;
+    } else if (Operand h = halo_read(c->name, w, dt, dst, R, C, out); h.buffer >= 0) {
+        return h;  // a sub-tile of a stencil's halo (NpuSelectHalo.cpp)
     } else {
         bool full = r == R && cc == C;
         t = full && dst >= 0 ? dst : temp(r, cc);

@@ -334,7 +334,7 @@ struct Blur {
     }
 };
 
-TEST_CASE("blur3x3 on the NPU: x offsets as edge-replicating TLOADs, y offsets as row offsets, output equals host",
+TEST_CASE("blur3x3 on the NPU: the halo loaded once per tile, x offsets by TEXTRACT, y offsets as row offsets",
           "[npu][codegen][stencil]") {
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
     for (int j = 0; j < H; j++)
@@ -350,13 +350,21 @@ TEST_CASE("blur3x3 on the NPU: x offsets as edge-replicating TLOADs, y offsets a
         r[db] = run_npu(Pipeline(b.output), in, npu, db ? "blur_db" : "blur_sb");
         check_same(host, npu);
         CHECK(r[db]["race_count"] == 0);
-        // Per tile: three loads (x - 1, x, x + 1) of th + 2 rows; the output written once.
-        CHECK(r[db]["gm_read_bytes"] == bytes * 3 * (th + 2) / th);
+        // Per tile: one load of the (th + 2) x (tw + 2) window (the tile and its halo; the DMA moves its rows
+        // in whole 32-byte blocks), then the x offsets -1 (an aligned view of it) and 0, +1 (TEXTRACT);
+        // the output written once.
+        const int tiles = (W / tw[db]) * (H / th);
+        const uint64_t row_bytes = ((tw[db] + 2) * 4 + 31) / 32 * 32;
+        CHECK(r[db]["gm_read_bytes"] == (uint64_t)tiles * (th + 2) * row_bytes);
+        CHECK(r[db]["dma_bytes"]["GM->UB"] == r[db]["gm_read_bytes"]);
         CHECK(r[db]["gm_write_bytes"] == bytes);
-        CHECK(r[db]["instructions_by_op"]["TLOAD"] == 3 * (W / tw[db]) * (H / th));
+        CHECK(r[db]["instructions_by_op"]["TLOAD"] == tiles);
+        CHECK(r[db]["instructions_by_op"]["TEXTRACT"] == 2 * tiles);
     }
     INFO("single-buffered: " << r[0].dump(1) << "\ndouble-buffered: " << r[1].dump(1));
-    CHECK(r[1]["cycles"].get<double>() <= 1.15 * roofline(r[1]));  // bound by loading the three windows
+    // Bound by the vector work (the extractions added to it); the flag that frees the halo tile for the
+    // next-but-one load is set at the end of the body, after the output's vector work (docs/npu.md, §7).
+    CHECK(r[1]["cycles"].get<double>() <= 1.2 * roofline(r[1]));
     // The tiles at the image's edges replicate them: a one-tile image is all edge.
     Buffer<float, 2> small(64, 32), hs(64, 32), ns(64, 32);
     for (int j = 0; j < 32; j++)
@@ -370,6 +378,46 @@ TEST_CASE("blur3x3 on the NPU: x offsets as edge-replicating TLOADs, y offsets a
     for (int j = 0; j < 32; j++)
         for (int i = 0; i < 64; i++) bad += hs(i, j) != ns(i, j);
     CHECK(bad == 0);
+}
+
+// The unsharp mask of generators/unsharp.cpp (float32, amount 1.5): a 5-tap
+// blur in x then y, output = input + amount * (input - blur).
+struct Unsharp {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Func blur_x{"blur_x"}, output{"output"};
+    Unsharp() {
+        Func in = BoundaryConditions::repeat_edge(input);
+        blur_x(x, y) = (in(x - 2, y) + 4 * in(x - 1, y) + 6 * in(x, y) + 4 * in(x + 1, y) + in(x + 2, y)) / 16;
+        Expr blur = (blur_x(x, y - 2) + 4 * blur_x(x, y - 1) + 6 * blur_x(x, y) + 4 * blur_x(x, y + 1) +
+                     blur_x(x, y + 2)) / 16;
+        output(x, y) = in(x, y) + 1.5f * (in(x, y) - blur);
+    }
+};
+
+TEST_CASE("unsharp on the NPU reads its input once per tile and halo: blur_x's halo serves the output too",
+          "[npu][codegen][stencil]") {
+    Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) in(i, j) += 0.001f * ((i * 5 + j * 11) % 29);
+    const uint64_t bytes = (uint64_t)W * H * 4;
+    Unsharp u;
+    u.output.tile(u.x, u.y, u.xo, u.yo, u.xi, u.yi, 64, 32).double_buffer();
+    u.blur_x.compute_at(u.output, u.xo).double_buffer();
+    u.input.set(in);
+    u.output.realize(host);
+    json r = run_npu(Pipeline(u.output), in, npu, "unsharp_db");
+    INFO(r.dump(1));
+    check_same(host, npu);
+    CHECK(r["race_count"] == 0);
+    const int tiles = (W / 64) * (H / 32);
+    // One 36 x 68 window per tile (two halo rows and columns on each side; rows of 68 floats move as 72,
+    // whole 32-byte blocks); the output's own read of the input is the halo's centre (TEXTRACT at (2, 2)),
+    // so nothing else is loaded.
+    CHECK(r["gm_read_bytes"] == (uint64_t)tiles * 36 * 72 * 4);
+    CHECK(r["instructions_by_op"]["TLOAD"] == tiles);
+    CHECK(r["instructions_by_op"]["TEXTRACT"] == 5 * tiles);  // x offsets 1..4 of blur_x, the output's centre
+    CHECK(r["gm_write_bytes"] == bytes);
 }
 
 // The two-pass attention of generators/attention.cpp (dim=D seq=S): S = Q Kᵀ

@@ -172,3 +172,19 @@ TEST_CASE("npu autoschedule: a pipeline no tile shape fits is an error naming th
                       Catch::Contains("the NPU search tiles one 2-D output without updates, but its output three is "
                                       "not 2-D"));
 }
+
+TEST_CASE("npu cost model: a stencil's halo load and its TEXTRACTs cost what the simulator counts",
+          "[npu][autoschedule][stencil]") {
+    Buffer<float, 2> in = make_input(), npu(W, H);
+    ImageParam input(Float(32), 2, "input");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(input);
+    Func blur_x("blur_x"), output("output");
+    blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+    output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    output.tile(x, y, xo, yo, xi, yi, 64, 32).double_buffer();
+    blur_x.compute_at(output, xo).double_buffer();
+    json r = run_npu(Pipeline(output), in, npu, "blur_cost");
+    REQUIRE(r["instructions_by_op"]["TEXTRACT"] == 2 * (W / 64) * (H / 32));
+    CHECK(predicted(output) == Approx(r["cycles"].get<double>()).epsilon(0.02));
+}
