@@ -308,3 +308,30 @@ TEST_CASE("NPU legality errors of 16-bit types", "[npu][codegen][f16][error]") {
                                                        "matrix unit accumulates in float32"));
     }
 }
+
+TEST_CASE("a bf16 stencil loads its halo once as bf16 and widens it once per tile", "[npu][codegen][f16][stencil]") {
+    ImageParam in(BFloat(16), 2, "in");
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func blur_x("blur_x"), out("out");
+    blur_x(x, y) = (cast<float>(clamped(x - 1, y)) + cast<float>(clamped(x, y)) + cast<float>(clamped(x + 1, y))) / 3;
+    out(x, y) = cast<bf16>((blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3);
+    out.tile(x, y, xo, yo, xi, yi, 64, 32).double_buffer();
+    blur_x.compute_at(out, xo).double_buffer();
+    const int W = 256, H = 64, tiles = (W / 64) * (H / 32);
+    Halide::Runtime::Buffer<void> data(halide_type_t(halide_type_bfloat, 16), W, H), host(data.type(), W, H),
+        npu(data.type(), W, H);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) ((uint16_t *)data.data())[j * W + i] = bf16(std::sin(0.07f * i) + 0.03f * j).to_bits();
+    in.set(data);
+    out.realize(host);
+    json rep = run_npu_args(Pipeline(out), {{"in", data}, {"out", npu}}, "blur_bf16");
+    CHECK(std::memcmp(host.data(), npu.data(), W * H * 2) == 0);
+    CHECK(rep["race_count"] == 0);
+    // Per tile one bf16 window of 34 rows of 66 values (132 bytes, moved as 160), widened by one TCVT; the
+    // output narrowed by another.
+    CHECK(rep["gm_read_bytes"] == tiles * 34 * 160);
+    CHECK(rep["instructions_by_op"]["TLOAD"] == tiles);
+    CHECK(rep["instructions_by_op"]["TCVT"] == 2 * tiles);
+    CHECK(rep["instructions_by_op"]["TEXTRACT"] == 2 * tiles);
+}
