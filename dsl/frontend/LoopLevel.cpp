@@ -34,6 +34,7 @@ const char *to_string(ForType t) {
     case ForType::Parallel: return "parallel";
     case ForType::Vectorized: return "vectorized";
     case ForType::Unrolled: return "unrolled";
+    case ForType::LaneFallback: return "lane fallback";
     }
     return "?";
 }

@@ -160,6 +160,7 @@ void IRPrinter::visit(const For *op) {
     case ForType::Parallel: os << "parallel "; break;
     case ForType::Vectorized: os << "vectorized "; break;
     case ForType::Unrolled: os << "unrolled "; break;
+    case ForType::LaneFallback: os << "lanes "; break;
     default: break;
     }
     os << "for (" << op->name << ", ";

@@ -101,7 +101,7 @@ protected:
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         Stmt loop = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
-        if (op->for_type != ForType::Serial) return loop;
+        if (op->for_type != ForType::Serial && op->for_type != ForType::LaneFallback) return loop;
         BoundNames bound;
         bound.include(body);
         Tests tests(op->name, bound.names);

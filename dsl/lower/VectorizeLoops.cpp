@@ -270,7 +270,11 @@ protected:
             Expr both = substitute(op->name, op->min, c) && substitute(op->name, last, c);
             all = all.defined() ? (all && both) : both;
         }
-        return IfThenElse::make(simplify(all), vec, serial);
+        // The per-lane loop runs only where the guard fails at an end of the
+        // vector (a tail, once per loop nest); its kind tells the code
+        // generator so (ForType::LaneFallback).
+        Stmt lanes = For::make(op->name, op->min, op->extent, ForType::LaneFallback, body);
+        return IfThenElse::make(simplify(all), vec, lanes);
     }
 };
 

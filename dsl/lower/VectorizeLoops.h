@@ -9,7 +9,12 @@
 // where()) is affine in x in practice; then the vector body runs when the
 // guard holds at the first and the last lane, and a scalar loop otherwise:
 //
-//   if (x.min + 7 <= f.s0.x.loop_max) { vector body } else { for (x, ...) { scalar body } }
+//   if (x.min + 7 <= f.s0.x.loop_max) { vector body } else { lanes for (x, ...) { scalar body } }
+//
+// The scalar loop is a ForType::LaneFallback loop: it runs once per tail, so
+// the host code generator prints it with `#pragma GCC unroll 1` (g++ -O3
+// would otherwise unroll it completely, a guarded copy of the body per lane:
+// 30% of softmax's compile time in its two rfactor tails).
 //
 // Guards that are not affine, or inner loops whose bounds depend on x, make
 // the loop scalar. A load through a clamped ramp (boundary conditions) also

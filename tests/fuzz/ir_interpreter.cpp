@@ -470,7 +470,9 @@ private:
     }
 
     void for_loop(const For *f) {
-        if (f->for_type != ForType::Serial && f->for_type != ForType::Parallel)
+        // A LaneFallback loop (a vector tail's lanes) is a serial loop.
+        if (f->for_type != ForType::Serial && f->for_type != ForType::Parallel &&
+            f->for_type != ForType::LaneFallback)
             fail("loop " + f->name + " is still vectorized or unrolled");
         Value mn = eval(f->min), ext = eval(f->extent);
         int64_t lo = mn.i[0], n = ext.i[0];

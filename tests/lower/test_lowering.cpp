@@ -498,18 +498,22 @@ TEST_CASE("vectorize_loops: the loop variable becomes a ramp", "[lower][vectoriz
         Stmt dependent = loop("x", 0, 4, loop("y", 0, x, Store::make("f", y, x)), ForType::Vectorized);
         CHECK(to_string(vectorize_loops(dependent)) == "for (x, 0, 4) {\n for (y, 0, x) {\n  f[x] = y\n }\n}\n");
     }
-    SECTION("an affine guard: the vector body when both ends pass, else the scalar loop") {
+    SECTION("an affine guard: the vector body when both ends pass, else the per-lane fallback loop") {
         Stmt s = loop("x", var("m"), 8, IfThenElse::make(x <= var("e"), Store::make("f", x, x)), ForType::Vectorized);
-        CHECK(to_string(vectorize_loops(s)) ==
+        Stmt v = vectorize_loops(s);
+        CHECK(to_string(v) ==
               "if (((m <= e) && ((m + 7) <= e))) {\n"
               " f[ramp(m, 1, 8)] = ramp(m, 1, 8)\n"
               "} else {\n"
-              " for (x, m, 8) {\n"
+              " lanes for (x, m, 8) {\n"
               "  if ((x <= e)) {\n"
               "   f[x] = x\n"
               "  }\n"
               " }\n"
               "}\n");
+        const For *lanes = v.as<IfThenElse>()->else_case.as<For>();
+        REQUIRE(lanes);
+        CHECK(lanes->for_type == ForType::LaneFallback);
     }
     SECTION("a guard that is not affine in x makes the loop scalar") {
         Stmt s = loop("x", 0, 8, IfThenElse::make(x * x < 10, Store::make("f", x, x)), ForType::Vectorized);
@@ -576,7 +580,7 @@ TEST_CASE("Func::vectorize with GuardWithIf: vector body under an if, scalar tai
                            "(((out.min.0 + (out.s0.x.x * 8)) + 7) <= out.s0.x.loop_max))) {\n"));
     CHECK_THAT(s, Contains("    out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
     CHECK_THAT(s, Contains("   } else {\n"
-                           "    for (out.s0.x.x_vec, 0, 8) {\n"
+                           "    lanes for (out.s0.x.x_vec, 0, 8) {\n"
                            "     let out.s0.x = ((out.min.0 + (out.s0.x.x * 8)) + out.s0.x.x_vec)\n"
                            "     if ((out.s0.x <= out.s0.x.loop_max)) {\n"));
     CHECK_THAT(s, Contains("      out[((((out.s0.y - out.min.1) * out.stride.1) + out.s0.x) - out.min.0)] = "));

@@ -124,6 +124,36 @@ TEST_CASE("codegen: a vector loop with dense and strided loads and stores", "[co
     }
 }
 
+TEST_CASE("codegen: a vectorized loop's per-lane fallback is printed not to be unrolled", "[codegen]") {
+    // out[x] = in[x] * 2 by vectors of 8, guarded (GuardWithIf): the vector
+    // when all 8 lanes are in out, else the LaneFallback loop over the lanes.
+    Expr xo = var("g.s0.x.xo"), xi = var("g.s0.x.xi"), n = var("out.extent.0");
+    Stmt vec = Store::make("out", Load::make(Float(32, 8), "in", ramp(xo * 8, 8)) * bcast(Expr(2.0f), 8), ramp(xo * 8, 8));
+    Expr x = xo * 8 + xi;
+    Stmt lane = IfThenElse::make(x < n, Store::make("out", Load::make(Float(32), "in", x) * Expr(2.0f), x));
+    Stmt body = IfThenElse::make(xo * 8 + 7 < n, vec, loop("g.s0.x.xi", 0, 8, lane, ForType::LaneFallback));
+    LoweredFunc f{"lanes", {buffer("in", Float(32), 1, false), buffer("out", Float(32), 1, true)},
+                  loop("g.s0.x.xo", 0, Div::make(n + 7, Expr(8)), body)};
+    std::string src;
+    auto m = jit(f, &src);
+    const std::string pragma = "#pragma GCC unroll 1\n";
+    size_t at = src.find(pragma);
+    REQUIRE(at != std::string::npos);
+    CHECK(src.find(pragma, at + 1) == std::string::npos);  // the serial loop over xo has none
+    size_t next = src.find_first_not_of(' ', at + pragma.size());
+    CHECK(src.compare(next, 22, "for (int32_t g_s0_x_xi") == 0);
+    CHECK(src.find("for (int32_t g_s0_x_xo") < at);
+
+    for (int size : {5, 16, 21}) {
+        Halide::Runtime::Buffer<float> in(size), out(size);
+        in.for_each_element([&](int i) { in(i) = 0.5f * i; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), out.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int i = 0; i < size; i++) CHECK(out(i) == float(i));
+    }
+}
+
 TEST_CASE("codegen: gathers that differ by a scalar read from the buffer plus it, at the same lanes", "[codegen]") {
     // out[i] = in[ix[i] * s + k] + in[(ix[i] + 1) * s + (k - 1)], 8 lanes
     // (two corners of a slice, one row apart): the broadcasts move to a

@@ -22,7 +22,12 @@ enum class TailStrategy {
     RoundUp,       // compute past x.max up to a multiple of the factor
 };
 
-enum class ForType { Serial, Parallel, Vectorized, Unrolled };
+// LaneFallback is made by lowering only (a schedule cannot ask for it): the
+// serial loop, one iteration per lane, that a vectorized loop with a guard
+// runs where the guard fails at one of the vector's ends (a GuardWithIf tail,
+// an RDom where()). It runs at most a few times per loop nest, so the host
+// code generator asks the C++ compiler not to unroll it.
+enum class ForType { Serial, Parallel, Vectorized, Unrolled, LaneFallback };
 
 // How compute_with lines up the iterations of two stages whose ranges of a
 // fused loop differ. The fused loop covers both; each stage runs only in its
