@@ -79,7 +79,10 @@ void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
             k += out->arguments().size();  // a Tuple output has one buffer per element
         }
         autoschedule_pending_ = false;
-        autoschedule_ms_ = kiln::autoschedule(pipeline_, target(), sizes).search_ms;
+        // The schedule a build gets (kiln-gen -s auto): a budget in schedules,
+        // not time, so the row does not depend on how busy the machine is.
+        autoschedule_ms_ =
+            kiln::autoschedule(pipeline_, target(), sizes, kiln::AutoscheduleOptions::reproducible()).search_ms;
     }
     pipeline_.realize_raw(outputs, target());
 }
