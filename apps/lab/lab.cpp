@@ -250,7 +250,7 @@ Setup make_setup(const Options &o) {
         seed++;
         if (auto it = shapes.find(a.name); it != shapes.end()) {
             // A tensor, not an image: reproducible random values.
-            s.inputs[a.name] = kiln_lab::random_buffer(kiln_lab::to_halide_type(a.type), it->second, seed);
+            s.inputs[a.name] = kiln_lab::random_buffer(kiln::to_halide_type(a.type), it->second, seed);
             s.sizes[a.name] = it->second;
             inputs_text += "\n  input  " + a.name + ": " + a.type.to_string() + " " + shape_text(it->second) + " (random)";
             continue;
@@ -263,7 +263,7 @@ Setup make_setup(const Options &o) {
         // 1-D inputs (a per-column vector: a bias, a scale) get the first row
         // of the luma, 2-D inputs the luma, 3-D inputs RGB.
         Buffer<float, 3> fitted = kiln_apps::with_channels(image, a.dimensions == 3 ? 3 : 1);
-        s.inputs[a.name] = kiln_lab::from_unit_float(fitted, kiln_lab::to_halide_type(a.type), a.dimensions);
+        s.inputs[a.name] = kiln_lab::from_unit_float(fitted, kiln::to_halide_type(a.type), a.dimensions);
         std::vector<int> extents = {w};
         if (a.dimensions >= 2) extents.push_back(h);
         if (a.dimensions == 3) extents.push_back(3);
@@ -320,7 +320,7 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     }
     r.predicted_ms = kiln::predicted_time(p, target, s.sizes).total() / 1e6;
     for (size_t k = 0; k < s.outputs.size(); k++)
-        r.outputs.emplace_back(kiln_lab::to_halide_type(s.outputs[k].type), s.output_extents[k]);
+        r.outputs.emplace_back(kiln::to_halide_type(s.outputs[k].type), s.output_extents[k]);
     // After the vector stops growing: raw_buffer() points into the Buffer object.
     std::vector<halide_buffer_t *> raw;
     for (auto &b : r.outputs) raw.push_back(b.raw_buffer());

@@ -129,11 +129,6 @@ double full_scale(const halide_type_t &t) {
     return 65535.0;
 }
 
-halide_type_t to_halide_type(const kiln::Type &t) {
-    halide_type_code_t code = t.is_float() ? halide_type_float : t.is_uint() ? halide_type_uint : halide_type_int;
-    return halide_type_t(code, t.bits(), 1);
-}
-
 Buffer<void> from_unit_float(const Buffer<const float, 3> &image, const halide_type_t &t, int dims) {
     if (dims < 1 || dims > 3)
         throw kiln::CompileError("kiln-lab: image inputs must have 1 to 3 dimensions, not " + std::to_string(dims));

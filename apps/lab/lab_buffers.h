@@ -26,7 +26,6 @@ kiln::ImageParam image_param(const kiln::GeneratorInputBase &input);
 bool set_scalar(const kiln::GeneratorInputBase &input, const std::string &text);
 
 double full_scale(const halide_type_t &t);
-halide_type_t to_halide_type(const kiln::Type &t);
 
 // A planar float image (x, y, c) in [0, 1] as a buffer of element type t
 // and `dims` dimensions (1: row 0 of channel 0; 2: channel 0 only; 3: every channel), scaled to

@@ -69,8 +69,6 @@ private:
     std::vector<Saved> saved;
 };
 
-halide_type_t halide_type(const Type &t) { return halide_type_t((halide_type_code_t)t.code(), t.bits()); }
-
 }  // namespace
 
 size_t autotune(const Pipeline &p, const Target &t, const Snapshot &snapshot, std::vector<AutotuneCandidate> candidates,
@@ -138,14 +136,14 @@ double measure_on_random_inputs(const Pipeline &p, const Target &t,
             mins[d] = (int)first;
             extents[d] = (int)(last - first + 1);
         }
-        Halide::Runtime::Buffer<void> b(halide_type(param->type), extents);
+        Halide::Runtime::Buffer<void> b(to_halide_type(param->type), extents);
         b.set_min(mins);
         fill_random(b, rng);
         bindings.bind(param, b);
     }
     std::vector<Halide::Runtime::Buffer<void>> out_buffers;
     for (const auto &f : outs)
-        for (const Type &ty : f->types) out_buffers.emplace_back(halide_type(ty), sizes.at(f->name));
+        for (const Type &ty : f->types) out_buffers.emplace_back(to_halide_type(ty), sizes.at(f->name));
     std::vector<halide_buffer_t *> raw;
     for (auto &b : out_buffers) raw.push_back(b.raw_buffer());
 

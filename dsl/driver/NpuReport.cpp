@@ -30,8 +30,7 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
         auto it = sizes.find(args[i].name);
         user_assert(it != sizes.end()) << "NPU report: no size for buffer " << args[i].name
                                        << "; give it with --estimate " << args[i].name << "=W[,H]";
-        const Type &ty = args[i].type;
-        buffers.emplace_back(halide_type_t((halide_type_code_t)ty.code(), ty.bits()), it->second);
+        buffers.emplace_back(to_halide_type(args[i].type), it->second);
         std::memset(buffers.back().data(), 0, buffers.back().size_in_bytes());
         argv.push_back(buffers.back().raw_buffer());
     }

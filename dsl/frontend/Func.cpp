@@ -691,8 +691,7 @@ Buffer<> allocate_output(const FunctionContents &f, int i, const std::vector<int
     }
     Type t = f.types[i];
     overflow |= __builtin_mul_overflow(elements, (int64_t)t.bytes(), &bytes);
-    halide_type_t ht((halide_type_code_t)t.code(), t.bits());  // Kiln's type codes are Halide's
-    Buffer<> b(ht, nullptr, sizes);
+    Buffer<> b(to_halide_type(t), nullptr, sizes);
     std::string why;
     if (overflow || elements > INT32_MAX) {
         why = "a kernel writes at most 2147483647 elements of a buffer";
