@@ -17,7 +17,8 @@
 //   2. per Func without updates, consumers first: computed per tile (its
 //      own UB buffer) or inlined into its consumers' instructions;
 //   3. double_buffer() on the tile Funcs and the output, or not;
-//   4. the tile loop across the machine's cores (parallel), or not.
+//   4. the tile loop across the machine's cores (parallel), or not;
+//   5. the tiles again, with what 2-4 chose.
 // A matrix product (f += a * b over an RDom) is computed per tile in L0C
 // (store_in(L0C)). A schedule the NPU's passes refuse (buffers over UB,
 // a form with no instructions) is listed as not possible with the reason.
@@ -163,6 +164,12 @@ public:
             on.parallel = true, off.parallel = false;
             decide(out, "cores", {on, off}, [&](const NpuState &c) { return c.parallel ? "parallel(" + yo() + ")" : "one core"; }, s);
         }
+        // 5. The tiles again, with the placement, buffering and cores chosen
+        // (a shape chosen for 8 cores may not be the best for one).
+        if (budget_left()) {
+            const bool db = s.double_buffer;
+            decide(out, "tiles", tile_shapes(s, db), [&](const NpuState &c) { return c.tiles() + (db ? "" : ", single-buffered"); }, s);
+        }
         if (o.autotune > 0) s = autotune_state(s);
         result.predicted = evaluated.at(render(s)).cost;
         result.schedule = ScheduleFile::parse(render(s), "autoschedule");
@@ -190,6 +197,7 @@ private:
     std::map<std::string, NpuEvaluation> evaluated;  // by schedule text
     std::map<std::string, NpuState> legal_states;
     std::map<std::string, std::string> why;          // stanza -> its comment
+    std::map<std::string, size_t> decision_index;    // "kind:func" -> its place in result.decisions
     std::string first_error;
 
     std::string yo() const { return outs[0]->args[1] + "o"; }
@@ -315,7 +323,10 @@ private:
         d.reason = line;
         why[kind + ":" + func] = d.chosen + "; " + d.reason;
         s = states[best];
-        result.decisions.push_back(d);
+        // A decision taken again replaces the first.
+        auto [at, first] = decision_index.emplace(kind + ":" + func, result.decisions.size());
+        if (first) result.decisions.push_back(d);
+        else result.decisions[at->second] = d;
         return true;
     }
 
