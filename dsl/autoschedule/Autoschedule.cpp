@@ -55,13 +55,15 @@ struct Structure {
     }
 };
 
-// Calls to Func `f` in an expression: how many, and whether each is at the
-// caller's own pure coordinates (f(x, y) in g(x, y) = ...).
+// Calls to Func `f` in an expression: how many, whether each is at the
+// caller's own pure coordinates (f(x, y) in g(x, y) = ...), and which of
+// the caller's pure variables (by position) their arguments use.
 class CallsTo : public IRVisitor {
 public:
     CallsTo(const std::string &f, const std::vector<std::string> &args) : f(f), args(args) {}
     int calls = 0;
     bool same_point = true;
+    std::set<size_t> uses;
 
 protected:
     const std::string &f;
@@ -70,6 +72,9 @@ protected:
         IRVisitor::visit(op);
         if (op->call_type != Call::Func || op->name != f) return;
         calls++;
+        for (const Expr &a : op->args)
+            for (size_t k = 0; k < args.size(); k++)
+                if (expr_uses_var(a, args[k])) uses.insert(k);
         if (op->args.size() != args.size()) same_point = false;
         for (size_t i = 0; i < op->args.size() && same_point; i++) {
             const auto *v = op->args[i].as<Variable>();
@@ -86,6 +91,11 @@ struct FuncInfo {
     // Read once, at the same point, by the pure definition of its only
     // consumer (which has no updates): inlining it costs nothing.
     bool pointwise = false;
+    // The dimensions (by position) of its consumers that its region follows:
+    // k if a consumer's call uses that consumer's k-th pure variable. A Func
+    // that does not follow the dimension a loop runs over has the same
+    // region in every iteration of it (folded weights in a convolution).
+    std::set<size_t> follows;
     std::vector<int64_t> extent;  // of its largest realization with every Func at the root
     int lanes = 8;                // natural vector size of its (widest) type
     // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
@@ -270,6 +280,17 @@ public:
             }
         }
         for (auto &[name, fi] : info) fi.matrix_rvar = matrix_rvars(*user.at(name));
+        for (auto &[name, fi] : info)
+            for (const std::string &cn : fi.consumers) {
+                const FunctionContents &c = *user.at(cn);
+                CallsTo calls(name, c.args);
+                for (const Expr &v : c.init.values) calls.include(v);
+                for (const Definition &u : c.updates) {
+                    for (const Expr &v : u.values) calls.include(v);
+                    for (const Expr &a : u.args) calls.include(a);
+                }
+                fi.follows.insert(calls.uses.begin(), calls.uses.end());
+            }
         for (auto &[name, fi] : info) {
             if (fi.consumers.size() != 1 || fi.updates) continue;
             const FunctionContents &c = *user.at(fi.consumers[0]);
@@ -386,6 +407,19 @@ private:
             if (p == Place::Outer) return {x + "o", ""};
             return {"", ""};
         default: return {"", ""};
+        }
+    }
+
+    // Whether f's region moves with the loop its group root runs at place
+    // p (loops_for): the root's rows (dimension 1) per strip, row of tiles
+    // or register block, its first dimension per strip of a 1-D Func or
+    // per column of blocks, either per 2-D tile.
+    static bool follows_loop(const FuncInfo &f, const Structure &s, Place p) {
+        switch (s.kind) {
+        case Structure::Tiles: return f.follows.count(0) || f.follows.count(1);
+        case Structure::Strips: return f.follows.count(0) != 0;
+        case Structure::Blocks: return f.follows.count(p == Place::Outer ? 0 : 1) != 0;
+        default: return f.follows.count(1) != 0;
         }
     }
 
@@ -701,10 +735,14 @@ private:
             options.push_back(Place::Root);
             if (!budget_left()) {
                 // Out of budget: sliding in its consumers' group, or per row
-                // or tile, or at the root, without evaluating it.
+                // or tile, or at the root, without evaluating it. Per row or
+                // tile only where its region follows the loop's dimension:
+                // otherwise every iteration would compute all of it again.
                 Place p = Place::Root;
                 for (Place q : options)
-                    if ((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) p = q;
+                    if (((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) &&
+                        follows_loop(f, s.structure.at(g), q))
+                        p = q;
                 s.place[f.name] = p;
                 s.group.erase(f.name);
                 if (p != Place::Root) s.structure.erase(f.name);

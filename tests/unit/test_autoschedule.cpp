@@ -145,6 +145,30 @@ TEST_CASE("autoschedule: out of time, the choices made so far are kept and the r
     CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
 }
 
+TEST_CASE("autoschedule: out of time, a Func whose region is the same in every row goes to the root",
+          "[autoschedule]") {
+    // Weights folded per output channel, read by every pixel: per strip of
+    // rows (the default rule for a Func its consumers read per row) they
+    // would be computed again in every strip.
+    ImageParam in(Float(32), 2, "in"), w(Float(32), 2, "w");
+    Param<float> s("s");
+    Var x("x"), y("y"), c("c");
+    RDom r(0, 16, "r");
+    Func folded("folded"), mixed("mixed"), out("out");
+    folded(c, x) = w(c, x) * s;
+    mixed(x, y) = 0.0f;
+    mixed(x, y) += folded(x, r) * in(r, y);
+    out(x, y) = max(mixed(x, y), 0.0f) + mixed(x, y);
+    AutoscheduleOptions o = fixed_machine();
+    o.time_limit_ms = 0;
+    AutoscheduleResult res = autoschedule(Pipeline(out), avx2, {{"out", {256, 256}}}, o);
+    INFO(res.explanation);
+    CHECK(std::count(res.skipped.begin(), res.skipped.end(), "folded: compute_root, not evaluated: the default rule") == 1);
+    CHECK(stanza(res.schedule_text, "folded").find("compute_root()") != std::string::npos);
+    // mixed follows the output's rows: per strip, as before.
+    CHECK(stanza(res.schedule_text, "mixed").find("compute_at(out, ") != std::string::npos);
+}
+
 TEST_CASE("autoschedule: a budget of schedules stops the search at the same point on every run", "[autoschedule]") {
     // The time limit (60 s) is not reached: only the budget stops the search.
     for (int budget : {1, 3}) {
