@@ -13,7 +13,11 @@
 //      to the estimated width) when a Func reduces along a row or is a
 //      matrix product, else 2-D tiles of 64..256 columns by 8..64 rows,
 //      with every other Func computed per tile (a boundary condition, or
-//      a Func the NPU's passes refuse to compute per tile, inlined);
+//      a Func the NPU's passes refuse to compute per tile, inlined); for a
+//      matrix product C(x, y) += A(k, y) * B(x, k), also column panels of
+//      128 or 256 columns in tiles of 32 or 64 rows, the panels outermost,
+//      K whole or split into slices of 64 or 128 accumulated in L0C, and
+//      B's panel staged in L1 once per panel (B.in(C) at xo) or not;
 //   2. per Func without updates, consumers first: computed per tile (its
 //      own UB buffer) or inlined into its consumers' instructions;
 //   3. double_buffer() on the tile Funcs and the output, or not;
@@ -40,6 +44,8 @@
 #include "codegen/NpuKernel.h"
 #include "driver/NpuReport.h"
 #include "ir/Error.h"
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
 #include "lower/RealizationOrder.h"
 
 namespace kiln {
@@ -57,12 +63,47 @@ bool is_matrix_product(const FunctionContents &f) {
     return self && self->name == f.name && other.as<Mul>();
 }
 
+// The Funcs and images called in e whose arguments use `along` and not
+// `across` (the product's own value excluded).
+class OperandsAlong : public IRVisitor {
+public:
+    OperandsAlong(const std::string &self, const std::string &along, const std::string &across)
+        : self(self), along(along), across(across) {}
+    std::set<std::string> names;
+
+private:
+    const std::string &self, &along, &across;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if ((op->call_type != Call::Image && op->call_type != Call::Func) || op->name == self) return;
+        bool uses_along = false, uses_across = false;
+        for (const Expr &a : op->args) uses_along |= expr_uses_var(a, along), uses_across |= expr_uses_var(a, across);
+        if (uses_along && !uses_across) names.insert(op->name);
+    }
+};
+
+// A matrix product C(x, y) += A(k, y) * B(x, k) the output's tiles can
+// take in column panels: its pure Vars, its RVar, and the input read along
+// its columns (B), which a panel stages in L1 once for all its row tiles.
+struct MatrixPanels {
+    std::string func, x, y, k, operand;
+    std::string slice;  // the prefix of the k-slice loops' names
+};
+
 struct NpuState {
     int tw = 0, th = 0;                 // tiles tw x th; tw == 0: strips of th whole rows
     std::set<std::string> inlined;
     bool double_buffer = true, parallel = true;
+    // Column panels of a matrix product (tw x th tiles, the panels
+    // outermost): the product's K split into slices of ks (0: not split),
+    // its column operand staged in L1 per panel (l1).
+    bool panels = false, l1 = false;
+    int ks = 0;
 
     std::string tiles() const {
+        if (panels)
+            return "panels of " + std::to_string(tw) + " columns in tiles of " + std::to_string(th) + " rows" +
+                   (ks ? ", K in slices of " + std::to_string(ks) : "") + (l1 ? ", the panel's operand in L1" : "");
         return tw ? "tiles " + std::to_string(tw) + "x" + std::to_string(th)
                   : "strips of " + std::to_string(th) + " row" + (th > 1 ? "s" : "");
     }
@@ -106,7 +147,10 @@ public:
             if (name == out || it == user.end() || it->second->is_image_wrapper) continue;
             const auto &f = it->second;
             funcs.push_back(name);
-            if (is_matrix_product(*f)) matrix.insert(name);
+            if (is_matrix_product(*f)) {
+                matrix.insert(name);
+                panel_candidate(*f);
+            }
             if (!f->updates.empty()) updates.insert(name);
             if (!f->boundary_condition.empty()) boundary.insert(name);
             if (!f->updates.empty() || f->args.size() < 2) rows = true;
@@ -162,7 +206,7 @@ public:
         if (budget_left()) {
             NpuState on = s, off = s;
             on.parallel = true, off.parallel = false;
-            decide(out, "cores", {on, off}, [&](const NpuState &c) { return c.parallel ? "parallel(" + yo() + ")" : "one core"; }, s);
+            decide(out, "cores", {on, off}, [&](const NpuState &c) { return c.parallel ? "parallel(" + outer(c) + ")" : "one core"; }, s);
         }
         // 5. The tiles again, with the placement, buffering and cores chosen
         // (a shape chosen for 8 cores may not be the best for one).
@@ -199,8 +243,27 @@ private:
     std::map<std::string, std::string> why;          // stanza -> its comment
     std::map<std::string, size_t> decision_index;    // "kind:func" -> its place in result.decisions
     std::string first_error;
+    std::vector<MatrixPanels> panel_products;        // see MatrixPanels; panels only with exactly one
+
+    // Records f if its tiles can be column panels: one plain-named RVar and
+    // one input read along its columns only.
+    void panel_candidate(const FunctionContents &f) {
+        MatrixPanels m{f.name, f.args[0], f.args[1], "", "", ""};
+        int rvars = 0;
+        for (const Dim &d : f.updates[0].schedule.dims)
+            if (d.is_rvar) m.k = d.user_name, rvars++;
+        OperandsAlong ops(m.func, m.x, m.y);
+        ops.include(f.updates[0].values[0]);
+        if (rvars != 1 || ops.names.size() != 1) return;
+        // The slices' loops are named after the RDom: k.x -> ko, ki.
+        m.slice = m.k.substr(0, m.k.find('.'));
+        m.operand = *ops.names.begin();
+        panel_products.push_back(m);
+    }
 
     std::string yo() const { return outs[0]->args[1] + "o"; }
+    // The outermost tile loop: across panels, else across row strips or tiles.
+    std::string outer(const NpuState &s) const { return s.panels ? xo() : yo(); }
     std::string xo() const { return outs[0]->args[0] + "o"; }
     std::string at_text() const { return "compute_at(" + out + ", " + (rows ? yo() : xo()) + ")"; }
 
@@ -220,6 +283,7 @@ private:
         const int w = sizes.at(out)[0], h = sizes.at(out)[1];
         std::vector<NpuState> states;
         s.double_buffer = double_buffer;
+        s.panels = s.l1 = false, s.ks = 0;
         auto add = [&](int tw, int th) {
             s.tw = tw, s.th = th;
             states.push_back(s);
@@ -227,6 +291,21 @@ private:
         if (rows) {
             for (int r : {1, 2, 4, 8, 16, 32, 64, 128})
                 if (r <= h) add(0, r);
+            // A matrix product: column panels, its K whole or in slices,
+            // its column operand from GM per tile or staged in L1 per panel
+            // (what a product too large for one row strip needs).
+            if (panel_products.size() == 1) {
+                NpuState p = s;
+                p.panels = true;
+                for (int tw : {128, 256})
+                    for (int th : {32, 64})
+                        for (int ks : {0, 64, 128})
+                            for (bool l1 : {true, false}) {
+                                if (tw > w || th > h) continue;
+                                p.tw = tw, p.th = th, p.ks = ks, p.l1 = l1;
+                                states.push_back(p);
+                            }
+            }
         } else {
             for (int tw : {64, 128, 256})
                 for (int th : {8, 16, 32, 64})
@@ -259,14 +338,24 @@ private:
         if (s.tw) os << " tile(" << x << ", " << y << ", " << xo() << ", " << yo() << ", " << x << "i, " << y << "i, " << s.tw
                      << ", " << s.th << ")";
         else os << " bound(" << x << ", 0, " << sizes.at(out)[0] << ") split(" << y << ", " << yo() << ", " << y << "i, " << s.th << ")";
+        if (s.panels) os << " reorder(" << x << "i, " << y << "i, " << yo() << ", " << xo() << ")";
         if (s.double_buffer) os << " double_buffer()";
-        if (s.parallel) os << " parallel(" << yo() << ")";
+        if (s.parallel) os << " parallel(" << outer(s) << ")";
         os << "\n";
+        if (s.panels && s.l1) {
+            const MatrixPanels &m = panel_products[0];
+            os << m.operand << ".in(" << m.func << "): compute_at(" << out << ", " << xo() << ") store_in(L1)\n";
+        }
         for (auto it = funcs.rbegin(); it != funcs.rend(); ++it) {
             comment("place:" + *it);
             if (s.inlined.count(*it)) continue;
             os << *it << ": " << at_text() << (matrix.count(*it) ? " store_in(L0C)" : "")
                << (s.double_buffer ? " double_buffer()" : "") << "\n";
+            if (s.panels && s.ks && *it == panel_products[0].func) {
+                const MatrixPanels &m = panel_products[0];
+                os << m.func << ".update(0): split(" << m.k << ", " << m.slice << "o, " << m.slice << "i, " << s.ks
+                   << ") reorder(" << m.slice << "i, " << m.x << ", " << m.y << ", " << m.slice << "o)\n";
+            }
         }
         return os.str();
     }

@@ -8,6 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -15,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/JIT.h"
+#include "npu_machine.h"
 
 namespace npu_pipelines {
 
@@ -157,6 +161,24 @@ inline json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::
     REQUIRE(report);
     return json::parse(report());
 }
+
+// The default machine with one core, as $KILN_NPU_MACHINE (the passes and
+// the simulator read it) while the object lives.
+struct OneCoreMachine {
+    const std::string path = "npu_one_core_machine.json";
+    OneCoreMachine() {
+        std::string text = npu::default_machine_json();
+        const size_t at = text.find("\"cores\": 8,");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, 11, "\"cores\": 1,");
+        std::ofstream(path) << text;
+        setenv("KILN_NPU_MACHINE", path.c_str(), 1);
+    }
+    ~OneCoreMachine() {
+        unsetenv("KILN_NPU_MACHINE");
+        std::remove(path.c_str());
+    }
+};
 
 }  // namespace npu_pipelines
 

@@ -191,6 +191,48 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     CHECK(rep["dma_bytes"]["L1->L0A"] == 2 * tiles * MT * K);
 }
 
+TEST_CASE("the NPU autoscheduler takes a bf16 GEMM too large for row strips in column panels",
+          "[npu][autoschedule][f16][matmul]") {
+    // 512 x 512 x 512: a strip of whole rows would need all of B (512 KiB)
+    // beside it, so the search takes column panels with K in slices, as
+    // schedules/gemm/npu_512.sched does by hand, and must be no more than
+    // 1.2x its cycles on the same machine.
+    const int M = 512, N = 512, K = 512;
+    Bf16Gemm hand(M, N, K), g(M, N, K);
+    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    RVar ko("ko"), ki("ki");
+    hand.output.tile(hand.x, hand.y, xo, yo, xi, yi, 256, 64).reorder(xi, yi, yo, xo);
+    hand.B.in(hand.matmul).compute_at(hand.output, xo).store_in(MemoryType::L1);
+    hand.matmul.compute_at(hand.output, yo).store_in(MemoryType::L0C).double_buffer();
+    hand.matmul.update().split(hand.k, ko, ki, 64).reorder(ki, hand.x, hand.y, ko);
+    json rh = hand.run("gemm_512_hand");
+
+    AutoscheduleResult a =
+        autoschedule(Pipeline(g.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}});
+    INFO(a.schedule_text << a.explanation);
+    CHECK_THAT(a.schedule_text, Contains("reorder(xi, yi, yo, xo)") && Contains("matmul: compute_at(output, yo) store_in(L0C)"));
+    CHECK_THAT(a.explanation, Contains("panels of "));
+    json r = g.run("gemm_512_auto");
+    CHECK(count_different_bits(g.host, g.npu) == 0);
+    CHECK(r["race_count"] == 0);
+    CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.02));
+    CHECK(r["cycles"].get<double>() <= 1.2 * rh["cycles"].get<double>());
+    // The hand schedule is written for one core; on a machine of one core
+    // the search finds its shape (256-column panels, 64-row tiles, K in
+    // slices of 64, B's panel in L1): within 2% of its cycles.
+    npu_pipelines::OneCoreMachine machine;
+    Bf16Gemm one(M, N, K);
+    json rh1 = hand.run("gemm_512_hand_one_core");
+    AutoscheduleResult a1 = autoschedule(Pipeline(one.output), Target("npu"),
+                                         {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}});
+    INFO(a1.schedule_text);
+    CHECK_THAT(a1.schedule_text, Contains("B.in(matmul): compute_at(output, xo) store_in(L1)") &&
+                                     Contains("split(k.x, ko, ki, "));
+    json r1 = one.run("gemm_512_auto_one_core");
+    CHECK(count_different_bits(one.host, one.npu) == 0);
+    CHECK(r1["cycles"].get<double>() <= 1.02 * rh1["cycles"].get<double>());
+}
+
 TEST_CASE("a k-slice of an L1 panel must be whole rows of it", "[npu][codegen][f16][matmul][error]") {
     ImageParam A(BFloat(16), 2, "A"), B(BFloat(16), 2, "B");
     Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");

@@ -56,22 +56,7 @@ TEST_CASE("npu autoschedule: softmax in row tiles, double-buffered across cores,
 }
 
 TEST_CASE("npu autoschedule: on a machine of one core, as fast as the hand schedule", "[npu][autoschedule]") {
-    // The default machine with one core, as $KILN_NPU_MACHINE (the passes and the simulator read it).
-    struct OneCoreMachine {
-        const std::string path = "npu_autoschedule_one_core.json";
-        OneCoreMachine() {
-            std::string text = npu::default_machine_json();
-            const size_t at = text.find("\"cores\": 8,");
-            REQUIRE(at != std::string::npos);
-            text.replace(at, 11, "\"cores\": 1,");
-            std::ofstream(path) << text;
-            setenv("KILN_NPU_MACHINE", path.c_str(), 1);
-        }
-        ~OneCoreMachine() {
-            unsetenv("KILN_NPU_MACHINE");
-            std::remove(path.c_str());
-        }
-    } machine;
+    OneCoreMachine machine;
     Buffer<float, 2> in = make_input(), npu(W, H);
     Softmax hand, s;
     hand.fused(8, true);  // schedules/softmax/npu.sched
