@@ -180,10 +180,10 @@ public:
                 found = decide(out, "tiles", states, [&](const NpuState &c) { return c.tiles() + (db ? "" : ", single-buffered"); }, s);
                 // A Func the NPU cannot compute in a tile of its own (a
                 // transposed read): inlined into its consumer, and again.
-                const std::string f = refused_func(states);
+                const auto [f, refusal] = refused_func(states);
                 if (found || f.empty()) break;
                 init.inlined.insert(f);
-                result.skipped.push_back(f + " is inlined: " + evaluated.at(render(states[0])).error);
+                result.skipped.push_back(f + " is inlined: " + refusal);
             }
             if (found) break;
         }
@@ -267,15 +267,20 @@ private:
     std::string xo() const { return outs[0]->args[0] + "o"; }
     std::string at_text() const { return "compute_at(" + out + ", " + (rows ? yo() : xo()) + ")"; }
 
-    // The Func without updates, computed per tile, that the NPU's passes
-    // name in refusing the first of `states` ("NPU target: Func f ..."); "".
-    std::string refused_func(const std::vector<NpuState> &states) const {
-        if (states.empty()) return "";
-        const std::string &error = evaluated.at(render(states[0])).error, prefix = "NPU target: Func ";
-        if (error.compare(0, prefix.size(), prefix) != 0) return "";
-        const std::string f = error.substr(prefix.size(), error.find(' ', prefix.size()) - prefix.size());
-        const bool candidate = std::count(funcs.begin(), funcs.end(), f) && !updates.count(f) && !states[0].inlined.count(f);
-        return candidate ? f : "";
+    // The first Func without updates, computed per tile, that the NPU's
+    // passes name in refusing one of `states` ("NPU target: Func f ..."),
+    // and that refusal; "" if none does.
+    std::pair<std::string, std::string> refused_func(const std::vector<NpuState> &states) const {
+        const std::string prefix = "NPU target: Func ";
+        for (const NpuState &st : states) {
+            auto it = evaluated.find(render(st));
+            if (it == evaluated.end()) continue;
+            const std::string &error = it->second.error;
+            if (error.compare(0, prefix.size(), prefix) != 0) continue;
+            const std::string f = error.substr(prefix.size(), error.find(' ', prefix.size()) - prefix.size());
+            if (std::count(funcs.begin(), funcs.end(), f) && !updates.count(f) && !st.inlined.count(f)) return {f, error};
+        }
+        return {"", ""};
     }
 
     // The output's tile shapes to try, the rest of `s` kept.
