@@ -93,6 +93,13 @@ private:
         for (size_t j = 0; j < tiles.size() && j < 3; j++) *slots[i.op == npu::Op::TSTORE ? j + 1 : j] = tiles[j];
         if (tiles.size() > 3 && i.op != npu::Op::TSTORE) in.c = tiles[3];
         if (i.op == npu::Op::TLOAD) in.gm.type = in.dst.type;
+        if (i.op == npu::Op::TSTORE) in.gm.type = i.fix ? i.gm_type : in.a.type;
+        if (i.fix) {  // the fix pipe's epilogue: the bias tile (after the accumulator) is its c
+            in.relu = i.relu;
+            in.has_scale = !i.scale.empty();
+            in.has_bias = tiles.size() > 1;
+            if (in.has_bias) in.c = in.b, in.b = npu::TileRef();
+        }
         return in;
     }
 };

@@ -88,6 +88,7 @@ struct NpuItem {
     bool fix = false;                // TSTORE from L0C with a fix-pipe epilogue: args[2], when there, the bias
     bool relu = false;               //   ReLU on the way
     std::string scale;               //   C++ of the scale, if any
+    npu::DType gm_type = npu::DType::F32;  //   the output's type in GM (the accumulator's is wider)
     npu::Cmp cmp = npu::Cmp::EQ;
     npu::Pipe pipe = npu::Pipe::S;   // Instr: from the ISA table
     // SET_FLAG / WAIT_FLAG (also as C++ in args): the pipes and the event,

@@ -152,6 +152,7 @@ bool Selector::select_fix_store(const Provide *p, const Window &w, const Nest &n
     NpuItem &st = out.back();
     st.fix = true;
     st.relu = f.relu;
+    st.gm_type = out_t;
     if (f.scale.defined()) st.scale = scalar(f.scale);
     return true;
 }

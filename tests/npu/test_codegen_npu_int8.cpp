@@ -16,6 +16,8 @@
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/ConcreteSizes.h"
+#include "autoschedule/NpuCost.h"
 #include "error/expect_error.h"
 #include "npu_pipelines.h"
 
@@ -164,6 +166,34 @@ TEST_CASE("int8 GEMM with a split K and an L1 panel: int8 k-slices accumulate in
     CHECK(rep["dma_bytes"]["GM->L1"] == K * N + (N / NT) * M * K + tiles * 4 * NT);
     CHECK(rep["dma_bytes"]["L1->L0B"] == tiles * K * NT);
     CHECK(rep["dma_bytes"]["L1->L0A"] == tiles * MT * K);
+}
+
+TEST_CASE("the NPU autoscheduler's cost model counts the fix pipe's int8 store as the simulator does",
+          "[npu][autoschedule][int8][matmul]") {
+    // The model times the instruction stream without executing it; a fused
+    // store from L0C writes GM in the output's type (1 byte), not the
+    // accumulator's (4), and carries the bias, ReLU and scale.
+    const int M = 256, N = 128, K = 256;
+    for (Type t : {Int(8), Float(16)}) {
+        INFO(t.to_string());
+        Int8Gemm g(M, N, K, t);
+        g.rows(32);
+        std::vector<std::shared_ptr<internal::FunctionContents>> outs{g.output.contents()};
+        auto sizes = internal::concrete_sizes(outs, {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}}, "test");
+        const internal::NpuCostEstimate e = internal::npu_predict(outs, Target("npu"), sizes.values);
+        json rep;
+        if (t == Int(8)) {
+            Buffer<int8_t, 2> npu(N, M);
+            rep = g.run(npu, "gemm_int8_predict");
+        } else {
+            Buffer<kiln::float16_t, 2> npu(N, M);
+            rep = g.run(npu, "gemm_int8_f16_predict");
+        }
+        CHECK(e.gm_write == rep["gm_write_bytes"].get<uint64_t>());
+        CHECK(e.gm_write == (uint64_t)N * M * t.bytes());
+        CHECK(e.gm_read == rep["gm_read_bytes"].get<uint64_t>());
+        CHECK(e.cycles == Approx(rep["cycles"].get<double>()).epsilon(0.001));
+    }
 }
 
 TEST_CASE("int8 GEMM to float16 and to int32 through the fix pipe", "[npu][codegen][int8][matmul]") {
