@@ -245,8 +245,9 @@ private:
     std::string first_error;
     std::vector<MatrixPanels> panel_products;        // see MatrixPanels; panels only with exactly one
 
-    // Records f if its tiles can be column panels: one plain-named RVar and
-    // one input read along its columns only.
+    // Records f if its tiles can be column panels: one RVar (its slices'
+    // loops are named after its RDom) and one Func or input read along
+    // f's columns only.
     void panel_candidate(const FunctionContents &f) {
         MatrixPanels m{f.name, f.args[0], f.args[1], "", "", ""};
         int rvars = 0;
