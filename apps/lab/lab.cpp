@@ -309,7 +309,8 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     set_scalars(*g, s.scalars);
     if (file == "auto") {  // --auto: chosen for this run's sizes and scalar values
         progress.show(step + name + ": autoschedule...");
-        kiln::AutoscheduleOptions ao;
+        // The schedule a build gets (kiln-gen -s auto), whatever the load.
+        kiln::AutoscheduleOptions ao = kiln::AutoscheduleOptions::reproducible();
         ao.autotune = o.autotune;
         kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes, ao);
         kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);

@@ -705,6 +705,30 @@ private:
             result.skipped.push_back(what);
     }
 
+    // Places f in s: p, in group g unless p is Root or Inline. A Func that
+    // leaves the root takes its loops with it, so the Funcs computed in
+    // them (placed by an earlier pass) go back to the root with their own
+    // loops; the caller places them again, after f.
+    void place(State &s, const FuncInfo &f, Place p, const std::string &g) const {
+        s.place[f.name] = p;
+        s.group.erase(f.name);
+        if (p == Place::Root) {
+            if (!s.structure.count(f.name)) s.structure[f.name] = initial_structure(f);
+            return;
+        }
+        s.structure.erase(f.name);
+        if (p != Place::Inline) s.group[f.name] = g;
+        for (auto it = s.group.begin(); it != s.group.end();) {
+            if (it->second != f.name) {
+                ++it;
+                continue;
+            }
+            s.place[it->first] = Place::Root;
+            s.structure[it->first] = initial_structure(info.at(it->first));
+            it = s.group.erase(it);
+        }
+    }
+
     // Consumers first: inline, in its consumers' group, or at the root.
     // With `only`, just the Funcs consumed in those groups.
     void place_funcs(State &s, const std::set<std::string> *only = nullptr) {
@@ -743,11 +767,7 @@ private:
                     if (((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) &&
                         follows_loop(f, s.structure.at(g), q))
                         p = q;
-                s.place[f.name] = p;
-                s.group.erase(f.name);
-                if (p != Place::Root) s.structure.erase(f.name);
-                else if (!s.structure.count(f.name)) s.structure[f.name] = initial_structure(f);
-                if (p != Place::Root && p != Place::Inline) s.group[f.name] = g;
+                place(s, f, p, g);
                 why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (" + result.stopped_by + "): the default rule";
                 skip(f.name + ": " + option_name(s, f.name, p) + ", not evaluated: the default rule");
                 continue;
@@ -757,14 +777,7 @@ private:
             std::vector<State> states;
             for (Place p : options) {
                 State c = s;
-                c.place[f.name] = p;
-                c.group.erase(f.name);
-                if (p == Place::Root) {
-                    if (!c.structure.count(f.name)) c.structure[f.name] = initial_structure(f);
-                } else {
-                    c.structure.erase(f.name);
-                    if (p != Place::Inline) c.group[f.name] = g;
-                }
+                place(c, f, p, g);
                 if (!budget_left()) break;
                 Evaluation e = evaluate(c);
                 d.alternatives.push_back({option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
@@ -777,9 +790,7 @@ private:
             if (!f.matrix_rvar.empty() && f.block_root == g && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
                 gi->extent[1] >= rows && budget_left()) {
                 State c = s;
-                c.place[f.name] = Place::Inner;
-                c.group[f.name] = g;
-                c.structure.erase(f.name);
+                place(c, f, Place::Inner, g);
                 c.structure[g] = {Structure::Blocks, 2, rows};
                 bool others = false;  // other Funcs in the group must have a level in the new loops
                 for (const auto &[m, mg] : c.group)

@@ -379,6 +379,34 @@ TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the 
                    Contains("<details class=\"why\"><summary>"));
 }
 
+TEST_CASE("generator api: -s auto re-places a group's root without losing the Funcs in its loops",
+          "[generator][autoschedule][grad]") {
+    // At these sizes the search's second placement pass (after tiling)
+    // moves biased_adjoint off the root after output_adjoint was placed in
+    // its loops; output_adjoint must go back to the root and be placed
+    // again, not keep naming loops that no longer exist.
+    auto g = GeneratorRegistry::create("bias_gelu_grad");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_bias_gelu_grad_auto";
+    o.schedule_file = "auto";
+    o.emit = {"schedule"};
+    o.estimates = {{"input", {131, 97}}, {"bias", {131}}, {"d_output", {131, 97}}, {"d_input", {131, 97}},
+                   {"d_bias", {131}}};
+    compile_generator(*g, o);
+    const std::string sched = read_file("generator_api_out/api_bias_gelu_grad_auto.sched");
+    CHECK_THAT(sched, Contains("schedule auto (a budget of 1500 schedules)") && Contains("d_input: "));
+    // Every Func computed at a group's loop names a Func the file schedules.
+    std::istringstream lines(sched);
+    for (std::string l; std::getline(lines, l);) {
+        auto at = l.find("compute_at(");
+        if (l.empty() || l[0] == '#' || at == std::string::npos) continue;
+        std::string root = l.substr(at + 11, l.find(',', at) - at - 11);
+        INFO(l);
+        CHECK_THAT(sched, Contains("\n" + root + ": "));
+    }
+}
+
 TEST_CASE("generator api: -s auto --autotune runs the best candidates on the generator's inputs",
           "[generator][autoschedule][autotune]") {
     auto g = GeneratorRegistry::create("blur3x3");
