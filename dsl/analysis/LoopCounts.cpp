@@ -1,10 +1,12 @@
 #include "LoopCounts.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
 namespace kiln {
@@ -178,9 +180,11 @@ public:
     };
     std::vector<Frame> frames;
     std::map<std::string, std::set<std::string>> let_loops;
+    std::vector<std::pair<std::string, Expr>> let_values;  // the enclosing lets, outermost first
     std::map<const LetStmt *, std::set<std::string>> let_deps;
     std::map<const Provide *, double> register_reads;
     std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
+    std::map<const Provide *, double> gathers;         // of reads_from_memory, the loads that are gathers
 
     // The loops (among frames) an expression depends on, through lets.
     std::set<std::string> loops_of(const Expr &e) const {
@@ -230,9 +234,40 @@ public:
             double w = 1;
             for (const Frame &f : frames)
                 if (f.type == ForType::Unrolled && !moves.count(f.name)) w /= (double)f.extent;
-            total += w;
+            double loads_per_vector = vector_loads(c);
+            if (loads_per_vector > 1) gathers[op] += w;
+            total += w * loads_per_vector;
         }
         return register_reads[op] = total;
+    }
+
+    // The loads one vector of load c takes inside the innermost vectorized
+    // loop: 1 when its lanes are adjacent (or the same, or every 2nd or 4th
+    // lane repeated: dense loads and shuffles), its stride when that is 2 to
+    // 4 (deinterleaving dense loads), else one load per lane (a gather: the
+    // loop moves an outer dimension, or the innermost one by a stride or a
+    // non-affine step).
+    double vector_loads(const Call *c) const {
+        const Frame *v = nullptr;
+        for (const Frame &f : frames)
+            if (f.type == ForType::Vectorized) v = &f;
+        if (!v || c->args.empty()) return 1;
+        for (size_t d = 1; d < c->args.size(); d++)
+            if (loops_of(c->args[d]).count(v->name)) return (double)v->extent;
+        Expr a = c->args[0];
+        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it)  // innermost let first
+            if (expr_uses_var(a, it->first)) a = substitute(it->first, it->second, a);
+        if (!expr_uses_var(a, v->name)) return 1;
+        const Expr x = make_var(v->name);
+        for (int step : {1, 2, 4}) {
+            const int64_t *d = as_const_int(simplify(substitute(v->name, x + step, a) - a));
+            if (!d) continue;
+            int64_t stride = std::abs(*d);
+            if (stride <= step) return 1;  // adjacent, repeated or broadcast lanes
+            if (step == 1 && stride <= 4) return (double)stride;
+            break;
+        }
+        return (double)v->extent;
     }
 
     // The stage of a store to `func` here: k of its innermost loop named
@@ -266,7 +301,9 @@ public:
             auto deps = let_deps.find(op);  // the loops around a let are always the same
             if (deps == let_deps.end()) deps = let_deps.emplace(op, loops_of(op->value)).first;
             let_loops[op->name] = deps->second;
+            let_values.emplace_back(op->name, op->value);
             walk(op->body, mult);
+            let_values.pop_back();
             if (saved_deps) let_loops[op->name] = *saved_deps;
             else let_loops.erase(op->name);
             if (saved) values[op->name] = *saved;
@@ -333,6 +370,7 @@ public:
                 fc.reads += kv.second * mult;
             }
             fc.memory_reads += reads_from_memory(op) * (double)mult;
+            fc.gathers += gathers[op] * (double)mult;
             if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {
             walk(op->body, mult);

@@ -47,7 +47,11 @@ struct FuncCounts {
     // unrolled loop counts once for all its iterations, and an update's read
     // of the point it stores, when the innermost serial loop does not move
     // that point, not at all (both stay in registers).
+    // A load inside a vectorized loop counts once per vector when its
+    // lanes are adjacent, else once per lane: a gather (or its stride, for
+    // dense loads deinterleaved by 2 to 4).
     double memory_reads = 0;
+    double gathers = 0;           // of memory_reads' loads, the gathers (each counted once)
     int64_t vector_stores = 0;    // stores inside a vectorized loop
     // stores outside one whose innermost loop (serial) does not move the
     // point stored: a reduction the C++ compiler cannot vectorize either

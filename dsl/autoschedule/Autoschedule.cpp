@@ -626,14 +626,26 @@ private:
     std::string note_for(const Evaluation &e, const std::string &f, Place p) const {
         if (!e.legal) return "not possible: " + e.error;
         auto it = e.cost.funcs.find(f);
-        if (p == Place::Inline || it == e.cost.funcs.end()) return "no storage; evaluated at every use";
-        const FuncCost &c = it->second;
-        char s[200];
-        std::string where = c.level == "DRAM" ? "over L3 (" + kib(o.machine.l3_bytes) + "): DRAM"
-                                              : "fits " + c.level;
-        std::snprintf(s, sizeof(s), "recompute %.2fx; %s per realization, %s", c.recompute,
-                      kib(c.footprint_bytes).c_str(), where.c_str());
-        return s;
+        std::string note;
+        if (p == Place::Inline || it == e.cost.funcs.end()) {
+            note = "no storage; evaluated at every use";
+        } else {
+            const FuncCost &c = it->second;
+            char s[200];
+            std::string where = c.level == "DRAM" ? "over L3 (" + kib(o.machine.l3_bytes) + "): DRAM"
+                                                  : "fits " + c.level;
+            std::snprintf(s, sizeof(s), "recompute %.2fx; %s per realization, %s", c.recompute,
+                          kib(c.footprint_bytes).c_str(), where.c_str());
+            note = s;
+        }
+        // Vector loads whose lanes are not adjacent, wherever they are.
+        for (const auto &[name, c] : e.cost.funcs) {
+            if (c.gathers < 0.01) continue;
+            char s[120];
+            std::snprintf(s, sizeof(s), "; %s gathers %.2f loads per point lane by lane", name.c_str(), c.gathers);
+            note += s;
+        }
+        return note;
     }
 
     // Why `best` beat the others: the term where the runner-up loses most.

@@ -81,6 +81,7 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
         if (c.footprint_bytes > (16 << 10)) c.terms.overhead += (double)fc.realizations * m.allocation_ns;
         if (!is_output && c.footprint_bytes > (64 << 10)) c.terms.overhead += (double)(c.footprint_bytes >> 12) * m.page_ns;
         auto b = baseline.funcs.find(name);
+        c.gathers = fc.gathers / (double)fc.stores;
         c.recompute = b != baseline.funcs.end() && b->second.stores ? (double)fc.stores / (double)b->second.stores : 1;
         pc.total.compute += c.terms.compute;
         pc.total.memory += c.terms.memory;

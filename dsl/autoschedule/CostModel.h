@@ -8,7 +8,8 @@
 //                       * (v / lanes + r + (1 - v - r) / unvectorized_lanes)
 //                                                    v: share of stores in a vectorized loop,
 //                                                    r: of serial reductions outside one
-//                                                    (index arithmetic is not counted)
+//                                                    (index arithmetic is not counted;
+//                                                    a gather's memory_reads are one per lane)
 //              speedup = 1 / ((1 - p) + p / cores)   p: share of stores in a parallel loop;
 //                                                    cores = tasks / ceil(tasks / threads)
 //   memory   = the points a Func defines are written once and read back once
@@ -35,6 +36,7 @@ struct FuncCost {
     int64_t footprint_bytes = 0;  // its largest realization
     std::string level;            // where that realization lives: "L1", "L2", "L3", "DRAM", "output"
     double recompute = 0;         // stores / the baseline's stores
+    double gathers = 0;           // loads per stored point whose vector lanes are loaded one by one
 };
 
 struct PipelineCost {

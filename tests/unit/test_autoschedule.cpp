@@ -330,6 +330,52 @@ TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one
     CHECK(u.to_string().find(" ms (compute ") != std::string::npos);
 }
 
+TEST_CASE("autoschedule: predicted_time counts a vector load whose lanes are not adjacent once per lane",
+          "[autoschedule]") {
+    // The same copy, vectorized along the input's rows (adjacent lanes),
+    // along its columns (a gather: one load per lane) and every 2nd
+    // element (two dense loads deinterleaved).
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func dense("dense"), gathered("gathered"), strided("strided");
+    dense(x, y) = in(x, y) * 2;
+    gathered(x, y) = in(y, x) * 2;
+    strided(x, y) = in(2 * x, y) * 2;
+    for (Func *f : {&dense, &gathered, &strided}) f->vectorize(x, 8).parallel(y);
+    auto predict = [&](Func &f) {
+        return predicted_time(Pipeline(f), avx2, {{f.name(), {1024, 1024}}}, fixed_machine().machine);
+    };
+    CostTerms d = predict(dense), g = predict(gathered), s = predict(strided);
+    CHECK(g.compute > 3 * d.compute);  // one scalar load per lane against one vector load per 8
+    CHECK(s.compute > d.compute);
+    CHECK(s.compute < g.compute);
+}
+
+TEST_CASE("autoschedule: a transpose read along a vectorized loop is computed once, not inlined",
+          "[autoschedule]") {
+    // Inlined, key_t would make every vector of out load K's lanes one by
+    // one, four times; computed, it gathers each point once and out reads
+    // it in dense vectors.
+    ImageParam K(Float(32), 2, "K");
+    Var i("i"), j("j");
+    Func key_t("key_t"), out("out");
+    key_t(j, i) = K(i, j);
+    out(j, i) = key_t(j, i - 1) + key_t(j, i) + key_t(j, i + 1) + key_t(j, i + 2);
+    AutoscheduleResult a = autoschedule(Pipeline(out), avx2, {{"out", {1024, 1024}}}, fixed_machine());
+    INFO(a.explanation);
+    CHECK(stanza(a.schedule_text, "key_t") != "");
+    const AutoscheduleDecision *d = decision(a, "key_t");
+    REQUIRE(d);
+    CHECK(d->chosen != "inline");
+    bool inline_seen = false;
+    for (const auto &alt : d->alternatives)
+        if (alt.option == "inline") {
+            inline_seen = true;
+            CHECK_THAT(alt.note, Catch::Contains("out gathers 4.00 loads per point lane by lane"));
+        }
+    CHECK(inline_seen);
+}
+
 TEST_CASE("autoschedule: an output of the wrong rank in the estimates names the output", "[autoschedule]") {
     Blur b;
     CHECK_THROWS_WITH(autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {64}}}, fixed_machine()),
