@@ -111,17 +111,18 @@ private:
 };
 
 // Does the body of loop `var` need stepping through (not just
-// multiplying)? 1: it holds inner loops, or guards and realizations that do
-// not depend on `var` (every iteration then counts the same unless inner
-// extents move with it, which the caller checks on the first and last
-// iterations); 2: a guard or a realization whose bounds depend on `var`,
-// directly or through the lets inside the body.
+// multiplying)? Its counts change with `var` only through what the walk
+// evaluates: loop bounds, guards and realization bounds. 0: none of them
+// depends on `var` (directly or through the lets inside the body), so every
+// iteration counts the same; 1: only inner loops' bounds do (affine in
+// `var` in practice: the caller compares the first and last iterations);
+// 2: a guard or a realization's bounds do.
 class NeedsIteration : public IRVisitor {
 public:
     explicit NeedsIteration(const std::string &var) { depends.insert(var); }
     int result = 0;
     void visit(const For *op) override {
-        result = std::max(result, 1);
+        if (uses(op->min) || uses(op->extent)) result = std::max(result, 1);
         IRVisitor::visit(op);
     }
     void visit(const LetStmt *op) override {
@@ -129,13 +130,14 @@ public:
         IRVisitor::visit(op);
     }
     void visit(const IfThenElse *op) override {
-        result = std::max(result, uses(op->condition) ? 2 : 1);
+        if (uses(op->condition)) result = 2;
         IRVisitor::visit(op);
     }
     void visit(const Realize *op) override {
-        bool moves = false;
-        for (const auto &b : op->bounds) moves = moves || uses(b.min) || uses(b.extent);
-        result = std::max(result, moves ? 2 : 1);
+        for (size_t d = 0; d < op->bounds.size(); d++)
+            if (uses(op->bounds[d].min) || uses(op->bounds[d].extent) ||
+                (d < op->fold_factors.size() && op->fold_factors[d].defined() && uses(op->fold_factors[d])))
+                result = 2;
         IRVisitor::visit(op);
     }
 
@@ -413,47 +415,62 @@ public:
             walk(op->body, mult * ex);
             return;
         }
-        auto counts_at = [&](int64_t i) {
-            LoopCounts saved = out, r;
-            out = LoopCounts();
+        std::map<int64_t, LoopCounts> probed;  // the counts of one iteration, by its value of the variable
+        auto counts_at = [&](int64_t i) -> const LoopCounts & {
+            auto it = probed.find(i);
+            if (it != probed.end()) return it->second;
+            LoopCounts saved;
+            std::swap(saved, out);
             values[op->name] = i;
             walk(op->body, 1);
+            LoopCounts &r = probed[i];
             std::swap(r, out);
-            out = saved;
+            std::swap(out, saved);
             return r;
         };
         if (cached->second == 1 && ex > 2) {
             // Only inner loops: if the first and last iterations count the
             // same, every iteration does (inner extents are affine in the
             // loop variable in practice).
-            LoopCounts first = counts_at(mn);
-            if (same_counts(first, counts_at(mn + ex - 1)) && first.exact) {
+            const LoopCounts &first = counts_at(mn);
+            if (first.exact && same_counts(first, counts_at(mn + ex - 1))) {
                 values[op->name] = mn;
                 walk(op->body, mult * ex);
                 values.erase(op->name);
                 return;
             }
         }
-        if (ex > 8) {
-            // A first iteration unlike the others (a sliding window's warm-up,
-            // a ShiftInwards tile): if the second, middle and last iterations
-            // count the same, so do all but the first.
-            LoopCounts second = counts_at(mn + 1);
-            if (second.exact && same_counts(second, counts_at(mn + ex / 2)) &&
-                same_counts(second, counts_at(mn + ex - 1))) {
-                values[op->name] = mn;
-                walk(op->body, mult);
-                values[op->name] = mn + 1;
-                walk(op->body, mult * (ex - 1));
-                values.erase(op->name);
-                return;
-            }
-        }
-        for (int64_t i = mn; i < mn + ex; i++) {
-            values[op->name] = i;
-            walk(op->body, mult);
-        }
+        walk_range(op, mult, mn, mn + ex - 1, counts_at);
         values.erase(op->name);
+    }
+
+    // Iterations a to b of loop op. Guards and bounds affine in its variable
+    // make its counts constant on a few intervals: a range whose second,
+    // middle and second-to-last iterations count the same is its first
+    // iteration, those between (counted once, multiplied) and its last
+    // (a warm-up, a tail); any other range of more than 4 iterations is
+    // halved. Constant counts cost 5 walks of the body, one piece more
+    // about 5 per halving, where stepping through costs one per iteration.
+    template<typename Probe>
+    void walk_range(const For *op, int64_t mult, int64_t a, int64_t b, Probe &counts_at) {
+        auto step = [&](int64_t i, int64_t m) {
+            values[op->name] = i;
+            walk(op->body, m);
+        };
+        if (b - a < 4) {
+            for (int64_t i = a; i <= b; i++) step(i, mult);
+            return;
+        }
+        const LoopCounts &inner = counts_at(a + 1);
+        if (inner.exact && same_counts(inner, counts_at(a + (b - a) / 2)) && same_counts(inner, counts_at(b - 1))) {
+            step(a, mult);
+            step(a + 1, mult * (b - a - 1));
+            step(b, mult);
+            return;
+        }
+        int64_t mid = a + (b - a) / 2;
+        walk_range(op, mult, a, mid, counts_at);
+        walk_range(op, mult, mid + 1, b, counts_at);
     }
 };
 
