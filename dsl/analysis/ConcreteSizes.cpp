@@ -10,25 +10,33 @@ namespace internal {
 
 namespace {
 
+double float_value(const ParameterContents &p) {
+    uint64_t bits = p.scalar_bits;
+    if (p.type.bits() == 32) {
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    }
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+}
+
 int64_t scalar_value(const ParameterContents &p) {
     const Type &t = p.type;
     uint64_t bits = p.scalar_bits;
-    if (t.is_float()) {
-        if (t.bits() == 32) {
-            float f;
-            std::memcpy(&f, &bits, 4);
-            return (int64_t)f;
-        }
-        double d;
-        std::memcpy(&d, &bits, 8);
-        return (int64_t)d;
-    }
     if (t.is_uint()) return t.bits() >= 64 ? (int64_t)bits : (int64_t)(bits & ((1ull << t.bits()) - 1));
     int sh = 64 - t.bits();
     return (int64_t)(bits << sh) >> sh;
 }
 
 }  // namespace
+
+std::map<std::string, Expr> substitutions(const ConcreteSizes &c) {
+    std::map<std::string, Expr> m = c.float_values;
+    for (const auto &[name, v] : c.values) m[name] = Expr((int)v);
+    return m;
+}
 
 ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,
                              const std::map<std::string, std::vector<int>> &sizes, const std::string &caller) {
@@ -64,7 +72,8 @@ ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>
     for (const auto &kv : find_parameters(env)) {
         const ParameterContents &p = *kv.second;
         if (!p.is_buffer) {
-            r.values[p.name] = scalar_value(p);
+            if (!p.type.is_float()) r.values[p.name] = scalar_value(p);
+            else if (p.type.bits() >= 32) r.float_values[p.name] = FloatImm::make(p.type, float_value(p));
             continue;
         }
         std::vector<int> ext;

@@ -18,12 +18,16 @@ namespace kiln {
 namespace internal {
 
 struct ConcreteSizes {
-    std::map<std::string, int64_t> values;
+    std::map<std::string, int64_t> values;       // integer and bool scalars, buffer fields
+    std::map<std::string, Expr> float_values;    // float scalars, as constants of their type
     std::map<std::string, std::vector<int>> sizes;  // of every output and input buffer, by name
     std::vector<std::string> assumed;  // inputs whose size was not given: as large as the largest
                                        // output, 1 in the dimensions the outputs lack
     int64_t input_bytes = 0;           // every input buffer, once
 };
+
+// values and float_values as constants to substitute into Exprs.
+std::map<std::string, Expr> substitutions(const ConcreteSizes &c);
 
 // A CompileError, for `caller`, if an output's size is missing.
 ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,

@@ -1,6 +1,7 @@
 #include "LoopCounts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <set>
@@ -21,10 +22,64 @@ int64_t euclid_div(int64_t a, int64_t b) {
     return q;
 }
 
+// The operands of a comparison (EQ, NE, LT, LE, GT, GE), else null.
+struct Operands {
+    Expr a, b;
+};
+std::optional<Operands> comparison_operands(const Expr &e) {
+    if (const auto *op = e.as<EQ>()) return Operands{op->a, op->b};
+    if (const auto *op = e.as<NE>()) return Operands{op->a, op->b};
+    if (const auto *op = e.as<LT>()) return Operands{op->a, op->b};
+    if (const auto *op = e.as<LE>()) return Operands{op->a, op->b};
+    if (const auto *op = e.as<GT>()) return Operands{op->a, op->b};
+    if (const auto *op = e.as<GE>()) return Operands{op->a, op->b};
+    return std::nullopt;
+}
+
 class Evaluator {
 public:
-    explicit Evaluator(const std::map<std::string, int64_t> &v) : values(v) {}
+    Evaluator(const std::map<std::string, int64_t> &v, const std::map<std::string, Expr> &f) : values(v), floats(f) {}
     const std::map<std::string, int64_t> &values;
+    const std::map<std::string, Expr> &floats;
+
+    // A float expression in its type's precision (float32 rounds each
+    // operation, as the kernel does); other types through eval.
+    bool eval_float(const Expr &e, double &r) {
+        if (!e.type().is_float()) {
+            int64_t i;
+            return eval(e, i) && (r = (double)i, true);
+        }
+        if (e.type().bits() < 32) return false;
+        auto rounded = [&](double v) { return r = e.type().bits() == 32 ? (double)(float)v : v, true; };
+        if (const auto *f = e.as<FloatImm>()) return rounded(f->value);
+        if (const auto *v = e.as<Variable>()) {
+            auto it = floats.find(v->name);
+            const FloatImm *f = it == floats.end() ? nullptr : it->second.as<FloatImm>();
+            return f && rounded(f->value);
+        }
+        double a, b;
+        auto two = [&](const Expr &x, const Expr &y) { return eval_float(x, a) && eval_float(y, b); };
+        if (const auto *op = e.as<Add>()) return two(op->a, op->b) && rounded(a + b);
+        if (const auto *op = e.as<Sub>()) return two(op->a, op->b) && rounded(a - b);
+        if (const auto *op = e.as<Mul>()) return two(op->a, op->b) && rounded(a * b);
+        if (const auto *op = e.as<Div>()) return two(op->a, op->b) && b != 0 && rounded(a / b);
+        if (const auto *op = e.as<Min>()) return two(op->a, op->b) && rounded(std::min(a, b));
+        if (const auto *op = e.as<Max>()) return two(op->a, op->b) && rounded(std::max(a, b));
+        if (const auto *op = e.as<Cast>()) return eval_float(op->value, a) && rounded(a);
+        if (const auto *op = e.as<Select>()) {
+            int64_t c;
+            return eval(op->condition, c) && eval_float(c ? op->true_value : op->false_value, r);
+        }
+        if (const auto *op = e.as<Call>()) {
+            if (op->call_type != Call::PureExtern || op->args.size() != 1 || !eval_float(op->args[0], a)) return false;
+            if (op->name == "floor") return rounded(std::floor(a));
+            if (op->name == "ceil") return rounded(std::ceil(a));
+            if (op->name == "round") return rounded(std::nearbyint(a));
+            if (op->name == "trunc") return rounded(std::trunc(a));
+            if (op->name == "sqrt") return rounded(std::sqrt(a));
+        }
+        return false;
+    }
 
     bool eval(const Expr &e, int64_t &r) {
         if (const int64_t *c = as_const_int(e)) return r = *c, true;
@@ -36,6 +91,23 @@ public:
         }
         int64_t a, b;
         auto two = [&](const Expr &x, const Expr &y) { return eval(x, a) && eval(y, b); };
+        if (const auto *op = e.as<Cast>(); op && op->value.type().is_float() && !op->type.is_float()) {
+            double d;  // truncated toward zero, as C converts
+            if (!eval_float(op->value, d) || !std::isfinite(d) || std::fabs(d) > 9.0e18) return false;
+            return r = (int64_t)d, true;
+        }
+        if (auto cmp = comparison_operands(e)) {
+            if (cmp->a.type().is_float()) {
+                double x, y;
+                if (!eval_float(cmp->a, x) || !eval_float(cmp->b, y)) return false;
+                if (e.as<EQ>()) return r = x == y, true;
+                if (e.as<NE>()) return r = x != y, true;
+                if (e.as<LT>()) return r = x < y, true;
+                if (e.as<LE>()) return r = x <= y, true;
+                if (e.as<GT>()) return r = x > y, true;
+                return r = x >= y, true;
+            }
+        }
         if (const auto *op = e.as<Add>()) return two(op->a, op->b) && (r = a + b, true);
         if (const auto *op = e.as<Sub>()) return two(op->a, op->b) && (r = a - b, true);
         if (const auto *op = e.as<Mul>()) return two(op->a, op->b) && (r = a * b, true);
@@ -163,7 +235,8 @@ bool same_counts(const LoopCounts &a, const LoopCounts &b) {
 
 class Walker {
 public:
-    explicit Walker(std::map<std::string, int64_t> v) : values(std::move(v)), ev(values) {}
+    Walker(std::map<std::string, int64_t> v, const std::map<std::string, Expr> &f)
+        : values(std::move(v)), ev(values, f) {}
     std::map<std::string, int64_t> values;
     Evaluator ev;
     LoopCounts out;
@@ -476,8 +549,9 @@ public:
 
 }  // namespace
 
-LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values) {
-    Walker w(values);
+LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
+                           const std::map<std::string, Expr> &float_values) {
+    Walker w(values, float_values);
     w.walk(s, 1);
     return w.out;
 }

@@ -74,8 +74,11 @@ struct LoopCounts {
     bool exact = true;  // false if some bound could not be evaluated
 };
 
-// `values`: every free Int variable the loop bounds need.
-LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values);
+// `values`: every free Int variable the loop bounds need; `float_values`:
+// float scalars as constants (a bound like `int(1 / r_sigma) + 2`), whose
+// arithmetic is evaluated in their type's precision.
+LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
+                           const std::map<std::string, Expr> &float_values = {});
 
 }  // namespace internal
 }  // namespace kiln

@@ -145,8 +145,7 @@ Sizes sizes_for(const std::vector<std::shared_ptr<FunctionContents>> &outs,
 // edge; the kernel would refuse those buffers at run time): "name:dim" ->
 // what happens there.
 std::map<std::string, std::string> outside_buffers(const PipelineRegions &regions, const Sizes &sz) {
-    std::map<std::string, Expr> values;
-    for (const auto &[name, v] : sz.concrete.values) values[name] = Expr((int)v);
+    const std::map<std::string, Expr> values = substitutions(sz.concrete);
     std::map<std::string, std::string> found;
     auto check = [&](const std::string &name, const Box &box, const char *what) {
         auto it = sz.concrete.sizes.find(name);
@@ -181,7 +180,7 @@ PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents
     lo.regions = &regions;
     Stmt body = lower(outs, "", {}, t, lo).body;
     if (outside) *outside = outside_buffers(regions, sz);
-    LoopCounts counts = count_loop_nest(body, sz.concrete.values);
+    LoopCounts counts = count_loop_nest(body, sz.concrete.values, sz.concrete.float_values);
     if (counts_out) *counts_out = counts;
     return predict_cost(counts, baseline, find_environment(outs), out_names, sz.input_bytes, m);
 }

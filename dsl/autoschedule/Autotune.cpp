@@ -115,8 +115,7 @@ double measure_on_random_inputs(const Pipeline &p, const Target &t,
     PipelineRegions regions;
     lo.regions = &regions;
     lower(outs, "", {}, t, lo);
-    std::map<std::string, Expr> values;
-    for (const auto &[name, v] : cs.values) values[name] = Expr((int)v);
+    const std::map<std::string, Expr> values = substitutions(cs);
 
     std::mt19937 rng(0);  // the same inputs for every candidate
     Bindings bindings;

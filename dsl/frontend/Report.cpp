@@ -162,8 +162,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     Environment env = find_environment(outs);
 
     SlidingReports sliding;
-    LoopCounts fused = count_loop_nest(loop_nest(outs, t, false, false, &sliding), values);
-    LoopCounts unfused = count_loop_nest(loop_nest(outs, t, true), values);
+    LoopCounts fused = count_loop_nest(loop_nest(outs, t, false, false, &sliding), values, cs.float_values);
+    LoopCounts unfused = count_loop_nest(loop_nest(outs, t, true), values, cs.float_values);
     r.exact = fused.exact && unfused.exact;
 
     Environment defs = find_environment(outs);  // the definitions before inlining
@@ -178,7 +178,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
         any_inlined |= !is_out && !f.is_image_wrapper && is_inlined(f, false);
     }
-    if (any_inlined) materialized = count_loop_nest(loop_nest(outs, t, true, true), values);
+    if (any_inlined) materialized = count_loop_nest(loop_nest(outs, t, true, true), values, cs.float_values);
     int64_t output_bytes = 0;
     for (const auto &name : order) {
         const FunctionContents &f = *env.at(name);

@@ -60,3 +60,19 @@ TEST_CASE("loop counts: a loop whose body evaluates nothing that moves with it i
     auto c = count_loop_nest(nest, {});
     CHECK(c.funcs["k"].stores == 1000 * (5 + 6));
 }
+
+TEST_CASE("loop counts: a bound computed from a float scalar, in float32 as the kernel computes it",
+          "[loop_counts]") {
+    // extent = int(1 / r) + 2 with r = 0.1f: 1.0f / 0.1f rounds to 10.0f in
+    // float32 (in double it is 9.99999985, which would truncate to 9).
+    Expr r = var("r", kiln::Float(32));
+    Expr extent = kiln::cast(kiln::Int(32), f32(1) / r) + 2;
+    Stmt nest = loop("z", 0, extent, loop("x", 0, 4, store("grid")));
+    auto known = count_loop_nest(nest, {}, {{"r", f32(0.1)}});
+    CHECK(known.exact);
+    CHECK(known.funcs["grid"].stores == 12 * 4);
+    // A guard comparing floats, and a float scalar not given: not exact.
+    Stmt guarded = loop("x", 0, 10, IfThenElse::make(kiln::cast(kiln::Float(32), var("x")) * r < f32(0.55), store("g")));
+    CHECK(count_loop_nest(guarded, {}, {{"r", f32(0.1)}}).funcs["g"].stores == 6);
+    CHECK_FALSE(count_loop_nest(nest, {}).exact);
+}
