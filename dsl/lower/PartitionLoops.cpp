@@ -1,5 +1,6 @@
 #include "PartitionLoops.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -264,6 +265,22 @@ protected:
     }
 };
 
+// The number of loops in s.
+int count_loops(const Stmt &s) {
+    class Count : public IRVisitor {
+    public:
+        int count = 0;
+        using IRVisitor::include;
+        void include(const Expr &) override {}  // statements only
+        void visit(const For *op) override {
+            count++;
+            IRVisitor::visit(op);
+        }
+    } c;
+    c.include(s);
+    return c.count;
+}
+
 class Partition : public IRMutator {
 protected:
     Stmt visit(const For *op) override {
@@ -294,17 +311,50 @@ protected:
         std::vector<const Select *> selects = fc.selects;
         for (size_t i = 0; i < fc.vector_selects.size(); i++)
             if (add_bounds(fc.vector_conditions[i])) selects.push_back(fc.vector_selects[i]);
-        // A min/max alone partitions only a loop without inner loops: around
-        // a loop nest it feeds values computed once per iteration (the
-        // first column of a tile), and a steady state would copy the nest
-        // (every producer computed in the tile) for nothing but them.
+        // A min/max alone partitions a loop with inner loops only when the
+        // steady state, simplified, holds fewer loops (the producers
+        // computed per tile of a RoundUp split: their region is the tile
+        // clamped to the consumer's region, a run-time extent in every tile
+        // though only the last one is cut; in the steady state it is the
+        // whole tile and their vector loops of one iteration vanish), and
+        // it starts at the loop's first iteration (a prologue would be a
+        // third copy of the nest). Otherwise the min/max feeds values
+        // computed once per iteration (the first column of a ShiftInwards
+        // tile, whose producers keep the whole tile already), and a steady
+        // state would copy the nest (every producer computed in the tile)
+        // for nothing but them. Only mins and maxes that are their loop
+        // operand from or up to some iteration count there: one that also
+        // needs an invariant condition (the tile's width against the
+        // region's, true in the last tile only) would leave no steady state
+        // in general.
+        const bool nest = fc.has_inner_loop && selects.empty() && ifs.empty();
+        Expr first = op->min, end = op->min + op->extent;  // [first, end)
         std::vector<std::pair<Expr, Expr>> min_max;
-        const bool min_max_alone = selects.empty() && ifs.empty();
-        for (size_t i = 0; i < fc.min_max.size() && !(min_max_alone && fc.has_inner_loop); i++)
-            if (add_bounds(fc.min_max_conditions[i])) min_max.push_back(fc.min_max[i]);
+        std::vector<Expr> mm_lower, mm_upper, mm_invariant;
+        for (size_t i = 0; i < fc.min_max.size(); i++) {
+            std::vector<Expr> l, u, inv;  // all or none, as add_bounds
+            if (!bound_from(fc.min_max_conditions[i], op->name, l, u, inv)) continue;
+            if (nest) {
+                // max(c.min + xo * 64, c.min) holds from xo = 0 on.
+                l.erase(std::remove_if(l.begin(), l.end(), [&](const Expr &b) { return can_prove(b <= first); }),
+                        l.end());
+                if (!l.empty() || !inv.empty()) continue;
+            }
+            mm_lower.insert(mm_lower.end(), l.begin(), l.end());
+            mm_upper.insert(mm_upper.end(), u.begin(), u.end());
+            mm_invariant.insert(mm_invariant.end(), inv.begin(), inv.end());
+            min_max.push_back(fc.min_max[i]);
+        }
+        if (nest && !min_max.empty() &&
+            count_loops(simplify(ReplaceSelects({}, {}, min_max).mutate(body))) >= count_loops(simplify(body)))
+            min_max.clear();
+        if (!min_max.empty()) {
+            lower.insert(lower.end(), mm_lower.begin(), mm_lower.end());
+            upper.insert(upper.end(), mm_upper.begin(), mm_upper.end());
+            invariant.insert(invariant.end(), mm_invariant.begin(), mm_invariant.end());
+        }
         if (selects.empty() && ifs.empty() && min_max.empty()) return same;
         std::string n = op->name;
-        Expr first = op->min, end = op->min + op->extent;  // [first, end)
         Expr lo = first, hi = end - 1;
         for (const auto &l : lower) lo = max(lo, l);
         for (const auto &u : upper) hi = min(hi, u);

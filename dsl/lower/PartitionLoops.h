@@ -27,10 +27,30 @@
 //   for (x.x, 0, n) { out[ramp(min(x.x * 8, w - 8), 1, 8)] = ... }
 //     ->  for (x.x, 0, x.x.steady_max + 1) { out[ramp(x.x * 8, 1, 8)] = ... }  + the last vector
 //
-// but only in a loop without inner loops: around a loop nest (a tile loop
-// whose last tile is shifted inwards) the min/max gives values computed once
-// per iteration, and a steady state would copy the whole nest for them, which
-// doubled the C++ compiler's time on harris, unsharp and the GEMM.
+// Around a loop nest (a tile loop whose last tile is shifted inwards) the
+// min/max gives values computed once per iteration, and a steady state would
+// copy the whole nest for them, which doubled the C++ compiler's time on
+// harris, unsharp and the GEMM: a loop with inner loops is partitioned on
+// its mins and maxes only when the steady state, simplified, holds fewer
+// loops and starts at the first iteration, and only on those mins and
+// maxes that need no invariant condition. That is a tile of a RoundUp split
+// with producers computed per tile: their region is the tile clamped to the
+// consumer's region, so every tile computed them over a run-time extent,
+// though only the last one is cut (their one-iteration vector loops vanish
+// in the steady state):
+//
+//   for (c.x.xo, 0, n) {                          for (c.x.xo, 0, c.x.xo.steady_max + 1) {
+//     let f.x.min = max(c.min + c.x.xo * 64,        let f.x.min = c.min + c.x.xo * 64
+//                       c.min)                      let f.x.max = c.min + c.x.xo * 64 + 63
+//     let f.x.max = min(c.min + c.x.xo * 64   ->    <f's loops over 64 columns: constant extents>
+//                       + 63, c.max)              }
+//     <f's loops over f.x.max - f.x.min + 1>      for (c.x.xo, c.x.xo.steady_max + 1, ...) { <as before> }
+//   }
+//
+// (camera_pipe's demosaic and colour matrix, computed per 64 x 2 tile of
+// the curved image). A lower bound at or below the loop's first iteration
+// (max(c.min + c.x.xo * 64, c.min) holds from c.x.xo = 0 on) is dropped;
+// any other would need a prologue, a third copy of the nest.
 //
 // A vector Select whose condition holds in every lane together when a
 // scalar affine condition does (a conjunction of broadcast scalars and of

@@ -815,6 +815,55 @@ TEST_CASE("partition_loops: a tile loop is not copied for the min of its shifted
     CHECK(count(s, "for (tout.s0.x.xo, ") == 1);
 }
 
+TEST_CASE("partition_loops: a RoundUp tile's producers get constant extents in the steady state",
+          "[lower][partition]") {
+    // c: split(x, xo, xi, 16, RoundUp), the producer f per tile. f's region
+    // in a tile is the tile clamped to c's region (max(xo * 16 + min, min)
+    // .. min(xo * 16 + min + 15, c.max) + 1): a run-time extent in every
+    // tile, so f's buffer was sized at run time and its vector loop had a
+    // steady state and a last vector of its own, in every tile. Now xo has
+    // a steady state (every tile but the last; no prologue: the max holds
+    // from xo = 0 on) in which f's region is the whole tile, 17 columns:
+    // a buffer of constant size, two vectors and the last one shifted in.
+    ImageParam in(Float(32), 1, "rin");
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("rf"), c("rc"), out("rout");
+    f(x) = in(x) * 2.0f;
+    c(x) = f(x) + f(x + 1);
+    out(x) = c(x) + c(x + 1);
+    c.compute_root().split(x, xo, xi, 16, TailStrategy::RoundUp).vectorize(xi, 8);
+    f.compute_at(c, xo).vectorize(x, 8);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t steady = s.find(" for (rc.s0.x.xo, 0, (rc.s0.x.xo.steady_max + 1)) {\n");
+    REQUIRE(steady != std::string::npos);
+    size_t last = s.find(" for (rc.s0.x.xo, (rc.s0.x.xo.steady_max + 1), ", steady);
+    REQUIRE(last != std::string::npos);
+    CHECK(s.find("rc.s0.x.xo.steady_min") == std::string::npos);  // no prologue
+    CHECK(count(s, "produce rf {") == 2);
+    std::string tile = s.substr(steady, last - steady);
+    CHECK_THAT(tile, Contains("  let rf.s0.x.min = ((rc.s0.x.xo * 16) + rout.min.0)\n"
+                              "  allocate rf[float32 * 17]\n"
+                              "  produce rf {\n"
+                              "   for (rf.s0.x.x, 0, 2) {\n"));
+    CHECK(tile.find("loop_extent") == std::string::npos);
+    CHECK(tile.find("min(") == std::string::npos);
+    // The last tile as before: f's region and loops sized at run time.
+    CHECK_THAT(s.substr(last), Contains("allocate rf[float32 * rf.extent.0]\n"));
+    CHECK_THAT(s.substr(last), Contains("for (rf.s0.x.x, (rf.s0.x.x.steady_max + 1), "));
+    // Correct where the last tile is partial, whole, or the only one (the
+    // input has room for f's vectors shifted below a region of under 8).
+    for (int w : {5, 15, 16, 31, 37, 64}) {
+        Buffer<float> im(w + 18);
+        im.set_min(-8);
+        im.for_each_element([&](int i) { im(i) = (float)((i + 8) * (i + 8) % 7) - 2.5f; });
+        in.set(im);
+        Buffer<float> o(w);
+        out.realize(o);
+        for (int i = 0; i < w; i++) CHECK(o(i) == 2.0f * (im(i) + 2.0f * im(i + 1) + im(i + 2)));
+    }
+}
+
 TEST_CASE("partition_loops: an rfactor's vector accumulator is updated without a guard in the steady state",
           "[lower][partition]") {
     ImageParam in(Float(32), 1, "rin");
