@@ -141,16 +141,40 @@ uint64_t npu_first_fit(const std::vector<uint64_t> &bytes, const std::vector<Npu
     offsets.assign(bytes.size(), 0);
     std::vector<size_t> placed;
     uint64_t peak = 0;
+    // Ranges that touch (one ends at 2p, read in place by instruction p, the
+    // other starts at 2p + 1) belong to an instruction run in place: the
+    // two blocks share bytes only at the same offset, since a destination
+    // that overlaps its source shifted would overwrite elements not read yet.
+    auto touch = [&](size_t i, size_t j) {
+        const NpuLiveRange &a = live[i], &b = live[j];
+        return a.first <= a.last && b.first <= b.last && (a.last + 1 == b.first || b.last + 1 == a.first);
+    };
     for (size_t i : order) {
-        // The byte ranges i must avoid, lowest first; i goes in the first gap that holds it.
-        std::vector<std::pair<uint64_t, uint64_t>> taken;
-        for (size_t j : placed)
-            if (live[i].overlaps(live[j]) || !may_share(i, j)) taken.push_back({offsets[j], offsets[j] + align(bytes[j])});
-        std::sort(taken.begin(), taken.end());
+        // The byte ranges i must avoid (a touching block's, unless at its very offset); i goes at the
+        // lowest offset that avoids them: 0, the end of a block, or a touching block's offset.
+        struct Block {
+            uint64_t lo, hi;
+            bool exact_ok;
+        };
+        std::vector<Block> taken;
+        std::vector<uint64_t> candidates{0};
+        for (size_t j : placed) {
+            const uint64_t lo = offsets[j], hi = offsets[j] + align(bytes[j]);
+            if (live[i].overlaps(live[j]) || !may_share(i, j)) taken.push_back({lo, hi, false});
+            else if (touch(i, j)) taken.push_back({lo, hi, true}), candidates.push_back(lo);
+            else continue;
+            candidates.push_back(hi);
+        }
+        std::sort(candidates.begin(), candidates.end());
         uint64_t at = 0;
-        for (const auto &[lo, hi] : taken) {
-            if (at + align(bytes[i]) <= lo) break;
-            at = std::max(at, hi);
+        for (uint64_t c : candidates) {
+            const uint64_t end = c + align(bytes[i]);
+            bool fits = true;
+            for (const Block &t : taken) fits &= end <= t.lo || t.hi <= c || (t.exact_ok && t.lo == c);
+            if (fits) {
+                at = c;
+                break;
+            }
         }
         offsets[i] = at;
         placed.push_back(i);

@@ -7,7 +7,9 @@
 // an elementwise instruction reads at exactly the shape of its destination
 // is read at 2p, so the destination may take its bytes (the op then runs in
 // place, element by element); every other source is read at 2p + 1 and
-// never shares with the destination.
+// never shares with the destination. The destination takes the source's
+// bytes exactly (the same offset) or none of them: shifted, it would
+// overwrite elements of the source not read yet.
 // A loop repeats its body: a buffer accessed in a loop whose value crosses
 // iterations (its first access there is not a write of the whole buffer) or
 // that is accessed outside the loop too is live over the whole loop.
@@ -41,7 +43,8 @@ std::vector<NpuLiveRange> npu_live_ranges(const NpuKernel &k);
 
 // Offsets, multiples of `alignment`, for blocks of `bytes[i]` bytes, such
 // that two blocks share a byte only if their ranges do not overlap and
-// may_share(i, j) allows it: the largest block first (ties: the earlier
+// may_share(i, j) allows it, and two whose ranges touch (an instruction
+// run in place) only at the same offset: the largest block first (ties: the earlier
 // range, then the lower index), each at the lowest offset that fits.
 // Deterministic. Returns the peak: the end of the highest block, aligned.
 uint64_t npu_first_fit(const std::vector<uint64_t> &bytes, const std::vector<NpuLiveRange> &live, uint64_t alignment,
