@@ -208,6 +208,12 @@ private:
     std::map<std::pair<int, int>, std::vector<int>> free_temps;
 
     int temp(int rows, int cols);
+    // A new temporary of the current tile, never one freed by an earlier
+    // instruction: the destination of a TLOAD, which would otherwise wait
+    // for the vector pipe's last read of the reused buffer within the body.
+    int load_temp(int rows, int cols) {
+        return add_buffer(current + ".t" + std::to_string(temps++), current, rows, cols, current_double);
+    }
 
     // `o` has been read for the last time (unless it became `keep`, the result).
     void release(const Operand &o, int keep);

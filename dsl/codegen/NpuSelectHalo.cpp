@@ -121,8 +121,8 @@ Operand Selector::halo_read(const std::string &name, const Window &w, npu::DType
         if (!place(planned[i], r0, c0)) continue;
         Halo h = planned[i];
         planned.erase(planned.begin() + (long)i);
-        h.buffer = temp(h.rows, h.cols);
         const bool small = dt != npu::DType::F32;  // a 16-bit input: loaded as it is, widened once
+        h.buffer = small ? temp(h.rows, h.cols) : load_temp(h.rows, h.cols);
         int l = small ? temp16(h.rows, h.cols, dt) : h.buffer;
         instr(out, npu::Op::TLOAD, {tile_operand(l, h.rows, h.cols, false), gm_arg(gm_code(name, h.w))});
         if (small)

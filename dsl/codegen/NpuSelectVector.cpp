@@ -205,7 +205,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
         return h;  // a sub-tile of a stencil's halo (NpuSelectHalo.cpp)
     } else {
         bool full = r == R && cc == C;
-        t = full && dst >= 0 ? dst : temp(r, cc);
+        t = full && dst >= 0 ? dst : small ? temp(r, cc) : load_temp(r, cc);
         int l = small ? temp16(r, cc, dt) : t;
         instr(out, npu::Op::TLOAD, {tile_operand(l, r, cc, false), gm_arg(gm_code(c->name, w))});
         if (small) instr(out, npu::Op::TCVT, {tile_operand(t, r, cc, false), tile_operand(l, r, cc, false)});
