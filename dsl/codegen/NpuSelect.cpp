@@ -297,6 +297,7 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
+    if (dims == 2) ub_cols[r->name] = cols;
     stmt(r->body, out);
 }
 

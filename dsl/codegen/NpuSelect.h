@@ -103,6 +103,7 @@ private:
     std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
     std::map<std::string, int> ub_buffer;            // Func -> its UB buffer
     std::map<std::string, std::vector<Expr>> ub_mins;  // Func -> its realization's min per dimension
+    std::map<std::string, int> ub_cols;                // 2-D Func in UB -> the columns of its region (unpadded)
     std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
     std::map<std::string, int> expanded;               // (buffer, shape) -> its TROWEXPAND/TCOLEXPAND (this loop body)
     std::vector<std::string> loop_vars;                // enclosing loops, outermost first

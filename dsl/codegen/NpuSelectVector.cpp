@@ -14,6 +14,13 @@
 //   output(x, y) = exps(x, y) / row_sum(y)       (row_sum an R x 1 column in UB)
 //   ->
 //   TROWEXPANDDIV(output.t0 <- exps, row_sum)    V
+//
+// A window at a column offset inside a Func's UB buffer (a stencil over a
+// Func computed with its halo) is one TEXTRACT, once per loop body:
+//
+//   Ix(x, y) = ... + gray(x + 1, y - 1)          (Ix 34 x 66 at gray's origin + 1, gray 36 x 68 in UB)
+//   ->
+//   TEXTRACT(Ix.t0 <- gray at (0, 2))            V
 #include <cmath>
 #include <sstream>
 
@@ -111,12 +118,37 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
                            *o / buf.cols + R <= buf.rows
                        ? (int)(*o / buf.cols)
                        : 0;
+        // A window at a column offset inside a float32 Func's buffer (a stencil
+        // over a Func computed with its halo, e.g. harris's gradients of gray):
+        // one TEXTRACT of the sub-tile, once per loop body, as from an input's halo.
+        const int valid_cols = ub_cols.count(c->name) ? ub_cols[c->name] : 0;
+        const bool column_offset = o && w.shape == Shape::Full && buf.memory == npu::Mem::UB && !w.clamped() &&
+                                   *o > 0 && *o % buf.cols != 0;
+        if (column_offset && buf.dtype == npu::DType::F32 && *o % buf.cols + C <= valid_cols &&
+            *o / buf.cols + R <= buf.rows) {
+            const int r0 = (int)(*o / buf.cols), c0 = (int)(*o % buf.cols);
+            // Keyed by the buffer first: a write of it drops the extraction (instr()).
+            const std::string key = std::to_string(ub->second) + "|extract|" + std::to_string(r0) + "|" +
+                                    std::to_string(c0) + "|" + std::to_string(R) + "x" + std::to_string(C);
+            auto hit = expanded.find(key);
+            if (dst < 0 && hit != expanded.end()) return tile_operand(hit->second, R, C, false);
+            int t = dst >= 0 ? dst : temp(R, C);
+            instr(out, npu::Op::TEXTRACT, {tile_operand(t, R, C, false), tile_operand(ub->second, buf.rows, valid_cols, false),
+                                           gm_arg(std::to_string(r0)), gm_arg(std::to_string(c0))});
+            if (dst < 0) expanded[key] = t;
+            return tile_operand(t, R, C, false);
+        }
         // Why a window is not a tile of the buffer, for the message below.
         const char *why = !o ? "an offset that changes from one iteration to the next of a loop inside the one "
                                "where it is computed (a tile instruction's UB operand sits at a fixed address)"
                           : w.clamped()               ? "a clamped window (an edge that repeats is loaded from GM only)"
                           : w.shape != Shape::Full    ? "an offset along a 1-D buffer (a row or column of values is "
                                                         "read whole, from its start)"
+                          : column_offset && buf.dtype != npu::DType::F32
+                              ? "a column offset into a 16-bit Func (TEXTRACT extracts from float32 buffers here; "
+                                "give the Func type float32)"
+                          : column_offset ? "a column offset whose window runs past the columns computed (the "
+                                            "Func's region must hold the shifted window)"
                           : *o % buf.cols != 0        ? "a column offset (a window shifted by less than a row is not "
                                                         "32-byte aligned)"
                           : buf.memory != npu::Mem::UB ? "a row offset into a buffer outside UB"

@@ -668,16 +668,22 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                                     "vector unit computes float tiles"));
     }
     {
-        Blur b;  // output reads blur_x one column to the right: a column offset inside UB
+        Blur b;  // output reads blur_x one column to the right: a column offset inside UB, one TEXTRACT
         Func out("out");
         out(b.x, b.y) = b.blur_x(b.x, b.y) + b.blur_x(b.x + 1, b.y);
         out.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 64, 8);
         b.blur_x.compute_at(out, b.xo);
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads blur_x at an offset of 1 elements "
-                                                    "from the start of its UB buffer") &&
-                                               Contains("UB buffer: a column offset (a window shifted by less "
-                                                        "than a row is not 32-byte aligned)") &&
-                                               Contains("compute blur_x over exactly the tile that reads it"));
+        CHECK_THAT(source(out), Contains("core.TEXTRACT("));
+        // In a 16-bit Func it is still an error (TEXTRACT extracts from float32 buffers here).
+        Func h("h"), out16("out16");
+        h(b.x, b.y) = cast<kiln::float16_t>(b.input(b.x, b.y));
+        out16(b.x, b.y) = cast<float>(h(b.x, b.y)) + cast<float>(h(b.x + 1, b.y));
+        out16.tile(b.x, b.y, b.xo, b.yo, b.xi, b.yi, 64, 8);
+        h.compute_at(out16, b.xo);
+        REQUIRE_COMPILE_ERROR(source(out16), Contains("NPU target: Func out16 reads h at an offset of 1 elements "
+                                                      "from the start of its UB buffer") &&
+                                                 Contains("a column offset into a 16-bit Func (TEXTRACT extracts "
+                                                          "from float32 buffers here; give the Func type float32)"));
     }
     {
         Chain c;  // s is computed per 8-row tile, out in 4-row halves of it: a row offset that moves with a loop
