@@ -152,7 +152,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
         if (!a.is_buffer) continue;
         std::string n = c_name(a.name);
         s << "    const GlobalTensor " << n << "_gm = " << n << "_buf.t;\n";
-        for (int d = 0; d < a.dimensions && d < 2; d++)
+        for (int d = 0; d < a.dimensions; d++)
             for (const char *f : {"min", "extent", "stride"})
                 s << "    const int32_t " << c_name(a.name + "." + f + "." + std::to_string(d)) << " = " << n << "_buf."
                   << f << "[" << d << "];\n";
@@ -173,10 +173,11 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << ") {\n";
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;
-        user_assert(npu_dtype(a.type) != npu::DType::U8 && (a.dimensions == 1 || a.dimensions == 2))
+        user_assert(npu_dtype(a.type) != npu::DType::U8 && a.dimensions >= 1 && a.dimensions <= 4)
             << "NPU target: buffer argument " << a.name << " is a " << a.dimensions << "-D " << a.type.to_string()
-            << " buffer; the NPU code generator handles 1-D and 2-D float32, float16, bfloat16, int8 and int32 "
-               "buffers, so convert it on the host or leave it out of the NPU kernel's arguments";
+            << " buffer; the NPU code generator handles 1-D to 4-D float32, float16, bfloat16, int8 and int32 "
+               "buffers (tiles over dimensions 0 and 1, loops over the others), so convert it on the host or "
+               "leave it out of the NPU kernel's arguments";
         s << "    if (int err = kiln_check_buffer(" << c_name(a.name) << ", \"" << name << "\", \"" << a.name << "\", "
           << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
     }

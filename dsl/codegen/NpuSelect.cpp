@@ -14,6 +14,18 @@
 //   TEXP(stage1.t1 <- stage1.t0)                                             V
 //   TMULS(stage1 <- stage1.t1, a)                                            V
 //
+// A Func or image of three or four dimensions (channels, batches) is tiled
+// over its dimensions 0 and 1; its further dimensions are ordinary loops
+// around the tile (or constants), and a read's plane is an offset of its GM
+// window. A 3-D Func in UB holds one plane at a time:
+//
+//   for (output.s0.c, 0, 3) for (y, ..., 32) for (x, ..., 64)
+//     output(x, y, c) = input(x, y, c) * 2
+//   ->
+//   TLOAD(output.t0 <- input window at (x.min, y.min) + (c - input.min.2) * input.stride.2)   MTE2
+//   TMULS(output.t1 <- output.t0, 2)                                                          V
+//   TSTORE(output window at (x.min, y.min) + (c - output.min.2) * output.stride.2 <- output.t1)  MTE3
+//
 // Reads of images and of Funcs stored in GM are staged by TLOAD into a UB
 // tile (a wrapper Func `in_ub(x, y) = input(x, y)` stored in UB is exactly a
 // TLOAD, which is what in() staging gives); a Func stored in GM or an output
@@ -206,10 +218,20 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
            "operand panels in L1 and int32 accumulators in L0C";
     const npu::DType dtype = npu_dtype(r->types[0]);
     const size_t dims = r->bounds.size();
-    user_assert(dims == 1 || dims == 2) << "NPU target: Func " << r->name << " has " << dims
-                                        << " dimensions; tiles are 2-D, so NPU Funcs have one or two dimensions";
     bool at_root = f.schedule.compute_level.is_root();
     MemoryType m = memory_of(r->name, at_root);
+    // A 3-D or 4-D Func in UB is computed one plane at a time: a 2-D tile at
+    // a loop inside the loops over its further dimensions (channels, batches).
+    for (size_t d = 2; d < dims; d++) {
+        const Expr e = simplify(r->bounds[d].extent);
+        user_assert(m == MemoryType::UB && is_one(e))
+            << "NPU target: Func " << r->name << " has " << dims << " dimensions and is stored in " << to_string(m)
+            << " (computed at " << f.schedule.compute_level.to_string() << ") over " << expand(r->bounds[d].extent)
+            << " values of dimension " << d << "; tiles are 2-D, so the NPU code generator computes a 3-D or 4-D "
+            << "Func in UB one plane (dimensions 0 and 1) at a time: make its dimensions from 2 on loops around "
+               "its consumer's tile (the consumer's channel loop outside its tile's loops) and compute_at "
+            << r->name << " inside them, or write it as 2-D Funcs, one per plane";
+    }
     for (size_t d = 0; d < dims; d++) {
         out.push_back(NpuItem::line("const int32_t " + c_name(r->name + ".min." + std::to_string(d)) + " = " +
                                     scalar(r->bounds[d].min) + ";"));
@@ -248,12 +270,12 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         << "NPU target: Func " << r->name << " is stored in " << to_string(m)
         << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
            "L0A, L0B and L0C hold matrix operands)";
-    Expr x0 = simplify(r->bounds[0].extent), x1 = dims == 2 ? simplify(r->bounds[1].extent) : x0;
+    Expr x0 = simplify(r->bounds[0].extent), x1 = dims >= 2 ? simplify(r->bounds[1].extent) : x0;
     const int64_t *e0 = const_int(x0), *e1 = const_int(x1);
     if (!(e0 && e1)) {
         std::ostringstream region;  // with the enclosing lets expanded: in the user's terms
         region << expand(r->bounds[0].extent);
-        if (dims == 2) region << " x " << expand(r->bounds[1].extent);
+        if (dims >= 2) region << " x " << expand(r->bounds[1].extent);
         // A run-time size in the region (an input's extent) usually comes from a
         // consumer's RDom over the whole input, which bound() cannot shorten.
         struct RunTimeSize : IRVisitor {
@@ -297,7 +319,7 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
-    if (dims == 2) ub_cols[r->name] = cols;
+    if (dims >= 2) ub_cols[r->name] = cols;
     stmt(r->body, out);
 }
 
@@ -368,12 +390,28 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
 Selector::Window Selector::window(const std::string &name, const std::vector<Expr> &args, const Nest &n) {
     Window w;
     w.shape = shape_of(name, args.size());
-    user_assert(args.size() == 1 || args.size() == 2)
-        << "NPU target: Func " << current << " reads " << name << " with " << args.size()
-        << " coordinates; tiles are 2-D";
-    Expr a[2];
-    for (size_t d = 0; d < args.size(); d++) {
-        bool along_x = args.size() == 2 ? d == 0 : w.shape == Shape::Row;
+    std::ostringstream call;
+    call << name << "(";
+    for (size_t d = 0; d < args.size(); d++) call << (d ? ", " : "") << args[d];
+    call << ")";
+    // A 3-D or 4-D read: its dimensions 0 and 1 are the tile's x and y, the
+    // others fixed within the tile (constants or loops around it), which
+    // pick the plane the 2-D window lies in (a channel of an image).
+    for (size_t d = 2; d < args.size(); d++) {
+        Expr e = expand(substitute(n.lets, args[d]));
+        for (const For *l : {n.fx, n.fy})
+            user_assert(!l || !expr_uses_var(e, l->name))
+                << "NPU target: Func " << current << " reads " << call.str() << ", whose coordinate " << d
+                << " moves with the loop " << l->name << " of its tile; a tile spans dimensions 0 and 1 of a "
+                << "3-D or 4-D Func or image (x innermost, y next) and its further dimensions (channels, "
+                   "batches) are loops around the tile, so reorder " << current
+                << "'s loops (reorder(x, y, c)) to make the loops over dimensions 0 and 1 of " << name
+                << " the innermost two, or index " << name << " by constants or outer loops beyond dimension 1";
+        w.outer.push_back(e);
+    }
+    const size_t tile_dims = std::min<size_t>(args.size(), 2);
+    for (size_t d = 0; d < tile_dims; d++) {
+        bool along_x = args.size() >= 2 ? d == 0 : w.shape == Shape::Row;
         const For *l = along_x ? n.fx : n.fy, *other = along_x ? n.fy : n.fx;
         user_assert(l) << "NPU target: Func " << current << " reads " << name << " along "
                        << (along_x ? "x" : "y") << " (" << name << " is a "
@@ -383,19 +421,16 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
                        << " in a 2-D tile or give this use its own Func computed along " << (along_x ? "y" : "x");
         Expr e = expand(substitute(n.lets, args[d]));
         Expr v, lo, hi;  // a clamped coordinate (repeat_edge) whose bounds do not move with the tile
-        if (args.size() == 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&
+        if (args.size() >= 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&
             !expr_uses_var(hi, l->name) && !(other && (expr_uses_var(lo, other->name) || expr_uses_var(hi, other->name)))) {
             e = v;
             w.lo[along_x ? 0 : 1] = lo;
             w.hi[along_x ? 0 : 1] = hi;
         }
         Expr off = simplify(e - Variable::make(Int(32), l->name));
-        std::ostringstream call;
-        call << name << "(" << args[0];
-        if (args.size() == 2) call << ", " << args[1];
         user_assert(!expr_uses_var(off, l->name) && !(other && expr_uses_var(off, other->name)))
             << "NPU target: Func " << current << " reads " << call.str()
-            << "); a tile instruction reads a window that moves with the tile, so each coordinate must be the "
+            << "; a tile instruction reads a window that moves with the tile, so each coordinate must be the "
                "tile's own coordinate plus a constant offset, or that clamped to fixed bounds (no scaling or "
                "transposing)";
         (along_x ? w.x0 : w.y0) = simplify(substitute(l->name, l->min, e));
@@ -408,6 +443,16 @@ Expr Selector::ub_offset(const std::string &name, const Window &w) {
     const NpuBuffer &b = k.buffers[ub_buffer[name]];
     if (w.shape == Shape::Column) return simplify(expand(w.y0) - expand(mins[0]));
     if (w.shape == Shape::Row) return simplify(expand(w.x0) - expand(mins[0]));
+    // A 3-D Func in UB holds one plane (realize() checks its outer extents are 1): the one read.
+    for (size_t d = 0; d < w.outer.size() && d + 2 < mins.size(); d++) {
+        Expr off = simplify(w.outer[d] - expand(mins[d + 2]));
+        user_assert(is_zero(off))
+            << "NPU target: Func " << current << " reads " << name << " at coordinate " << d + 2 << " = "
+            << w.outer[d] << ", " << off << " from the one plane its UB buffer holds (" << name
+            << " is computed one plane at a time, at a loop inside the loop over its dimension " << d + 2
+            << "); read the plane being computed, or compute_at " << name
+            << " outside that loop and reduce its planes to 2-D Funcs";
+    }
     return simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * b.cols);
 }
 
@@ -418,15 +463,23 @@ std::string Selector::gm_code(const std::string &name, const Window &w) const {
             return b.defined() ? "(int64_t)(" + scalar(b) + " - " + scalar(d ? w.y0 : w.x0) + ")"
                                : std::string(none) + "GmRef::kNoClamp";
         };
-        return gm_code(name, Window{w.x0, w.y0, w.shape}) + ".edge(" + side(1, w.lo[1], "-") + ", " +
+        Window unclamped = w;
+        for (int d = 0; d < 2; d++) unclamped.lo[d] = unclamped.hi[d] = Expr();
+        return gm_code(name, unclamped) + ".edge(" + side(1, w.lo[1], "-") + ", " +
                side(1, w.hi[1], "") + ", " + side(0, w.lo[0], "-") + ", " + side(0, w.hi[0], "") + ")";
     }
     if (w.shape == Shape::Column)  // one value per row: consecutive elements down the tile
         return n + "_gm.at((int64_t)(" + scalar(w.y0) + " - " + c_name(name + ".min.0") + "), 1)";
     if (w.shape == Shape::Row)
         return n + "_gm.at((int64_t)(" + scalar(w.x0) + " - " + c_name(name + ".min.0") + "), 0)";
+    std::string plane;  // a 3-D or 4-D buffer: the plane's offset, dimension by dimension
+    for (size_t d = 0; d < w.outer.size(); d++) {
+        const std::string dim = "." + std::to_string(d + 2);
+        plane += " + (int64_t)(" + scalar(w.outer[d]) + " - " + c_name(name + ".min" + dim) + ") * " +
+                 c_name(name + ".stride" + dim);
+    }
     return n + "_gm.at((int64_t)(" + scalar(w.x0) + " - " + c_name(name + ".min.0") + ") + (int64_t)(" +
-           scalar(w.y0) + " - " + c_name(name + ".min.1") + ") * " + c_name(name + ".stride.1") + ", " +
+           scalar(w.y0) + " - " + c_name(name + ".min.1") + ") * " + c_name(name + ".stride.1") + plane + ", " +
            c_name(name + ".stride.1") + ")";
 }
 

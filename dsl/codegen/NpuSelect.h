@@ -129,7 +129,7 @@ private:
     }
 
     Shape shape_of(const std::string &name, size_t dims) const {
-        if (dims == 2) return Shape::Full;
+        if (dims >= 2) return Shape::Full;  // 3-D and 4-D: planes of 2-D tiles
         auto it = shapes.find(name);
         return it == shapes.end() ? Shape::Column : it->second;
     }
@@ -171,7 +171,23 @@ private:
         Expr x0, y0;
         Shape shape = Shape::Full;
         Expr lo[2], hi[2];  // a clamped coordinate's bounds (x, y): a TLOAD with replicated edges
+        // The coordinates of dimensions 2, 3, ... of a 3-D or 4-D read (a
+        // channel, a batch), expanded: fixed within the tile, they pick the
+        // plane of the buffer the 2-D window lies in.
+        std::vector<Expr> outer;
         bool clamped() const { return lo[0].defined() || lo[1].defined(); }
+        // The window's origin or plane depends on loop variable v.
+        bool moves_with(const std::string &v) const {
+            bool m = expr_uses_var(x0, v) || expr_uses_var(y0, v);
+            for (const Expr &o : outer) m |= expr_uses_var(o, v);
+            return m;
+        }
+        // The plane as text, for the keys of loads and halos.
+        std::string plane_key() const {
+            std::ostringstream s;
+            for (const Expr &o : outer) s << "@" << o;
+            return s.str();
+        }
     };
 
     // clamp(e, lo, hi) as the boundary conditions write it: max(min(e, hi), lo) or min(max(e, lo), hi).

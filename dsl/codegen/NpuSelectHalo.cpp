@@ -6,6 +6,7 @@
 // TEXTRACT into a tile of its own (a vector operand starts on a 32-byte
 // boundary, a window shifted by an element does not). A later tile of the
 // same loop body whose window the halo holds reads it from there too.
+// Each plane of a 3-D input (a channel) has its own halo.
 //
 //   for (y, blur_x.y.min, 34) for (x, blur_x.x.min, 64)
 //     blur_x(x, y) = (input(x - 1, y) + input(x, y) + input(x + 1, y)) / 3
@@ -30,7 +31,7 @@ std::string Selector::clamp_key(const Window &w) const {
     std::ostringstream s;
     for (int d = 0; d < 2; d++)
         if (w.lo[d].defined()) s << d << ":" << expand(w.lo[d]) << ".." << expand(w.hi[d]) << ";";
-    return s.str();
+    return s.str() + w.plane_key();  // a 3-D input's planes are loaded apart
 }
 
 void Selector::plan_halos(const Expr &value, const Nest &n) {
@@ -41,7 +42,7 @@ void Selector::plan_halos(const Expr &value, const Nest &n) {
         std::vector<const Call *> calls;
         using IRVisitor::visit;
         void visit(const Call *c) override {
-            if ((c->call_type == Call::Image || c->call_type == Call::Func) && c->args.size() == 2) calls.push_back(c);
+            if ((c->call_type == Call::Image || c->call_type == Call::Func) && c->args.size() >= 2) calls.push_back(c);
             IRVisitor::visit(c);
         }
     } reads;
@@ -60,7 +61,7 @@ void Selector::plan_halos(const Expr &value, const Nest &n) {
         Window w = window(c->name, c->args, n);
         bool invariant = c->call_type == Call::Image && !loop_vars.empty();  // hoisted by select_call
         for (const std::string &v : loop_vars)
-            invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
+            invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v) && !w.moves_with(v);
         if (invariant || w.shape != Shape::Full) continue;
         const std::string key = c->name + "|" + clamp_key(w);
         auto it = groups.find(key);

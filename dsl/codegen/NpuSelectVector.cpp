@@ -208,14 +208,15 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     // A window loaded earlier in this loop body is loaded once (inputs are never written, GM Funcs not
     // in the loop nests that read them).
     std::ostringstream key;
-    key << c->name << "|" << (int)w.shape << "|" << expand(w.x0) << "|" << expand(w.y0) << "|" << r << "x" << cc;
+    key << c->name << "|" << (int)w.shape << "|" << expand(w.x0) << "|" << expand(w.y0) << w.plane_key() << "|" << r
+        << "x" << cc;
     for (int d = 0; d < 2; d++)
         if (w.lo[d].defined()) key << "|" << expand(w.lo[d]) << ".." << expand(w.hi[d]);
     int t;
     auto hit = loaded.find(key.str());
     bool invariant = c->call_type == Call::Image && !loop_vars.empty();
     for (const std::string &v : loop_vars)
-        invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v);
+        invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v) && !w.moves_with(v);
     auto hhit = hoisted_loaded.find(key.str());
     if (invariant && hhit != hoisted_loaded.end()) {
         t = hhit->second;

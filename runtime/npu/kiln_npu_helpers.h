@@ -4,13 +4,13 @@ using namespace kiln::npu;
 // A bound GM buffer with its halide_buffer_t fields.
 struct kiln_gm {
     GlobalTensor t;
-    int32_t min[2] = {0, 0}, extent[2] = {1, 1}, stride[2] = {1, 0};
+    int32_t min[4] = {0, 0, 0, 0}, extent[4] = {1, 1, 1, 1}, stride[4] = {1, 0, 0, 0};  // dimensions 0..3
 };
 
 kiln_gm kiln_bind(Device &dev, const char *name, const halide_buffer_t *b, DType type) {
     kiln_gm g;
     uint64_t elems = 1;
-    for (int d = 0; d < b->dimensions && d < 2; d++) {
+    for (int d = 0; d < b->dimensions && d < 4; d++) {
         g.min[d] = b->dim[d].min;
         g.extent[d] = b->dim[d].extent;
         g.stride[d] = b->dim[d].stride;

@@ -26,6 +26,7 @@
 #include "harris_auto.h"
 #include "harris_fused.h"
 #include "harris_host_tiled.h"
+#include "harris_npu.h"
 #include "harris_unfused.h"
 #include "layernorm_fused.h"
 #include "layernorm_host_tiled.h"

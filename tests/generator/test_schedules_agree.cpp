@@ -2,6 +2,8 @@
 // unfused schedule computes, bit for bit, on images whose sizes are not
 // multiples of the tiles or vectors and on outputs that do not start at 0;
 // the unfused blur3x3 is also checked against a plain C++ reference.
+#include <tuple>
+
 #include "aot.h"
 
 using namespace aot;
@@ -97,6 +99,22 @@ TEST_CASE("generator: harris schedules agree", "[generator]") {
     fill_random(in, 0.0, 1.0);
     check_schedules_agree(s, in, Buffer<float>(W, H));
     check_schedules_agree(s, in, shifted_output<float>(W - 40, H - 20));
+}
+
+TEST_CASE("generator: harris (RGB input) on the npu target equals the host target, edges included",
+          "[generator][npu]") {
+    // Tails shifted inwards, an output away from the input's origin, and one tile (all edge).
+    for (auto [w, h, x0, y0] : {std::tuple{200, 77, 0, 0}, std::tuple{150, 70, 5, 7}, std::tuple{64, 32, 0, 0}}) {
+        Buffer<float> in(w + x0, h + y0, 3), host(w, h), npu(w, h);
+        host.set_min(x0, y0);
+        npu.set_min(x0, y0);
+        fill_random(in, 0.0, 1.0);
+        REQUIRE(harris_fused(in.raw_buffer(), 0.04f, host.raw_buffer()) == 0);
+        REQUIRE(harris_npu(in.raw_buffer(), 0.04f, npu.raw_buffer()) == 0);
+        int differ = 0;
+        host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
+        CHECK(differ == 0);
+    }
 }
 
 TEST_CASE("generator: elementwise_chain schedules agree (softplus and tanh_affine)", "[generator]") {

@@ -725,8 +725,10 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
         out(c.x, c.y) = f3(c.x, c.y, 0) + f3(c.x, c.y, 1);
         out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
         f3.compute_at(out, c.xo);
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func f3 has 3 dimensions; tiles are 2-D, so NPU Funcs "
-                                                    "have one or two dimensions"));
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func f3 has 3 dimensions and is stored in UB "
+                                                    "(computed at out.xo) over 2 values of dimension 2; tiles are "
+                                                    "2-D, so the NPU code generator computes a 3-D or 4-D Func in "
+                                                    "UB one plane (dimensions 0 and 1) at a time"));
     }
     {
         Chain c;  // a Tuple-valued Func
@@ -754,12 +756,12 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                                     Contains("forms a TMATMUL and must stay serial"));
     }
     {
-        ImageParam in3(Float(32), 3, "in3");  // a 3-D image read inside a tile
+        ImageParam in3(Float(32), 3, "in3");  // a 3-D image read inside a tile: the window of plane 1
         Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
         Func out("out");
-        out(x, y) = in3(x, y, 0) * 2.0f;
+        out(x, y) = in3(x, y, 1) * 2.0f;
         out.tile(x, y, xo, yo, xi, yi, 64, 8);
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out reads in3 with 3 coordinates; tiles are 2-D"));
+        CHECK_THAT(source(out), Contains("(int64_t)((int32_t)1 - v_in3_min_2) * v_in3_stride_2, v_in3_stride_1)"));
     }
     {
         Softmax s;  // the fusion report's NPU figures: a size missing, and sizes the schedule does not fit
@@ -1211,9 +1213,9 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
         args.insert(args.begin(), Argument{"extra", true, Int(16), 2});
         REQUIRE_COMPILE_ERROR(p.compile_to_cpp_source("bad", args, Target("npu")),
                               Contains("NPU target: buffer argument extra is a 2-D int16 buffer; the NPU code "
-                                       "generator handles 1-D and 2-D float32, float16, bfloat16, int8 and int32 "
-                                       "buffers, so convert it on the host or leave it out of the NPU kernel's "
-                                       "arguments"));
+                                       "generator handles 1-D to 4-D float32, float16, bfloat16, int8 and int32 "
+                                       "buffers (tiles over dimensions 0 and 1, loops over the others), so convert "
+                                       "it on the host or leave it out of the NPU kernel's arguments"));
     }
 }
 
