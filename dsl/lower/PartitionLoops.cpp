@@ -286,7 +286,9 @@ protected:
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         Stmt same = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
-        if (op->for_type != ForType::Serial && op->for_type != ForType::LaneFallback) return same;
+        // A per-lane tail loop runs at most once per tail: copies of it would
+        // buy nothing, and g++ vectorizes each copy with its own epilogues.
+        if (op->for_type != ForType::Serial) return same;
         FindConditions fc(op->name);
         fc.include(body);
         std::vector<Expr> lower, upper, invariant;
@@ -360,9 +362,9 @@ protected:
         for (const auto &u : upper) hi = min(hi, u);
         Expr smin = make_var(n + ".steady_min"), smax = make_var(n + ".steady_max");
         Stmt fast = ReplaceSelects(selects, ifs, min_max).mutate(body);
-        Stmt s = Block::make({For::make(n, first, smin - first, op->for_type, body),
-                              For::make(n, smin, smax - smin + 1, op->for_type, fast),
-                              For::make(n, smax + 1, end - (smax + 1), op->for_type, body)});
+        Stmt s = Block::make({For::make(n, first, smin - first, ForType::Serial, body),
+                              For::make(n, smin, smax - smin + 1, ForType::Serial, fast),
+                              For::make(n, smax + 1, end - (smax + 1), ForType::Serial, body)});
         // steady_min in [first, end]; steady_max in [steady_min - 1, end - 1].
         s = LetStmt::make(n + ".steady_max", simplify(max(min(hi, end - 1), smin - 1)), s);
         // Without lower bounds the steady state starts at the first

@@ -64,7 +64,9 @@
 // condition is a conjunction of comparisons affine in the loop variable
 // (after substituting the body's lets) are used (an IfThenElse with another
 // condition, or a guard without an else, stays as it is); the partitioned
-// loop must be serial. Runs after
+// loop must be serial (ForType::Serial: a vector tail's per-lane loop,
+// ForType::LaneFallback, runs at most once per tail and is left whole, as
+// its copies would cost the C++ compiler far more than they save). Runs after
 // vectorize_loops, before the final simplification.
 #pragma once
 #include "ir/IR.h"
