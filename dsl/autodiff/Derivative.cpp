@@ -27,6 +27,7 @@ void check_output(const Func &output, const char *form) {
 }
 
 thread_local std::vector<Func> *recording = nullptr;
+thread_local std::map<std::string, std::string> *recording_images = nullptr;
 
 Derivative run(const Func &output, Expr seed, const Box &region) {
     if (recording) {
@@ -57,6 +58,7 @@ Expr seed_of(const Func &output, const Func &adjoint, const char *form) {
 }  // namespace
 
 void internal::record_differentiated_outputs(std::vector<Func> *into) { recording = into; }
+void internal::record_adjoint_images(std::map<std::string, std::string> *into) { recording_images = into; }
 
 Derivative propagate_adjoints(const Func &output, const Func &adjoint, const BoundaryConditions::Region &bounds) {
     const char *form = "output, adjoint, output_bounds";
@@ -81,6 +83,7 @@ Derivative propagate_adjoints(const Func &output, const Func &adjoint, const Bou
 }
 
 Derivative propagate_adjoints(const Func &output, const ImageParam &adjoint) {
+    if (recording_images) (*recording_images)[output.name()] = adjoint.name();
     BoundaryConditions::Region r;
     for (int d = 0; d < adjoint.dimensions(); d++) r.push_back({adjoint.dim(d).min(), adjoint.dim(d).extent()});
     return propagate_adjoints(output, Func(adjoint), r);

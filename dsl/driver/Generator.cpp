@@ -227,13 +227,18 @@ Pipeline GeneratorBase::build_pipeline() {
     user_assert(!outputs_.empty()) << display_name() << " declares no Output; add e.g. Output<Buffer<float, 2>> "
                                    << "output{\"output\"} and define it in generate()";
     internal::record_differentiated_outputs(&differentiated_);
+    internal::record_adjoint_images(&adjoint_images_);
+    auto stop_recording = [] {
+        internal::record_differentiated_outputs(nullptr);
+        internal::record_adjoint_images(nullptr);
+    };
     try {
         call_generate();
     } catch (...) {
-        internal::record_differentiated_outputs(nullptr);
+        stop_recording();
         throw;
     }
-    internal::record_differentiated_outputs(nullptr);
+    stop_recording();
     std::vector<Func> funcs;
     for (const GeneratorOutputBase *out : outputs_) {
         const Func &f = out->func();

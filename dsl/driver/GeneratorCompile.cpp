@@ -333,6 +333,9 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     std::map<std::string, std::vector<int>> sizes = o.estimates;  // outputs not given: 1024 per dimension
     for (const auto *out : g.outputs())
         if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(out->argument().dimensions, 1024);
+    // A forward output not given is as large as its adjoint image, if given.
+    for (const auto &[f, image] : g.adjoint_images())
+        if (!sizes.count(f) && o.estimates.count(image)) sizes[f] = o.estimates.at(image);
     AutoscheduleResult chosen;
     // A budget of schedules, not of time: the same build gives the same schedule.
     AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));

@@ -396,6 +396,9 @@ TEST_CASE("generator api: -s auto re-places a group's root without losing the Fu
     compile_generator(*g, o);
     const std::string sched = read_file("generator_api_out/api_bias_gelu_grad_auto.sched");
     CHECK_THAT(sched, Contains("schedule auto (a budget of 1500 schedules)") && Contains("d_input: "));
+    // The forward pass is chosen for the size of the adjoint it was given
+    // (d_output), not the default 1024 per dimension.
+    CHECK_THAT(sched, Contains("_forward(), the forward pass") && Contains("output 131x97") && !Contains("1024x1024"));
     // Every Func computed at a group's loop names a Func the file schedules.
     std::istringstream lines(sched);
     for (std::string l; std::getline(lines, l);) {

@@ -97,6 +97,9 @@ namespace internal {
 // Collects the output of every propagate_adjoints() call while `into` is set
 // (a generator's forward outputs); nullptr stops.
 void record_differentiated_outputs(std::vector<Func> *into);
+// Collects, while `into` is set, the input image each differentiated output's
+// adjoint came from (propagate_adjoints(output, image)): output -> image name.
+void record_adjoint_images(std::map<std::string, std::string> *into);
 }  // namespace internal
 
 }  // namespace kiln

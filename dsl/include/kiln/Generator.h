@@ -446,6 +446,10 @@ public:
     // The Funcs generate() gave propagate_adjoints() (a backward generator's
     // forward outputs), in call order; empty for a forward generator.
     const std::vector<Func> &differentiated() const { return differentiated_; }
+    // Of those, the ones whose adjoint is an input image: Func name -> the
+    // image's (its size is the Func's: the default estimate of the forward
+    // output, docs/autodiff.md).
+    const std::map<std::string, std::string> &adjoint_images() const { return adjoint_images_; }
     // Params, inputs and outputs, one per line (kiln-gen --list).
     std::string describe() const;
 
@@ -472,6 +476,7 @@ private:
     bool built_ = false;
     Pipeline pipeline_;
     std::vector<Func> differentiated_;
+    std::map<std::string, std::string> adjoint_images_;
 };
 
 // CRTP base of a generator class T, which defines `void generate()`.
