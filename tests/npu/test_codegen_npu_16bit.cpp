@@ -208,7 +208,8 @@ TEST_CASE("the NPU autoscheduler takes a bf16 GEMM too large for row strips in c
     json rh = hand.run("gemm_512_hand");
 
     AutoscheduleResult a =
-        autoschedule(Pipeline(g.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}});
+        autoschedule(Pipeline(g.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}},
+                     AutoscheduleOptions::reproducible());
     INFO(a.schedule_text << a.explanation);
     CHECK_THAT(a.schedule_text, Contains("reorder(xi, yi, yo, xo)") && Contains("matmul: compute_at(output, yo) store_in(L0C)"));
     CHECK_THAT(a.explanation, Contains("panels of "));
@@ -223,8 +224,9 @@ TEST_CASE("the NPU autoscheduler takes a bf16 GEMM too large for row strips in c
     npu_pipelines::OneCoreMachine machine;
     Bf16Gemm one(M, N, K);
     json rh1 = hand.run("gemm_512_hand_one_core");
-    AutoscheduleResult a1 = autoschedule(Pipeline(one.output), Target("npu"),
-                                         {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}});
+    AutoscheduleResult a1 =
+        autoschedule(Pipeline(one.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}},
+                     AutoscheduleOptions::reproducible());
     INFO(a1.schedule_text);
     CHECK_THAT(a1.schedule_text, Contains("B.in(matmul): compute_at(output, xo) store_in(L1)") &&
                                      Contains("split(k.x, ko, ki, "));
@@ -242,7 +244,8 @@ TEST_CASE("the NPU autoscheduler leaves no operand panel behind when row strips 
     const int M = 256, N = 128, K = 128;
     Bf16Gemm g(M, N, K);
     AutoscheduleResult a =
-        autoschedule(Pipeline(g.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}});
+        autoschedule(Pipeline(g.output), Target("npu"), {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}},
+                     AutoscheduleOptions::reproducible());
     INFO(a.schedule_text << a.explanation);
     CHECK_THAT(a.explanation, Contains("panels of 128 columns"));  // tried
     CHECK_THAT(a.schedule_text, Contains("split(y, yo, yi, ") && !Contains(".in("));

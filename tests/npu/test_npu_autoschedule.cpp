@@ -40,7 +40,8 @@ TEST_CASE("npu autoschedule: softmax in row tiles, double-buffered across cores,
     json rh = run_npu(Pipeline(hand.output), in, npu, "softmax_hand");
 
     Softmax s;
-    AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}});
+    AutoscheduleResult a =
+        autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}}, AutoscheduleOptions::reproducible());
     INFO(a.explanation);
     CHECK_THAT(a.schedule_text, Catch::Contains("output: bound(x, 0, 1024) split(y, yo, yi, ") &&
                                     Catch::Contains("double_buffer() parallel(yo)") &&
@@ -61,7 +62,8 @@ TEST_CASE("npu autoschedule: on a machine of one core, as fast as the hand sched
     Softmax hand, s;
     hand.fused(8, true);  // schedules/softmax/npu.sched
     json rh = run_npu(Pipeline(hand.output), in, npu, "softmax_hand_one_core");
-    AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}});
+    AutoscheduleResult a =
+        autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}}, AutoscheduleOptions::reproducible());
     json r = run_npu(Pipeline(s.output), in, npu, "softmax_auto_one_core");
     INFO(a.explanation);
     CHECK(r["cores"] == 1);
@@ -76,7 +78,8 @@ TEST_CASE("npu autoschedule: the softplus chain in 2-D tiles, and layernorm, com
         Chain ref, c;
         ref.input.set(in);
         ref.output.realize(host);
-        AutoscheduleResult a = autoschedule(Pipeline(c.output), Target("npu"), {{"output", {W, H}}});
+        AutoscheduleResult a =
+        autoschedule(Pipeline(c.output), Target("npu"), {{"output", {W, H}}}, AutoscheduleOptions::reproducible());
         INFO(a.explanation);
         CHECK_THAT(a.schedule_text, Catch::Contains("output: tile(x, y, xo, yo, xi, yi, "));
         json r = run_npu(Pipeline(c.output), in, npu, "chain_auto");
@@ -89,7 +92,8 @@ TEST_CASE("npu autoschedule: the softplus chain in 2-D tiles, and layernorm, com
     ref.gamma.set(gamma);
     ref.beta.set(beta);
     ref.output.realize(host);
-    AutoscheduleResult a = autoschedule(Pipeline(l.output), Target("npu"), {{"output", {W, H}}});
+    AutoscheduleResult a =
+        autoschedule(Pipeline(l.output), Target("npu"), {{"output", {W, H}}}, AutoscheduleOptions::reproducible());
     INFO(a.explanation);
     Buffer<float, 2> out(W, H);
     json r = run_npu_args(Pipeline(l.output), {{"input", in}, {"gamma", gamma}, {"beta", beta}, {"output", out}},
@@ -124,7 +128,7 @@ TEST_CASE("npu cost model: trips past the cap are extrapolated within 2% of the 
 TEST_CASE("npu autoschedule: autotune simulates the best candidates and keeps the fewest cycles",
           "[npu][autoschedule]") {
     Softmax s;
-    AutoscheduleOptions o;
+    AutoscheduleOptions o = AutoscheduleOptions::reproducible();
     o.autotune = 3;
     AutoscheduleResult a = autoschedule(Pipeline(s.output), Target("npu"), {{"output", {W, H}}}, o);
     INFO(a.explanation);
