@@ -260,6 +260,9 @@ public:
     std::map<const Provide *, double> register_reads;
     std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
     std::map<const Provide *, double> gathers;         // of reads_from_memory, the loads that are gathers
+    // Of reads_from_memory, the values of each Func or input loaded (a
+    // vector's lanes one each, an unrolled block's shared loads once).
+    std::map<const Provide *, std::map<std::string, double>> values_loaded;
 
     // The loops (among frames) an expression depends on, through lets.
     std::set<std::string> loops_of(const Expr &e) const {
@@ -312,6 +315,7 @@ public:
             double loads_per_vector = vector_loads(c);
             if (loads_per_vector > 1) gathers[op] += w;
             total += w * loads_per_vector;
+            values_loaded[op][c->name] += w;
         }
         return register_reads[op] = total;
     }
@@ -445,6 +449,7 @@ public:
                 fc.reads += kv.second * mult;
             }
             fc.memory_reads += reads_from_memory(op) * (double)mult;
+            for (const auto &[name, n] : values_loaded[op]) out.funcs[name].values_loaded += n * (double)mult;
             fc.gathers += gathers[op] * (double)mult;
             if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {

@@ -41,6 +41,9 @@ struct FuncCounts {
     std::vector<int64_t> stage_stores;  // stores by stage (0: the pure definition)
     int64_t pure_stores = 0;      // those of the pure definition (stage 0): the points defined
     int64_t loads = 0;            // Call executions (reads of its values; inputs get a row for these too)
+    // Of those, the values loaded from memory (L1): a load shared by the
+    // iterations of an unrolled loop counts once (see memory_reads).
+    double values_loaded = 0;
     int64_t realizations = 0;     // Realize executions
     std::vector<int64_t> largest; // extents of the largest realization
     int64_t largest_points = 0;

@@ -71,7 +71,7 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
 
         c.footprint_bytes = fc.largest_points * bpp;
         c.level = is_output ? "output" : level_of(c.footprint_bytes, m);
-        double defined = (double)fc.pure_stores * bpp, reads = (double)fc.loads * bpp;
+        double defined = (double)fc.pure_stores * bpp, reads = fc.values_loaded * bpp;
         if (is_output) {
             c.terms.memory = defined / bandwidth("DRAM", speedup, m);
         } else {

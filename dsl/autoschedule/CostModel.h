@@ -14,7 +14,8 @@
 //                                                    cores = tasks / ceil(tasks / threads)
 //   memory   = the points a Func defines are written once and read back once
 //              from the level its largest realization fits in (L1, L2, L3 or
-//              DRAM), each further read from L1; inputs are read once from
+//              DRAM), each further value loaded from L1 (a load shared by an
+//              unrolled block's iterations once); inputs are read once from
 //              DRAM (L3 if they fit) and outputs written once to DRAM.
 //              Divided by the same speedup, DRAM capped at its total bandwidth.
 //   overhead = parallel loops started * parallel_loop_ns

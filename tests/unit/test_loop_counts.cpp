@@ -76,3 +76,18 @@ TEST_CASE("loop counts: a bound computed from a float scalar, in float32 as the 
     CHECK(count_loop_nest(guarded, {}, {{"r", f32(0.1)}}).funcs["g"].stores == 6);
     CHECK_FALSE(count_loop_nest(nest, {}).exact);
 }
+
+TEST_CASE("loop counts: a value loaded once for an unrolled block's iterations counts once", "[loop_counts]") {
+    // c(x, y) = a(y) * b(x) with y unrolled by 4 inside x: b(x) is loaded
+    // once for the 4 rows (a register block's shared operand), a(y) per row.
+    using kiln::internal::Call;
+    Expr x = var("x"), y = var("y");
+    Expr a = Call::make(kiln::Float(32), "a", {y}, Call::Image), b = Call::make(kiln::Float(32), "b", {x}, Call::Image);
+    Stmt body = Provide::make("c", a * b, {x, y});
+    Stmt nest = loop("x", 0, 100, loop("y", 0, 4, body, kiln::ForType::Unrolled));
+    auto c = count_loop_nest(nest, {});
+    CHECK(c.funcs["a"].loads == 400);
+    CHECK(c.funcs["b"].loads == 400);
+    CHECK(c.funcs["a"].values_loaded == 400);
+    CHECK(c.funcs["b"].values_loaded == 100);
+}
