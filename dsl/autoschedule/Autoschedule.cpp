@@ -44,12 +44,19 @@ struct Structure {
     enum Kind { Plain, Rows, Tiles, Strips, Blocks } kind = Plain;
     int tx = 0, ty = 0;
     bool bare = false;  // no directives at all (the baseline)
+    // Blocks: rows of blocks outermost (each row of blocks computes what
+    // all its columns read: attention's row statistics), else columns of
+    // blocks (each column panel of a GEMM's B read once).
+    bool rows_outer = false;
+    bool same_loops(const Structure &o) const { return kind == o.kind && rows_outer == o.rows_outer; }
     std::string to_string() const {
         switch (kind) {
         case Rows: return "strips of " + std::to_string(ty) + " rows";
         case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
         case Strips: return "strips of " + std::to_string(tx);
-        case Blocks: return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows";
+        case Blocks:
+            return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows" +
+                   (rows_outer ? ", rows of blocks outermost" : "");
         default: return "no tiling";
         }
     }
@@ -105,10 +112,18 @@ struct FuncInfo {
     // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
     std::string matrix_rvar;
     std::string block_root;  // the group root whose register blocks it may be computed per (see above)
+    // A matrix product without a block_root: the name of the wrapper f.in()
+    // whose register blocks it may be computed per ("" if none). The
+    // wrapper has a FuncInfo of its own but is not in the realization order.
+    std::string wrapper;
 };
 
 struct State {
     std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
+    // Matrix products computed per register block of their wrapper f.in()
+    // (FuncInfo::wrapper), whose place, group and structure (Blocks) are
+    // in the maps below under the wrapper's name.
+    std::set<std::string> wrapped;
     std::map<std::string, Place> place;          // of every Func that is not an output
     std::map<std::string, std::string> group;    // Inner, Sliding, Outer: the group's root Func
     std::map<std::string, Structure> structure;  // outputs and Root Funcs
@@ -335,12 +350,13 @@ public:
             if (fi.output) fi.extent.assign(sizes[name].begin(), sizes[name].end());
             fi.extent.resize(fi.args.size(), 1);
         }
+        add_wrappers();
         State s = base;
         for (const std::string &f : order)
             if (s.structure.count(f)) s.structure[f] = initial_structure(info[f]);
 
-        place_funcs(s);
-        std::set<std::string> changed = tile_groups(s);
+        std::set<std::string> changed = place_funcs(s);
+        for (const std::string &g : tile_groups(s)) changed.insert(g);
         if (!changed.empty()) place_funcs(s, &changed);  // the Funcs whose groups have new loops
 
         Evaluation final = evaluate(s);
@@ -376,6 +392,41 @@ private:
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
 
+    // A matrix product read elsewhere than at its own points (attention's
+    // scores, whose row maximum reads whole rows) has no consumer to be
+    // computed per register block of; its wrapper f.in(), which reads it at
+    // the same points, can be that consumer (FuncInfo::wrapper).
+    void add_wrappers() {
+        std::vector<FuncInfo> wrappers;
+        for (auto &[name, fi] : info) {
+            if (fi.matrix_rvar.empty() || !fi.block_root.empty() || fi.output) continue;
+            const std::string w = name + "_in";
+            if (env.count(w) || info.count(w)) continue;  // the name the wrapper would take is a Func's
+            fi.wrapper = w;
+            FuncInfo wi;
+            wi.name = w;
+            wi.args = fi.args;
+            wi.consumers = fi.consumers;
+            wi.follows = fi.follows;
+            wi.extent = fi.extent;
+            wi.lanes = fi.lanes;
+            wrappers.push_back(wi);
+        }
+        for (const FuncInfo &wi : wrappers) info[wi.name] = wi;
+    }
+
+    // Rows of a register block: 3/4 of a vector's lanes keeps 2 vectors of
+    // accumulators per row in registers (16 + 12 of AVX-512's 32 vector
+    // registers, 12 + 4 of AVX2's 16); within a strip of `strip` rows, the
+    // largest number up to that which divides it (no block overlaps the
+    // next strip's rows).
+    static int block_rows(const FuncInfo &f, int strip = 0) {
+        int rows = std::max(1, f.lanes * 3 / 4);
+        if (strip > 0)
+            while (strip % rows) rows--;
+        return rows;
+    }
+
     Structure initial_structure(const FuncInfo &f) const {
         Structure s;
         if (f.args.size() >= 2 && f.extent[1] >= 16) s = {Structure::Rows, 0, 16};
@@ -401,23 +452,24 @@ private:
         case Structure::Strips:
             if (p == Place::Inner) return {x + "o", ""};
             return {"", ""};
-        case Structure::Blocks:
-            if (p == Place::Inner) return {y + "o", ""};
-            if (p == Place::Outer) return {x + "o", ""};
+        case Structure::Blocks:  // per block (the inner of the two loops), per row or column of blocks
+            if (p == Place::Inner) return {s.rows_outer ? x + "o" : y + "o", ""};
+            if (p == Place::Outer) return {s.rows_outer ? y + "o" : x + "o", ""};
             return {"", ""};
         default: return {"", ""};
         }
     }
 
     // Whether f's region moves with the loop its group root runs at place
-    // p (loops_for): the root's rows (dimension 1) per strip, row of tiles
-    // or register block, its first dimension per strip of a 1-D Func or
-    // per column of blocks, either per 2-D tile.
+    // p (loops_for): the root's rows (dimension 1) per strip, row of tiles,
+    // register block or row of blocks, its first dimension per strip of a
+    // 1-D Func or per column of blocks, either per 2-D tile.
     static bool follows_loop(const FuncInfo &f, const Structure &s, Place p) {
         switch (s.kind) {
         case Structure::Tiles: return f.follows.count(0) || f.follows.count(1);
         case Structure::Strips: return f.follows.count(0) != 0;
-        case Structure::Blocks: return f.follows.count(p == Place::Outer ? 0 : 1) != 0;
+        case Structure::Blocks:  // the inner of the two loops of blocks, or the outer
+            return f.follows.count((p == Place::Outer) == s.rows_outer ? 1 : 0) != 0;
         default: return f.follows.count(1) != 0;
         }
     }
@@ -457,6 +509,28 @@ private:
         return lines;
     }
 
+    // The loops of register blocks (Structure::Blocks) of f: blocks of s.tx
+    // vectors by s.ty rows, each block's rows and vectors unrolled, columns
+    // (or rows) of blocks outermost.
+    static std::string block_loops(const FuncInfo &f, const Structure &s) {
+        const std::string &x = f.args[0], &y = f.args[1];
+        const std::string inner = s.rows_outer ? x + "o, " + y + "o" : y + "o, " + x + "o";
+        return "split(" + x + ", " + x + "o, " + x + "i, natural_vector_size*" + std::to_string(s.tx) + ") split(" + y +
+               ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ") reorder(" + x + "i, " + y + "i, " + inner +
+               ") vectorize(" + x + "i, natural_vector_size) unroll(" + x + "i) unroll(" + y + "i)";
+    }
+
+    // The stanza of the wrapper of matrix product f (State::wrapped): at the
+    // root, columns of its blocks in parallel, or per strip of its group.
+    std::string wrapper_directives(const State &s, const FuncInfo &f) const {
+        const FuncInfo &w = info.at(f.wrapper);
+        const Structure &st = s.structure.at(w.name);
+        if (s.place.at(w.name) == Place::Root) return "compute_root() " + root_directives(w, st);
+        const std::string &g = s.group.at(w.name);
+        return "compute_at(" + g + ", " + loops_for(g, s.structure.at(g), s.place.at(w.name)).first + ") " +
+               block_loops(w, st);
+    }
+
     std::string root_directives(const FuncInfo &f, const Structure &s) const {
         if (s.bare || f.args.empty()) return "";  // a 0-D Func has no loops
         std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
@@ -471,11 +545,9 @@ private:
                    std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
         case Structure::Strips:
             return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
-        case Structure::Blocks:  // columns of blocks in parallel, each block's rows and vectors unrolled
-            return "split(" + x + ", " + x + "o, " + x + "i, natural_vector_size*" + std::to_string(s.tx) + ") split(" +
-                   y + ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ") reorder(" + x + "i, " + y + "i, " + y +
-                   "o, " + x + "o) vectorize(" + x + "i, natural_vector_size) unroll(" + x + "i) unroll(" + y +
-                   "i) parallel(" + (f.args.size() > 2 ? f.args.back() : x + "o") + ")";
+        case Structure::Blocks:  // the outer loop of blocks in parallel
+            return block_loops(f, s) + " parallel(" +
+                   (f.args.size() > 2 ? f.args.back() : s.rows_outer ? y + "o" : x + "o") + ")";
         default: {
             std::string d = vec ? "vectorize(" + x + ", natural_vector_size)" : "";
             if (f.args.size() >= 2) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
@@ -504,8 +576,9 @@ private:
                 auto [at, store] = loops_for(g, s.structure.at(g), p);
                 dirs = "compute_at(" + g + ", " + at + ")";
                 if (!store.empty()) dirs += " store_at(" + g + ", " + store + ")";
-                block = !f.matrix_rvar.empty() && f.block_root == g && p == Place::Inner &&
-                        s.structure.at(g).kind == Structure::Blocks;
+                block = !f.matrix_rvar.empty() && (f.block_root == g || s.wrapped.count(f.name)) &&
+                        p == Place::Inner && s.structure.at(g).kind == Structure::Blocks;
+                if (s.wrapped.count(f.name)) os << f.name << ".in(): " << wrapper_directives(s, f) << "\n";
                 if (block)  // one register block: its vectors and rows unrolled, the RVar outermost
                     dirs += " vectorize(" + f.args[0] + ", natural_vector_size) unroll(" + f.args[0] + ") unroll(" +
                             f.args[1] + ")";
@@ -721,6 +794,12 @@ private:
     // them (placed by an earlier pass) go back to the root with their own
     // loops; the caller places them again, after f.
     void place(State &s, const FuncInfo &f, Place p, const std::string &g) const {
+        if (s.wrapped.erase(f.name)) {  // its wrapper goes; what was computed in the wrapper's loops goes back to the root
+            s.place.erase(f.wrapper);
+            s.group.erase(f.wrapper);
+            s.structure.erase(f.wrapper);
+            to_root(s, f.wrapper);
+        }
         s.place[f.name] = p;
         s.group.erase(f.name);
         if (p == Place::Root) {
@@ -729,8 +808,13 @@ private:
         }
         s.structure.erase(f.name);
         if (p != Place::Inline) s.group[f.name] = g;
+        to_root(s, f.name);
+    }
+    // The Funcs computed in group root r's loops go to the root, each with
+    // loops of its own.
+    void to_root(State &s, const std::string &r) const {
         for (auto it = s.group.begin(); it != s.group.end();) {
-            if (it->second != f.name) {
+            if (it->second != r) {
                 ++it;
                 continue;
             }
@@ -742,7 +826,10 @@ private:
 
     // Consumers first: inline, in its consumers' group, or at the root.
     // With `only`, just the Funcs consumed in those groups.
-    void place_funcs(State &s, const std::set<std::string> *only = nullptr) {
+    // Returns the groups whose loops a placement changed (a matrix product's
+    // register blocks, the order of a group's blocks).
+    std::set<std::string> place_funcs(State &s, const std::set<std::string> *only = nullptr) {
+        std::set<std::string> changed;
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             const FuncInfo &f = info.at(*it);
             if (f.output) continue;
@@ -797,24 +884,70 @@ private:
             // A matrix product: also per register block of its group, the
             // group's loops made register blocks to match.
             const FuncInfo *gi = g.empty() ? nullptr : &info.at(g);
-            const int rows = std::max(1, f.lanes * 3 / 4);
+            const int rows = block_rows(f);
             if (!f.matrix_rvar.empty() && f.block_root == g && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
-                gi->extent[1] >= rows && budget_left()) {
-                State c = s;
-                place(c, f, Place::Inner, g);
-                c.structure[g] = {Structure::Blocks, 2, rows};
-                bool others = false;  // other Funcs in the group must have a level in the new loops
-                for (const auto &[m, mg] : c.group)
-                    if (mg == g && m != f.name && loops_for(g, c.structure[g], c.place.at(m)).first.empty()) others = true;
-                if (!others) {
+                gi->extent[1] >= rows) {
+                for (bool rows_outer : {false, true}) {
+                    State c = s;
+                    place(c, f, Place::Inner, g);
+                    c.structure[g] = {Structure::Blocks, 2, rows, false, rows_outer};
+                    bool others = false;  // other Funcs in the group must have a level in the new loops
+                    for (const auto &[m, mg] : c.group)
+                        if (mg == g && m != f.name && loops_for(g, c.structure[g], c.place.at(m)).first.empty()) others = true;
+                    if (others || !budget_left()) continue;
                     Evaluation e = evaluate(c);
                     d.alternatives.push_back({option_name(c, f.name, Place::Inner) + ", " + c.structure[g].to_string() + " of " + g,
                                               e.legal, e.cost.total, note_for(e, f.name, Place::Inner)});
                     states.push_back(c);
                 }
             }
+            // In register blocks: also per row (or column) of blocks, the
+            // group's blocks in the other order.
+            if (!g.empty() && s.structure.at(g).kind == Structure::Blocks && budget_left()) {
+                State c = s;
+                c.structure[g].rows_outer = !c.structure[g].rows_outer;
+                place(c, f, Place::Outer, g);
+                Evaluation e = evaluate(c);
+                d.alternatives.push_back({option_name(c, f.name, Place::Outer) + ", " + c.structure[g].to_string() + " of " + g,
+                                          e.legal, e.cost.total, note_for(e, f.name, Place::Outer)});
+                states.push_back(c);
+            }
+            if (!f.wrapper.empty()) wrapped_options(s, f, g, d, states);
+            std::map<std::string, Structure> before = s.structure;
             decide(d, states, s, "place");
+            for (const auto &[r, st] : s.structure)
+                if (before.count(r) && !st.same_loops(before.at(r))) changed.insert(r);
             if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left()) split_reduction(s, f);
+        }
+        return changed;
+    }
+
+    // Matrix product f (FuncInfo::wrapper) per register block of its
+    // wrapper: the wrapper at the root, or per strip of f's consumers' group
+    // g (rows or tiles), its blocks as high as divides the strip.
+    void wrapped_options(const State &s, const FuncInfo &f, const std::string &g, AutoscheduleDecision &d,
+                         std::vector<State> &states) {
+        const FuncInfo &w = info.at(f.wrapper);
+        if (w.args.size() < 2 || w.extent[0] < 2 * w.lanes) return;
+        std::vector<std::pair<Place, int>> options;  // the wrapper's place, its blocks' rows
+        if (w.extent[1] >= block_rows(w)) options.push_back({Place::Root, block_rows(w)});
+        const Structure *gs = g.empty() ? nullptr : &s.structure.at(g);
+        if (gs && (gs->kind == Structure::Rows || gs->kind == Structure::Tiles || (gs->kind == Structure::Blocks && gs->rows_outer)))
+            options.push_back({Place::Outer, block_rows(w, gs->ty)});
+        for (auto [wp, rows] : options) {
+            if (!budget_left()) return;
+            State c = s;
+            place(c, f, Place::Inner, w.name);
+            c.wrapped.insert(f.name);
+            c.place[w.name] = wp;
+            if (wp == Place::Outer) c.group[w.name] = g;
+            c.structure[w.name] = {Structure::Blocks, 2, rows};
+            Evaluation e = evaluate(c);
+            std::string where = wp == Place::Root ? "at the root" : option_name(c, w.name, wp);
+            d.alternatives.push_back({option_name(c, f.name, Place::Inner) + ", " + c.structure[w.name].to_string() +
+                                          " of " + f.name + ".in() " + where,
+                                      e.legal, e.cost.total, note_for(e, f.name, Place::Inner)});
+            states.push_back(c);
         }
     }
 
@@ -854,14 +987,13 @@ private:
                     if (h >= ty) options.push_back({Structure::Rows, 0, ty});
                 for (auto [tx, ty] : {std::pair<int, int>{8 * L, 16}, {32 * L, 32}, {16 * L, 64}})
                     if (w >= tx && h >= ty) options.push_back({Structure::Tiles, tx, ty});
-                // A matrix product in the group: 2 vectors by 3/4 of a vector's
-                // lanes of rows keeps the block's accumulators in registers
-                // (16 + 12 of AVX-512's 32, 12 + 4 of AVX2's 16).
+                // A matrix product in the group: register blocks (block_rows).
                 bool product = false;
                 for (const auto &[m, g] : s.group)
                     product |= g == f.name && !info.at(m).matrix_rvar.empty() && info.at(m).block_root == f.name;
-                const int rows = std::max(1, L * 3 / 4);
-                if (product && w >= 2 * L && h >= rows) options.push_back({Structure::Blocks, 2, rows});
+                const int rows = block_rows(f);
+                if (product && w >= 2 * L && h >= rows)
+                    for (bool rows_outer : {false, true}) options.push_back({Structure::Blocks, 2, rows, false, rows_outer});
             } else {
                 for (int tx : {64 * L, 512 * L})
                     if (w >= 2 * tx) options.push_back({Structure::Strips, tx, 0});
@@ -873,6 +1005,9 @@ private:
             for (const Structure &st : options) {
                 State c = s;
                 c.structure[f.name] = st;
+                for (const auto &[m, g] : c.group)  // wrappers' blocks within the new strips
+                    if (g == f.name && c.structure.count(m) && c.structure[m].kind == Structure::Blocks && st.ty > 0)
+                        c.structure[m].ty = block_rows(info.at(m), st.ty);
                 bool has_loops = true;  // for every Func computed in the group
                 for (const auto &[m, g] : s.group)
                     if (g == f.name && loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
@@ -883,9 +1018,9 @@ private:
                 d.alternatives.push_back({st.to_string(), e.legal, e.cost.total, note});
                 states.push_back(c);
             }
-            Structure::Kind before = s.structure.at(f.name).kind;
+            const Structure before = s.structure.at(f.name);
             decide(d, states, s, "loops");
-            if (s.structure.at(f.name).kind != before) changed.insert(f.name);
+            if (!s.structure.at(f.name).same_loops(before)) changed.insert(f.name);
         }
         return changed;
     }

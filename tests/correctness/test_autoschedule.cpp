@@ -1,6 +1,7 @@
 // Auto-scheduled pipelines compute what the same pipelines compute under
 // the default schedule, bit for bit, on sizes that are not multiples of any
 // tile or vector (kiln/Autoschedule.h).
+#include "attention_fixture.h"
 #include "check.h"
 
 using namespace kiln;
@@ -10,8 +11,9 @@ namespace {
 
 // Realizes out twice into buffers like `like`: with every Func inlined, then
 // auto-scheduled for these sizes; returns the number of differing points.
+// `text` (if given) gets the schedule chosen.
 template<typename MakeOutput>
-int auto_vs_default(MakeOutput make, const Buffer<float> &like) {
+int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *text = nullptr) {
     Func plain = make(), scheduled = make();
     Buffer<float> want = like.copy(), got = like.copy();
     Pipeline(plain).realize(want);
@@ -22,6 +24,7 @@ int auto_vs_default(MakeOutput make, const Buffer<float> &like) {
     AutoscheduleResult r = autoschedule(Pipeline(scheduled), Target::host(), {{scheduled.name(), size}}, o);
     INFO(r.schedule_text);
     CHECK(r.skipped.empty());
+    if (text) *text = r.schedule_text;
     Pipeline(scheduled).realize(got);
     int bad = 0;
     got.for_each_element([&](const int *p) { bad += !(got(p) == want(p)); });
@@ -101,6 +104,23 @@ TEST_CASE("autoschedule: a matrix product in register blocks agrees with the def
         return out;
     };
     CHECK(auto_vs_default(make, Buffer<float>(61, 37)) == 0);
+}
+
+TEST_CASE("autoschedule: attention's products in register blocks of a wrapper agree with the default schedule",
+          "[autoschedule]") {
+    // Sizes that are no multiple of a block: 45 keys, 35 features, 29 queries.
+    Buffer<float> q = random_image<float>(13, 29, 0, 0, -1, 1), k = random_image<float>(13, 45, 0, 0, -1, 1, 2),
+                  v = random_image<float>(35, 45, 0, 0, -1, 1, 3);
+    std::string text;
+    auto make = [&] {
+        AttentionFixture at(13, 45);
+        at.Q.set(q);
+        at.K.set(k);
+        at.V.set(v);
+        return at.out;
+    };
+    CHECK(auto_vs_default(make, Buffer<float>(35, 29), &text) == 0);
+    CHECK(text.find("scores.in():") != std::string::npos);  // the case under test
 }
 
 TEST_CASE("autoschedule: autotune runs its candidates and the one kept agrees with the default schedule",

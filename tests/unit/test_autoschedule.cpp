@@ -3,6 +3,8 @@
 // runs them (tests/correctness/test_autoschedule.cpp).
 #include <kiln/kiln.h>
 
+#include "attention_fixture.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -431,6 +433,42 @@ TEST_CASE("autoschedule: a matrix product is computed in register blocks of its 
           "matmul: compute_at(out, yo) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
     CHECK(stanza(r.schedule_text, "matmul.update(0)") ==
           "matmul.update(0): reorder(x, y, k.x) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
+}
+
+TEST_CASE("autoschedule: a matrix product read along whole rows is computed per register block of its wrapper",
+          "[autoschedule]") {
+    // Attention: scores, a matrix product, is read by a row maximum over
+    // whole rows, so no consumer reads it at its own points; its wrapper
+    // scores.in() does, and computes it in register blocks. The output's
+    // rows of blocks go outermost, so that the rows' statistics are computed
+    // once per row of blocks, not once per column.
+    AttentionFixture at(64, 512);
+    AutoscheduleResult res = autoschedule(
+        Pipeline(at.out), avx2, {{"out", {64, 512}}, {"Q", {64, 512}}, {"K", {64, 512}}, {"V", {64, 512}}}, fixed_machine());
+    INFO(res.explanation);
+    INFO(res.schedule_text);
+    CHECK(stanza(res.schedule_text, "scores.in()") ==
+          "scores.in(): compute_at(out, io) split(j, jo, ji, natural_vector_size*2) split(i, io, ii, 6) "
+          "reorder(ji, ii, io, jo) vectorize(ji, natural_vector_size) unroll(ji) unroll(ii)");
+    CHECK(stanza(res.schedule_text, "scores") ==
+          "scores: compute_at(scores_in, io) vectorize(j, natural_vector_size) unroll(j) unroll(i)");
+    CHECK(stanza(res.schedule_text, "scores.update(0)") ==
+          "scores.update(0): reorder(j, i, rd.x) vectorize(j, natural_vector_size) unroll(j) unroll(i)");
+    CHECK(stanza(res.schedule_text, "out") ==
+          "out: split(c, co, ci, natural_vector_size*2) split(i, io, ii, 6) reorder(ci, ii, co, io) "
+          "vectorize(ci, natural_vector_size) unroll(ci) unroll(ii) parallel(io)");
+    CHECK(stanza(res.schedule_text, "probs") == "probs: compute_at(out, io) vectorize(j, natural_vector_size)");
+    const AutoscheduleDecision *d = decision(res, "scores");
+    REQUIRE(d);
+    CHECK(d->chosen.find("of scores.in()") != std::string::npos);
+    // The wrapper at the root was weighed too, and scores without one.
+    bool root_wrapper = false, unwrapped_root = false;
+    for (const auto &a : d->alternatives) {
+        root_wrapper |= a.option.find("scores.in() at the root") != std::string::npos;
+        unwrapped_root |= a.option == "compute_root";
+    }
+    CHECK(root_wrapper);
+    CHECK(unwrapped_root);
 }
 
 TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") {
