@@ -16,6 +16,7 @@
 #include "CostModel.h"
 #include "Explain.h"
 #include "NpuSearch.h"
+#include "SearchSpace.h"
 #include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
 #include "ir/Error.h"
@@ -30,104 +31,6 @@ namespace kiln {
 using namespace internal;
 
 namespace {
-
-// Where a Func is computed: inlined, at the root, or in the group of a root
-// Func (an output or a compute_root Func): per innermost serial loop of the
-// group (a row or a tile), per outer loop (a strip or a row of tiles), or
-// per innermost loop with its storage at the outer one (a sliding window).
-enum class Place { Inline, Root, Inner, Sliding, Outer };
-
-// The loops of a root Func's pure definition.
-struct Structure {
-    // Strips: a 1-D Func split into strips. Blocks: register blocks of tx
-    // vectors by ty rows, for a matrix product computed per block.
-    enum Kind { Plain, Rows, Tiles, Strips, Blocks } kind = Plain;
-    int tx = 0, ty = 0;
-    bool bare = false;  // no directives at all (the baseline)
-    // Blocks: rows of blocks outermost (each row of blocks computes what
-    // all its columns read: attention's row statistics), else columns of
-    // blocks (each column panel of a GEMM's B read once).
-    bool rows_outer = false;
-    bool same_loops(const Structure &o) const { return kind == o.kind && rows_outer == o.rows_outer; }
-    std::string to_string() const {
-        switch (kind) {
-        case Rows: return "strips of " + std::to_string(ty) + " rows";
-        case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
-        case Strips: return "strips of " + std::to_string(tx);
-        case Blocks:
-            return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows" +
-                   (rows_outer ? ", rows of blocks outermost" : "");
-        default: return "no tiling";
-        }
-    }
-};
-
-// Calls to Func `f` in an expression: how many, whether each is at the
-// caller's own pure coordinates (f(x, y) in g(x, y) = ...), and which of
-// the caller's pure variables (by position) their arguments use.
-class CallsTo : public IRVisitor {
-public:
-    CallsTo(const std::string &f, const std::vector<std::string> &args) : f(f), args(args) {}
-    int calls = 0;
-    bool same_point = true;
-    std::set<size_t> uses;
-
-protected:
-    const std::string &f;
-    const std::vector<std::string> &args;
-    void visit(const Call *op) override {
-        IRVisitor::visit(op);
-        if (op->call_type != Call::Func || op->name != f) return;
-        calls++;
-        for (const Expr &a : op->args)
-            for (size_t k = 0; k < args.size(); k++)
-                if (expr_uses_var(a, args[k])) uses.insert(k);
-        if (op->args.size() != args.size()) same_point = false;
-        for (size_t i = 0; i < op->args.size() && same_point; i++) {
-            const auto *v = op->args[i].as<Variable>();
-            same_point = v && v->name == args[i];
-        }
-    }
-};
-
-struct FuncInfo {
-    std::string name;
-    std::vector<std::string> args;
-    bool output = false, updates = false;
-    std::vector<std::string> consumers;
-    // Read once, at the same point, by the pure definition of its only
-    // consumer (which has no updates): inlining it costs nothing.
-    bool pointwise = false;
-    // The dimensions (by position) of its consumers that its region follows:
-    // k if a consumer's call uses that consumer's k-th pure variable. A Func
-    // that does not follow the dimension a loop runs over has the same
-    // region in every iteration of it (folded weights in a convolution).
-    std::set<size_t> follows;
-    std::vector<int64_t> extent;  // of its largest realization with every Func at the root
-    int lanes = 8;                // natural vector size of its (widest) type
-    // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
-    // can split into vector lanes (the RVar's loop name; "" otherwise).
-    std::string rvar;
-    // A matrix product f(x, y, ...) += a * b over an RDom (GEMM, a
-    // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
-    std::string matrix_rvar;
-    std::string block_root;  // the group root whose register blocks it may be computed per (see above)
-    // A matrix product without a block_root: the name of the wrapper f.in()
-    // whose register blocks it may be computed per ("" if none). The
-    // wrapper has a FuncInfo of its own but is not in the realization order.
-    std::string wrapper;
-};
-
-struct State {
-    std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
-    // Matrix products computed per register block of their wrapper f.in()
-    // (FuncInfo::wrapper), whose place, group and structure (Blocks) are
-    // in the maps below under the wrapper's name.
-    std::set<std::string> wrapped;
-    std::map<std::string, Place> place;          // of every Func that is not an output
-    std::map<std::string, std::string> group;    // Inner, Sliding, Outer: the group's root Func
-    std::map<std::string, Structure> structure;  // outputs and Root Funcs
-};
 
 // The outputs' sizes (outputs not given: 1024 in every dimension), the
 // values LoopCounts needs, and each input buffer's bytes.
@@ -206,51 +109,6 @@ struct Evaluation {
     PipelineCost cost;
 };
 
-// Whether an update gives the same bits in any order of its RVar: min and
-// max do, integer arithmetic does (it wraps), float sums and products do
-// not, so those are split into lanes only where the target allows
-// reassociation (fast_math), as hand schedules with rfactor assume.
-bool reassociation_exact(const Definition &u, const Target &t) {
-    if (u.values.size() != 1) return false;
-    const Expr &v = u.values[0];
-    if (v.as<Max>() || v.as<Min>()) return true;
-    if (!v.as<Add>() && !v.as<Mul>()) return false;
-    return !v.type().is_float() || t.has(Target::FastMath);
-}
-
-// The RVars' loop names, innermost first and comma-separated, if f is a
-// matrix product: f(x, y, ...) = f(x, y, ...) + a * b over an RDom, its
-// update's arguments its pure variables (GEMM, a convolution's taps); ""
-// otherwise.
-std::string matrix_rvars(const FunctionContents &f) {
-    if (f.args.size() < 2 || f.updates.size() != 1 || f.num_values() != 1) return "";
-    const Definition &u = f.updates[0];
-    if (!u.rdom) return "";
-    for (size_t i = 0; i < f.args.size(); i++) {
-        const auto *v = u.args[i].as<Variable>();
-        if (!v || v->name != f.args[i]) return "";
-    }
-    const auto *add = u.values[0].as<Add>();
-    if (!add || !add->type.is_float()) return "";
-    const Call *self = add->a.as<Call>();
-    const Mul *product = add->b.as<Mul>();
-    if (!self || !product) {
-        self = add->b.as<Call>();
-        product = add->a.as<Mul>();
-    }
-    if (!self || !product || self->name != f.name) return "";
-    std::string r;
-    for (const Dim &d : u.schedule.dims)
-        if (d.is_rvar) r += (r.empty() ? "" : ", ") + d.user_name;
-    return r;
-}
-
-// A name made of a loop's name ("r.x" -> "r_x").
-std::string identifier(std::string s) {
-    std::replace(s.begin(), s.end(), '.', '_');
-    return s;
-}
-
 class Autoscheduler {
 public:
     Autoscheduler(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,
@@ -263,74 +121,9 @@ public:
         sz = sizes_for(outs, estimates, "autoschedule");
         sizes = sz.given;
         env = find_environment(outs);
-        Environment user = find_user_functions(outs);
-        for (const std::string &name : realization_order(out_names, env)) {
-            auto it = user.find(name);
-            if (it == user.end() || it->second->is_image_wrapper) continue;
-            const FunctionContents &f = *it->second;
-            FuncInfo fi;
-            fi.name = name;
-            fi.args = f.args;
-            fi.output = std::count(out_names.begin(), out_names.end(), name) != 0;
-            fi.updates = !f.updates.empty();
-            int widest = 1;
-            for (const Type &ty : f.types) widest = std::max(widest, ty.bytes());
-            fi.lanes = std::max(1, t.vector_bytes() / widest);
-            fi.extent.assign(fi.args.size(), 1024);  // until the baseline is counted
-            order.push_back(name);
-            info[name] = fi;
-        }
-        for (const std::string &name : order)
-            for (const std::string &c : direct_callees(*user.at(name)))
-                if (info.count(c)) info[c].consumers.push_back(name);
-        for (auto &[name, fi] : info) {
-            const FunctionContents &f = *user.at(name);
-            if (f.updates.size() == 1 && f.args.size() == 1 && f.updates[0].rdom && f.updates[0].rdom->vars.size() == 1 &&
-                reassociation_exact(f.updates[0], t)) {
-                const Definition &u = f.updates[0];
-                const auto *v = u.args[0].as<Variable>();
-                for (const Dim &d : u.schedule.dims)
-                    if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
-            }
-        }
-        for (auto &[name, fi] : info) fi.matrix_rvar = matrix_rvars(*user.at(name));
-        for (auto &[name, fi] : info)
-            for (const std::string &cn : fi.consumers) {
-                const FunctionContents &c = *user.at(cn);
-                CallsTo calls(name, c.args);
-                for (const Expr &v : c.init.values) calls.include(v);
-                for (const Definition &u : c.updates) {
-                    for (const Expr &v : u.values) calls.include(v);
-                    for (const Expr &a : u.args) calls.include(a);
-                }
-                fi.follows.insert(calls.uses.begin(), calls.uses.end());
-            }
-        for (auto &[name, fi] : info) {
-            if (fi.consumers.size() != 1 || fi.updates) continue;
-            const FunctionContents &c = *user.at(fi.consumers[0]);
-            CallsTo calls(name, c.args);
-            for (const Expr &v : c.init.values) calls.include(v);
-            fi.pointwise = c.updates.empty() && calls.calls == 1 && calls.same_point;
-        }
-        // A register block of a matrix product is its consumer's block only
-        // where each value is read once, at the same point, along a chain of
-        // such consumers up to the group's root: elsewhere its region per
-        // block is not a constant the unrolled loops can take.
-        for (auto &[name, fi] : info) {
-            if (fi.matrix_rvar.empty()) continue;
-            std::string at = name;
-            bool same = false;
-            while (info.at(at).consumers.size() == 1) {
-                const std::string &c = info.at(at).consumers[0];
-                CallsTo calls(at, user.at(c)->args);
-                for (const Expr &v : user.at(c)->init.values) calls.include(v);
-                if (!user.at(c)->updates.empty() || calls.calls != 1 || !calls.same_point) break;
-                same = true;
-                at = c;
-                if (!info.at(at).pointwise) break;
-            }
-            fi.block_root = same ? at : "";
-        }
+        PipelineFuncs funcs = analyze_funcs(outs, out_names, t);
+        order = std::move(funcs.order);
+        info = std::move(funcs.info);
     }
 
     AutoscheduleResult run() {
@@ -350,7 +143,7 @@ public:
             if (fi.output) fi.extent.assign(sizes[name].begin(), sizes[name].end());
             fi.extent.resize(fi.args.size(), 1);
         }
-        add_wrappers();
+        add_wrappers(info, env);
         State s = base;
         for (const std::string &f : order)
             if (s.structure.count(f)) s.structure[f] = initial_structure(info[f]);
@@ -362,9 +155,9 @@ public:
         Evaluation final = evaluate(s);
         if (!final.legal) return fallback("the chosen schedule does not lower: " + final.error);
         if (o.autotune > 0) s = autotune_state(s);
-        result.predicted = evaluated.at(render(s)).cost.total;
-        result.schedule = ScheduleFile::parse(render(s), "autoschedule");
-        result.schedule_text = render(s, true);
+        result.predicted = evaluated.at(writer.render(s)).cost.total;
+        result.schedule = ScheduleFile::parse(writer.render(s), "autoschedule");
+        result.schedule_text = writer.render(s, &why);
         snapshot.restore();
         result.schedule.apply(p, t);
         finish();
@@ -384,6 +177,7 @@ private:
     Environment env;
     std::vector<std::string> order;  // realization order: producers first
     std::map<std::string, FuncInfo> info;
+    const ScheduleWriter writer{info, order, env};  // the schedule text of a State
     LoopCounts baseline;
     AutoscheduleResult result;
     std::map<std::string, std::string> why;  // "place:f", "loops:f" -> the .sched comment of f's decisions
@@ -392,223 +186,8 @@ private:
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }
 
-    // A matrix product read elsewhere than at its own points (attention's
-    // scores, whose row maximum reads whole rows) has no consumer to be
-    // computed per register block of; its wrapper f.in(), which reads it at
-    // the same points, can be that consumer (FuncInfo::wrapper).
-    void add_wrappers() {
-        std::vector<FuncInfo> wrappers;
-        for (auto &[name, fi] : info) {
-            if (fi.matrix_rvar.empty() || !fi.block_root.empty() || fi.output) continue;
-            const std::string w = name + "_in";
-            if (env.count(w) || info.count(w)) continue;  // the name the wrapper would take is a Func's
-            fi.wrapper = w;
-            FuncInfo wi;
-            wi.name = w;
-            wi.args = fi.args;
-            wi.consumers = fi.consumers;
-            wi.follows = fi.follows;
-            wi.extent = fi.extent;
-            wi.lanes = fi.lanes;
-            wrappers.push_back(wi);
-        }
-        for (const FuncInfo &wi : wrappers) info[wi.name] = wi;
-    }
-
-    // Rows of a register block: 3/4 of a vector's lanes keeps 2 vectors of
-    // accumulators per row in registers (16 + 12 of AVX-512's 32 vector
-    // registers, 12 + 4 of AVX2's 16); within a strip of `strip` rows, the
-    // largest number up to that which divides it (no block overlaps the
-    // next strip's rows).
-    static int block_rows(const FuncInfo &f, int strip = 0) {
-        int rows = std::max(1, f.lanes * 3 / 4);
-        if (strip > 0)
-            while (strip % rows) rows--;
-        return rows;
-    }
-
-    Structure initial_structure(const FuncInfo &f) const {
-        Structure s;
-        if (f.args.size() >= 2 && f.extent[1] >= 16) s = {Structure::Rows, 0, 16};
-        else if (f.args.size() == 1 && f.extent[0] >= 128 * f.lanes) s = {Structure::Strips, 64 * f.lanes, 0};
-        return s;
-    }
-
-    // The loops of group root r for a Func placed at p in it: {compute, store}.
-    // Empty if the structure has no such loop.
-    std::pair<std::string, std::string> loops_for(const std::string &r, const Structure &s, Place p) const {
-        const FuncInfo &f = info.at(r);
-        if (f.args.empty()) return {"", ""};  // a 0-D group root: no loop to compute anything in
-        std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
-        switch (s.kind) {
-        case Structure::Rows:
-            if (p == Place::Inner) return {y + "i", ""};
-            if (p == Place::Sliding) return {y + "i", y + "o"};
-            return {y + "o", ""};
-        case Structure::Tiles:
-            if (p == Place::Inner) return {x, ""};
-            if (p == Place::Sliding) return {x, y};
-            return {y, ""};
-        case Structure::Strips:
-            if (p == Place::Inner) return {x + "o", ""};
-            return {"", ""};
-        case Structure::Blocks:  // per block (the inner of the two loops), per row or column of blocks
-            if (p == Place::Inner) return {s.rows_outer ? x + "o" : y + "o", ""};
-            if (p == Place::Outer) return {s.rows_outer ? y + "o" : x + "o", ""};
-            return {"", ""};
-        default: return {"", ""};
-        }
-    }
-
-    // Whether f's region moves with the loop its group root runs at place
-    // p (loops_for): the root's rows (dimension 1) per strip, row of tiles,
-    // register block or row of blocks, its first dimension per strip of a
-    // 1-D Func or per column of blocks, either per 2-D tile.
-    static bool follows_loop(const FuncInfo &f, const Structure &s, Place p) {
-        switch (s.kind) {
-        case Structure::Tiles: return f.follows.count(0) || f.follows.count(1);
-        case Structure::Strips: return f.follows.count(0) != 0;
-        case Structure::Blocks:  // the inner of the two loops of blocks, or the outer
-            return f.follows.count((p == Place::Outer) == s.rows_outer ? 1 : 0) != 0;
-        default: return f.follows.count(1) != 0;
-        }
-    }
-
-    // The directives vectorizing (and for a root, parallelizing) the update
-    // stages of f: its innermost dimension innermost and vectorized when it
-    // is a pure variable of the update and f has another dimension.
-    std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root) const {
-        std::vector<std::string> lines;
-        if (fi.args.empty()) return lines;  // a 0-D Func: no loops to reorder, vectorize or parallelize
-        const FunctionContents &f = *env.at(fi.name);
-        for (size_t k = 0; k < f.updates.size(); k++) {
-            const Definition &d = f.updates[k];
-            std::vector<std::string> pure;
-            for (size_t i = 0; i < d.args.size() && i < fi.args.size(); i++) {
-                const auto *v = d.args[i].as<Variable>();
-                if (v && v->name == fi.args[i]) pure.push_back(fi.args[i]);
-            }
-            std::string dirs;
-            const std::string &x = fi.args[0];
-            bool vec = fi.args.size() >= 2 && fi.extent[0] >= fi.lanes && std::count(pure.begin(), pure.end(), x);
-            if (vec) {
-                std::string reorder = "reorder(" + x;
-                for (const Dim &dim : d.schedule.dims)
-                    if (dim.user_name != x) reorder += ", " + dim.user_name;
-                // GuardWithIf: an update's RoundUp tail would read its producers past their regions.
-                dirs += reorder + ") vectorize(" + x + ", natural_vector_size, GuardWithIf)";
-            }
-            if (root) {
-                std::string outer;
-                for (const std::string &v : pure)
-                    if (v != x || pure.size() == 1) outer = v;
-                if (!outer.empty() && !(vec && outer == x)) dirs += std::string(dirs.empty() ? "" : " ") + "parallel(" + outer + ")";
-            }
-            if (!dirs.empty()) lines.push_back(fi.name + ".update(" + std::to_string(k) + "): " + dirs);
-        }
-        return lines;
-    }
-
-    // The loops of register blocks (Structure::Blocks) of f: blocks of s.tx
-    // vectors by s.ty rows, each block's rows and vectors unrolled, columns
-    // (or rows) of blocks outermost.
-    static std::string block_loops(const FuncInfo &f, const Structure &s) {
-        const std::string &x = f.args[0], &y = f.args[1];
-        const std::string inner = s.rows_outer ? x + "o, " + y + "o" : y + "o, " + x + "o";
-        return "split(" + x + ", " + x + "o, " + x + "i, natural_vector_size*" + std::to_string(s.tx) + ") split(" + y +
-               ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ") reorder(" + x + "i, " + y + "i, " + inner +
-               ") vectorize(" + x + "i, natural_vector_size) unroll(" + x + "i) unroll(" + y + "i)";
-    }
-
-    // The stanza of the wrapper of matrix product f (State::wrapped): at the
-    // root, columns of its blocks in parallel, or per strip of its group.
-    std::string wrapper_directives(const State &s, const FuncInfo &f) const {
-        const FuncInfo &w = info.at(f.wrapper);
-        const Structure &st = s.structure.at(w.name);
-        if (s.place.at(w.name) == Place::Root) return "compute_root() " + root_directives(w, st);
-        const std::string &g = s.group.at(w.name);
-        return "compute_at(" + g + ", " + loops_for(g, s.structure.at(g), s.place.at(w.name)).first + ") " +
-               block_loops(w, st);
-    }
-
-    std::string root_directives(const FuncInfo &f, const Structure &s) const {
-        if (s.bare || f.args.empty()) return "";  // a 0-D Func has no loops
-        std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
-        bool vec = f.extent[0] >= f.lanes;
-        std::string v = vec ? " vectorize(" + x + "i, natural_vector_size)" : "";
-        switch (s.kind) {
-        case Structure::Rows:
-            return "split(" + y + ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ")" +
-                   (vec ? " vectorize(" + x + ", natural_vector_size)" : "") + " parallel(" + y + "o)";
-        case Structure::Tiles:
-            return "tile(" + x + ", " + y + ", " + x + "i, " + y + "i, " + std::to_string(s.tx) + ", " +
-                   std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
-        case Structure::Strips:
-            return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
-        case Structure::Blocks:  // the outer loop of blocks in parallel
-            return block_loops(f, s) + " parallel(" +
-                   (f.args.size() > 2 ? f.args.back() : s.rows_outer ? y + "o" : x + "o") + ")";
-        default: {
-            std::string d = vec ? "vectorize(" + x + ", natural_vector_size)" : "";
-            if (f.args.size() >= 2) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
-            return d;
-        }
-        }
-    }
-
-    // The schedule file of a state, consumers first (a Func's group root
-    // has its loops before the Func names them).
-    std::string render(const State &s, bool comments = false) const {
-        std::ostringstream os;
-        for (auto it = order.rbegin(); it != order.rend(); ++it) {
-            const FuncInfo &f = info.at(*it);
-            Place p = f.output ? Place::Root : s.place.at(f.name);
-            if (comments)
-                for (const char *kind : {"place:", "loops:", "reduction:"})
-                    if (why.count(kind + f.name)) os << "# " << f.name << ": " << why.at(kind + f.name) << "\n";
-            if (p == Place::Inline) continue;
-            std::string dirs;
-            bool block = false;  // a matrix product computed per register block of its group
-            if (p == Place::Root) {
-                dirs = (f.output ? "" : "compute_root() ") + root_directives(f, s.structure.at(f.name));
-            } else {
-                const std::string &g = s.group.at(f.name);
-                auto [at, store] = loops_for(g, s.structure.at(g), p);
-                dirs = "compute_at(" + g + ", " + at + ")";
-                if (!store.empty()) dirs += " store_at(" + g + ", " + store + ")";
-                block = !f.matrix_rvar.empty() && (f.block_root == g || s.wrapped.count(f.name)) &&
-                        p == Place::Inner && s.structure.at(g).kind == Structure::Blocks;
-                if (s.wrapped.count(f.name)) os << f.name << ".in(): " << wrapper_directives(s, f) << "\n";
-                if (block)  // one register block: its vectors and rows unrolled, the RVar outermost
-                    dirs += " vectorize(" + f.args[0] + ", natural_vector_size) unroll(" + f.args[0] + ") unroll(" +
-                            f.args[1] + ")";
-                else if (f.args.size() >= 2 && f.extent[0] >= f.lanes)  // a 1-D Func in a group: a row's reduction
-                    dirs += " vectorize(" + f.args[0] + ", natural_vector_size)";
-            }
-            while (!dirs.empty() && dirs.back() == ' ') dirs.pop_back();
-            if (!dirs.empty()) os << f.name << ": " << dirs << "\n";
-            if (block) {
-                const std::string &x = f.args[0], &y = f.args[1];
-                os << f.name << ".update(0): reorder(" << x << ", " << y << ", " << f.matrix_rvar << ") vectorize(" << x
-                   << ", natural_vector_size) unroll(" << x << ") unroll(" << y << ")\n";
-            } else if (s.rfactored.count(f.name)) {
-                // f.update(0) splits its RVar into vector lanes, summed by an
-                // intermediate computed where f is.
-                std::string r = f.rvar, base = identifier(r), lanes = f.name + "_lanes", u = f.args[0] == "u" ? "u_" : "u";
-                std::string at = p == Place::Root ? "compute_at(" + f.name + ", " + f.args[0] + ")" : dirs.substr(0, dirs.find(')') + 1);
-                os << f.name << ".update(0): split(" << r << ", " << base << "o, " << base << "i, natural_vector_size) rfactor("
-                   << base << "i, " << u << ", " << lanes << ")\n"
-                   << lanes << ": " << at << " vectorize(" << u << ")\n"
-                   << lanes << ".update(0): reorder(" << u << ", " << base << "o) vectorize(" << u << ")\n";
-            } else if (p != Place::Root || !s.structure.at(f.name).bare) {
-                for (const std::string &u : update_stanzas(f, p == Place::Root)) os << u << "\n";
-            }
-        }
-        return os.str();
-    }
-
     Evaluation evaluate(const State &s, LoopCounts *counts_out = nullptr) {
-        const std::string text = render(s);
+        const std::string text = writer.render(s);
         auto seen = evaluated.find(text);
         if (seen != evaluated.end() && !counts_out) return seen->second;  // the same schedule again
         Evaluation e;
@@ -640,7 +219,7 @@ private:
     // evaluated next best by predicted cost run; the fastest is returned.
     // Its stanzas that differ from the model's choice say so.
     State autotune_state(const State &chosen) {
-        const std::string first = render(chosen);
+        const std::string first = writer.render(chosen);
         std::vector<std::pair<double, std::string>> ranked;  // ties: by text (the map's order)
         for (const auto &[text, e] : evaluated)
             if (e.legal && text != first) ranked.push_back({e.cost.total.total(), text});
@@ -667,7 +246,7 @@ private:
     }
     // What state s decided for Func f of a kind of decision ("" if none).
     std::string decision_of(const State &s, const std::string &f, const std::string &kind) const {
-        if (kind == "place:") return info.at(f).output ? "" : option_name(s, f, s.place.at(f));
+        if (kind == "place:") return info.at(f).output ? "" : writer.option_name(s, f, s.place.at(f));
         if (kind == "loops:") return s.structure.count(f) ? s.structure.at(f).to_string() : "";
         return info.at(f).rvar.empty() ? "" : s.rfactored.count(f) ? "rfactor(" + info.at(f).rvar + ")" : "serial reduction";
     }
@@ -685,14 +264,6 @@ private:
             } else groups.insert(s.group.at(c));
         }
         return groups;
-    }
-
-    std::string option_name(const State &s, const std::string &f, Place p) const {
-        if (p == Place::Inline) return "inline";
-        if (p == Place::Root) return "compute_root";
-        const std::string &g = s.group.at(f);
-        auto [at, store] = loops_for(g, s.structure.at(g), p);
-        return "compute_at(" + g + ", " + at + ")" + (store.empty() ? "" : " store_at(" + g + ", " + store + ")");
     }
 
     std::string note_for(const Evaluation &e, const std::string &f, Place p) const {
@@ -851,7 +422,7 @@ private:
             // stores about as much and computes each point once).
             if (!g.empty())
                 for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
-                    if (!loops_for(g, s.structure.at(g), p).first.empty() &&
+                    if (!writer.loops_for(g, s.structure.at(g), p).first.empty() &&
                         !(p == Place::Outer && options.back() == Place::Sliding))
                         options.push_back(p);
             options.push_back(Place::Root);
@@ -863,11 +434,11 @@ private:
                 Place p = Place::Root;
                 for (Place q : options)
                     if (((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) &&
-                        follows_loop(f, s.structure.at(g), q))
+                        ScheduleWriter::follows_loop(f, s.structure.at(g), q))
                         p = q;
                 place(s, f, p, g);
-                why["place:" + f.name] = option_name(s, f.name, p) + "; not evaluated (" + result.stopped_by + "): the default rule";
-                skip(f.name + ": " + option_name(s, f.name, p) + ", not evaluated: the default rule");
+                why["place:" + f.name] = writer.option_name(s, f.name, p) + "; not evaluated (" + result.stopped_by + "): the default rule";
+                skip(f.name + ": " + writer.option_name(s, f.name, p) + ", not evaluated: the default rule");
                 continue;
             }
             AutoscheduleDecision d;
@@ -878,7 +449,7 @@ private:
                 place(c, f, p, g);
                 if (!budget_left()) break;
                 Evaluation e = evaluate(c);
-                d.alternatives.push_back({option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
+                d.alternatives.push_back({writer.option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
                 states.push_back(c);
             }
             // A matrix product: also per register block of its group, the
@@ -893,10 +464,10 @@ private:
                     c.structure[g] = {Structure::Blocks, 2, rows, false, rows_outer};
                     bool others = false;  // other Funcs in the group must have a level in the new loops
                     for (const auto &[m, mg] : c.group)
-                        if (mg == g && m != f.name && loops_for(g, c.structure[g], c.place.at(m)).first.empty()) others = true;
+                        if (mg == g && m != f.name && writer.loops_for(g, c.structure[g], c.place.at(m)).first.empty()) others = true;
                     if (others || !budget_left()) continue;
                     Evaluation e = evaluate(c);
-                    d.alternatives.push_back({option_name(c, f.name, Place::Inner) + ", " + c.structure[g].to_string() + " of " + g,
+                    d.alternatives.push_back({writer.option_name(c, f.name, Place::Inner) + ", " + c.structure[g].to_string() + " of " + g,
                                               e.legal, e.cost.total, note_for(e, f.name, Place::Inner)});
                     states.push_back(c);
                 }
@@ -908,7 +479,7 @@ private:
                 c.structure[g].rows_outer = !c.structure[g].rows_outer;
                 place(c, f, Place::Outer, g);
                 Evaluation e = evaluate(c);
-                d.alternatives.push_back({option_name(c, f.name, Place::Outer) + ", " + c.structure[g].to_string() + " of " + g,
+                d.alternatives.push_back({writer.option_name(c, f.name, Place::Outer) + ", " + c.structure[g].to_string() + " of " + g,
                                           e.legal, e.cost.total, note_for(e, f.name, Place::Outer)});
                 states.push_back(c);
             }
@@ -943,8 +514,8 @@ private:
             if (wp == Place::Outer) c.group[w.name] = g;
             c.structure[w.name] = {Structure::Blocks, 2, rows};
             Evaluation e = evaluate(c);
-            std::string where = wp == Place::Root ? "at the root" : option_name(c, w.name, wp);
-            d.alternatives.push_back({option_name(c, f.name, Place::Inner) + ", " + c.structure[w.name].to_string() +
+            std::string where = wp == Place::Root ? "at the root" : writer.option_name(c, w.name, wp);
+            d.alternatives.push_back({writer.option_name(c, f.name, Place::Inner) + ", " + c.structure[w.name].to_string() +
                                           " of " + f.name + ".in() " + where,
                                       e.legal, e.cost.total, note_for(e, f.name, Place::Inner)});
             states.push_back(c);
@@ -1010,7 +581,7 @@ private:
                         c.structure[m].ty = block_rows(info.at(m), st.ty);
                 bool has_loops = true;  // for every Func computed in the group
                 for (const auto &[m, g] : s.group)
-                    if (g == f.name && loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
+                    if (g == f.name && writer.loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
                 if (!has_loops) continue;
                 if (!budget_left()) break;
                 Evaluation e = evaluate(c);

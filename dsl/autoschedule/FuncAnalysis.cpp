@@ -1,0 +1,182 @@
+// What the autoscheduler knows of each Func before it searches
+// (SearchSpace.h): consumers, the dimensions its region follows, whether it
+// is a row reduction rfactor can split, a matrix product and whose register
+// blocks it can be computed per.
+//
+//   scores(j, i) += Q(rd, i) * key_t(j, rd)     -> matrix_rvar "rd.x", block_root "" (row_max reads whole rows),
+//   row_max(i) = max(row_max(i), scores(rk, i))    wrapper "scores_in"; row_max: rvar "rk.x"
+#include <algorithm>
+
+#include "SearchSpace.h"
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// Calls to Func `f` in an expression: how many, whether each is at the
+// caller's own pure coordinates (f(x, y) in g(x, y) = ...), and which of
+// the caller's pure variables (by position) their arguments use.
+class CallsTo : public IRVisitor {
+public:
+    CallsTo(const std::string &f, const std::vector<std::string> &args) : f(f), args(args) {}
+    int calls = 0;
+    bool same_point = true;
+    std::set<size_t> uses;
+
+protected:
+    const std::string &f;
+    const std::vector<std::string> &args;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type != Call::Func || op->name != f) return;
+        calls++;
+        for (const Expr &a : op->args)
+            for (size_t k = 0; k < args.size(); k++)
+                if (expr_uses_var(a, args[k])) uses.insert(k);
+        if (op->args.size() != args.size()) same_point = false;
+        for (size_t i = 0; i < op->args.size() && same_point; i++) {
+            const auto *v = op->args[i].as<Variable>();
+            same_point = v && v->name == args[i];
+        }
+    }
+};
+
+// Whether an update gives the same bits in any order of its RVar: min and
+// max do, integer arithmetic does (it wraps), float sums and products do
+// not, so those are split into lanes only where the target allows
+// reassociation (fast_math), as hand schedules with rfactor assume.
+bool reassociation_exact(const Definition &u, const Target &t) {
+    if (u.values.size() != 1) return false;
+    const Expr &v = u.values[0];
+    if (v.as<Max>() || v.as<Min>()) return true;
+    if (!v.as<Add>() && !v.as<Mul>()) return false;
+    return !v.type().is_float() || t.has(Target::FastMath);
+}
+
+// The RVars' loop names, innermost first and comma-separated, if f is a
+// matrix product: f(x, y, ...) = f(x, y, ...) + a * b over an RDom, its
+// update's arguments its pure variables (GEMM, a convolution's taps); ""
+// otherwise.
+std::string matrix_rvars(const FunctionContents &f) {
+    if (f.args.size() < 2 || f.updates.size() != 1 || f.num_values() != 1) return "";
+    const Definition &u = f.updates[0];
+    if (!u.rdom) return "";
+    for (size_t i = 0; i < f.args.size(); i++) {
+        const auto *v = u.args[i].as<Variable>();
+        if (!v || v->name != f.args[i]) return "";
+    }
+    const auto *add = u.values[0].as<Add>();
+    if (!add || !add->type.is_float()) return "";
+    const Call *self = add->a.as<Call>();
+    const Mul *product = add->b.as<Mul>();
+    if (!self || !product) {
+        self = add->b.as<Call>();
+        product = add->a.as<Mul>();
+    }
+    if (!self || !product || self->name != f.name) return "";
+    std::string r;
+    for (const Dim &d : u.schedule.dims)
+        if (d.is_rvar) r += (r.empty() ? "" : ", ") + d.user_name;
+    return r;
+}
+
+}  // namespace
+
+PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>> &outs,
+                            const std::vector<std::string> &out_names, const Target &t) {
+    PipelineFuncs r;
+    const Environment env = find_environment(outs), user = find_user_functions(outs);
+    for (const std::string &name : realization_order(out_names, env)) {
+        auto it = user.find(name);
+        if (it == user.end() || it->second->is_image_wrapper) continue;
+        const FunctionContents &f = *it->second;
+        FuncInfo fi;
+        fi.name = name;
+        fi.args = f.args;
+        fi.output = std::count(out_names.begin(), out_names.end(), name) != 0;
+        fi.updates = !f.updates.empty();
+        int widest = 1;
+        for (const Type &ty : f.types) widest = std::max(widest, ty.bytes());
+        fi.lanes = std::max(1, t.vector_bytes() / widest);
+        fi.extent.assign(fi.args.size(), 1024);  // until the baseline is counted
+        r.order.push_back(name);
+        r.info[name] = fi;
+    }
+    for (const std::string &name : r.order)
+        for (const std::string &c : direct_callees(*user.at(name)))
+            if (r.info.count(c)) r.info[c].consumers.push_back(name);
+    for (auto &[name, fi] : r.info) {
+        const FunctionContents &f = *user.at(name);
+        if (f.updates.size() == 1 && f.args.size() == 1 && f.updates[0].rdom && f.updates[0].rdom->vars.size() == 1 &&
+            reassociation_exact(f.updates[0], t)) {
+            const Definition &u = f.updates[0];
+            const auto *v = u.args[0].as<Variable>();
+            for (const Dim &d : u.schedule.dims)
+                if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
+        }
+    }
+    for (auto &[name, fi] : r.info) fi.matrix_rvar = matrix_rvars(*user.at(name));
+    for (auto &[name, fi] : r.info)
+        for (const std::string &cn : fi.consumers) {
+            const FunctionContents &c = *user.at(cn);
+            CallsTo calls(name, c.args);
+            for (const Expr &v : c.init.values) calls.include(v);
+            for (const Definition &u : c.updates) {
+                for (const Expr &v : u.values) calls.include(v);
+                for (const Expr &a : u.args) calls.include(a);
+            }
+            fi.follows.insert(calls.uses.begin(), calls.uses.end());
+        }
+    for (auto &[name, fi] : r.info) {
+        if (fi.consumers.size() != 1 || fi.updates) continue;
+        const FunctionContents &c = *user.at(fi.consumers[0]);
+        CallsTo calls(name, c.args);
+        for (const Expr &v : c.init.values) calls.include(v);
+        fi.pointwise = c.updates.empty() && calls.calls == 1 && calls.same_point;
+    }
+    // A register block of a matrix product is its consumer's block only
+    // where each value is read once, at the same point, along a chain of
+    // such consumers up to the group's root: elsewhere its region per
+    // block is not a constant the unrolled loops can take.
+    for (auto &[name, fi] : r.info) {
+        if (fi.matrix_rvar.empty()) continue;
+        std::string at = name;
+        bool same = false;
+        while (r.info.at(at).consumers.size() == 1) {
+            const std::string &c = r.info.at(at).consumers[0];
+            CallsTo calls(at, user.at(c)->args);
+            for (const Expr &v : user.at(c)->init.values) calls.include(v);
+            if (!user.at(c)->updates.empty() || calls.calls != 1 || !calls.same_point) break;
+            same = true;
+            at = c;
+            if (!r.info.at(at).pointwise) break;
+        }
+        fi.block_root = same ? at : "";
+    }
+    return r;
+}
+
+void add_wrappers(std::map<std::string, FuncInfo> &info, const Environment &env) {
+    std::vector<FuncInfo> wrappers;
+    for (auto &[name, fi] : info) {
+        if (fi.matrix_rvar.empty() || !fi.block_root.empty() || fi.output) continue;
+        const std::string w = name + "_in";
+        if (env.count(w) || info.count(w)) continue;  // the name the wrapper would take is a Func's
+        fi.wrapper = w;
+        FuncInfo wi;
+        wi.name = w;
+        wi.args = fi.args;
+        wi.consumers = fi.consumers;
+        wi.follows = fi.follows;
+        wi.extent = fi.extent;
+        wi.lanes = fi.lanes;
+        wrappers.push_back(wi);
+    }
+    for (const FuncInfo &wi : wrappers) info[wi.name] = wi;
+}
+
+}  // namespace internal
+}  // namespace kiln
