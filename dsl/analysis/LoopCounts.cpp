@@ -22,20 +22,6 @@ int64_t euclid_div(int64_t a, int64_t b) {
     return q;
 }
 
-// The operands of a comparison (EQ, NE, LT, LE, GT, GE), else null.
-struct Operands {
-    Expr a, b;
-};
-std::optional<Operands> comparison_operands(const Expr &e) {
-    if (const auto *op = e.as<EQ>()) return Operands{op->a, op->b};
-    if (const auto *op = e.as<NE>()) return Operands{op->a, op->b};
-    if (const auto *op = e.as<LT>()) return Operands{op->a, op->b};
-    if (const auto *op = e.as<LE>()) return Operands{op->a, op->b};
-    if (const auto *op = e.as<GT>()) return Operands{op->a, op->b};
-    if (const auto *op = e.as<GE>()) return Operands{op->a, op->b};
-    return std::nullopt;
-}
-
 class Evaluator {
 public:
     Evaluator(const std::map<std::string, int64_t> &v, const std::map<std::string, Expr> &f) : values(v), floats(f) {}
@@ -96,18 +82,6 @@ public:
             if (!eval_float(op->value, d) || !std::isfinite(d) || std::fabs(d) > 9.0e18) return false;
             return r = (int64_t)d, true;
         }
-        if (auto cmp = comparison_operands(e)) {
-            if (cmp->a.type().is_float()) {
-                double x, y;
-                if (!eval_float(cmp->a, x) || !eval_float(cmp->b, y)) return false;
-                if (e.as<EQ>()) return r = x == y, true;
-                if (e.as<NE>()) return r = x != y, true;
-                if (e.as<LT>()) return r = x < y, true;
-                if (e.as<LE>()) return r = x <= y, true;
-                if (e.as<GT>()) return r = x > y, true;
-                return r = x >= y, true;
-            }
-        }
         if (const auto *op = e.as<Add>()) return two(op->a, op->b) && (r = a + b, true);
         if (const auto *op = e.as<Sub>()) return two(op->a, op->b) && (r = a - b, true);
         if (const auto *op = e.as<Mul>()) return two(op->a, op->b) && (r = a * b, true);
@@ -115,12 +89,12 @@ public:
         if (const auto *op = e.as<Mod>()) return two(op->a, op->b) && (r = b == 0 ? 0 : a - euclid_div(a, b) * b, true);
         if (const auto *op = e.as<Min>()) return two(op->a, op->b) && (r = std::min(a, b), true);
         if (const auto *op = e.as<Max>()) return two(op->a, op->b) && (r = std::max(a, b), true);
-        if (const auto *op = e.as<EQ>()) return two(op->a, op->b) && (r = a == b, true);
-        if (const auto *op = e.as<NE>()) return two(op->a, op->b) && (r = a != b, true);
-        if (const auto *op = e.as<LT>()) return two(op->a, op->b) && (r = a < b, true);
-        if (const auto *op = e.as<LE>()) return two(op->a, op->b) && (r = a <= b, true);
-        if (const auto *op = e.as<GT>()) return two(op->a, op->b) && (r = a > b, true);
-        if (const auto *op = e.as<GE>()) return two(op->a, op->b) && (r = a >= b, true);
+        if (const auto *op = e.as<EQ>()) return compare(op, r, [](auto x, auto y) { return x == y; });
+        if (const auto *op = e.as<NE>()) return compare(op, r, [](auto x, auto y) { return x != y; });
+        if (const auto *op = e.as<LT>()) return compare(op, r, [](auto x, auto y) { return x < y; });
+        if (const auto *op = e.as<LE>()) return compare(op, r, [](auto x, auto y) { return x <= y; });
+        if (const auto *op = e.as<GT>()) return compare(op, r, [](auto x, auto y) { return x > y; });
+        if (const auto *op = e.as<GE>()) return compare(op, r, [](auto x, auto y) { return x >= y; });
         if (const auto *op = e.as<And>()) return two(op->a, op->b) && (r = a && b, true);
         if (const auto *op = e.as<Or>()) return two(op->a, op->b) && (r = a || b, true);
         if (const auto *op = e.as<Not>()) return eval(op->a, a) && (r = !a, true);
@@ -131,6 +105,19 @@ public:
         }
         if (const auto *op = e.as<Cast>()) return !op->type.is_float() && !op->value.type().is_float() && eval(op->value, r);
         return false;
+    }
+
+private:
+    // A comparison, of floats in their precision or of integers: whether
+    // `holds` of the operands' values.
+    template<typename Node, typename Holds>
+    bool compare(const Node *op, int64_t &r, Holds holds) {
+        if (op->a.type().is_float()) {
+            double x, y;
+            return eval_float(op->a, x) && eval_float(op->b, y) && (r = holds(x, y), true);
+        }
+        int64_t x, y;
+        return eval(op->a, x) && eval(op->b, y) && (r = holds(x, y), true);
     }
 };
 
