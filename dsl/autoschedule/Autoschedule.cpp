@@ -238,7 +238,7 @@ private:
         std::snprintf(ran, sizeof(ran), "; autotune: candidate %zu ran fastest (%.3f ms; the model's choice %s)",
                       best + 1, result.autotuned[best].measured_ms, model_ms);
         for (const std::string &f : order)
-            for (const char *kind : {"place:", "loops:", "reduction:"}) {
+            for (const char *kind : {"place:", "loops:", "reduction:", "updates:"}) {
                 std::string was = decision_of(chosen, f, kind), is = decision_of(w, f, kind);
                 if (was != is) why[kind + f] = is + ran + ", the cost model chose " + (was.empty() ? "nothing" : was);
             }
@@ -248,6 +248,7 @@ private:
     std::string decision_of(const State &s, const std::string &f, const std::string &kind) const {
         if (kind == "place:") return info.at(f).output ? "" : writer.option_name(s, f, s.place.at(f));
         if (kind == "loops:") return s.structure.count(f) ? s.structure.at(f).to_string() : "";
+        if (kind == "updates:") return !info.at(f).scatter ? "" : s.serial_updates.count(f) ? serial_updates : vector_updates;
         return info.at(f).rvar.empty() ? "" : s.rfactored.count(f) ? "rfactor(" + info.at(f).rvar + ")" : "serial reduction";
     }
     std::map<std::string, std::string> outside_baseline;  // outside_buffers of the baseline
@@ -373,6 +374,7 @@ private:
         }
         s.place[f.name] = p;
         s.group.erase(f.name);
+        if (p == Place::Inline) s.serial_updates.erase(f.name);
         if (p == Place::Root) {
             if (!s.structure.count(f.name)) s.structure[f.name] = initial_structure(f);
             return;
@@ -489,6 +491,7 @@ private:
             for (const auto &[r, st] : s.structure)
                 if (before.count(r) && !st.same_loops(before.at(r))) changed.insert(r);
             if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left()) split_reduction(s, f);
+            if (f.scatter && s.place.at(f.name) != Place::Inline && budget_left()) scatter_loops(s, f);
         }
         return changed;
     }
@@ -537,6 +540,27 @@ private:
             states.push_back(c);
         }
         decide(d, states, s, "reduction");
+    }
+
+    // A Func whose updates scatter: vectorized across its first
+    // dimension (each lane storing where its value says), or serial with
+    // its small dimensions unrolled innermost (update_stanzas).
+    static constexpr const char *vector_updates = "updates vectorized, lane by lane at their indices";
+    static constexpr const char *serial_updates = "updates serial over their RVars, small dimensions unrolled";
+    void scatter_loops(State &s, const FuncInfo &f) {
+        AutoscheduleDecision d;
+        d.func = f.name;
+        std::vector<State> states;
+        for (bool serial : {false, true}) {
+            State c = s;
+            if (serial) c.serial_updates.insert(f.name);
+            else c.serial_updates.erase(f.name);
+            Evaluation e = evaluate(c);
+            d.alternatives.push_back(
+                {serial ? serial_updates : vector_updates, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
+            states.push_back(c);
+        }
+        decide(d, states, s, "updates");
     }
 
     // Each group's loop structure: strips of rows or 2-D tiles of a few

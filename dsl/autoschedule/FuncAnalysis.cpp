@@ -118,7 +118,14 @@ PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>>
                 if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
         }
     }
-    for (auto &[name, fi] : r.info) fi.matrix_rvar = matrix_rvars(*user.at(name));
+    for (auto &[name, fi] : r.info) {
+        fi.matrix_rvar = matrix_rvars(*user.at(name));
+        for (const Definition &u : user.at(name)->updates)
+            for (size_t i = 0; i < u.args.size() && i < fi.args.size(); i++) {
+                const auto *v = u.args[i].as<Variable>();
+                fi.scatter |= !v || v->name != fi.args[i];
+            }
+    }
     for (auto &[name, fi] : r.info)
         for (const std::string &cn : fi.consumers) {
             const FunctionContents &c = *user.at(cn);

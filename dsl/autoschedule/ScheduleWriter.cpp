@@ -5,6 +5,7 @@
 //     ->  blur_y: split(y, yo, yi, 16) vectorize(x, natural_vector_size) parallel(yo)
 //         blur_x: compute_at(blur_y, yi) store_at(blur_y, yo) vectorize(x, natural_vector_size)
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "SearchSpace.h"
@@ -74,16 +75,32 @@ bool ScheduleWriter::follows_loop(const FuncInfo &f, const Structure &s, Place p
 // The directives vectorizing (and for a root, parallelizing) the update
 // stages of f: its innermost dimension innermost and vectorized when it
 // is a pure variable of the update and f has another dimension.
-std::vector<std::string> ScheduleWriter::update_stanzas(const FuncInfo &fi, bool root) const {
+std::vector<std::string> ScheduleWriter::update_stanzas(const FuncInfo &fi, bool root, bool serial) const {
     std::vector<std::string> lines;
     if (fi.args.empty()) return lines;  // a 0-D Func: no loops to reorder, vectorize or parallelize
     const FunctionContents &f = *env.at(fi.name);
     for (size_t k = 0; k < f.updates.size(); k++) {
         const Definition &d = f.updates[k];
         std::vector<std::string> pure;
+        std::set<std::string> small;  // pure dimensions of at most 4 points
         for (size_t i = 0; i < d.args.size() && i < fi.args.size(); i++) {
             const auto *v = d.args[i].as<Variable>();
             if (v && v->name == fi.args[i]) pure.push_back(fi.args[i]);
+            if (v && v->name == fi.args[i] && fi.extent[i] <= 4) small.insert(fi.args[i]);
+        }
+        if (serial) {
+            // Serial over its RVars, the small dimensions innermost and
+            // unrolled (one point's values computed and stored together),
+            // at the root the outermost other pure dimension in parallel.
+            std::string order, unroll, outer;
+            for (const std::string &v : small) order += (order.empty() ? "" : ", ") + v, unroll += " unroll(" + v + ")";
+            for (const Dim &dim : d.schedule.dims)
+                if (!small.count(dim.user_name)) order += (order.empty() ? "" : ", ") + dim.user_name;
+            for (const std::string &v : pure)
+                if (!small.count(v)) outer = v;
+            lines.push_back(fi.name + ".update(" + std::to_string(k) + "): reorder(" + order + ")" + unroll +
+                            (!root || outer.empty() ? "" : " parallel(" + outer + ")"));
+            continue;
         }
         std::string dirs;
         const std::string &x = fi.args[0];
@@ -159,7 +176,7 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
         const FuncInfo &f = info.at(*it);
         Place p = f.output ? Place::Root : s.place.at(f.name);
         if (why)
-            for (const char *kind : {"place:", "loops:", "reduction:"})
+            for (const char *kind : {"place:", "loops:", "reduction:", "updates:"})
                 if (why->count(kind + f.name)) os << "# " << f.name << ": " << why->at(kind + f.name) << "\n";
         if (p == Place::Inline) continue;
         std::string dirs;
@@ -196,7 +213,8 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
                << lanes << ": " << at << " vectorize(" << u << ")\n"
                << lanes << ".update(0): reorder(" << u << ", " << base << "o) vectorize(" << u << ")\n";
         } else if (p != Place::Root || !s.structure.at(f.name).bare) {
-            for (const std::string &u : update_stanzas(f, p == Place::Root)) os << u << "\n";
+            for (const std::string &u : update_stanzas(f, p == Place::Root, s.serial_updates.count(f.name)))
+                os << u << "\n";
         }
     }
     return os.str();

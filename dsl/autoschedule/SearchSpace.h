@@ -66,6 +66,9 @@ struct FuncInfo {
     // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
     // can split into vector lanes (the RVar's loop name; "" otherwise).
     std::string rvar;
+    // An update stores at a computed index in some dimension (a
+    // histogram's `hist(x, y, cell(v), c) += ...`): vectorizing it scatters.
+    bool scatter = false;
     // A matrix product f(x, y, ...) += a * b over an RDom (GEMM, a
     // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
     std::string matrix_rvar;
@@ -78,6 +81,9 @@ struct FuncInfo {
 
 struct State {
     std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
+    // Funcs with scattering updates (FuncInfo::scatter) whose updates run
+    // serially, small dimensions unrolled innermost (see update_stanzas).
+    std::set<std::string> serial_updates;
     // Matrix products computed per register block of their wrapper f.in()
     // (FuncInfo::wrapper), whose place, group and structure (Blocks) are
     // in the maps below under the wrapper's name.
@@ -136,7 +142,7 @@ public:
 
     // The schedule file of a state, consumers first (a Func's group root
     // has its loops before the Func names them). With `why`, each Func's
-    // decisions ("place:f", "loops:f", "reduction:f") as comments.
+    // decisions ("place:f", "loops:f", "reduction:f", "updates:f") as comments.
     std::string render(const State &s, const std::map<std::string, std::string> *why = nullptr) const;
 
 private:
@@ -144,7 +150,7 @@ private:
     const std::vector<std::string> &order;
     const Environment &env;
 
-    std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root) const;
+    std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root, bool serial) const;
     static std::string block_loops(const FuncInfo &f, const Structure &s);
     std::string wrapper_directives(const State &s, const FuncInfo &f) const;
     std::string root_directives(const FuncInfo &f, const Structure &s) const;

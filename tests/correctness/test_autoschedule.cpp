@@ -3,6 +3,7 @@
 // tile or vector (kiln/Autoschedule.h).
 #include "attention_fixture.h"
 #include "check.h"
+#include "grid_fixture.h"
 
 using namespace kiln;
 using namespace kt;
@@ -121,6 +122,19 @@ TEST_CASE("autoschedule: attention's products in register blocks of a wrapper ag
     };
     CHECK(auto_vs_default(make, Buffer<float>(35, 29), &text) == 0);
     CHECK(text.find("scores.in():") != std::string::npos);  // the case under test
+}
+
+TEST_CASE("autoschedule: a histogram's serial update with its channels unrolled agrees with the default schedule",
+          "[autoschedule]") {
+    Buffer<float> in = random_image<float>(203, 150, 0, 0, -1, 2);
+    std::string text;
+    auto make = [&] {
+        GridFixture g;
+        g.input.set(in);
+        return g.out;
+    };
+    CHECK(auto_vs_default(make, Buffer<float>(26, 19), &text) == 0);
+    CHECK(text.find("histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c)") != std::string::npos);
 }
 
 TEST_CASE("autoschedule: autotune runs its candidates and the one kept agrees with the default schedule",

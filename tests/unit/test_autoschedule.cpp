@@ -4,6 +4,7 @@
 #include <kiln/kiln.h>
 
 #include "attention_fixture.h"
+#include "grid_fixture.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -469,6 +470,31 @@ TEST_CASE("autoschedule: a matrix product read along whole rows is computed per 
     }
     CHECK(root_wrapper);
     CHECK(unwrapped_root);
+}
+
+TEST_CASE("autoschedule: a histogram's scattering update is weighed vectorized and serial with its channels unrolled",
+          "[autoschedule]") {
+    GridFixture g;
+    AutoscheduleResult res = autoschedule(Pipeline(g.out), avx2, {{"out", {128, 128}}, {"input", {1024, 1024}}},
+                                          fixed_machine());
+    INFO(res.explanation);
+    INFO(res.schedule_text);
+    const AutoscheduleDecision *d = nullptr;
+    for (const auto &k : res.decisions)
+        if (k.func == "histogram" && k.chosen.find("updates") == 0) d = &k;
+    REQUIRE(d);
+    REQUIRE(d->alternatives.size() == 2);
+    CHECK(d->alternatives[0].option == "updates vectorized, lane by lane at their indices");
+    CHECK(d->alternatives[1].option == "updates serial over their RVars, small dimensions unrolled");
+    CHECK(d->alternatives[0].legal);
+    CHECK(d->alternatives[1].legal);
+    // At these sizes the serial form wins: a vector of lanes storing to
+    // cells apart is a store per lane, and the two channels' values share
+    // their loads and cell. (Computed per row of out, it runs in out's
+    // parallel loop; at the root its rows would be in parallel.)
+    CHECK(d->chosen == d->alternatives[1].option);
+    CHECK(stanza(res.schedule_text, "histogram") == "histogram: compute_at(out, yi) vectorize(x, natural_vector_size)");
+    CHECK(stanza(res.schedule_text, "histogram.update(0)") == "histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c)");
 }
 
 TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") {
