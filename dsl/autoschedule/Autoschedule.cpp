@@ -490,8 +490,11 @@ private:
             decide(d, states, s, "place");
             for (const auto &[r, st] : s.structure)
                 if (before.count(r) && !st.same_loops(before.at(r))) changed.insert(r);
-            if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left()) split_reduction(s, f);
-            if (f.scatter && s.place.at(f.name) != Place::Inline && budget_left()) scatter_loops(s, f);
+            if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left())
+                either(s, f, &State::rfactored, "reduction", "serial reduction",
+                       "rfactor(" + f.rvar + ") into natural_vector_size lanes");
+            if (f.scatter && s.place.at(f.name) != Place::Inline && budget_left())
+                either(s, f, &State::serial_updates, "updates", vector_updates, serial_updates);
         }
         return changed;
     }
@@ -525,43 +528,32 @@ private:
         }
     }
 
-    // A 1-D reduction: serial, or its RVar split into vector lanes (rfactor).
-    void split_reduction(State &s, const FuncInfo &f) {
+    // A decision of `kind` between two forms of f: `without` (f not in
+    // the State's set `forms`) and `with` (in it): a 1-D reduction serial
+    // or split into vector lanes (rfactor), a scattering update vectorized
+    // or serial.
+    void either(State &s, const FuncInfo &f, std::set<std::string> State::*forms, const std::string &kind,
+                const std::string &without, const std::string &with) {
         AutoscheduleDecision d;
         d.func = f.name;
         std::vector<State> states;
-        for (bool split : {false, true}) {
+        for (bool in : {false, true}) {
             State c = s;
-            if (split) c.rfactored.insert(f.name);
-            else c.rfactored.erase(f.name);
+            if (in) (c.*forms).insert(f.name);
+            else (c.*forms).erase(f.name);
             Evaluation e = evaluate(c);
-            std::string option = split ? "rfactor(" + f.rvar + ") into natural_vector_size lanes" : "serial reduction";
-            d.alternatives.push_back({option, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
+            d.alternatives.push_back({in ? with : without, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
             states.push_back(c);
         }
-        decide(d, states, s, "reduction");
+        decide(d, states, s, kind);
     }
 
-    // A Func whose updates scatter: vectorized across its first
-    // dimension (each lane storing where its value says), or serial with
-    // its small dimensions unrolled innermost (update_stanzas).
+    // The two forms of a scattering update (a decision of either()):
+    // vectorized across its first dimension (each lane storing where its
+    // value says), or serial with its small dimensions unrolled innermost
+    // (ScheduleWriter::update_stanzas).
     static constexpr const char *vector_updates = "updates vectorized, lane by lane at their indices";
     static constexpr const char *serial_updates = "updates serial over their RVars, small dimensions unrolled";
-    void scatter_loops(State &s, const FuncInfo &f) {
-        AutoscheduleDecision d;
-        d.func = f.name;
-        std::vector<State> states;
-        for (bool serial : {false, true}) {
-            State c = s;
-            if (serial) c.serial_updates.insert(f.name);
-            else c.serial_updates.erase(f.name);
-            Evaluation e = evaluate(c);
-            d.alternatives.push_back(
-                {serial ? serial_updates : vector_updates, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
-            states.push_back(c);
-        }
-        decide(d, states, s, "updates");
-    }
 
     // Each group's loop structure: strips of rows or 2-D tiles of a few
     // sizes. Returns the groups whose kind of structure changed.
