@@ -3,12 +3,13 @@
 // the interpreter of lowered IR (ir_interpreter.h: no C++ compiler, bounds
 // checked on every access); a sample is JIT-compiled as users run it, and
 // there the interpreter must agree with the kernel too. A sample also runs
-// the trivial schedule (every Func compute_root, serial loops). A schedule
+// the trivial schedule (every Func compute_root, serial loops), and another
+// the schedule kiln::autoschedule chooses for its output's size. A schedule
 // the compiler rejects must be rejected with a CompileError (counted); an
 // InternalError, a kernel error, an out-of-bounds access or a single
 // differing value fails the case and prints the pipeline and the schedule,
 // with the seed to replay it (KILN_FUZZ_SEED); KILN_FUZZ_VERBOSE=1 prints
-// each rejected schedule with its message.
+// each rejected schedule with its message, and the trivial and auto ones.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +25,7 @@ using namespace kiln_fuzz;
 namespace {
 
 struct Tally {
-    int compiled = 0, rejected = 0, trivial = 0;
+    int compiled = 0, rejected = 0, trivial = 0, automatic = 0;
 };
 
 enum class Mode { Interpret, JIT };
@@ -112,21 +113,47 @@ void fuzz_one(Mode mode, uint32_t seed, Tally &tally) {
     }
 }
 
-void fuzz_trivial(uint32_t seed, Tally &tally) {
+// A random pipeline of `seed` under the schedule `apply` gives it (which
+// returns the schedule as text), run in `mode`: it must compute what the
+// algorithm computes.
+template<typename Apply>
+void fuzz_fixed(uint32_t seed, Mode mode, Apply apply) {
     Rng r(seed);
     PipelineSpec p = random_pipeline(r);
     Buffer<int32_t> input(p.in_w, p.in_h);
     std::vector<int32_t> flat = random_input(p, r, input);
     Built b;
     build(p, b);
-    for (Func &f : b.stages) f.compute_root();
+    const std::string schedule = apply(p, b);
+    INFO("seed " << seed << "\n" << p.to_string() << schedule);
+    if (std::getenv("KILN_FUZZ_VERBOSE")) std::fprintf(stderr, "seed %u:\n%s\n", (unsigned)seed, schedule.c_str());
     Buffer<int32_t> out(p.out_w, p.out_h);
-    run(Mode::JIT, b, input, out);
+    out.fill(0x5eed);
+    run(mode, b, input, out);
     std::string where;
-    INFO("seed " << seed << "\n" << p.to_string() << "(every Func compute_root)");
     CHECK(same(p, out, reference(p, flat), where));
     if (!where.empty()) FAIL_CHECK("mismatch " << where);
+}
+
+void fuzz_trivial(uint32_t seed, Tally &tally) {
+    fuzz_fixed(seed, Mode::JIT, [](const PipelineSpec &, Built &b) {
+        for (Func &f : b.stages) f.compute_root();
+        return std::string("(every Func compute_root)");
+    });
     tally.trivial++;
+}
+
+// The schedule kiln::autoschedule chooses for the output's size (a budget
+// of schedules, so that the choice does not depend on the machine's load),
+// interpreted. The search never throws; a pipeline it cannot handle gets a
+// fallback schedule.
+void fuzz_auto(uint32_t seed, Tally &tally) {
+    fuzz_fixed(seed, Mode::Interpret, [](const PipelineSpec &p, Built &b) {
+        AutoscheduleResult res = autoschedule(Pipeline(b.output()), Target::host(),
+                                              {{b.output().name(), {p.out_w, p.out_h}}}, AutoscheduleOptions::reproducible(100));
+        return "auto schedule:\n" + res.schedule_text;
+    });
+    tally.automatic++;
 }
 
 // Every other seed from `first`, so that two cases share the work across
@@ -163,4 +190,12 @@ TEST_CASE("fuzz: random pipelines with the trivial schedule", "[fuzz][pipelines]
     int n = kiln_fuzz::iterations(3, 2);
     for (int i = 0; i < n; i++) fuzz_trivial(base + i, t);
     CHECK(t.trivial == n);
+}
+
+TEST_CASE("fuzz: random pipelines under the schedule the autoscheduler chooses", "[fuzz][pipelines][autoschedule]") {
+    Tally t;
+    uint32_t base = kiln_fuzz::seed(7000);
+    int n = kiln_fuzz::iterations(8, 20);
+    for (int i = 0; i < n; i++) fuzz_auto(base + i, t);
+    CHECK(t.automatic == n);
 }
