@@ -90,17 +90,30 @@ inline V kiln_load_repeat(const T *p, I b) {
 // (dsl/lower/InterleaveSelects.h): the even lanes computed as one vector
 // and the odd lanes as another, then merged. kiln_interleave<V>(a, b), for
 // a and b of half V's lanes: a[0], b[0], a[1], b[1], ... Wider than a
-// register, each half of the result is one two-input shuffle of the
-// operands' matching halves (g++ spread one shuffle of the whole width over
-// many instructions).
+// register, each half of the result is one two-input shuffle (g++ spread
+// one shuffle of the whole width over many instructions). When the
+// operands fit a register, each half of the result shuffles the whole
+// operands (lanes 0..N/2 - 1 of a and b for the low half, the rest for the
+// high one): taking the operands' halves first went through the stack, a
+// store of each operand and two narrower reloads, because g++ keeps a
+// value whose bytes are copied out in memory.
 template<typename V, typename H, size_t... I>
 inline V kiln_interleave_lanes(H a, H b, std::index_sequence<I...>) {
     return __builtin_shufflevector(a, b, (int)(I % 2 ? kiln_lanes<H> + I / 2 : I / 2)...);
 }
+// Lanes K * N .. K * N + N - 1 of the interleave of a and b, N their lanes.
+template<int K, typename H, size_t... I>
+inline H kiln_interleave_part(H a, H b, std::index_sequence<I...>) {
+    constexpr int N = kiln_lanes<H>;
+    return __builtin_shufflevector(a, b, (int)((K * N + I) % 2 ? N + (K * N + I) / 2 : (K * N + I) / 2)...);
+}
 template<typename V, typename H>
 inline V kiln_interleave(H a, H b) {
     static_assert(2 * kiln_lanes<H> == kiln_lanes<V>, "kiln_interleave: two halves of the result");
-    if constexpr (kiln_wide<V> && kiln_lanes<H> >= 2) {
+    if constexpr (kiln_wide<V> && !kiln_wide<H> && kiln_lanes<H> >= 2) {
+        constexpr auto lanes = std::make_index_sequence<kiln_lanes<H>>();
+        return kiln_concat<V>(kiln_interleave_part<0>(a, b, lanes), kiln_interleave_part<1>(a, b, lanes));
+    } else if constexpr (kiln_wide<V> && kiln_lanes<H> >= 2) {
         return kiln_concat<V>(kiln_interleave<H>(kiln_low_half(a), kiln_low_half(b)),
                               kiln_interleave<H>(kiln_high_half(a), kiln_high_half(b)));
     } else {
