@@ -31,6 +31,7 @@ public:
     npu::CoreProgram program;
     int64_t outer_trips = 1;  // of a top-level loop the cap shortened, per core, uncapped
     int capped = 0;           // top-level loops the cap shortened
+    int active_cores = 1;     // cores a loop across cores keeps busy
 
     void items(const std::vector<NpuItem> &list, int depth) {
         for (const NpuItem &i : list) {
@@ -39,7 +40,10 @@ public:
             } else if (i.kind == NpuItem::Loop) {
                 int64_t n = i.trips;
                 if (n < 0) e.exact_trips = false, n = 1;
-                if (i.text.find("core.num_cores()") != std::string::npos) n = (n + m.cores - 1) / std::max(1, m.cores);
+                if (i.text.find("core.num_cores()") != std::string::npos) {
+                    active_cores = std::max(active_cores, (int)std::min<int64_t>(m.cores, std::max<int64_t>(n, 1)));
+                    n = (n + m.cores - 1) / std::max(1, m.cores);
+                }
                 if (depth == 0 && n > longer) {
                     outer_trips = n, capped++;
                     n = cap;
@@ -183,7 +187,9 @@ NpuCostEstimate npu_predict(const std::vector<std::shared_ptr<FunctionContents>>
         if (trips) *trips = u.outer_trips, *capped = u.capped;
         npu::SimReport r;
         npu::count_program(u.program, r);  // before schedule_core, which takes the GM bytes from it
-        npu::schedule_core(m, u.program, 0, timing_only, r);
+        // The cores the loop across cores keeps busy share GM equally.
+        npu::GmChannel gm(npu::gm_share(m, u.active_cores));
+        npu::schedule_core(m, u.program, 0, timing_only, r, &gm);
         return r;
     };
     int64_t trips = 1;

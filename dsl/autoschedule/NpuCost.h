@@ -16,7 +16,10 @@
 //     -> 4 x the body's instructions, with their shapes, pipes and flags,
 //        scheduled as the simulator schedules them: 5062 cycles
 //
-// A loop across cores gives the first core ceil(trips / cores) tiles. A
+// A loop across cores gives the first core ceil(trips / cores) tiles, and
+// its transfers their part of the GM bandwidth the cores it keeps busy
+// share (the machine's gm.bytes_per_cycle over those cores), as in the
+// simulator. A
 // top-level loop of more than 8 trips runs 8; beyond that the time grows by
 // the last 4 trips' average (the steady state, once double buffering has
 // filled). Several such loops (a Func through GM, then the output) are

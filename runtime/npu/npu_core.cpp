@@ -190,14 +190,21 @@ SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const
     SimReport r;
     r.machine = m.name;
     r.cores = (int)programs.size();
+    // GM's bandwidth in equal shares between the cores that move GM bytes.
+    int streaming = 0;
+    for (const CoreProgram &p : programs)
+        streaming += std::any_of(p.instrs.begin(), p.instrs.end(),
+                                 [](const Instr &in) { return in.op == Op::TLOAD || in.op == Op::TSTORE; });
+    const uint64_t share = gm_share(m, streaming);
     for (int c = 0; c < r.cores; c++) {
+        GmChannel gm(share);
         const CoreProgram &p = programs[c];
         if (options.functional) {
             std::vector<uint8_t> mems[kNumMems];
             for (int i = 1; i < kNumMems; i++) mems[i].assign(m.mem_bytes[i], 0);
             for (const Instr &in : p.instrs) execute(in, mems, buffers);
         }
-        schedule_core(m, p, c, options, r);
+        schedule_core(m, p, c, options, r, &gm);
     }
     if (options.check_races) check_gm_races_between_cores(programs, r);
     if (options.races_are_errors && r.race_count > 0) {

@@ -59,6 +59,8 @@ Machine parse_machine(const std::string &text) {
         m.dma[(int)p].latency = positive(d, "latency", where, true);
         m.dma[(int)p].bytes_per_cycle = positive(d, "bytes_per_cycle", where);
     }
+    if (j.contains("gm"))  // optional: the GM bandwidth the cores share
+        m.gm_bytes_per_cycle = positive(j["gm"], "bytes_per_cycle", "gm.");
     const json &v = field(j, "vector", "");
     m.vector_bytes_per_cycle = positive(v, "bytes_per_cycle", "vector.");
     m.transcendental_factor = positive(v, "transcendental_factor", "vector.");

@@ -27,6 +27,10 @@ struct Machine {
     uint64_t issue_cycles = 1;          // S dispatches one instruction per issue_cycles
     uint64_t sync_cycles = 1;           // SET_FLAG / WAIT_FLAG pipe occupancy
     DmaRate dma[kNumPipes];             // indexed by Pipe: MTE2, MTE1, MTE3, FIX
+    // GM bandwidth all cores share (gm.bytes_per_cycle): the GM bytes every
+    // core's transfers move in one cycle, together; 0: each core's pipes
+    // reach GM at their own rates whatever the other cores do.
+    uint64_t gm_bytes_per_cycle = 0;
     uint64_t vector_bytes_per_cycle = 256;
     uint64_t transcendental_factor = 4;
     uint64_t reduce_factor = 1;

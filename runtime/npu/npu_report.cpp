@@ -68,6 +68,7 @@ std::string SimReport::json() const {
         o["gm_read_bytes"] = c.gm_read_bytes;
         o["gm_write_bytes"] = c.gm_write_bytes;
         o["instructions"] = c.instructions;
+        o["gm_wait_cycles"] = c.gm_wait;
         j["per_core"].push_back(o);
     }
     for (int p = 0; p < kNumPipes; p++) {
@@ -80,6 +81,7 @@ std::string SimReport::json() const {
     j["dma_bytes"] = dma_bytes;
     j["gm_read_bytes"] = gm_read_bytes;
     j["gm_write_bytes"] = gm_write_bytes;
+    j["gm_wait_cycles"] = gm_wait;
     j["instructions_by_family"] = family_counts;
     j["instructions_by_op"] = op_counts;
     for (int mem = 1; mem < kNumMems; mem++) j["peak_bytes"][mem_name((Mem)mem)] = peak_bytes[mem];
@@ -101,14 +103,15 @@ std::string SimReport::text() const {
         s << line;
     }
     if (cores > 1) {
-        s << "core  cycles      V%   MTE2%     M%   GM read  GM write\n";
+        s << "core  cycles      V%   MTE2%     M%   GM read  GM write   GM wait\n";
         for (size_t c = 0; c < per_core.size(); c++) {
             const CoreFigures &f = per_core[c];
             auto pct = [&](Pipe p) { return f.cycles ? 100.0 * (double)f.busy[(int)p] / (double)f.cycles : 0.0; };
             char line[160];
-            std::snprintf(line, sizeof line, "%-4zu %7llu %7.1f %7.1f %6.1f %9llu %9llu\n", c,
+            std::snprintf(line, sizeof line, "%-4zu %7llu %7.1f %7.1f %6.1f %9llu %9llu %9llu\n", c,
                           (unsigned long long)f.cycles, pct(Pipe::V), pct(Pipe::MTE2), pct(Pipe::M),
-                          (unsigned long long)f.gm_read_bytes, (unsigned long long)f.gm_write_bytes);
+                          (unsigned long long)f.gm_read_bytes, (unsigned long long)f.gm_write_bytes,
+                          (unsigned long long)f.gm_wait);
             s << line;
         }
     }

@@ -7,7 +7,11 @@
 // where the k-th WAIT_FLAG of (src, dst, event) matches its k-th SET_FLAG.
 // A SET_FLAG occupies its pipe for sync_cycles like any instruction, but
 // sets its flag only once every earlier instruction of the pipe is complete
-// (DMA completes `latency` after its transfer), so transfers stay pipelined. The pass schedules whichever queue head is ready until all are
+// (DMA completes `latency` after its transfer), so transfers stay pipelined.
+// A TLOAD or TSTORE also needs GM bandwidth, of which the core has its
+// part: the transfer moves at most its pipe's rate each cycle, and at most
+// what the core's GmChannel has left in that cycle, so it may occupy its
+// pipe (and complete) later than ceil(bytes / rate) says. The pass schedules whichever queue head is ready until all are
 // done; if none is, the program deadlocks (an NpuError lists the heads).
 //
 // The same pass keeps a vector clock per instruction: for each pipe, how many
@@ -118,7 +122,26 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
     writes.push_back(tile_region(in.dst, R, C));
 }
 
-void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOptions &options, SimReport &r) {
+uint64_t gm_share(const Machine &m, int streaming) {
+    if (m.gm_bytes_per_cycle == 0) return 0;
+    return std::max<uint64_t>(1, m.gm_bytes_per_cycle / (uint64_t)std::max(streaming, 1));
+}
+
+uint64_t GmChannel::transfer(uint64_t begin, uint64_t bytes, uint64_t rate) {
+    rate = std::max<uint64_t>(rate, 1);
+    if (capacity_ == 0 || bytes == 0) return (bytes + rate - 1) / rate;
+    uint64_t t = begin;
+    for (uint64_t left = bytes; left > 0; t++) {
+        if (taken_.size() <= t) taken_.resize(std::max<uint64_t>(t + 1, 2 * taken_.size()), 0);
+        uint64_t take = std::min({rate, capacity_ - taken_[t], left});
+        taken_[t] += take;
+        left -= take;
+    }
+    return t - begin;
+}
+
+void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOptions &options, SimReport &r,
+                   GmChannel *gm) {
     const std::vector<Instr> &prog = p.instrs;
     const size_t n = prog.size();
     std::vector<uint64_t> issued(n), start(n), done(n);
@@ -138,7 +161,7 @@ void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOp
     uint64_t t_issue = 0;
     size_t next = 0, finished = 0;
     PipeStats stats[kNumPipes] = {};
-    uint64_t end = 0;
+    uint64_t end = 0, gm_wait = 0;
 
     auto check_races = [&](int j, Pipe pipe) {
         std::vector<Region> reads, writes;
@@ -229,6 +252,15 @@ void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOp
                     waits[key] = k + 1;
                 }
                 Cost c = instr_cost(in, m);
+                if (gm && (in.op == Op::TLOAD || in.op == Op::TSTORE)) {
+                    // The GM side moves its bytes evenly over the pipe's cycles (a fix-pipe
+                    // store of a narrower type writes fewer bytes than it reads from L0C).
+                    const uint64_t bytes = dma_bytes(in), rate = (bytes + c.busy - 1) / c.busy;
+                    const uint64_t busy = std::max(c.busy, gm->transfer(begin, bytes, rate));
+                    gm_wait += busy - c.busy;
+                    c.done += busy - c.busy;
+                    c.busy = busy;
+                }
                 start[j] = begin;
                 done[j] = begin + c.done;
                 // A set is a marker in the queue: the pipe moves on, the flag is set
@@ -268,6 +300,8 @@ void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOp
     CoreFigures figures;
     figures.cycles = end;
     figures.instructions = n;
+    figures.gm_wait = gm_wait;
+    r.gm_wait += gm_wait;
     for (int q = 0; q < kNumPipes; q++) figures.busy[q] = stats[q].busy;
     uint64_t read = r.gm_read_bytes, written = r.gm_write_bytes;
     for (int q = 0; q < kNumPipes; q++) {

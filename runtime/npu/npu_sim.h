@@ -9,7 +9,11 @@
 //   orders);
 // - timed (npu_schedule.cpp): event-driven; S dispatches in program order
 //   into one in-order queue per pipe; an instruction starts when its pipe is
-//   free, it has been issued, and (WAIT_FLAG) its flag has been set.
+//   free, it has been issued, and (WAIT_FLAG) its flag has been set. The
+//   cores share the machine's GM bandwidth in equal parts: each core's
+//   transfers to and from GM take, cycle by cycle, what is left of its
+//   part (GmChannel), so n cores streaming together take n times as long
+//   as one where GM is the bound.
 //
 // The report (npu_report.cpp) gives cycles, per-pipe busy ratios, DMA bytes
 // per direction, instruction counts, flag stalls, peak occupancy of every
@@ -74,6 +78,7 @@ struct CoreFigures {
     uint64_t busy[kNumPipes] = {};  // busy cycles per pipe
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0;
     uint64_t instructions = 0;
+    uint64_t gm_wait = 0;           // cycles its GM transfers ran longer for the shared GM bandwidth
 };
 
 struct SimReport {
@@ -85,6 +90,7 @@ struct SimReport {
     PipeStats pipes[kNumPipes];                    // summed over cores
     std::map<std::string, uint64_t> dma_bytes;     // "GM->UB", "UB->GM", ...
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0;
+    uint64_t gm_wait = 0;                          // summed over cores: see CoreFigures::gm_wait
     std::map<std::string, uint64_t> family_counts; // "dma", "vector", "matrix", "sync"
     std::map<std::string, uint64_t> op_counts;     // "TADD", ...
     uint64_t peak_bytes[kNumMems] = {};            // highest byte used per memory (max over cores)
@@ -111,9 +117,35 @@ SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const
 // byte array per on-chip memory of the core.
 void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std::vector<GmBuffer> &buffers);
 
+// One core's part of the GM bandwidth the cores share
+// (Machine::gm_bytes_per_cycle), as the bytes its transfers scheduled so
+// far take in each cycle (its MTE2, MTE3 and fix pipe share it).
+class GmChannel {
+public:
+    // bytes_per_cycle 0: unbounded (every transfer runs at its own rate).
+    explicit GmChannel(uint64_t bytes_per_cycle) : capacity_(bytes_per_cycle) {}
+    // A transfer of `bytes` to or from GM at up to `rate` bytes a cycle
+    // starting at cycle `begin`: takes, each cycle, what is left of the
+    // shared rate and returns the cycles it runs (ceil(bytes / rate) when
+    // nothing else moves GM bytes then).
+    uint64_t transfer(uint64_t begin, uint64_t bytes, uint64_t rate);
+
+private:
+    uint64_t capacity_;
+    std::vector<uint64_t> taken_;  // per cycle, from cycle 0
+};
+
+// A core's part of GM's bandwidth when `streaming` cores move GM bytes:
+// gm_bytes_per_cycle / streaming, rounded down (at least 1); 0 (unbounded)
+// when the machine does not share GM.
+uint64_t gm_share(const Machine &m, int streaming);
+
 // Timing and race check of one core's program (npu_schedule.cpp): fills the
 // report's cycles, pipe stats, events (if trace) and races of that core.
-void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOptions &options, SimReport &r);
+// Its GM transfers take their bandwidth from `gm` if given (the core's part
+// of the shared GM), else run at their pipes' rates.
+void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOptions &options, SimReport &r,
+                   GmChannel *gm = nullptr);
 
 // The static figures of one core's program (npu_report.cpp): instruction
 // counts, DMA bytes per direction, peak occupancy per memory and buffer.

@@ -162,22 +162,34 @@ inline json run_npu_args(const Pipeline &p, const std::map<std::string, Halide::
     return json::parse(report());
 }
 
-// The default machine with one core, as $KILN_NPU_MACHINE (the passes and
-// the simulator read it) while the object lives.
-struct OneCoreMachine {
-    const std::string path = "npu_one_core_machine.json";
-    OneCoreMachine() {
+// The default machine with `from` replaced by `to` in its file, as
+// $KILN_NPU_MACHINE (the passes and the simulator read it) while the
+// object lives.
+struct EditedMachine {
+    const std::string path;
+    EditedMachine(const std::string &from, const std::string &to, const std::string &file) : path(file) {
         std::string text = npu::default_machine_json();
-        const size_t at = text.find("\"cores\": 8,");
+        const size_t at = text.find(from);
         REQUIRE(at != std::string::npos);
-        text.replace(at, 11, "\"cores\": 1,");
+        text.replace(at, from.size(), to);
         std::ofstream(path) << text;
         setenv("KILN_NPU_MACHINE", path.c_str(), 1);
     }
-    ~OneCoreMachine() {
+    ~EditedMachine() {
         unsetenv("KILN_NPU_MACHINE");
         std::remove(path.c_str());
     }
+};
+
+// The default machine with one core.
+struct OneCoreMachine : EditedMachine {
+    OneCoreMachine() : EditedMachine("\"cores\": 8,", "\"cores\": 1,", "npu_one_core_machine.json") {}
+};
+
+// The default machine without its shared GM bandwidth: every core's pipes
+// reach GM at their own rates.
+struct UnsharedGmMachine : EditedMachine {
+    UnsharedGmMachine() : EditedMachine("\"gm\": {", "\"gm_left_out\": {", "npu_unshared_gm_machine.json") {}
 };
 
 }  // namespace npu_pipelines

@@ -40,6 +40,11 @@ TEST_CASE("another machine file changes the simulation", "[npu][machine]") {
     CHECK_THROWS_WITH(parse_machine("{\"cores\": 1}"), Catch::Contains("missing field 'alignment'"));
     CHECK_THROWS_WITH(load_machine("/nonexistent/machine.json"), Catch::Contains("cannot read"));
     CHECK_THROWS_WITH(parse_machine("{"), Catch::Contains("not valid JSON"));
+    std::string zero_gm = default_machine_json();
+    at = zero_gm.find("\"gm\": {\"bytes_per_cycle\": 256");
+    REQUIRE(at != std::string::npos);
+    zero_gm.replace(at, 29, "\"gm\": {\"bytes_per_cycle\": 0");
+    CHECK_THROWS_WITH(parse_machine(zero_gm), Catch::Contains("field 'gm.bytes_per_cycle' must be a positive integer"));
 }
 
 TEST_CASE("capacity, alignment, bounds and memory errors name the instruction and the numbers", "[npu][machine]") {

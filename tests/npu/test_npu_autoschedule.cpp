@@ -53,7 +53,10 @@ TEST_CASE("npu autoschedule: softmax in row tiles, double-buffered across cores,
     CHECK(r["race_count"] == 0);
     // The cost model runs the simulator's timing on the instruction stream: the same cycles.
     CHECK(a.predicted.total() == Approx(r["cycles"].get<double>()).epsilon(0.001));
-    CHECK(r["cycles"].get<double>() * 4 < rh["cycles"].get<double>());  // 8 cores against the hand schedule's one
+    // 8 cores against the hand schedule's one, bound by the GM bandwidth
+    // they share: 1 MiB of traffic over 256 B/cycle is 4096 cycles.
+    CHECK(r["cycles"].get<double>() >= 4096);
+    CHECK(r["cycles"].get<double>() * 3.5 < rh["cycles"].get<double>());
 }
 
 TEST_CASE("npu autoschedule: on a machine of one core, as fast as the hand schedule", "[npu][autoschedule]") {

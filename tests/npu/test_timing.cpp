@@ -115,3 +115,101 @@ TEST_CASE("double buffering overlaps MTE2 with V and takes fewer cycles", "[npu]
     INFO(single.text() << dbl.text());
     CHECK(single.cycles > 0);
 }
+
+namespace {
+
+// The default machine with its shared GM bandwidth set to `gm` bytes a
+// cycle (0: the field left out, every core at its own pipes' rates).
+Machine machine_with_gm(uint64_t gm) {
+    std::string text = default_machine_json();
+    const std::string field = "\"gm\": {\"bytes_per_cycle\": 256,";
+    const size_t at = text.find(field);
+    REQUIRE(at != std::string::npos);
+    if (gm == 0) {
+        text.replace(at, field.size(), "\"gm_left_out\": {");
+    } else {
+        text.replace(at, field.size(), "\"gm\": {\"bytes_per_cycle\": " + std::to_string(gm) + ",");
+    }
+    return parse_machine(text);
+}
+
+// Each core loads `tiles` 8 x 64 f32 tiles (2048 bytes, 32 MTE2 cycles at
+// 64 B/cycle) of its own part of `in` back to back into one UB tile, then
+// runs `exps` TEXPs of 32 cycles (8 x 64 f32 at 256 B/cycle, x4) on another.
+SimReport stream_or_compute(const Machine &m, int cores, int tiles, int exps) {
+    std::vector<float> in = ramp((size_t)8 * 64 * tiles * cores);
+    Device dev(m);
+    GlobalTensor gi = dev.bind("in", DType::F32, in.data(), in.size());
+    SimOptions opt;
+    opt.races_are_errors = true;
+    return dev.run(cores, [&](Core &c) {
+        Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 64), e = c.tile(Mem::UB, 2048, DType::F32, 8, 64);
+        for (int i = 0; i < tiles; i++) c.TLOAD(t, gi.at(((int64_t)c.index() * tiles + i) * 512, 64));
+        c.TDUP(e, 0.5f);
+        for (int i = 0; i < exps; i++) c.TEXP(e, e);
+    }, opt);
+}
+
+}  // namespace
+
+TEST_CASE("cores share GM's bandwidth: streaming cores slow down, computing ones do not", "[npu][timing][gm]") {
+    CHECK(default_machine().gm_bytes_per_cycle == 256);
+    const int tiles = 16;  // 16 loads of 32 cycles: 512 cycles of MTE2, done 200 later
+    SECTION("two cores streaming through GM of one core's rate take twice one core's transfer time") {
+        const Machine gm64 = machine_with_gm(64);
+        SimReport one = stream_or_compute(gm64, 1, tiles, 0), two = stream_or_compute(gm64, 2, tiles, 0);
+        INFO(one.text() << two.text());
+        CHECK(one.cycles == 512 + 200);
+        CHECK(one.gm_wait == 0);
+        // Each core has 32 B/cycle of GM: its loads take 64 cycles each.
+        for (const CoreFigures &f : two.per_core) {
+            CHECK(f.cycles == 2 * 512 + 200);
+            CHECK(f.gm_wait == 512);
+        }
+        CHECK(two.cycles == 2 * 512 + 200);
+        CHECK(two.gm_read_bytes == 2 * one.gm_read_bytes);
+    }
+    SECTION("with GM wide enough for both, or unshared, two cores take one core's time") {
+        for (uint64_t gm : {(uint64_t)128, (uint64_t)0}) {
+            SimReport two = stream_or_compute(machine_with_gm(gm), 2, tiles, 0);
+            INFO("gm " << gm << "\n" << two.text());
+            CHECK(two.cycles == 512 + 200);
+            CHECK(two.gm_wait == 0);
+        }
+    }
+    SECTION("on the default machine's 256 B/cycle, 4 cores loading at 64 B/cycle do not wait, 8 take twice as "
+            "long") {
+        SimReport four = stream_or_compute(default_machine(), 4, tiles, 0),
+                  eight = stream_or_compute(default_machine(), 8, tiles, 0);
+        INFO(four.text() << eight.text());
+        CHECK(four.cycles == 512 + 200);
+        CHECK(eight.cycles == 2 * 512 + 200);
+    }
+    SECTION("a compute-bound kernel still scales") {
+        // One load, then 64 x 32 cycles of vector work: each core's load
+        // takes 64 cycles at its 32 B/cycle of GM, under its vector work.
+        const Machine gm64 = machine_with_gm(64);
+        SimReport one = stream_or_compute(gm64, 1, 1, 64), two = stream_or_compute(gm64, 2, 1, 64);
+        INFO(one.text() << two.text());
+        CHECK(one.cycles > 64 * 32);
+        CHECK(two.per_core[1].gm_wait == 32);
+        CHECK(two.cycles == one.cycles);
+    }
+    SECTION("a core that moves no GM bytes takes no share") {
+        // Three cores, the third without a load: the two others have 32 B/cycle each.
+        const Machine gm64 = machine_with_gm(64);
+        std::vector<float> in = ramp((size_t)8 * 64 * tiles * 2);
+        Device dev(gm64);
+        GlobalTensor gi = dev.bind("in", DType::F32, in.data(), in.size());
+        SimReport r = dev.run(3, [&](Core &c) {
+            Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 64);
+            if (c.index() == 2) {
+                c.TDUP(t, 1.0f);
+                return;
+            }
+            for (int i = 0; i < tiles; i++) c.TLOAD(t, gi.at(((int64_t)c.index() * tiles + i) * 512, 64));
+        });
+        CHECK(r.per_core[0].cycles == 2 * 512 + 200);
+        CHECK(r.per_core[2].gm_wait == 0);
+    }
+}
