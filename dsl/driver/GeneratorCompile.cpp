@@ -304,7 +304,13 @@ std::string kernel_compiler_flags(const Target &t) {
     // reductions vectorize); NaN and infinity keep their meaning either way.
     // -Wno-psabi for GCC's notes on vector arguments of the inline helpers.
     // Signed 32/64-bit overflow is undefined (IR.h), so no -fwrapv.
-    std::string flags = "-O3 -fopenmp -Wno-psabi ";
+    // --param=loop-max-datarefs-for-datadeps=200 (GCC's default 1000): the
+    // loops whose memory references g++ analyses for dependences; above it
+    // loop distribution gives up at once instead of building the graph of a
+    // loop of 64-lane vector statements, which took 15% of camera_pipe's
+    // compile time and changed no suite kernel's assembly
+    // (docs/performance.md, "Compile time (session 10)").
+    std::string flags = "-O3 -fopenmp -Wno-psabi --param=loop-max-datarefs-for-datadeps=200 ";
     flags += t.has(Target::FastMath) ? "-ffp-contract=fast -fassociative-math -fno-signed-zeros -fno-trapping-math"
                                      : "-ffp-contract=off";
     std::string isa = t.compiler_flags();
