@@ -238,7 +238,7 @@ private:
         std::snprintf(ran, sizeof(ran), "; autotune: candidate %zu ran fastest (%.3f ms; the model's choice %s)",
                       best + 1, result.autotuned[best].measured_ms, model_ms);
         for (const std::string &f : order)
-            for (const char *kind : {"place:", "loops:", "reduction:", "updates:"}) {
+            for (const char *kind : decision_kinds) {
                 std::string was = decision_of(chosen, f, kind), is = decision_of(w, f, kind);
                 if (was != is) why[kind + f] = is + ran + ", the cost model chose " + (was.empty() ? "nothing" : was);
             }
@@ -501,7 +501,8 @@ private:
 
     // Matrix product f (FuncInfo::wrapper) per register block of its
     // wrapper: the wrapper at the root, or per strip of f's consumers' group
-    // g (rows or tiles), its blocks as high as divides the strip.
+    // g (rows, a row of tiles, or a row of blocks when rows of blocks are
+    // outermost), its blocks as high as divides the strip.
     void wrapped_options(const State &s, const FuncInfo &f, const std::string &g, AutoscheduleDecision &d,
                          std::vector<State> &states) {
         const FuncInfo &w = info.at(f.wrapper);

@@ -85,8 +85,9 @@ std::vector<std::string> ScheduleWriter::update_stanzas(const FuncInfo &fi, bool
         std::set<std::string> small;  // pure dimensions of at most 4 points
         for (size_t i = 0; i < d.args.size() && i < fi.args.size(); i++) {
             const auto *v = d.args[i].as<Variable>();
-            if (v && v->name == fi.args[i]) pure.push_back(fi.args[i]);
-            if (v && v->name == fi.args[i] && fi.extent[i] <= 4) small.insert(fi.args[i]);
+            if (!v || v->name != fi.args[i]) continue;
+            pure.push_back(fi.args[i]);
+            if (fi.extent[i] <= 4) small.insert(fi.args[i]);
         }
         if (serial) {
             // Serial over its RVars, the small dimensions innermost and
@@ -176,7 +177,7 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
         const FuncInfo &f = info.at(*it);
         Place p = f.output ? Place::Root : s.place.at(f.name);
         if (why)
-            for (const char *kind : {"place:", "loops:", "reduction:", "updates:"})
+            for (const char *kind : decision_kinds)
                 if (why->count(kind + f.name)) os << "# " << f.name << ": " << why->at(kind + f.name) << "\n";
         if (p == Place::Inline) continue;
         std::string dirs;

@@ -79,6 +79,11 @@ struct FuncInfo {
     std::string wrapper;
 };
 
+// The kinds of decision the search makes per Func, as the keys of its
+// explanation's comments ("place:f"): placement, a group's loops, a row
+// reduction's form, a scattering update's form.
+inline const char *const decision_kinds[] = {"place:", "loops:", "reduction:", "updates:"};
+
 struct State {
     std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
     // Funcs with scattering updates (FuncInfo::scatter) whose updates run
