@@ -93,7 +93,7 @@ inline V kiln_ramp(T base, T stride) {
     return kiln_broadcast<V>(base) + iota * kiln_broadcast<V>(stride);
 }
 
-// ---- Memory: dense (p[0..N-1]), gather and scatter ----
+// ---- Memory: dense (p[0..N-1]) and scatter (gathers: after wide vectors) ----
 //
 // A dense access of a whole vector of the buffer's own element type is a
 // typed (unaligned) vector access, not a memcpy: a memcpy may alias any
@@ -128,13 +128,6 @@ inline void kiln_store(T *p, V v) {
         std::memcpy(p, &v, (N ? N : kiln_lanes<V>) * sizeof(T));
     }
 }
-template<typename V, int N = kiln_lanes<V>, typename T, typename I>
-inline V kiln_gather(const T *p, I index) {
-    V v = {};
-    for (int i = 0; i < N; i++) v[i] = (kiln_elem_t<V>)p[index[i]];
-    return v;
-}
-
 // Lanes are written in order, so the last of several equal indices wins.
 template<int N = 0, typename T, typename I, typename V>
 inline void kiln_scatter(T *p, I index, V v) {
@@ -209,6 +202,44 @@ template<typename V, typename H> inline V kiln_concat(const H &lo, const H &hi) 
     std::memcpy(&v, &lo, sizeof(H));
     std::memcpy((char *)&v + sizeof(H), &hi, sizeof(H));
     return v;
+}
+
+// ---- Gathers ----
+//
+// kiln_gather<V, N>(p, index): p[index[0]], ..., p[index[N - 1]]. Filled
+// lane by lane, a register is one chain of dependent inserts (g++ merges
+// each lane into the whole register: 16 masked broadcasts in a row for 16
+// floats with AVX-512). Filled as 16-byte pieces joined by shuffles, the
+// pieces' inserts run side by side: per gathered lane on Zen 4, 0.21 ns
+// instead of 0.32 for 16 floats, 0.22 instead of 0.59 for 32 uint16s.
+// Wider than a register, joining the halves goes through the stack and
+// costs more than it saves, so those (and partial vectors) go lane by lane.
+template<typename V, typename H, size_t... I>
+inline V kiln_join(H lo, H hi, std::index_sequence<I...>) {
+    return __builtin_shufflevector(lo, hi, (int)I...);
+}
+template<typename V, typename T, typename I>
+inline V kiln_gather_piece(const T *p, const I &index, int first) {
+    if constexpr (sizeof(V) > 16) {
+        typedef kiln_half_t<V> H;
+        return kiln_join<V>(kiln_gather_piece<H>(p, index, first),
+                            kiln_gather_piece<H>(p, index, first + kiln_lanes<H>),
+                            std::make_index_sequence<kiln_lanes<V>>());
+    } else {
+        V v = {};
+        for (int i = 0; i < kiln_lanes<V>; i++) v[i] = (kiln_elem_t<V>)p[index[first + i]];
+        return v;
+    }
+}
+template<typename V, int N = kiln_lanes<V>, typename T, typename I>
+inline V kiln_gather(const T *p, I index) {
+    if constexpr (N == kiln_lanes<V> && sizeof(V) > 16 && !kiln_wide<V>) {
+        return kiln_gather_piece<V>(p, index, 0);
+    } else {
+        V v = {};
+        for (int i = 0; i < N; i++) v[i] = (kiln_elem_t<V>)p[index[i]];
+        return v;
+    }
 }
 
 // a op b lane by lane: a mask (or a bool for scalars).

@@ -192,4 +192,17 @@ T blur3x3(const Buffer<T> &in, int x, int y) {
     return (T)((bx(y - 1) + bx(y) + bx(y + 1)) / (T)3);
 }
 
+// The host's narrower x86 instruction sets (AVX2 + FMA below AVX-512, SSE4.1),
+// for code whose shape depends on the vector register's width.
+inline std::vector<kiln::Target> narrower_targets() {
+    std::vector<kiln::Target> r;
+#if defined(__x86_64__)
+    const kiln::Target host = kiln::Target::host();
+    if (host.has(kiln::Target::AVX512) && host.has(kiln::Target::AVX2))
+        r.push_back(kiln::Target("x86-64-linux-sse41-avx-avx2-fma"));
+    if (host.has(kiln::Target::SSE41)) r.push_back(kiln::Target("x86-64-linux-sse41"));
+#endif
+    return r;
+}
+
 }  // namespace kt

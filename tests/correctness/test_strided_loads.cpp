@@ -45,10 +45,10 @@ struct GuardedImage {
     ~GuardedImage() { munmap(mem, total); }
 };
 
-// The body of f's emitted C++ for the host (after the prologue, whose
-// helpers name every kind of load), to check which loads it uses.
-std::string source_of(Func f) {
-    std::string src = Pipeline(f).compile_to_cpp_source("k");
+// The body of f's emitted C++ for t (after the prologue, whose helpers
+// name every kind of load), to check which loads it uses.
+std::string source_of(Func f, const Target &t = Target::host()) {
+    std::string src = Pipeline(f).compile_to_cpp_source("k", t);
     size_t body = src.find("// produce ");
     REQUIRE(body != std::string::npos);
     return src.substr(body);
@@ -245,6 +245,49 @@ TEST_CASE("strided loads: a stride beyond 4, or padded lanes, stay gathers", "[v
     in.set(im);
     f.realize(out);
     kt::check(out, [&](int px) { return im(5 * px); });
+}
+
+// A gather one register wide is filled as 16-byte pieces joined by
+// shuffles; wider or partial ones lane by lane (runtime/kiln_prologue.h).
+// Every element type at half, one and two registers' width, on the host
+// and the narrower instruction sets, reads what the table holds.
+template<typename T>
+void check_gathers(const Target &t) {
+    const int n = 203, entries = 97;
+    Buffer<T> table(entries);
+    Buffer<int32_t> index(n);
+    for (int i = 0; i < entries; i++) table(i) = (T)(i * 37 % 251 + 1);
+    for (int i = 0; i < n; i++) index(i) = (i * 41 + 11) % entries;
+    const int natural = t.natural_vector_size(type_of<T>());
+    for (int lanes : {natural / 2, natural, 2 * natural}) {
+        if (lanes < 2 || lanes > 64) continue;  // 64 lanes at most
+        ImageParam tab(type_of<T>(), 1, "tab"), idx(Int(32), 1, "idx");
+        Var x("x");
+        Func f("f");
+        f(x) = tab(clamp(idx(x), 0, entries - 1));
+        f.vectorize(x, lanes);
+        tab.set(table);
+        idx.set(index);
+        INFO("target " << t.to_string() << ", " << sizeof(T) * 8 << "-bit lanes (float: " << std::is_floating_point<T>::value << ") x " << lanes);
+        CHECK(source_of(f, t).find("kiln_gather<") != std::string::npos);
+        Buffer<T> out(n);
+        f.realize(out, t);
+        int wrong = 0;
+        for (int i = 0; i < n; i++) wrong += out(i) != table(index(i));
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("gathers: every element type at half, one and two registers' width", "[vectorize][loads]") {
+    std::vector<Target> targets = kt::narrower_targets();
+    targets.insert(targets.begin(), Target::host());
+    for (const Target &t : targets) {
+        check_gathers<uint8_t>(t);
+        check_gathers<uint16_t>(t);
+        check_gathers<int32_t>(t);
+        check_gathers<float>(t);
+        check_gathers<double>(t);
+    }
 }
 
 TEST_CASE("table lookups: 64 lanes read from a byte table on the stack with shuffles", "[vectorize][loads]") {

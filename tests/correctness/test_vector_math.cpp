@@ -128,16 +128,6 @@ void check(const Worst &w, const Target &target) {
     CHECK(w.mismatched == 0);
 }
 
-std::vector<Target> narrower_targets() {
-    std::vector<Target> r;
-#if defined(__x86_64__)
-    const Target host = Target::host();
-    if (host.has(Target::AVX512) && host.has(Target::AVX2)) r.push_back(Target("x86-64-linux-sse41-avx-avx2-fma"));
-    if (host.has(Target::SSE41)) r.push_back(Target("x86-64-linux-sse41"));
-#endif
-    return r;
-}
-
 }  // namespace
 
 TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, host target",
@@ -149,7 +139,7 @@ TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector wid
 TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, narrower instruction sets",
           "[math]") {
     const Sweep in{edge_cases(), 1021};
-    for (const Target &base : narrower_targets())
+    for (const Target &base : kt::narrower_targets())
         for (const Target &t : {base, base.with(Target::FastMath)}) check(measure(in, t), t);
 }
 
@@ -221,7 +211,7 @@ TEST_CASE("math: sqrt, floor, ceil and round give the C library's bits at every 
     const Sweep sweep{edge_cases(), 4099};
     Buffer<float> b((int)sweep.size());
     for (int i = 0; i < b.width(); i++) b(i) = sweep[(size_t)i];
-    std::vector<Target> targets = narrower_targets();
+    std::vector<Target> targets = kt::narrower_targets();
     targets.push_back(Target::host());
     for (const Target &t : targets) {
         ImageParam in(Float(32), 1, "in");
