@@ -307,6 +307,26 @@ TEST_CASE("box_touched: a required stage variable is taken over its region only"
     CHECK(str(box_touched(s, "f", false, true, nullptr, Scope(), nullptr, &required)) == "[0, 9]");
 }
 
+// box_touched ranges only the lets that the accesses, the loops' bounds
+// and the conditions name, directly or through other lets; each of those
+// paths must still reach the box, and a let nothing names must not.
+TEST_CASE("box_touched: lets reach the box through arguments, loop bounds and conditions", "[bounds][box]") {
+    Expr x = var("x"), a = var("a"), b = var("b"), c = var("c"), d = var("d");
+    auto read = [](const Expr &e) { return Evaluate::make(call("f", {e})); };
+    // An argument naming a let whose value names another.
+    Stmt s = loop("x", 0, 8, LetStmt::make("a", b + x, read(a)));
+    CHECK(str(box_touched(LetStmt::make("b", 5, s), "f", true, false)) == "[5, 12]");
+    // A loop bound naming a let.
+    s = LetStmt::make("c", 10, loop("x", 0, c, read(x)));
+    CHECK(str(box_touched(s, "f", true, false)) == "[0, 9]");
+    // A condition naming a let.
+    s = LetStmt::make("d", 4, loop("x", 0, 16, IfThenElse::make(x < d, read(x))));
+    CHECK(str(box_touched(s, "f", true, false)) == "[0, 3]");
+    // A let nothing names: unbounded, and no part of the box.
+    s = LetStmt::make("u", var("unknown") * 3, loop("x", 0, 8, read(x + 1)));
+    CHECK(str(box_touched(s, "f", true, false)) == "[1, 8]");
+}
+
 TEST_CASE("monotonic: the direction of an expression in a variable", "[bounds][monotonic]") {
     Expr x = var("x"), n = var("n");
     CHECK(monotonic(x * 8 + n, "x") == Monotonic::Increasing);
