@@ -73,6 +73,7 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
         std::snprintf(note, sizeof note, "kiln::autoschedule, search %.0f ms (in compile ms)", a->autoschedule_ms());
         ae.note = note;
         ae.search_ms = a->autoschedule_ms();
+        ae.schedule = a->autoschedule_text();
         check_against(ae, auto_outs, outs);
         // The target allows reassociation (fast_math), and the search may
         // split a float reduction into vector lanes where the hand schedule
@@ -113,7 +114,7 @@ Entry run_halide_autoscheduled(const HalideTwin &twin, const std::string &name, 
     Halide::Pipeline p = twin(false);
     try {
         set_output_estimates(p, outs);
-        e.search_ms = halide_autoschedule(p, name, threads);
+        e.search_ms = halide_autoschedule(p, name, threads, &e.schedule);
     } catch (const Halide::Error &err) {
         e.failure = "refused: " + first_line(err.what());
         return e;
@@ -126,6 +127,7 @@ Entry run_halide_autoscheduled(const HalideTwin &twin, const std::string &name, 
         Entry run = run_halide(p, ptrs, runs);
         run.system = e.system;
         run.search_ms = e.search_ms;
+        run.schedule = e.schedule;
         e = std::move(run);
     } catch (const Halide::Error &err) {
         e.failure = "failed: " + first_line(err.what());

@@ -67,11 +67,13 @@ void set_output_estimates(Halide::Pipeline p, const std::vector<FBuf *> &outs) {
     }
 }
 
-double halide_autoschedule(Halide::Pipeline p, const std::string &name, int threads) {
+double halide_autoschedule(Halide::Pipeline p, const std::string &name, int threads, std::string *schedule) {
     load_once(name);
     auto t0 = std::chrono::steady_clock::now();
-    p.auto_schedule(name, kiln_halide::jit_target(), halide_machine_params(threads));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    Halide::AutoSchedulerResults r = p.auto_schedule(name, kiln_halide::jit_target(), halide_machine_params(threads));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (schedule) *schedule = r.schedule_source;
+    return ms;
 }
 
 std::string first_line(const std::string &message) {

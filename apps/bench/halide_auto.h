@@ -38,10 +38,12 @@ Halide::MachineParams halide_machine_params(int threads);
 void set_output_estimates(Halide::Pipeline p, const std::vector<FBuf *> &outs);
 
 // Schedules p in place with the autoscheduler `name` (its plugin loaded on
-// first use) and returns the search's wall-clock milliseconds. A plugin that
-// cannot schedule p throws Halide::Error; a plugin file that is missing,
-// std::runtime_error.
-double halide_autoschedule(Halide::Pipeline p, const std::string &name, int threads);
+// first use) and returns the search's wall-clock milliseconds; `schedule`,
+// if given, gets the schedule it chose as Halide prints it (C++). A plugin
+// that cannot schedule p throws Halide::Error; a plugin file that is
+// missing, std::runtime_error.
+double halide_autoschedule(Halide::Pipeline p, const std::string &name, int threads,
+                           std::string *schedule = nullptr);
 
 // The first non-empty line of an error message, without Halide's "Error:"
 // prefix: what a table cell can show.

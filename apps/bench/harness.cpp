@@ -106,6 +106,7 @@ json to_json(const CaseResult &c, const Roofline &roof) {
         if (e.compile_ms >= 0) j["compile_ms"] = e.compile_ms;
         if (e.compile_cpu_ms >= 0) j["compile_cpu_ms"] = e.compile_cpu_ms;
         if (e.search_ms >= 0) j["search_ms"] = e.search_ms;
+        if (!e.schedule.empty()) j["schedule"] = e.schedule;
         entries.push_back(j);
     }
     return {{"case", c.name},       {"kiln_schedule", c.schedule},       {"bytes", c.bytes},

@@ -46,6 +46,7 @@ struct Entry {
     bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
     double tolerance = -1;    // the largest max_rel_err accepted, if not the case's
     double search_ms = -1;    // an autoscheduler's search time, if one chose the schedule
+    std::string schedule;     // the schedule it chose: .sched text for Kiln, C++ for Halide
     // Why there is no measurement ("refused: ..." by an autoscheduler,
     // "failed: ..." to compile or run); empty when there is one.
     std::string failure;

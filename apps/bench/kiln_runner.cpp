@@ -81,8 +81,10 @@ void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
         autoschedule_pending_ = false;
         // The schedule a build gets (kiln-gen -s auto): a budget in schedules,
         // not time, so the row does not depend on how busy the machine is.
-        autoschedule_ms_ =
-            kiln::autoschedule(pipeline_, target(), sizes, kiln::AutoscheduleOptions::reproducible()).search_ms;
+        kiln::AutoscheduleResult r =
+            kiln::autoschedule(pipeline_, target(), sizes, kiln::AutoscheduleOptions::reproducible());
+        autoschedule_ms_ = r.search_ms;
+        autoschedule_text_ = r.schedule_text;
     }
     pipeline_.realize_raw(outputs, target());
 }

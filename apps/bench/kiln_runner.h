@@ -46,6 +46,7 @@ public:
     void bind_saved(const std::string &func, const Halide::Runtime::Buffer<void> &buffer);
     // For "auto": how long the search took (ms), after the first realize().
     double autoschedule_ms() const { return autoschedule_ms_; }
+    const std::string &autoschedule_text() const { return autoschedule_text_; }  // the chosen .sched
 
 private:
     const kiln::GeneratorInputBase &input(const std::string &name) const;
@@ -56,6 +57,7 @@ private:
     std::string schedule_path_;
     bool autoschedule_pending_ = false;
     double autoschedule_ms_ = 0;
+    std::string autoschedule_text_;
     std::vector<std::pair<std::string, Halide::Runtime::Buffer<void>>> bound_;  // handles sharing the data
     std::vector<std::pair<std::string, std::string>> scalars_;
 };
