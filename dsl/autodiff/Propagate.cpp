@@ -1,6 +1,8 @@
 // The backward walk over Funcs and stages (Propagate.h).
 #include "autodiff/Propagate.h"
 
+#include <algorithm>
+
 #include "autodiff/ForwardCopies.h"
 #include "autodiff/ForwardRegions.h"
 #include "autodiff/Gather.h"
@@ -55,6 +57,27 @@ std::vector<Expr> vars_of(const std::vector<std::string> &names) {
     for (const auto &n : names) v.push_back(make_var(n));
     return v;
 }
+
+// f's calls to itself (kept without a pointer) made calls to `at_to` where
+// their arguments are `at`, and to `other_to` elsewhere.
+class RedirectByPoint : public IRMutator {
+public:
+    RedirectByPoint(const std::string &f, const std::vector<Expr> &at, const Func &at_to, const Func &other_to)
+        : f(f), at(at), at_to(at_to.contents()), other_to(other_to.contents()) {}
+
+protected:
+    using IRMutator::visit;
+    std::string f;
+    std::vector<Expr> at;
+    std::shared_ptr<FunctionContents> at_to, other_to;
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *c = e.as<Call>();
+        if (c->call_type != Call::Func || c->func || c->name != f) return e;
+        const auto &to = same_args(c->args, at) ? at_to : other_to;
+        return Call::make(c->type, to->name, c->args, Call::Func, to, nullptr, c->value_index);
+    }
+};
 
 class Backward {
 public:
@@ -224,6 +247,140 @@ private:
         for (const LeafAdjoint &l : leaves) contribute(l, stage, seed);
     }
 
+    // The written point of a scan's update, one entry per RVar: the
+    // argument of f it moves and in which direction (f(x, r) = ...: +1 for
+    // argument 1; f(x, n - r) = ...: -1). Every argument must be f's own Var
+    // or one RVar (or minus it) plus a constant, every RVar in one argument
+    // (else several points of the RDom write one value).
+    std::vector<std::pair<int, int>> scan_positions(const FunctionContents &f, const Definition &d, const std::string &what) {
+        const std::string fix = "; autodiff differentiates scans that write f at its own Vars and at each RVar "
+                                "plus a constant (f(x, r) = f(x, r - 1) * a + in(x, r)). Write the scan into a Func "
+                                "with one more dimension indexed by the RVar, so that no value is overwritten";
+        user_assert(d.rdom) << "Cannot differentiate " << what << ": it reads " << f.name
+                            << " at other points than it writes without an RDom (each point of an update over "
+                            << "pure Vars depends on its neighbours' values at once); write the recurrence over an "
+                            << "RDom (f(r) = f(r - 1) + in(r))";
+        user_assert(!d.rdom->predicate.defined())
+            << "Cannot differentiate " << what << ": a scan over an RDom with where() (its adjoint runs the RDom "
+            << "backwards, which Kiln does not do under a predicate); move the condition into a select() in the "
+            << "update's value";
+        std::vector<std::pair<int, int>> pos(d.rdom->vars.size(), {-1, 0});
+        for (size_t i = 0; i < d.args.size(); i++) {
+            user_assert(!reads(d.args[i], f.name))
+                << "Cannot differentiate " << what << ": it writes " << f.name << " at a point computed from "
+                << f.name << " (" << d.args[i] << ")" << fix;
+            const Variable *v = d.args[i].as<Variable>();
+            if (v && !v->rdom && !v->param && v->name == f.args[i]) continue;
+            bool found = false;
+            for (size_t j = 0; j < pos.size() && !found; j++) {
+                Expr rv = RVar(d.rdom, (int)j);
+                for (int sign : {1, -1})
+                    if (!found && pos[j].first < 0 && as_const_int(simplify(d.args[i] - rv * sign)))
+                        pos[j] = {(int)i, sign}, found = true;
+            }
+            user_assert(found) << "Cannot differentiate " << what << ": it writes " << f.name << " at "
+                               << d.args[i] << " (argument " << i << "), neither " << f.name
+                               << "'s own Var nor an RVar (or minus one) plus a constant" << fix;
+        }
+        for (size_t j = 0; j < pos.size(); j++)
+            user_assert(pos[j].first >= 0) << "Cannot differentiate " << what << ": every point of its RVar "
+                                     << d.rdom->vars[j].name << " writes the same value of " << f.name
+                                     << " (an overwriting scan, whose adjoint needs every overwritten value)"
+                                     << fix;
+        return pos;
+    }
+
+    // A scan: update s writes f(L(x, r)) from f(A(x, r)), A the written
+    // point moved by constants along the RVars to a point the RDom writes
+    // earlier, or never (and optionally from f(L) itself, the value before
+    // the update). Its adjoint is a scan running the other way:
+    //
+    //   f(x, r) = f(x, r - 1) * a + in(x, r)     r over [1, n)
+    //     ->  f_1_scan_adjoint(x, y) = f_adjoint(x, y)
+    //         f_1_scan_adjoint(x, n' - 1) += f_1_scan_adjoint(x, n') * a    n' = n - r, r over [1, n)
+    //         f_0_adjoint(x, y) = f_1_scan_adjoint(x, y)
+    //         f_0_adjoint(x, r) = 0                       (overwritten)
+    //         in receives f_1_scan_adjoint(x, r) at (x, r)
+    //
+    // When the backward scan reaches a point, every later reader of the
+    // value written there has added to its adjoint, so it is final.
+    void scan(const std::shared_ptr<FunctionContents> &fp, int s, const ReadingStage &rs) {
+        const FunctionContents &f = *fp;
+        const Definition &d = f.stage(s);
+        const std::string what = f.stage_name(s);
+        const std::vector<Func> &adj = adjoints[f.name];
+        const Type t = types[f.name];
+        const std::vector<std::pair<int, int>> pos = scan_positions(f, d, what);
+        const size_t n = pos.size();
+        // The one earlier point read, as offsets along the RVars.
+        std::vector<Expr> earlier;
+        std::vector<int64_t> offset;
+        for (const Call *c : calls_in(d.values[0])) {
+            if (c->call_type != Call::Func || c->func || c->name != f.name || same_args(c->args, d.args)) continue;
+            std::vector<int64_t> off(n, 0);
+            bool affine = c->args.size() == d.args.size();
+            for (size_t i = 0; affine && i < d.args.size(); i++) {
+                const int64_t *k = as_const_int(simplify(c->args[i] - d.args[i]));
+                auto j = std::find_if(pos.begin(), pos.end(), [&](const auto &p) { return p.first == (int)i; });
+                affine = k && (j != pos.end() ? (off[j - pos.begin()] = *k * j->second, true) : *k == 0);
+            }
+            user_assert(affine) << "Cannot differentiate " << what << ": it reads " << Expr(c) << ", not the point it "
+                                << "writes (" << f.name << "(" << d.args.size() << " argument(s))) moved by constants "
+                                << "along its RVars; autodiff differentiates scans reading "
+                                << "f(x, r - 1) for f(x, r) = ..., not a computed or a pure Var's neighbour. Write "
+                                << "the scan into a Func with one more dimension indexed by the RVar, so that no "
+                                << "value is overwritten";
+            int sign = 0;
+            for (size_t j = n; j-- > 0 && !sign;) sign = off[j] < 0 ? -1 : off[j] > 0;
+            user_assert(sign < 0) << "Cannot differentiate " << what << ": it reads " << Expr(c)
+                                  << ", a point its RDom writes later (the value before the update), which the "
+                                  << "backward scan cannot tell from the value written; read the earlier point "
+                                  << "(f(r - 1) for f(r) = ...), or the old values from a copy of " << f.name;
+            user_assert(earlier.empty() || offset == off)
+                << "Cannot differentiate " << what << ": it reads " << f.name << " at two earlier points ("
+                << Expr(c) << " and " << f.name << "(" << earlier[0] << ", ...)); autodiff differentiates scans "
+                << "reading one (f(r) = f(r - 1) * a + in(r)). Keep each earlier value in a Func of its own";
+            earlier = c->args;
+            offset = off;
+        }
+        Func after = s + 1 == f.num_stages() ? Func(fp) : value_before(fp, s + 1);
+        RedirectByPoint redirect(f.name, d.args, value_before(fp, s), after);
+        std::vector<Expr> pv = vars_of(f.args);
+        Func w(f.name + "_" + std::to_string(s) + "_scan_adjoint"), prev = adj[s - 1];
+        std::map<std::string, Expr> backwards;  // each RVar from its max down to its min
+        for (size_t j = 0; j < n; j++) {
+            RVar r(d.rdom, (int)j);
+            backwards[r.name()] = r.min() * 2 + r.extent() - 1 - Expr(r);
+        }
+        auto reversed = [&](Expr e) { return substitute(backwards, e); };
+        auto at_reversed = [&](const std::vector<Expr> &args) {
+            std::vector<Expr> a;
+            for (const Expr &e : args) a.push_back(reversed(e));
+            return a;
+        };
+        w(pv) = adj[s](pv);
+        const Expr seed = w(d.args);
+        Expr to_earlier, to_self;
+        std::vector<LeafAdjoint> others;
+        for (LeafAdjoint &l : reverse_accumulate(d.values[0], make_var(kSeed, t), what)) {
+            l.adjoint = redirect.mutate(l.adjoint);
+            const Call *c = l.leaf.as<Call>();
+            if (!is_self_call(l.leaf, f.name))
+                others.push_back(l);
+            else if (same_args(c->args, d.args))
+                to_self = to_self.defined() ? to_self + l.adjoint : l.adjoint;
+            else
+                to_earlier = to_earlier.defined() ? to_earlier + l.adjoint : l.adjoint;
+        }
+        if (to_earlier.defined())
+            w(at_reversed(earlier)) += reversed(substitute(kSeed, seed, to_earlier));
+        w.compute_root();
+        prev(pv) = w(pv);
+        prev(d.args) = to_self.defined() ? substitute(kSeed, seed, to_self) : make_zero(t);
+        prev.compute_root();
+        contribute_all(others, rs, seed);
+    }
+
     void stage(const std::shared_ptr<FunctionContents> &fp, int s) {
         const FunctionContents &f = *fp;
         const Definition &d = f.stage(s);
@@ -258,14 +415,11 @@ private:
             contribute_all(reverse_accumulate(value, seed_var, what), rs, seed);
             return;
         }
-        for (const Call *c : calls_in(value)) {
-            if (c->call_type != Call::Func || c->func || c->name != f.name) continue;
-            user_assert(same_args(c->args, d.args))
-                << "Cannot differentiate " << what << ": it reads " << f.name << " at other points than it writes ("
-                << Expr(c) << " in an update of " << f.name << "(" << d.args.size() << " argument(s))), a scan whose "
-                << "adjoint needs every intermediate value; write the scan into a Func with one more dimension "
-                << "indexed by the RVar, so that no value is overwritten";
-        }
+        for (const Call *c : calls_in(value))
+            if (c->call_type == Call::Func && !c->func && c->name == f.name && !same_args(c->args, d.args)) {
+                scan(fp, s, rs);
+                return;
+            }
         std::vector<LeafAdjoint> leaves = reverse_accumulate(value, seed_var, what), others;
         Expr self_adjoint;
         bool others_read_self = false;

@@ -356,6 +356,47 @@ TEST_CASE("autodiff: updates without an RDom read the value before them", "[auto
     check_gradients(weighted_sum(f, {10}), {in}, 1e-6);
 }
 
+TEST_CASE("autodiff: a cumulative sum and a nonlinear scan over an RDom", "[autodiff][scan]") {
+    Data in = random_input("in", {12}, 21);
+    RDom r(1, 11, "r");
+    Func sum("sum");
+    sum(x) = in.param(x);
+    sum(r) = sum(r - 1) + in.param(r);
+    check_gradients(weighted_sum(sum, {12}), {in}, 1e-6);
+    // The derivative of the update reads the earlier value (tanh'(f(r - 1)))
+    // and the value before the update at the written point (sin'(f(r))).
+    Func f("f");
+    f(x) = in.param(x) * 0.5;
+    f(r) = tanh(f(r - 1)) * 0.9 + sin(f(r)) * in.param(r);
+    check_gradients(weighted_sum(f, {12}), {in}, 1e-6);
+}
+
+TEST_CASE("autodiff: an IIR filter down and up the rows (scans)", "[autodiff][scan]") {
+    // As the IIR blur: a first-order recurrence down each column, then
+    // back up (written at h - 1 - r, reading the row below), with a
+    // coefficient per column.
+    const int w = 7, h = 9;
+    Data in = random_input("in", {w, h}, 22), coef = random_input("coef", {w}, 23, 0.2, 0.8);
+    RDom r(1, h - 1, "r");
+    Func down("down"), up("up");
+    down(x, y) = in.param(x, y);
+    down(x, r) = down(x, r - 1) * coef.param(x) + in.param(x, r) * (1.0 - coef.param(x));
+    up(x, y) = down(x, y);
+    up(x, h - 1 - r) = up(x, h - r) * coef.param(x) + down(x, h - 1 - r) * (1.0 - coef.param(x));
+    check_gradients(weighted_sum(up, {w, h}), {in, coef}, 1e-6);
+}
+
+TEST_CASE("autodiff: a scan over a 2-D RDom reading the previous row's neighbour", "[autodiff][scan]") {
+    // f(r.x, r.y) reads f(r.x + 1, r.y - 1): earlier in the RDom's order (r.y
+    // outermost); column 5 of row 0 is never written, only read.
+    Data in = random_input("in", {6, 5}, 24);
+    RDom r(0, 5, 1, 4, "r");
+    Func f("f");
+    f(x, y) = in.param(x, y);
+    f(r.x, r.y) = f(r.x, r.y) * 0.5 + f(r.x + 1, r.y - 1) * in.param(r.x, r.y);
+    check_gradients(weighted_sum(f, {6, 5}), {in}, 1e-6);
+}
+
 TEST_CASE("autodiff: an output adjoint over a region, and an image adjoint", "[autodiff]") {
     Data in = random_input("in", {10, 6}, 14), seed = random_input("seed", {8, 5}, 15);
     Func clamped = BoundaryConditions::repeat_edge(in.param);
