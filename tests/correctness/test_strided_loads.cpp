@@ -248,7 +248,9 @@ TEST_CASE("strided loads: a stride beyond 4, or padded lanes, stay gathers", "[v
 }
 
 // A gather one register wide is filled as 16-byte pieces joined by
-// shuffles; wider or partial ones lane by lane (runtime/kiln_prologue.h).
+// shuffles, one two registers wide as two such registers; wider or
+// partial ones, and targets without SSE4.1, lane by lane
+// (runtime/kiln_prologue.h).
 // Every element type at half, one and two registers' width, on the host
 // and the narrower instruction sets, reads what the table holds.
 template<typename T>
