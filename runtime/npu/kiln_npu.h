@@ -28,6 +28,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -80,10 +81,22 @@ class Device;
 
 class Core {
 public:
-    Core(Device &device, int index) : device_(&device), index_(index) {}
-    int index() const { return index_; }  // the block index, 0 .. num_cores() - 1
+    Core(Device &device, int index, int kind = 0, int group = -1, int block = -1)
+        : device_(&device), index_(index), kind_(kind), group_(group < 0 ? index : group),
+          block_(block < 0 ? index : block) {}
+    int index() const { return index_; }  // the core's index, 0 .. num_cores() - 1
     int num_cores() const;
     const Machine &machine() const;
+    // A split machine's cores (Device::run_groups): the core's kind (an
+    // index into machine().kinds), its group, and its block, the index
+    // among the cores of its kind (group * per_group + its place in the
+    // group), 0 .. num_blocks() - 1. On a unified machine: kind 0, and
+    // group and block are index().
+    int kind() const { return kind_; }
+    const std::string &kind_name() const;
+    int group() const { return group_; }
+    int block() const { return block_; }
+    int num_blocks() const;
 
     // A rows x cols tile of `type` at byte `addr` of `mem`, all of it valid.
     // `name` labels it in reports (peak occupancy per buffer).
@@ -132,6 +145,10 @@ public:
     void WAIT_FLAG(Pipe src, Pipe dst, int event);
     // Everything issued after it waits for every earlier instruction of `pipe` (or of all pipes: Pipe::ALL).
     void PIPE_BARRIER(Pipe pipe);
+    // Cross-core flags of a split machine (npu_isa.h): the other kinds' cores of the group wait with
+    // WAIT_CROSS(pipe, flag) until this core's `pipe` has completed what it issued before SET_CROSS.
+    void SET_CROSS(Pipe pipe, int flag);
+    void WAIT_CROSS(Pipe pipe, int flag);
 
     // A GM buffer private to this core, zero-filled, owned by the device
     // (for Funcs stored in GM between stages).
@@ -147,7 +164,7 @@ private:
     void scalar(Op op, const Tile &d, const Tile &a, float s);
 
     Device *device_;
-    int index_;
+    int index_, kind_, group_, block_;
     std::vector<Instr> program_;
     std::vector<std::string> names_;
 };
@@ -164,8 +181,16 @@ public:
     // Records `kernel` on `cores` cores (0: the machine's count), then
     // simulates them (see SimOptions). Throws NpuError on an illegal
     // instruction, a deadlock, or (if options.races_are_errors) a race.
+    // A unified machine's kernel: a split machine refuses it (use run_groups).
     SimReport run(int cores, const std::function<void(Core &)> &kernel, const SimOptions &options = {});
+    // A split machine: records kernels.at(kind's name) on every core of
+    // each kind in `groups` groups (0: the machine's), numbered group by
+    // group (group 0's cube core, its two vector cores, group 1's ...),
+    // then simulates all cores together. Every kind needs a kernel.
+    using KindKernels = std::map<std::string, std::function<void(Core &)>>;
+    SimReport run_groups(int groups, const KindKernels &kernels, const SimOptions &options = {});
     int num_cores() const { return cores_; }
+    int num_groups() const { return groups_; }
     // Binds `elems` zero-filled elements owned by the device.
     GlobalTensor bind_owned(const std::string &name, DType type, uint64_t elems);
 
@@ -173,7 +198,7 @@ private:
     Machine machine_;
     std::vector<GmBuffer> buffers_;
     std::deque<std::vector<uint8_t>> owned_;
-    int cores_ = 0;
+    int cores_ = 0, groups_ = 0;
 };
 
 }  // namespace npu

@@ -1,6 +1,7 @@
 // Recording kernels (Core, Device of kiln_npu.h) and simulate(), which
 // drives the functional, race-check and timing parts of the simulator.
 #include <algorithm>
+#include <tuple>
 
 #include "kiln_npu.h"
 
@@ -9,6 +10,10 @@ namespace npu {
 
 int Core::num_cores() const { return device_->num_cores(); }
 const Machine &Core::machine() const { return device_->machine(); }
+const std::string &Core::kind_name() const { return machine().kinds.at(kind_).name; }
+int Core::num_blocks() const {
+    return machine().split() ? device_->num_groups() * machine().kinds.at(kind_).per_group : num_cores();
+}
 
 Tile Core::tile(Mem mem, uint32_t addr, DType type, uint32_t rows, uint32_t cols, const std::string &name) {
     TileRef r;
@@ -27,7 +32,7 @@ Tile Core::tile(Mem mem, uint32_t addr, DType type, uint32_t rows, uint32_t cols
 
 void Core::emit(Instr in) {
     int index = (int)program_.size();
-    check_instr(in, machine(), index);
+    check_instr(in, machine(), index, kind_);
     if (in.op == Op::TLOAD || in.op == Op::TSTORE) {
         const TileRef &t = in.op == Op::TLOAD ? in.dst : in.a;
         const auto &bufs = device_->buffers();
@@ -159,6 +164,10 @@ void Core::WAIT_FLAG(Pipe src, Pipe dst, int event) { emit(make_flag(Op::WAIT_FL
 
 void Core::PIPE_BARRIER(Pipe pipe) { emit(make_flag(Op::PIPE_BARRIER, Pipe::S, pipe, Pipe::S, 0)); }
 
+void Core::SET_CROSS(Pipe pipe, int flag) { emit(make_flag(Op::SET_CROSS, pipe, pipe, pipe, flag)); }
+
+void Core::WAIT_CROSS(Pipe pipe, int flag) { emit(make_flag(Op::WAIT_CROSS, pipe, pipe, pipe, flag)); }
+
 GlobalTensor Device::bind_owned(const std::string &name, DType type, uint64_t elems) {
     owned_.emplace_back(elems * dtype_size(type), 0);
     return bind(name, type, owned_.back().data(), elems);
@@ -174,39 +183,92 @@ GlobalTensor Device::bind(const std::string &name, DType type, void *host, uint6
 }
 
 SimReport Device::run(int cores, const std::function<void(Core &)> &kernel, const SimOptions &options) {
+    if (machine_.split())
+        throw NpuError("machine '" + machine_.name + "' has " + std::to_string(machine_.kinds.size()) +
+                       " kinds of core (" + machine_.kinds[0].name + ", " + machine_.kinds[1].name +
+                       "...): record one kernel per kind with Device::run_groups");
     cores_ = cores > 0 ? cores : machine_.cores;
+    groups_ = cores_;
     std::vector<CoreProgram> programs(cores_);
     for (int i = 0; i < cores_; i++) {
         Core core(*this, i);
         kernel(core);
         programs[i].instrs = core.program();
         programs[i].tile_names = core.tile_names();
+        programs[i].group = i;  // a unified machine: every core its own group
     }
     return simulate(machine_, buffers_, programs, options);
 }
+
+SimReport Device::run_groups(int groups, const KindKernels &kernels, const SimOptions &options) {
+    groups_ = groups > 0 ? groups : machine_.groups();
+    cores_ = groups_ * machine_.group_size();
+    for (const auto &k : kernels)
+        if (machine_.kind_index(k.first) < 0)
+            throw NpuError("Device::run_groups: machine '" + machine_.name + "' has no kind of core called '" + k.first +
+                           "'");
+    std::vector<CoreProgram> programs;
+    for (int g = 0; g < groups_; g++)
+        for (int k = 0; k < (int)machine_.kinds.size(); k++) {
+            const CoreKind &kind = machine_.kinds[k];
+            auto it = kernels.find(kind.name);
+            if (it == kernels.end())
+                throw NpuError("Device::run_groups: no kernel for the " + kind.name + " cores of machine '" +
+                               machine_.name + "'");
+            for (int s = 0; s < kind.per_group; s++) {
+                Core core(*this, (int)programs.size(), k, g, g * kind.per_group + s);
+                it->second(core);
+                programs.push_back(CoreProgram{core.program(), core.tile_names(), k, g});
+            }
+        }
+    return simulate(machine_, buffers_, programs, options);
+}
+
+namespace {
+
+// One core's on-chip memories for functional execution (only those of its kind).
+struct CoreMems {
+    std::vector<uint8_t> mem[kNumMems];
+    CoreMems(const Machine &m, int kind) {
+        for (int i = 1; i < kNumMems; i++)
+            if (m.kinds.at(kind).has((Mem)i)) mem[i].assign(m.mem_bytes[i], 0);
+    }
+};
+
+}  // namespace
 
 SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const std::vector<CoreProgram> &programs,
                    const SimOptions &options) {
     SimReport r;
     r.machine = m.name;
+    for (const CoreKind &k : m.kinds) r.kinds.push_back(k.name);
     r.cores = (int)programs.size();
     // GM's bandwidth in equal shares between the cores that move GM bytes.
     int streaming = 0;
     for (const CoreProgram &p : programs)
         streaming += std::any_of(p.instrs.begin(), p.instrs.end(),
                                  [](const Instr &in) { return in.op == Op::TLOAD || in.op == Op::TSTORE; });
-    const uint64_t share = gm_share(m, streaming);
-    for (int c = 0; c < r.cores; c++) {
-        GmChannel gm(share);
-        const CoreProgram &p = programs[c];
-        if (options.functional) {
-            std::vector<uint8_t> mems[kNumMems];
-            for (int i = 1; i < kNumMems; i++) mems[i].assign(m.mem_bytes[i], 0);
-            for (const Instr &in : p.instrs) execute(in, mems, buffers);
+    // Start cycles when cores exchange data through cross-core flags.
+    const std::vector<std::vector<uint64_t>> starts = schedule_cores(m, programs, options, r, gm_share(m, streaming));
+    bool cross = false;
+    for (int c = 0; c < r.cores; c++) cross |= !starts[c].empty();
+    if (options.functional && !cross) {  // each core in program order
+        for (const CoreProgram &p : programs) {
+            CoreMems mems(m, p.kind);
+            for (const Instr &in : p.instrs) execute(in, mems.mem, buffers);
         }
-        schedule_core(m, p, c, options, r, &gm);
+    } else if (options.functional) {
+        // Cores exchanging data through GM: every instruction in the order the
+        // timed pass started them (ties in core and program order), an order
+        // every flag respects: a consumer starts after its producer completed.
+        std::vector<std::tuple<uint64_t, int, int>> order;
+        for (int c = 0; c < r.cores; c++)
+            for (int j = 0; j < (int)programs[c].instrs.size(); j++) order.emplace_back(starts[c][j], c, j);
+        std::sort(order.begin(), order.end());
+        std::vector<CoreMems> mems;
+        for (const CoreProgram &p : programs) mems.emplace_back(m, p.kind);
+        for (const auto &[t, c, j] : order) execute(programs[c].instrs[j], mems[c].mem, buffers);
     }
-    if (options.check_races) check_gm_races_between_cores(programs, r);
     if (options.races_are_errors && r.race_count > 0) {
         std::string text = std::to_string(r.race_count) + " race(s):";
         for (const Race &race : r.races) text += "\n  " + race.text;

@@ -134,7 +134,9 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
     }
     case Op::SET_FLAG:
     case Op::WAIT_FLAG:
-    case Op::PIPE_BARRIER: return;
+    case Op::PIPE_BARRIER:
+    case Op::SET_CROSS:
+    case Op::WAIT_CROSS: return;
     default: break;
     }
     View d = tile_view(in.dst, mems), a = tile_view(in.a, mems), b = tile_view(in.b, mems), c = tile_view(in.c, mems);

@@ -140,7 +140,9 @@ int tile_operands(const Instr &in, const TileRef *out[4]) {
         break;
     case Op::SET_FLAG:
     case Op::WAIT_FLAG:
-    case Op::PIPE_BARRIER: break;
+    case Op::PIPE_BARRIER:
+    case Op::SET_CROSS:
+    case Op::WAIT_CROSS: break;
     default:
         out[n++] = &in.dst; out[n++] = &in.a;
         if (reads_b(in.op)) out[n++] = &in.b;
@@ -149,10 +151,20 @@ int tile_operands(const Instr &in, const TileRef *out[4]) {
     return n;
 }
 
+// "GM, L1, L0A" or "S, MTE2, V": what `has` holds of n names.
+template <typename E>
+std::string name_list(const bool *has, int n, const char *(*name_of)(E)) {
+    std::string s;
+    for (int i = 0; i < n; i++)
+        if (has[i]) s += std::string(s.empty() ? "" : ", ") + name_of((E)i);
+    return s;
+}
+
 struct Checker {
     const Instr &in;
     const Machine &m;
     int index;
+    int kind;
 
     [[noreturn]] void fail(const std::string &what) const {
         throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) + ": " + what);
@@ -221,11 +233,63 @@ struct Checker {
                                 "(without a scale), not ") + dtype_name(t));
     }
 
+    // The kinds of core that have memory `mem`: "the vector cores".
+    std::string owners(Mem mem) const {
+        std::string s;
+        for (const CoreKind &k : m.kinds)
+            if (k.has(mem)) s += std::string(s.empty() ? "the " : " and the ") + k.name;
+        return s.empty() ? "no core" : s + " cores";
+    }
+
+    // The memories and pipes of the core's kind (a split machine's cube
+    // core has no UB and no V; its vector core no L1, L0* or M).
+    void kind_rules(const TileRef *const *ops, int n, const char *const *roles) const {
+        if (m.kinds.empty() && !is_cross_flag(in.op)) return;  // a Machine built in code: one kind, everything
+        if (kind < 0 || kind >= (int)m.kinds.size())
+            fail("the machine '" + m.name + "' has no core kind #" + std::to_string(kind));
+        const CoreKind &k = m.kinds[kind];
+        const std::string core = "a " + k.name + " core";
+        if (is_cross_flag(in.op)) {
+            require(m.split(), std::string(op_name(in.op)) + " joins the cores of different kinds in a group, but machine '" +
+                                   m.name + "' has one kind of core; SET_FLAG / WAIT_FLAG order the pipes of one core");
+            require(in.pipe != Pipe::ALL, "a cross-core flag is set and waited for on one pipe, not ALL");
+            require(in.event >= 0 && in.event < kNumCrossFlags,
+                    "cross-core flags are 0.." + std::to_string(kNumCrossFlags - 1));
+        }
+        for (int i = 0; i < n; i++) {
+            const Mem mem = ops[i]->mem;
+            if (k.has(mem)) continue;
+            if (op_family(in.op) == Family::DMA && ops[i] == &in.dst) {
+                // "the fix pipe of a cube core writes GM only": the destinations this pipe reaches on this kind.
+                const Mem src = in.op == Op::TLOAD ? Mem::GM : in.a.mem;
+                bool reach[kNumMems] = {};
+                for (int d = 0; d < kNumMems; d++)
+                    for (Op op : {Op::TLOAD, Op::TSTORE, Op::TMOV})
+                        reach[d] = reach[d] || (k.has((Mem)d) && dma_pipe(op, src, (Mem)d) == in.pipe);
+                fail("the " + std::string(in.pipe == Pipe::FIX ? "fix" : pipe_name(in.pipe)) + " pipe of " + core +
+                     " writes " + name_list<Mem>(reach, kNumMems, mem_name) + " only: " + core + " has no " +
+                     mem_name(mem) + " (" + owners(mem) + " do; cores of different kinds exchange data through GM, "
+                     "ordered by SET_CROSS / WAIT_CROSS)");
+            }
+            fail(std::string(roles[i]) + " is in " + mem_name(mem) + ", which " + core + " of machine '" + m.name +
+                 "' lacks (its memories: " + name_list<Mem>(k.mem, kNumMems, mem_name) + "; " + owners(mem) +
+                 " have " + mem_name(mem) + ")");
+        }
+        Pipe pipes[3] = {in.pipe, Pipe::ALL, Pipe::ALL};
+        if (in.op == Op::SET_FLAG || in.op == Op::WAIT_FLAG) pipes[1] = in.flag_src, pipes[2] = in.flag_dst;
+        if (in.op == Op::PIPE_BARRIER) pipes[1] = in.flag_src;
+        for (Pipe p : pipes)
+            require(p == Pipe::ALL || k.has(p), core + " of machine '" + m.name + "' has no " + pipe_name(p) +
+                                                    " pipe (its pipes: " +
+                                                    name_list<Pipe>(k.pipe, kNumPipes, pipe_name) + ")");
+    }
+
     void run() const {
         const TileRef *ops[4];
         int n = tile_operands(in, ops);
         static const char *roles[] = {"destination", "source a", "source b", "source c"};
         for (int i = 0; i < n; i++) tile(*ops[i], roles[i]);
+        kind_rules(ops, n, roles);
         const TileRef &d = in.dst, &a = in.a, &b = in.b;
         switch (op_family(in.op)) {
         case Family::DMA: {
@@ -258,7 +322,7 @@ struct Checker {
             return;
         }
         case Family::Sync:
-            if (in.op != Op::PIPE_BARRIER) {
+            if (in.op == Op::SET_FLAG || in.op == Op::WAIT_FLAG) {
                 require(in.flag_src != Pipe::ALL && in.flag_dst != Pipe::ALL && in.flag_src != in.flag_dst,
                         "a flag joins two different pipes");
                 require(in.event >= 0 && in.event < 8, "event ids are 0..7");
@@ -345,7 +409,7 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-void check_instr(const Instr &in, const Machine &m, int index) { Checker{in, m, index}.run(); }
+void check_instr(const Instr &in, const Machine &m, int index, int kind) { Checker{in, m, index, kind}.run(); }
 
 uint64_t dma_bytes(const Instr &in) {
     if (in.op == Op::TSTORE) {  // GM's side: a fix-pipe store may write a narrower type than L0C holds
@@ -400,6 +464,8 @@ std::string describe(const Instr &in) {
         s << "(" << pipe_name(in.flag_src) << " -> " << pipe_name(in.flag_dst) << ", event " << in.event << ")";
         return s.str();
     case Op::PIPE_BARRIER: s << "(" << pipe_name(in.flag_src) << ")"; return s.str();
+    case Op::SET_CROSS:
+    case Op::WAIT_CROSS: s << "(" << pipe_name(in.pipe) << ", flag " << in.event << ")"; return s.str();
     case Op::TLOAD: s << " " << tile_text(in.dst) << " <- " << gm_text(in.gm); break;
     case Op::TSTORE: s << " " << gm_text(in.gm) << " <- " << tile_text(in.a); break;
     default: {

@@ -83,7 +83,8 @@ enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
     X(TCVT, Vector, Convert) X(TCMP, Vector, Special) X(TSEL, Vector, Special)                         \
     X(TEXTRACT, Vector, Special)                                                                       \
     X(TMATMUL, Matrix, Special) X(TMATMUL_ACC, Matrix, Special)                                        \
-    X(SET_FLAG, Sync, Special) X(WAIT_FLAG, Sync, Special) X(PIPE_BARRIER, Sync, Special)
+    X(SET_FLAG, Sync, Special) X(WAIT_FLAG, Sync, Special) X(PIPE_BARRIER, Sync, Special)              \
+    X(SET_CROSS, Sync, Special) X(WAIT_CROSS, Sync, Special)
 
 enum class Op : uint8_t {
 #define KILN_NPU_OP_ENUM(name, fam, kind) name,
@@ -163,6 +164,7 @@ struct Instr {
     bool has_bias = false; // TMATMUL with bias c (1 x N, in L1); a FIX-pipe transfer adding bias c per column
     bool has_scale = false; // FIX-pipe transfers: multiply by `scalar` (in f32) before the conversion
     Pipe flag_src = Pipe::S, flag_dst = Pipe::S;  // SET_FLAG, WAIT_FLAG; PIPE_BARRIER uses flag_src
+    // SET_FLAG, WAIT_FLAG: the event (0..7); SET_CROSS, WAIT_CROSS: the cross-core flag (0..15) on `pipe`.
     uint32_t index_row = 0, index_col = 0;  // TEXTRACT: dst[i][j] = a[index_row + i][index_col + j]
     int event = 0;
 };
@@ -179,9 +181,20 @@ Pipe dma_pipe(Op op, Mem src, Mem dst);
 // The pipe of any other instruction.
 Pipe compute_pipe(Op op);
 
+// Cross-core flags of a split machine (Machine::kinds): SET_CROSS(pipe, f)
+// on one core sets flag f of its group once every earlier instruction of
+// `pipe` has completed; the k-th WAIT_CROSS(pipe, f) of a core holds `pipe`
+// until every core of the other kinds in its group has set f k times
+// (a vector core waits for its cube core; the cube core for both vector
+// cores). Counted like SET_FLAG / WAIT_FLAG; flags 0..kNumCrossFlags-1.
+constexpr int kNumCrossFlags = 16;
+inline bool is_cross_flag(Op op) { return op == Op::SET_CROSS || op == Op::WAIT_CROSS; }
+
 // Throws NpuError if `in` breaks an operand rule (memories, shapes, types,
-// alignment, capacity). `index` and `describe` name it in the message.
-void check_instr(const Instr &in, const Machine &m, int index);
+// alignment, capacity) or uses a memory or pipe that a core of kind `kind`
+// (an index into Machine::kinds) lacks. `index` and `describe` name it in
+// the message.
+void check_instr(const Instr &in, const Machine &m, int index, int kind = 0);
 
 // Cycles `in` occupies its pipe, and cycles from its start until its result
 // is complete (larger for DMA, whose latency is pipelined).

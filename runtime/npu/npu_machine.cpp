@@ -1,12 +1,14 @@
 // Reading machine files (see npu_machine.h).
 #include "npu_machine.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 extern const char kiln_embedded_machine_json[];
+extern const char kiln_embedded_machine_split_json[];
 
 namespace kiln {
 namespace npu {
@@ -29,7 +31,71 @@ uint64_t positive(const json &j, const char *key, const std::string &where, bool
     return v.get<uint64_t>();
 }
 
+// The names in `list` (a JSON array of strings) as flags of `n` values named by `name_of`.
+template <typename E>
+void names(const json &list, const std::string &where, const char *(*name_of)(E), int n, bool *out) {
+    if (!list.is_array()) throw NpuError("machine file: field '" + where + "' must be an array of names");
+    for (const json &v : list) {
+        int i = 0;
+        while (i < n && !(v.is_string() && v.get<std::string>() == name_of((E)i))) i++;
+        if (i == n) {
+            std::string legal;
+            for (int k = 0; k < n; k++) legal += std::string(k ? ", " : "") + name_of((E)k);
+            throw NpuError("machine file: '" + where + "' names " + v.dump() + "; the names are " + legal);
+        }
+        out[i] = true;
+    }
+}
+
+// "kinds": [{"name", "count", "per_group", "memories", "pipes"}, ...]; without it one kind has everything.
+void parse_kinds(const json &j, Machine &m) {
+    if (!j.contains("kinds")) {
+        CoreKind k;
+        k.name = "unified";
+        k.count = m.cores;
+        std::fill(k.mem, k.mem + kNumMems, true);
+        std::fill(k.pipe, k.pipe + kNumPipes, true);
+        m.kinds.push_back(k);
+        return;
+    }
+    const json &list = j["kinds"];
+    if (!list.is_array() || list.empty()) throw NpuError("machine file: field 'kinds' must be a non-empty array");
+    int total = 0;
+    for (size_t i = 0; i < list.size(); i++) {
+        const std::string where = "kinds[" + std::to_string(i) + "].";
+        CoreKind k;
+        const json &name = field(list[i], "name", where);
+        if (!name.is_string() || name.get<std::string>().empty())
+            throw NpuError("machine file: field '" + where + "name' must be a non-empty string");
+        k.name = name.get<std::string>();
+        if (m.kind_index(k.name) >= 0) throw NpuError("machine file: two kinds are called '" + k.name + "'");
+        k.count = (int)positive(list[i], "count", where);
+        k.per_group = (int)positive(list[i], "per_group", where);
+        names<Mem>(field(list[i], "memories", where), where + "memories", mem_name, kNumMems, k.mem);
+        names<Pipe>(field(list[i], "pipes", where), where + "pipes", pipe_name, kNumPipes, k.pipe);
+        k.mem[(int)Mem::GM] = k.pipe[(int)Pipe::S] = true;  // every core reaches GM and issues on S
+        if (k.count % k.per_group != 0)
+            throw NpuError("machine file: kind '" + k.name + "' has " + std::to_string(k.count) +
+                           " cores, not a multiple of its per_group " + std::to_string(k.per_group));
+        if (!m.kinds.empty() && k.count / k.per_group != m.groups())
+            throw NpuError("machine file: kind '" + k.name + "' makes " + std::to_string(k.count / k.per_group) +
+                           " groups but kind '" + m.kinds[0].name + "' makes " + std::to_string(m.groups()) +
+                           "; every kind has per_group cores in each group");
+        total += k.count;
+        m.kinds.push_back(k);
+    }
+    if (total != m.cores)
+        throw NpuError("machine file: 'cores' is " + std::to_string(m.cores) + " but the kinds have " +
+                       std::to_string(total) + " cores together");
+}
+
 }  // namespace
+
+int Machine::kind_index(const std::string &kind_name) const {
+    for (size_t i = 0; i < kinds.size(); i++)
+        if (kinds[i].name == kind_name) return (int)i;
+    return -1;
+}
 
 Machine parse_machine(const std::string &text) {
     json j;
@@ -52,6 +118,9 @@ Machine parse_machine(const std::string &text) {
     }
     m.issue_cycles = positive(j, "issue_cycles", "", true);
     m.sync_cycles = positive(j, "sync_cycles", "", true);
+    if (j.contains("cross_flag_cycles"))  // optional: a split machine's cross-core flag latency
+        m.cross_flag_cycles = positive(j, "cross_flag_cycles", "", true);
+    parse_kinds(j, m);
     const json &dma = field(j, "dma", "");
     for (Pipe p : {Pipe::MTE2, Pipe::MTE1, Pipe::MTE3, Pipe::FIX}) {
         std::string where = std::string("dma.") + pipe_name(p) + ".";
@@ -94,6 +163,13 @@ const char *default_machine_json() { return kiln_embedded_machine_json; }
 
 const Machine &default_machine() {
     static const Machine m = parse_machine(kiln_embedded_machine_json);
+    return m;
+}
+
+const char *split_machine_json() { return kiln_embedded_machine_split_json; }
+
+const Machine &split_machine() {
+    static const Machine m = parse_machine(kiln_embedded_machine_split_json);
     return m;
 }
 

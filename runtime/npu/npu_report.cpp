@@ -63,6 +63,7 @@ std::string SimReport::json() const {
     for (const CoreFigures &c : per_core) {
         nlohmann::ordered_json o;
         o["cycles"] = c.cycles;
+        if (kinds.size() > 1) o["kind"] = kinds[c.kind];
         for (int p = 0; p < kNumPipes; p++)
             o["busy_ratio"][pipe_name((Pipe)p)] = c.cycles ? (double)c.busy[p] / (double)c.cycles : 0.0;
         o["gm_read_bytes"] = c.gm_read_bytes;
@@ -103,12 +104,19 @@ std::string SimReport::text() const {
         s << line;
     }
     if (cores > 1) {
-        s << "core  cycles      V%   MTE2%     M%   GM read  GM write   GM wait\n";
+        const bool split = kinds.size() > 1;
+        s << "core  " << (split ? "kind    " : "") << "cycles      V%   MTE2%     M%   GM read  GM write   GM wait\n";
         for (size_t c = 0; c < per_core.size(); c++) {
             const CoreFigures &f = per_core[c];
             auto pct = [&](Pipe p) { return f.cycles ? 100.0 * (double)f.busy[(int)p] / (double)f.cycles : 0.0; };
             char line[160];
-            std::snprintf(line, sizeof line, "%-4zu %7llu %7.1f %7.1f %6.1f %9llu %9llu %9llu\n", c,
+            std::snprintf(line, sizeof line, "%-4zu ", c);
+            s << line;
+            if (split) {
+                std::snprintf(line, sizeof line, "%-7s ", kinds[f.kind].c_str());
+                s << line;
+            }
+            std::snprintf(line, sizeof line, "%7llu %7.1f %7.1f %6.1f %9llu %9llu %9llu\n",
                           (unsigned long long)f.cycles, pct(Pipe::V), pct(Pipe::MTE2), pct(Pipe::M),
                           (unsigned long long)f.gm_read_bytes, (unsigned long long)f.gm_write_bytes,
                           (unsigned long long)f.gm_wait);
@@ -132,7 +140,9 @@ std::string SimReport::trace_json() const {
     // Cycles are written as microseconds: 1 us on the time axis is 1 cycle.
     nlohmann::json events_json = nlohmann::json::array();
     for (int c = 0; c < cores; c++) {
-        events_json.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", c}, {"args", {{"name", "core " + std::to_string(c)}}}});
+        std::string name = "core " + std::to_string(c);
+        if (kinds.size() > 1 && c < (int)per_core.size()) name += " (" + kinds[per_core[c].kind] + ")";
+        events_json.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", c}, {"args", {{"name", name}}}});
         for (int p = 0; p < kNumPipes; p++)
             events_json.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", c}, {"tid", p},
                               {"args", {{"name", pipe_name((Pipe)p)}}}});

@@ -1,19 +1,24 @@
 // The tile-NPU simulator: runs recorded per-core programs three ways.
 //
 // - functional (npu_exec.cpp): every instruction in program order, applying
-//   the ISA's reference semantics to the core's memories and to GM;
+//   the ISA's reference semantics to the core's memories and to GM (cores
+//   with cross-core flags: all cores' instructions in the order the timed
+//   pass starts them, which every flag's order respects);
 // - race check (npu_schedule.cpp): pipes ordered only by their own order, the
 //   flags and the barriers; any two accesses to overlapping bytes of one
 //   memory, at least one a write, that no chain orders, are reported with
-//   both instructions (and GM accesses of different cores, which nothing
-//   orders);
+//   both instructions (and GM accesses of different cores that no chain
+//   of cross-core flags orders);
 // - timed (npu_schedule.cpp): event-driven; S dispatches in program order
 //   into one in-order queue per pipe; an instruction starts when its pipe is
 //   free, it has been issued, and (WAIT_FLAG) its flag has been set. The
 //   cores share the machine's GM bandwidth in equal parts: each core's
 //   transfers to and from GM take, cycle by cycle, what is left of its
 //   part (GmChannel), so n cores streaming together take n times as long
-//   as one where GM is the bound.
+//   as one where GM is the bound. The cores are timed together: a
+//   WAIT_CROSS on one core waits for SET_CROSSes on the others (split
+//   machines, npu_machine.h), and GM accesses of different cores are
+//   ordered only through such flags.
 //
 // The report (npu_report.cpp) gives cycles, per-pipe busy ratios, DMA bytes
 // per direction, instruction counts, flag stalls, peak occupancy of every
@@ -42,6 +47,8 @@ struct GmBuffer {
 struct CoreProgram {
     std::vector<Instr> instrs;
     std::vector<std::string> tile_names;
+    int kind = 0;    // index into Machine::kinds
+    int group = 0;   // cross-core flags join the cores of one group
 };
 
 struct SimOptions {
@@ -79,10 +86,12 @@ struct CoreFigures {
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0;
     uint64_t instructions = 0;
     uint64_t gm_wait = 0;           // cycles its GM transfers ran longer for the shared GM bandwidth
+    int kind = 0;                   // index into SimReport::kinds
 };
 
 struct SimReport {
     std::string machine;
+    std::vector<std::string> kinds;                // the machine's kinds of core (CoreKind::name)
     int cores = 0;
     uint64_t cycles = 0;                           // the slowest core
     std::vector<uint64_t> core_cycles;
@@ -151,8 +160,16 @@ void schedule_core(const Machine &m, const CoreProgram &p, int core, const SimOp
 // counts, DMA bytes per direction, peak occupancy per memory and buffer.
 void count_program(const CoreProgram &p, SimReport &r);
 
-// Races between cores through GM (npu_schedule.cpp).
-void check_gm_races_between_cores(const std::vector<CoreProgram> &programs, SimReport &r);
+// Timing and race check of every core's program together (npu_schedule.cpp):
+// one pass advances whichever core can go on, so a WAIT_CROSS waits for
+// another core's SET_CROSS; throws NpuError naming every stuck core's
+// queue heads on a deadlock. Each core's GM transfers share
+// `gm_share` bytes a cycle (gm_share()). Checks GM accesses of different
+// cores for races (ordered only through cross-core flags) and fills the
+// report in core order. Returns each core's instructions' start cycles
+// when a program holds cross-core flags (else empty vectors).
+std::vector<std::vector<uint64_t>> schedule_cores(const Machine &m, const std::vector<CoreProgram> &programs,
+                                                  const SimOptions &options, SimReport &r, uint64_t gm_share);
 
 // The bytes an operand touches: rows of `width` bytes, `stride` apart.
 struct Region {
