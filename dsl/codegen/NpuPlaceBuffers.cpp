@@ -90,12 +90,22 @@ uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<Np
 
 npu::Machine npu_target_machine() {
     const char *path = std::getenv("KILN_NPU_MACHINE");
+    if (!path || !*path) return npu::default_machine();
+    npu::Machine m;
     try {
-        if (path && *path) return npu::load_machine(path);
+        m = npu::load_machine(path);
     } catch (const npu::NpuError &e) {
         user_error << "NPU target: KILN_NPU_MACHINE: " << e.what();
     }
-    return npu::default_machine();
+    // A split machine's kernels are one per kind of core (cube, vector), which
+    // the code generator does not write yet: refused rather than run wrongly.
+    if (m.split())
+        user_error << "NPU target: KILN_NPU_MACHINE: machine '" << m.name << "' (" << path << ") has "
+                   << m.kinds.size() << " kinds of core (" << m.kinds[0].name << ", " << m.kinds[1].name
+                   << "...); the code generator targets a unified machine (one kind of core with every memory "
+                      "and pipe, like runtime/npu/machine.json); a split machine runs hand-written kernels "
+                      "(Device::run_groups, docs/npu.md)";
+    return m;
 }
 
 NpuKernel npu_place_buffers(NpuKernel k) {

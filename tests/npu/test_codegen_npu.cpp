@@ -797,10 +797,11 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                               Contains("NPU report: the kernel did not run on the simulator with the report's sizes") &&
                                   Contains("give sizes the schedule fits with --estimate"));
     }
-    {
-        Chain c;  // a machine file that does not load
+    // The error compiling a chain with $KILN_NPU_MACHINE set to `path`.
+    auto with_machine = [&](const std::string &path) {
+        Chain c;
         c.fused(64, 8, false);
-        ::setenv("KILN_NPU_MACHINE", "/nonexistent/machine.json", 1);
+        ::setenv("KILN_NPU_MACHINE", path.c_str(), 1);
         std::string message;
         try {
             source(c.output);
@@ -808,8 +809,17 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
             message = e.what();
         }
         ::unsetenv("KILN_NPU_MACHINE");
-        CHECK_THAT(message, Contains("NPU target: KILN_NPU_MACHINE: "));
-    }
+        return message;
+    };
+    // A machine file that does not load.
+    CHECK_THAT(with_machine("/nonexistent/machine.json"), Contains("NPU target: KILN_NPU_MACHINE: "));
+    // A split cube/vector machine, which the code generator does not target.
+    const std::string path = "npu_split_machine.json";
+    std::ofstream(path) << npu::split_machine_json();
+    const std::string split = with_machine(path);
+    std::remove(path.c_str());
+    CHECK_THAT(split, Contains("machine 'kiln-npu-split' (npu_split_machine.json) has 2 kinds of core (cube, "
+                               "vector...); the code generator targets a unified machine"));
 }
 
 TEST_CASE("npu_tile names the loops of a stage's tile; its legality errors", "[npu][codegen][error][npu_tile]") {
