@@ -37,8 +37,9 @@
 // This file has the walk over the loop nest, the storage of Funcs, windows,
 // loads and the tile of each stage; a tile's value is selected by
 // NpuSelectVector.cpp, row and column reductions by NpuSelectReduce.cpp,
-// matrix updates by NpuSelectMatrix.cpp and a stencil's halo by
-// NpuSelectHalo.cpp (the Selector of NpuSelect.h).
+// matrix updates by NpuSelectMatrix.cpp, a stencil's halo by
+// NpuSelectHalo.cpp and the checks of a tile's loops by NpuSelectChecks.cpp
+// (the Selector of NpuSelect.h).
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -161,25 +162,6 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
     }
 }
 
-void Selector::provide_outside_loop(const Provide *p) {
-    bool varies = false;
-    for (const Expr &a : p->args) varies |= !is_const(simplify(a));
-    const LoopLevel &at = func(p->name).schedule.compute_level;
-    // A Func with dimensions whose loops all had extent 1 (and were simplified
-    // away): its tile is one row (or point) of the loop it is computed at.
-    user_assert(!varies || at.is_root() || at.is_inlined())
-        << "NPU target: Func " << p->name << " is computed one point per iteration of " << at.to_string()
-        << " (compute_at(" << at.func() << ", " << at.var() << ")): its own loops there have extent 1, e.g. "
-        << "tiles of one row (split(y, yo, yi, 1)) or a compute_at inside the rows of its consumer's tile, so "
-        << "no loop is left to become a tile instruction; give the tiles of " << at.func()
-        << " two rows or more (split(y, yo, yi, 8) on " << at.func() << ") and compute_at(" << at.func()
-        << ", yo) so that " << p->name << "'s tile spans those rows";
-    user_error << "NPU target: Func " << p->name << " is computed outside a loop (a Func of no dimensions, or "
-               << "an update of one point such as " << p->name << "(0, 0) = ...); every stage's innermost "
-               << "two loops become one tile instruction, so define and update " << p->name
-               << " over one or two dimensions (pure Vars or an RDom)";
-}
-
 const Provide *Selector::begin_stage(const std::vector<const For *> &loops, std::map<std::string, Expr> &lets) {
     std::vector<std::pair<std::string, Expr>> chain;
     const Stmt *b = nullptr;
@@ -287,14 +269,18 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         } size;
         size.include(expand(x0));
         size.include(expand(x1));
-        std::string rdom_hint = size.name.empty() ? std::string() :
+        // (Not an output's own size: bound() fixes that, constant_extent_fix below.)
+        bool own_size = is_output(size.name.substr(0, size.name.find(".extent.")));
+        std::string rdom_hint = size.name.empty() || own_size ? std::string() :
             "; its region follows " + size.name + ", a size known only at run time: when a consumer reduces "
             "over an RDom spanning it (e.g. RDom(0, input.dim(0).extent()), a row reduction), give that RDom "
             "constant bounds instead (RDom(0, 1024), or a generator's constant width such as softmax and "
             "layernorm's width=1024), since bound() on a Func does not change an RDom's extent";
+        std::string fix = constant_extent_fix(r->name, e0 ? 1 : 0);
         user_error << "NPU target: Func " << r->name << " is stored in UB over a region of " << region.str()
-                   << " elements, which is not constant; on-chip buffers are allocated statically, so tile its "
-                      "consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, 16)) or bound() it"
+                   << " elements, which is not constant; on-chip buffers are allocated statically, so "
+                   << (fix.empty() ? "tile its consumer's loops by constants (e.g. tile(x, y, xo, yo, xi, yi, 64, 16))"
+                                   : fix)
                    << rdom_hint;
     }
     int rows = (int)*e1, cols = (int)*e0;
@@ -523,60 +509,6 @@ int Selector::result(int dst, int R, int C, std::initializer_list<const Operand 
     return temp(R, C);
 }
 
-void Selector::check_npu_tile(const std::string &f, const For *fy, const For *fx, const int64_t *ey, const int64_t *ex) {
-    const For *any = fx ? fx : fy;
-    const std::string prefix = f + ".s";
-    if (any->name.rfind(prefix, 0) != 0) return;
-    size_t dot = any->name.find('.', prefix.size());
-    int stage = std::atoi(any->name.substr(prefix.size(), dot - prefix.size()).c_str());
-    const FunctionContents &fc = func(f);
-    if (stage >= fc.num_stages()) return;
-    const StageSchedule &ss = fc.stage(stage).schedule;
-    if (ss.npu_tile.empty()) return;
-    auto user = [&](const std::string &var) {
-        for (const Dim &d : ss.dims)
-            if (d.var == var) return d.user_name;
-        return var;
-    };
-    const std::string base = any->name.substr(0, dot + 1), x = user(ss.npu_tile[0]), y = user(ss.npu_tile[1]);
-    const std::string directive = "npu_tile(" + x + ", " + y + ")";
-    auto loop_name = [&](const For *l) { return l ? user(l->name.substr(base.size())) : std::string("(none)"); };
-    user_assert(fx && fy && fx->name == base + ss.npu_tile[0] && fy->name == base + ss.npu_tile[1])
-        << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << " names the loops of its tile, but "
-        << "the innermost two loops of the stage are " << loop_name(fy) << " (rows) and " << loop_name(fx)
-        << " (columns, innermost); reorder(" << x << ", " << y << ", ...) so that " << x << " is innermost and "
-        << y << " next, or name those two loops";
-    user_assert(ex && ey) << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << ": loop "
-                          << (ex ? y : x) << " has extent " << (ex ? fy->extent : fx->extent)
-                          << ", which is not a constant; a tile has a constant shape, so split it by a constant "
-                             "(tile(x, y, xo, yo, xi, yi, 64, 16)) or bound() the Func";
-    user_assert(*ex * 4 % 32 == 0) << "NPU target: Func " << fc.stage_name(stage) << ": " << directive << ": a row of the tile is "
-                                    << *ex << " float32 values, " << *ex * 4
-                                    << " bytes, not a multiple of the machine's 32-byte alignment; make the extent "
-                                       "of "
-                                    << x << " a multiple of 8 (or drop npu_tile to let the tile pad its rows)";
-}
-
-void Selector::check_rvar_extent(const std::string &f, const For *loop) {
-    const std::string prefix = f + ".s";
-    if (loop->name.rfind(prefix, 0) != 0) return;
-    size_t dot = loop->name.find('.', prefix.size());
-    int stage = std::atoi(loop->name.substr(prefix.size(), dot - prefix.size()).c_str());
-    const FunctionContents &fc = func(f);
-    if (stage < 1 || stage > (int)fc.updates.size() || !fc.updates[stage - 1].rdom) return;
-    const std::string var = loop->name.substr(dot + 1);
-    for (const auto &rv : fc.updates[stage - 1].rdom->vars) {
-        if (var != rv.name && var.rfind(rv.name + ".", 0) != 0) continue;
-        user_assert(is_const(simplify(rv.extent)))
-            << "NPU target: Func " << f << ": the RDom variable " << rv.name << " of " << fc.stage_name(stage)
-            << " spans " << rv.extent << " elements, which is known only at run time; its loop " << loop->name
-            << " is a loop of the tile, and a tile has a constant shape (a reduction covers its whole RDom in "
-            << "one instruction), so give the RDom constant bounds: RDom(0, 1024) in the algorithm, or a "
-            << "generator's constant width (softmax and layernorm: width=1024). bound() on a Func does not change "
-               "an RDom's extent";
-    }
-}
-
 void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
     Nest n;
     n.fy = fy;
@@ -591,15 +523,11 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     check_npu_tile(p->name, fy, fx, ey, ex);
     for (const For *l : {fy, fx})
         if (l && !is_const(simplify(substitute(n.lets, l->extent)))) check_rvar_extent(p->name, l);
-    if (inner)
-        user_assert(ey && ex) << "NPU target: Func " << p->name << ": the innermost two loops " << fy->name << " and "
-                              << fx->name << " have extents " << fy->extent << " and " << fx->extent
-                              << "; a tile has a constant shape, so split or tile them by constants (e.g. tile(x, "
-                                 "y, xo, yo, xi, yi, 64, 16)), or bound() the Func";
-    else
-        user_assert(ey || ex) << "NPU target: Func " << p->name << ": the innermost loop " << outer->name
-                              << " has extent " << outer->extent
-                              << "; a tile has a constant shape, so split it by a constant, or bound() the Func";
+    for (const For *l : {fy, fx})
+        user_assert(!l || const_int(l == fy ? ey_e : ex_e))
+            << "NPU target: Func " << p->name << ": loop " << l->name << " of its tile has extent "
+            << expand(substitute(n.lets, l->extent)) << ", which is known only at run time; a tile has a constant "
+            << "shape (its buffers are allocated before the kernel runs), so " << tile_extent_fix(p->name, l);
     for (const For *l : {fy, fx})
         user_assert(!l || l->for_type == ForType::Serial)
             << "NPU target: Func " << p->name << ": loop " << l->name

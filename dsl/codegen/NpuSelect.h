@@ -4,7 +4,8 @@
 // Func storage, windows and loads; NpuSelectVector.cpp the vector operations
 // of a tile's value; NpuSelectReduce.cpp row and column reductions;
 // NpuSelectMatrix.cpp matrix updates onto TMATMUL; NpuSelectHalo.cpp a
-// stencil's halo, loaded once per tile. Internal to them: the
+// stencil's halo, loaded once per tile; NpuSelectChecks.cpp the checks of a
+// tile's loops whose messages say how to fix the schedule. Internal to them: the
 // rest of the compiler calls npu_select_kernel (NpuKernel.h).
 #pragma once
 
@@ -361,6 +362,20 @@ private:
     // update whose extent is known only at run time: a user error saying to
     // give the RDom constant bounds (bound() cannot).
     void check_rvar_extent(const std::string &f, const For *loop);
+
+    // The Func whose own loops decide the region f is computed over: f when
+    // it is an output or compute_root, else the root of its compute_at chain.
+    std::string region_root(const std::string &f) const;
+    // For a message about a run-time extent of dimension `dim` of Func f (its
+    // tile loop or its region): what makes it constant, with the Func and Var
+    // names: bound(v, 0, W) with a constant W or a split by a constant on
+    // region_root(f). Empty when that dimension is already bound() to a
+    // constant there (the run-time size comes from elsewhere, e.g. an RDom).
+    std::string constant_extent_fix(const std::string &f, int dim) const;
+    // The same for a loop of f's tile: a split by a constant factor where the
+    // loop is a split's inner loop of run-time factor, else constant_extent_fix
+    // for the dimension it runs over, else constant tiles in general.
+    std::string tile_extent_fix(const std::string &f, const For *loop) const;
 
     // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
     void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out);

@@ -565,8 +565,9 @@ TEST_CASE("NPU legality errors", "[npu][codegen][error]") {
     }
     {
         Chain c;  // everything inlined into an untiled output
-        REQUIRE_COMPILE_ERROR(source(c), Contains("Func output: the innermost two loops") &&
-                                             Contains("a tile has a constant shape, so split or tile them"));
+        REQUIRE_COMPILE_ERROR(source(c), Contains("Func output: loop output.s0.y of its tile has extent") &&
+                                             Contains("a tile has a constant shape (its buffers are allocated before "
+                                                      "the kernel runs), so bound(y, 0, W) on output"));
     }
     {
         Chain c;
@@ -1159,9 +1160,9 @@ TEST_CASE("NPU legality errors of tails, tile extents, reductions in GM and part
         Var x("x");
         Func out("out");
         out(x) = in(x) * 2.0f;
-        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out: the innermost loop out.s0.x has extent") &&
-                                               Contains("a tile has a constant shape, so split it by a constant, or "
-                                                        "bound() the Func"));
+        REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func out: loop out.s0.x of its tile has extent") &&
+                                               Contains("so bound(x, 0, W) on out with W a constant") &&
+                                               Contains("or split(x, xo, xi, 64) on out"));
     }
     {
         Gemm g;  // row sums of the product as the pipeline's output: a reduction in GM
