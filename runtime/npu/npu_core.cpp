@@ -1,6 +1,7 @@
 // Recording kernels (Core, Device of kiln_npu.h) and simulate(), which
 // drives the functional, race-check and timing parts of the simulator.
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "kiln_npu.h"
@@ -235,6 +236,33 @@ struct CoreMems {
     }
 };
 
+// The GM round trip between kinds (SimReport::exchange_*_bytes).
+void count_exchange(const Machine &m, const std::vector<CoreProgram> &programs, SimReport &r) {
+    if (!m.split()) return;
+    struct Use {
+        std::vector<uint64_t> read, written;  // per kind
+    };
+    std::map<int, Use> uses;  // per GM buffer
+    for (const CoreProgram &p : programs)
+        for (const Instr &in : p.instrs) {
+            if (in.op != Op::TLOAD && in.op != Op::TSTORE) continue;
+            Use &u = uses[in.gm.buffer];
+            u.read.resize(m.kinds.size()), u.written.resize(m.kinds.size());
+            (in.op == Op::TLOAD ? u.read : u.written)[p.kind] += dma_bytes(in);
+        }
+    // Whether a kind other than k has bytes in `v`.
+    auto other = [&](const std::vector<uint64_t> &v, size_t k) {
+        for (size_t i = 0; i < v.size(); i++)
+            if (i != k && v[i]) return true;
+        return false;
+    };
+    for (const auto &b : uses)
+        for (size_t k = 0; k < m.kinds.size(); k++) {
+            if (other(b.second.read, k)) r.exchange_write_bytes += b.second.written[k];
+            if (other(b.second.written, k)) r.exchange_read_bytes += b.second.read[k];
+        }
+}
+
 }  // namespace
 
 SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const std::vector<CoreProgram> &programs,
@@ -269,6 +297,7 @@ SimReport simulate(const Machine &m, const std::vector<GmBuffer> &buffers, const
         for (const CoreProgram &p : programs) mems.emplace_back(m, p.kind);
         for (const auto &[t, c, j] : order) execute(programs[c].instrs[j], mems[c].mem, buffers);
     }
+    count_exchange(m, programs, r);
     if (options.races_are_errors && r.race_count > 0) {
         std::string text = std::to_string(r.race_count) + " race(s):";
         for (const Race &race : r.races) text += "\n  " + race.text;

@@ -83,6 +83,8 @@ std::string SimReport::json() const {
     j["gm_read_bytes"] = gm_read_bytes;
     j["gm_write_bytes"] = gm_write_bytes;
     j["gm_wait_cycles"] = gm_wait;
+    if (kinds.size() > 1)
+        j["gm_exchange_bytes"] = {{"written", exchange_write_bytes}, {"read", exchange_read_bytes}};
     j["instructions_by_family"] = family_counts;
     j["instructions_by_op"] = op_counts;
     for (int mem = 1; mem < kNumMems; mem++) j["peak_bytes"][mem_name((Mem)mem)] = peak_bytes[mem];
@@ -123,6 +125,9 @@ std::string SimReport::text() const {
             s << line;
         }
     }
+    if (kinds.size() > 1)
+        s << "GM round trip between kinds: " << exchange_write_bytes << " bytes written, " << exchange_read_bytes
+          << " read back\n";
     s << "DMA bytes:";
     for (const auto &d : dma_bytes) s << " " << d.first << " " << d.second;
     s << "\ninstructions:";

@@ -100,6 +100,11 @@ struct SimReport {
     std::map<std::string, uint64_t> dma_bytes;     // "GM->UB", "UB->GM", ...
     uint64_t gm_read_bytes = 0, gm_write_bytes = 0;
     uint64_t gm_wait = 0;                          // summed over cores: see CoreFigures::gm_wait
+    // A split machine's GM round trip: bytes cores of one kind write to GM
+    // buffers that cores of another kind read, and the bytes those read
+    // from them (a cube core's accumulator through a workspace to its
+    // vector cores); the kernel's inputs and outputs do not count.
+    uint64_t exchange_write_bytes = 0, exchange_read_bytes = 0;
     std::map<std::string, uint64_t> family_counts; // "dma", "vector", "matrix", "sync"
     std::map<std::string, uint64_t> op_counts;     // "TADD", ...
     uint64_t peak_bytes[kNumMems] = {};            // highest byte used per memory (max over cores)

@@ -272,6 +272,10 @@ TEST_CASE("cube computes a GEMM tile into a GM workspace, two vector cores its e
     // The GM round trip: the cube writes the accumulator, the vectors read it back.
     CHECK(r.dma_bytes["L0C->GM"] == kM * kN * 4);
     CHECK(r.dma_bytes["GM->UB"] == kM * kN * 4 + 2 * kN * 4);
+    CHECK(r.exchange_write_bytes == kM * kN * 4);
+    CHECK(r.exchange_read_bytes == kM * kN * 4);
+    CHECK(r.text().find("GM round trip between kinds: 32768 bytes written, 32768 read back") != std::string::npos);
+    CHECK(r.json().find("\"gm_exchange_bytes\"") != std::string::npos);
     CHECK(r.trace_json().find("core 1 (vector)") != std::string::npos);
     CHECK(r.text().find("1    vector     2974") != std::string::npos);
 }
