@@ -7,7 +7,9 @@
 //    GM bytes against the ideal (input read once, output written once) and
 //    against the fusion model (ideal + sum of intermediate sizes x 2), cycles
 //    against the roofline bound max(GM read / MTE2 rate, GM write / MTE3 rate,
-//    vector busy cycles), per-pipe busy ratios.
+//    vector busy cycles) of the stream generated and against the roofline of
+//    the algorithm's ideal stream (codegen/NpuIdeal.h: the input and output
+//    once, each value computed once with fused ops), per-pipe busy ratios.
 // 2. softmax and layernorm (generators/, width=1024, 1024 x 128) under
 //    schedules/<name>/npu.sched (8-row tiles), single- and double-buffered,
 //    double-buffered with 2-row tiles, and with their 2-D intermediate
@@ -38,6 +40,7 @@
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/NpuIdeal.h"
 #include "driver/JIT.h"
 #include "kiln/Generator.h"
 #include "kiln/ScheduleFile.h"
@@ -49,6 +52,21 @@ using nlohmann::json;
 namespace {
 
 constexpr int W = 1024, H = 128;
+
+// The roofline of the algorithm's ideal instruction stream (codegen/NpuIdeal.h)
+// on the default machine, for pipeline p over buffers of `sizes`.
+json ideal_stream(const Pipeline &p, const std::map<std::string, std::vector<int>> &sizes) {
+    internal::NpuIdealStream s = internal::npu_ideal_stream(p, sizes, npu::default_machine());
+    return {{"roofline_cycles", s.roofline_cycles()}, {"read_cycles", s.read_cycles}, {"write_cycles", s.write_cycles},
+            {"vector_cycles", s.vector_cycles}, {"matrix_cycles", s.matrix_cycles}};
+}
+
+// The cycles of report r against the ideal stream's roofline, into figures f.
+void against_ideal(const json &r, const json &ideal, json &f) {
+    f["ideal"] = ideal;
+    f["ideal_roofline_cycles"] = ideal["roofline_cycles"];
+    f["cycles_over_ideal_roofline"] = r["cycles"].get<double>() / ideal["roofline_cycles"].get<double>();
+}
 
 json run_chain(const char *label, int mode) {
     ImageParam input(Float(32), 2, "input");
@@ -79,6 +97,7 @@ json run_chain(const char *label, int mode) {
     json r = json::parse(((const char *(*)())m->symbol(fn + "_npu_report"))());
     const double bytes = (double)W * H * 4;
     json f;
+    against_ideal(r, ideal_stream(p, {{"input", {W, H}}, {"output", {W, H}}}), f);
     f["schedule"] = label;
     f["gm_read_bytes"] = r["gm_read_bytes"];
     f["gm_write_bytes"] = r["gm_write_bytes"];
@@ -107,13 +126,15 @@ json figures(const std::string &label, const json &r, double ideal, double model
     f["cycles"] = r["cycles"];
     f["roofline_cycles"] = bound;
     f["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+    against_ideal(r, r["ideal"], f);
     for (const char *pipe : {"MTE2", "V", "MTE3", "M"}) f["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
     f["peak_bytes"] = r["peak_bytes"];
     return f;
 }
 
 // Generator `name` with `params` under the schedule text `sched` on the NPU
-// target, run on `buffers` (by argument name; scalars take their defaults).
+// target, run on `buffers` (by argument name; scalars take their defaults);
+// the simulator's report, with the ideal stream's figures under "ideal".
 json run_generator(const std::string &name, const std::vector<std::string> &params, const std::string &sched,
                    std::map<std::string, Buffer<>> buffers, const std::string &fn) {
     auto g = GeneratorRegistry::create(name);
@@ -128,7 +149,13 @@ json run_generator(const std::string &name, const std::vector<std::string> &para
     for (size_t i = 0; i < args.size(); i++)
         argv.push_back(args[i].is_buffer ? (void *)buffers.at(args[i].name).raw_buffer() : (void *)&scalars[i]);
     m->run_or_throw(argv.data());
-    return json::parse(((const char *(*)())m->symbol(fn + "_npu_report"))());
+    json r = json::parse(((const char *(*)())m->symbol(fn + "_npu_report"))());
+    std::map<std::string, std::vector<int>> sizes;
+    for (const Argument &a : args)
+        if (a.is_buffer)
+            for (int d = 0; d < buffers.at(a.name).dimensions(); d++) sizes[a.name].push_back(buffers.at(a.name).dim(d).extent());
+    r["ideal"] = ideal_stream(p, sizes);
+    return r;
 }
 
 std::string read_file(const std::string &path) {
@@ -258,6 +285,7 @@ json run_attention(const std::string &source_dir) {
                                  r["gm_read_bytes"].get<double>() / 64, r["gm_write_bytes"].get<double>() / 64});
         g["roofline_cycles"] = bound;
         g["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+        against_ideal(r, r["ideal"], g);
     });
     f["kernel"] = "attention d=64, 1024 queries x 128 keys, f32, code generator (schedules/attention/npu.sched)";
     return f;
@@ -450,14 +478,15 @@ int main(int argc, char **argv) {
     all["unsharp"] = run_stencil("unsharp", 2, KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3", "unsharp"}) {
-        std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write", "ideal",
-                    "model", "cycles", "roofline", "ratio", "V%", "MTE2%", "UB peak");
+        std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write",
+                    "ideal", "model", "cycles", "roofline", "ratio", "ideal roof", "ratio", "V%", "MTE2%", "UB peak");
         for (const json &f : all[pipeline])
-            std::printf("%-36s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %6.1f %6.1f %8.0f\n",
+            std::printf("%-36s %10.0f %10.0f %10.0f %10.0f %9.0f %9.0f %6.2f %9.0f %6.2f %6.1f %6.1f %8.0f\n",
                         f["schedule"].get<std::string>().c_str(), f["gm_read_bytes"].get<double>(),
                         f["gm_write_bytes"].get<double>(), f["gm_ideal_bytes"].get<double>(),
                         f["gm_model_bytes"].get<double>(), f["cycles"].get<double>(),
                         f["roofline_cycles"].get<double>(), f["cycles_over_roofline"].get<double>(),
+                        f["ideal_roofline_cycles"].get<double>(), f["cycles_over_ideal_roofline"].get<double>(),
                         100 * f["busy_ratio"]["V"].get<double>(), 100 * f["busy_ratio"]["MTE2"].get<double>(),
                         f.contains("peak_bytes") ? f["peak_bytes"]["UB"].get<double>() : 0.0);
         std::printf("\n");
@@ -482,10 +511,11 @@ int main(int argc, char **argv) {
                         f["gm_write_bytes"].get<double>());
     const json &at = all["attention"];
     for (const char *v : {"single_buffered", "double_buffered"})
-        std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
+        std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx; ideal stream's %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
                     "M %.1f%%, V %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, MTE3 %.1f%%, FIX %.1f%%\n",
                     at["kernel"].get<std::string>().c_str(), v, at[v]["cycles"].get<double>(),
                     at[v]["roofline_cycles"].get<double>(), at[v]["cycles_over_roofline"].get<double>(),
+                    at[v]["ideal_roofline_cycles"].get<double>(), at[v]["cycles_over_ideal_roofline"].get<double>(),
                     at[v]["gm_read_bytes"].get<double>(), at[v]["gm_write_bytes"].get<double>(),
                     at[v]["gm_ideal_bytes"].get<double>(), 100 * at[v]["busy_ratio"]["M"].get<double>(),
                     100 * at[v]["busy_ratio"]["V"].get<double>(), 100 * at[v]["busy_ratio"]["MTE2"].get<double>(),

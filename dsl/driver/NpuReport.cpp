@@ -3,10 +3,13 @@
 
 #include <HalideBuffer.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "codegen/NpuIdeal.h"
+#include "codegen/NpuKernel.h"
 #include "driver/JIT.h"
 #include "ir/Error.h"
 
@@ -50,7 +53,7 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
     for (auto &kv : r["pipes"].items()) o["busy_ratio"][kv.key()] = kv.value()["busy_ratio"];
     std::string text = "NPU (simulated on " + r["machine"].get<std::string>() + ", " + std::to_string(r["cores"].get<int>()) +
                        " core(s), zero-filled inputs): " + std::to_string(r["cycles"].get<uint64_t>()) + " cycles\n";
-    char line[256];
+    char line[512];
     std::snprintf(line, sizeof line, "  GM bytes: read %llu, written %llu (the fusion report's model: %lld)\n",
                   (unsigned long long)r["gm_read_bytes"].get<uint64_t>(),
                   (unsigned long long)r["gm_write_bytes"].get<uint64_t>(), (long long)model_bytes);
@@ -69,6 +72,26 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
             text += " " + kv.key() + " " + std::to_string(kv.value()["peak"].get<uint64_t>()) + " / " +
                     std::to_string(kv.value()["unshared"].get<uint64_t>());
     }
+    // The roofline of the stream Kiln generated, and of the algorithm's ideal one (NpuIdeal.h).
+    const npu::Machine machine = npu_target_machine();
+    const double cycles = r["cycles"].get<double>();
+    const double generated = std::max({r["gm_read_bytes"].get<double>() / machine.rate(npu::Pipe::MTE2).bytes_per_cycle,
+                                       r["gm_write_bytes"].get<double>() / machine.rate(npu::Pipe::MTE3).bytes_per_cycle,
+                                       r["pipes"]["V"]["busy_cycles"].get<double>() / r["cores"].get<double>(),
+                                       r["pipes"]["M"]["busy_cycles"].get<double>() / r["cores"].get<double>()});
+    const NpuIdealStream ideal = npu_ideal_stream(p, sizes, machine);
+    o["roofline_cycles"] = generated;
+    o["ideal_roofline_cycles"] = ideal.roofline_cycles();
+    o["ideal"] = {{"gm_read_bytes", ideal.gm_read_bytes}, {"gm_write_bytes", ideal.gm_write_bytes},
+                  {"read_cycles", ideal.read_cycles},     {"write_cycles", ideal.write_cycles},
+                  {"vector_cycles", ideal.vector_cycles}, {"matrix_cycles", ideal.matrix_cycles}};
+    std::snprintf(line, sizeof line,
+                  "\n  roofline: %.0f cycles for the stream generated (cycles / roofline %.2f), %.0f for the "
+                  "algorithm's ideal stream (%.2f; GM %lld + %lld bytes, vector %.0f, matrix %.0f cycles%s)",
+                  generated, cycles / generated, ideal.roofline_cycles(), cycles / ideal.roofline_cycles(),
+                  (long long)ideal.gm_read_bytes, (long long)ideal.gm_write_bytes, ideal.vector_cycles,
+                  ideal.matrix_cycles, r["cores"].get<int>() > 1 ? "; one core's" : "");
+    text += line;
     text += "\n  busy:";
     for (auto &kv : r["pipes"].items()) {
         std::snprintf(line, sizeof line, " %s %.1f%%", kv.key().c_str(), 100 * kv.value()["busy_ratio"].get<double>());

@@ -3,8 +3,12 @@
 // report's sizes (scalar inputs 0), so the report gains what the machine
 // would do: cycles, GM bytes per direction, DMA bytes per path, the
 // on-chip footprint (peak bytes) per memory, the bytes of the buffers
-// live at once against their sum without sharing (buffer placement), and
-// the busy ratio per pipe.
+// live at once against their sum without sharing (buffer placement), the
+// busy ratio per pipe, and two rooflines: that of the stream generated
+// (max of GM read / MTE2's rate, GM write / MTE3's, the V and M pipes' busy
+// cycles) and that of the algorithm's ideal stream (codegen/NpuIdeal.h:
+// inputs and outputs once, each value computed once with fused ops), which
+// a schedule's extra loads and instructions do not raise.
 // Zeros give the figures of any input: the simulator's costs depend on
 // shapes, addresses and flags, never on values (tests/npu checks this).
 //

@@ -8,6 +8,7 @@
 
 #include "analysis/ConcreteSizes.h"
 #include "analysis/LoopCounts.h"
+#include "frontend/ReportLoopNest.h"
 #include "ir/IRVisitor.h"
 #include "kiln/Pipeline.h"
 #include "lower/InlineFunctions.h"
@@ -15,6 +16,35 @@
 #include "lower/RealizationOrder.h"
 
 namespace kiln {
+
+namespace internal {
+
+Stmt report_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs, const Target &t, bool unfused,
+                      bool materialize_inlined, SlidingReports *sliding) {
+    LowerOptions o;
+    o.stop = LowerStop::LoopNest;
+    o.sliding = sliding;
+    if (unfused) {
+        o.rewrite = [&](Environment &env) {
+            std::vector<std::string> out_names;
+            for (const auto &f : outs) out_names.push_back(f->name);
+            for (auto &kv : env) {
+                FunctionContents &f = *kv.second;
+                f.schedule.storage_folds.clear();  // stored where computed: nothing to fold
+                bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
+                if (is_out || f.is_image_wrapper || (is_inlined(f, false) && !materialize_inlined)) continue;
+                f.schedule.compute_level = LoopLevel::root();
+                f.schedule.store_level = LoopLevel::root();
+                f.schedule.store_level_set = true;
+            }
+            for (auto &kv : env)  // and no horizontal fusion
+                for (int k = 0; k < kv.second->num_stages(); k++) kv.second->stage(k).schedule.fuse_with = FuseLevel();
+        };
+    }
+    return lower(outs, "", {}, t, o).body;
+}
+
+}  // namespace internal
 
 using namespace internal;
 
@@ -105,38 +135,6 @@ std::string megabytes(int64_t b) {
     return s;
 }
 
-// The pipeline's loop nest (lower() stopped at LowerStop::LoopNest) as
-// scheduled, or with `unfused` every computed Func moved to
-// compute_root/store_root first: the baseline the report compares against
-// (with `materialize_inlined` the inlined Funcs too, for the distinct points
-// each needs). Both drop the fold_storage() directives and horizontal
-// fusion. `sliding` (if given) gets what became of each Func stored outside
-// the loop it is computed in.
-Stmt loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs, const Target &t, bool unfused,
-               bool materialize_inlined = false, SlidingReports *sliding = nullptr) {
-    LowerOptions o;
-    o.stop = LowerStop::LoopNest;
-    o.sliding = sliding;
-    if (unfused) {
-        o.rewrite = [&](Environment &env) {
-            std::vector<std::string> out_names;
-            for (const auto &f : outs) out_names.push_back(f->name);
-            for (auto &kv : env) {
-                FunctionContents &f = *kv.second;
-                f.schedule.storage_folds.clear();  // stored where computed: nothing to fold
-                bool is_out = std::find(out_names.begin(), out_names.end(), f.name) != out_names.end();
-                if (is_out || f.is_image_wrapper || (is_inlined(f, false) && !materialize_inlined)) continue;
-                f.schedule.compute_level = LoopLevel::root();
-                f.schedule.store_level = LoopLevel::root();
-                f.schedule.store_level_set = true;
-            }
-            for (auto &kv : env)  // and no horizontal fusion
-                for (int k = 0; k < kv.second->num_stages(); k++) kv.second->stage(k).schedule.fuse_with = FuseLevel();
-        };
-    }
-    return lower(outs, "", {}, t, o).body;
-}
-
 }  // namespace
 
 PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &sizes, const Target &t,
@@ -162,8 +160,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     Environment env = find_environment(outs);
 
     SlidingReports sliding;
-    LoopCounts fused = count_loop_nest(loop_nest(outs, t, false, false, &sliding), values, cs.float_values);
-    LoopCounts unfused = count_loop_nest(loop_nest(outs, t, true), values, cs.float_values);
+    LoopCounts fused = count_loop_nest(report_loop_nest(outs, t, false, false, &sliding), values, cs.float_values);
+    LoopCounts unfused = count_loop_nest(report_loop_nest(outs, t, true), values, cs.float_values);
     r.exact = fused.exact && unfused.exact;
 
     Environment defs = find_environment(outs);  // the definitions before inlining
@@ -178,7 +176,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
         any_inlined |= !is_out && !f.is_image_wrapper && is_inlined(f, false);
     }
-    if (any_inlined) materialized = count_loop_nest(loop_nest(outs, t, true, true), values, cs.float_values);
+    if (any_inlined) materialized = count_loop_nest(report_loop_nest(outs, t, true, true), values, cs.float_values);
     int64_t output_bytes = 0;
     for (const auto &name : order) {
         const FunctionContents &f = *env.at(name);

@@ -143,6 +143,27 @@ struct LayerNorm {
     }
 };
 
+// The 3x3 box blur of generators/blur3x3.cpp (edges repeated).
+struct Blur {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    Func clamped, blur_x{"blur_x"}, output{"output"};
+    Blur() {
+        clamped = BoundaryConditions::repeat_edge(input);
+        blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
+        output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
+    }
+    // tw x th tiles of output; blur_x per tile over th + 2 rows, in UB.
+    void npu(int tw, int th, bool double_buffer) {
+        output.tile(x, y, xo, yo, xi, yi, tw, th);
+        blur_x.compute_at(output, xo);
+        if (double_buffer) {
+            output.double_buffer();
+            blur_x.double_buffer();
+        }
+    }
+};
+
 inline Buffer<float, 1> make_row(float scale, float offset) {
     Buffer<float, 1> b(W);
     for (int i = 0; i < W; i++) b(i) = offset + scale * std::cos(0.03f * i);

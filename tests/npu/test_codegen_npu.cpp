@@ -335,27 +335,6 @@ TEST_CASE("GEMM + bias + ReLU: the matrix update maps onto TMATMUL, the output e
     CHECK(r[1]["pipes"]["M"]["busy_ratio"].get<double>() > 0.7);  // PTO publishes 54-87% for its double-buffered GEMM
 }
 
-// The 3x3 box blur of generators/blur3x3.cpp (edges repeated).
-struct Blur {
-    ImageParam input{Float(32), 2, "input"};
-    Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
-    Func blur_x{"blur_x"}, output{"output"};
-    Blur() {
-        Func clamped = BoundaryConditions::repeat_edge(input);
-        blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
-        output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
-    }
-    // tw x th tiles of output; blur_x per tile over th + 2 rows, in UB.
-    void npu(int tw, int th, bool double_buffer) {
-        output.tile(x, y, xo, yo, xi, yi, tw, th);
-        blur_x.compute_at(output, xo);
-        if (double_buffer) {
-            output.double_buffer();
-            blur_x.double_buffer();
-        }
-    }
-};
-
 TEST_CASE("blur3x3 on the NPU: the halo loaded once per tile, x offsets by TEXTRACT, y offsets as row offsets",
           "[npu][codegen][stencil]") {
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
