@@ -268,6 +268,96 @@ bool Simplifier::rounded_diff_bounds(Linear l, int64_t &lo, int64_t &hi) {
     return true;
 }
 
+namespace {
+int64_t gcd(int64_t a, int64_t b) {
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+}  // namespace
+
+// What e is modulo some m: e == r (mod m), m >= 1, or m == 0 when e is the
+// constant r. Lets in scope carry their values' (alignments); anything
+// unknown is (1, 0). As for linear forms, index arithmetic is assumed not
+// to overflow; a modulus past 2^31 is given up.
+//   let a = (n / 2) * 2 - 1 in a + 64 * i  ->  (2, 1): the parity of a tile loop's min
+ModRem Simplifier::modulus_remainder(const Expr &e, int depth) {
+    const ModRem unknown{1, 0};
+    if (depth > 24 || !is_index_type(e.type()) || e.type().is_vector()) return unknown;
+    auto norm = [&](int64_t m, int64_t r) {
+        if (m > (int64_t(1) << 31) || m < 0) return unknown;
+        return ModRem{m, m ? floor_mod(r, m) : r};
+    };
+    auto unify = [&](ModRem a, ModRem b) {  // one of a or b
+        int64_t d = a.remainder - b.remainder;
+        return norm(gcd(gcd(a.modulus, b.modulus), d), a.remainder);
+    };
+    if (const int64_t *c = as_const_int(e)) return {0, *c};
+    if (const auto *v = e.as<Variable>()) {
+        auto it = alignment.find(v->name);
+        return it != alignment.end() && !it->second.empty() ? it->second.back() : unknown;
+    }
+    if (const auto *c = e.as<Cast>()) return is_index_type(c->value.type()) ? modulus_remainder(c->value, depth + 1) : unknown;
+    auto two = [&](const Expr &a, const Expr &b, ModRem &x, ModRem &y) {
+        x = modulus_remainder(a, depth + 1);
+        y = modulus_remainder(b, depth + 1);
+    };
+    ModRem x, y;
+    if (const auto *a = e.as<Add>()) {
+        two(a->a, a->b, x, y);
+        return norm(gcd(x.modulus, y.modulus), x.remainder + y.remainder);
+    }
+    if (const auto *s = e.as<Sub>()) {
+        two(s->a, s->b, x, y);
+        return norm(gcd(x.modulus, y.modulus), x.remainder - y.remainder);
+    }
+    if (const auto *m = e.as<Mul>()) {
+        two(m->a, m->b, x, y);
+        int64_t a, b, c, r;
+        if (__builtin_mul_overflow(x.modulus, y.modulus, &a) || __builtin_mul_overflow(x.modulus, y.remainder, &b) ||
+            __builtin_mul_overflow(y.modulus, x.remainder, &c) || __builtin_mul_overflow(x.remainder, y.remainder, &r))
+            return unknown;
+        return norm(gcd(gcd(a, b), c), r);
+    }
+    if (const auto *d = e.as<Div>()) {  // (m*q + r) / k with k dividing m: (m/k)*q + r/k
+        const int64_t *k = as_const_int(d->b);
+        x = modulus_remainder(d->a, depth + 1);
+        if (k && *k > 0 && x.modulus % *k == 0) return norm(x.modulus / *k, floor_div(x.remainder, *k));
+        return unknown;
+    }
+    if (const auto *m = e.as<Mod>()) {
+        const int64_t *k = as_const_int(m->b);
+        if (!k || *k <= 0) return unknown;
+        x = modulus_remainder(m->a, depth + 1);
+        return norm(gcd(x.modulus, *k), x.remainder);
+    }
+    if (const auto *m = e.as<Min>()) {
+        two(m->a, m->b, x, y);
+        return unify(x, y);
+    }
+    if (const auto *m = e.as<Max>()) {
+        two(m->a, m->b, x, y);
+        return unify(x, y);
+    }
+    if (const auto *s = e.as<Select>()) {
+        two(s->true_value, s->false_value, x, y);
+        return unify(x, y);
+    }
+    if (const auto *l = e.as<Let>()) {
+        x = modulus_remainder(l->value, depth + 1);
+        alignment[l->name].push_back(x);
+        y = modulus_remainder(l->body, depth + 1);
+        alignment[l->name].pop_back();
+        return y;
+    }
+    return unknown;
+}
+
 }  // namespace simplifier
 
 Expr simplify(const Expr &e) { return simplifier::Simplifier().mutate(e); }

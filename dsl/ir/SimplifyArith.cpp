@@ -239,6 +239,10 @@ Expr Simplifier::visit(const Mod *op) {
             Expr rest_e = delinearize(rest, t);
             int64_t lo, hi;
             if (const_bounds(rest_e, lo, hi) && lo >= 0 && hi < *c) return rest_e;
+            // The residue of a through the lets in scope: (a + 64 * i) % 2 of
+            // a tile loop whose min a is known even or odd.
+            ModRem mr = modulus_remainder(rest_e);
+            if (mr.modulus % *c == 0) return make_const(t, floor_mod(mr.remainder, *c));
             if (rest.terms.size() != l.terms.size() || rest.constant != l.constant)
                 return Mod::make(rest_e, b);
         }

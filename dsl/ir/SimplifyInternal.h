@@ -84,10 +84,16 @@ Expr delinearize(Linear l, Type t);
 // The constant a k b, if a and b are constants (k: + - * / % min max).
 bool try_fold(Type t, const Expr &a, const Expr &b, IRNodeType k, Expr &out);
 
+// e == remainder (mod modulus); modulus 0: e is the constant remainder.
+struct ModRem {
+    int64_t modulus, remainder;
+};
+
 class Simplifier : public IRMutator {
 public:
     std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> ranges;  // constant bounds of variables in scope
     std::map<std::string, std::vector<Expr>> let_values;  // int lets in scope, for cancelling differences
+    std::map<std::string, std::vector<ModRem>> alignment;  // int lets in scope: their residues
 
     // Simplify.cpp: what the rules ask.
     Linear linearize_expanded(const Expr &e, int depth = 0);
@@ -96,6 +102,7 @@ public:
     bool const_bound(const Expr &e, bool upper, int64_t &end, int depth = 0);
     bool diff_bounds(const Expr &a, const Expr &b, int64_t &lo, int64_t &hi);
     bool rounded_diff_bounds(Linear l, int64_t &lo, int64_t &hi);
+    ModRem modulus_remainder(const Expr &e, int depth = 0);
 
 protected:
     // SimplifyArith.cpp

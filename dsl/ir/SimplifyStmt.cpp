@@ -25,9 +25,15 @@ Body Simplifier::visit_let(const T *op, const Body &body) {
     bool bounded = !v.type().is_float() && v.type().is_scalar() && const_bounds(v, lo, hi);
     bool indexed = is_index_type(v.type()) && v.type().is_scalar();
     if (bounded) ranges[op->name].push_back({lo, hi});
-    if (indexed) let_values[op->name].push_back(v);
+    if (indexed) {
+        let_values[op->name].push_back(v);
+        alignment[op->name].push_back(modulus_remainder(v));
+    }
     auto b = mutate(body);
-    if (indexed) let_values[op->name].pop_back();
+    if (indexed) {
+        let_values[op->name].pop_back();
+        alignment[op->name].pop_back();
+    }
     if (bounded) ranges[op->name].pop_back();
     if (!uses_name(b, op->name)) return b;
     if (v.same_as(op->value) && b.same_as(body)) return Body(op);

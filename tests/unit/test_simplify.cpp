@@ -237,6 +237,32 @@ TEST_CASE("Simplify: division and modulo by a positive constant", "[simplify]") 
     }
 }
 
+// A tile loop whose min is a let known even or odd (align_bounds(x, 2) of
+// the output, then a stage starting one column before it) keeps that
+// parity in every tile: the residues of lets flow through + - *, a
+// division by a divisor of the modulus, min, max and select.
+TEST_CASE("Simplify: modulo through the residues of lets", "[simplify]") {
+    Expr a = var("a"), b = var("b"), i = var("i"), n = var("n");
+    auto in_lets = [&](const Expr &e) {  // let a = (n / 2) * 2 - 1, let b = a + 64 * i: o[0] = e, the value stored
+        std::string s = simp(LetStmt::make("a", (n / 2) * 2 - 1, LetStmt::make("b", a + i * 64, Store::make("o", e, 0))));
+        return s.substr(s.find("o[0] = ") + 7);
+    };
+    CHECK(in_lets(b % 2) == "1\n");
+    CHECK(in_lets((b + 1) % 2) == "0\n");
+    CHECK(in_lets(select((b + 1) % 2 == 0, x, y)) == "x\n");
+    CHECK(in_lets((min(b, a + 6) + y * 4) % 2) == "1\n");       // both sides odd
+    CHECK(in_lets(max(b, a + 3) % 2) == "(max(b, (a + 3)) % 2)\n");  // odd or even: unknown
+    CHECK(in_lets((b * 3 + 1) % 2) == "0\n");
+    CHECK(in_lets(((b + 1) / 2) % 2) == "(((b + 1) / 2) % 2)\n");    // 2 | (b + 1) says nothing of its half
+    CHECK(in_lets(((b + 1) / 2) % 32) == "(((b + 1) / 2) % 32)\n");
+    CHECK(in_lets((((b + 1) * 4) / 2) % 4) == "0\n");            // 8 | (b + 1) * 4: its half is 0 mod 4
+    CHECK(in_lets(b % 4) == "(b % 4)\n");                         // only the parity is known
+    // The same in an expression let, and nothing known without a let.
+    CHECK(simp(Let::make("a", (n / 4) * 4 + 2, (a + x * 2) % 2)) == "0");
+    CHECK(simp(((n / 4) * 4 + 2 + x * 2) % 2) == "0");  // the linear rule alone
+    CHECK(simp((a + x * 2) % 2) == "(a % 2)");
+}
+
 // The region of an upsampled level reads its coarser level at x / 2 and
 // (x + 1) / 2: both ends of the union collapse to one term.
 TEST_CASE("Simplify: min and max of divisions or products by the same positive constant", "[simplify]") {
