@@ -177,6 +177,8 @@ inline void halide_apply(const kiln::ScheduleFile &file, std::map<std::string, H
                 funcs[a.back()] = st.rfactor(preserved);
             } else if (n == "bound") {
                 f.bound(Halide::Var(a[0]), num(1), num(2));
+            } else if (n == "align_bounds") {
+                f.align_bounds(Halide::Var(a[0]), num(1), a.size() > 2 ? num(2) : 0);
             } else if (n == "fold_storage") {
                 f.fold_storage(Halide::Var(a[0]), num(1), a.size() < 3 || a[2] == "true");
             } else if (n == "reorder_storage") {

@@ -631,7 +631,37 @@ Func &Func::bound(const Var &var, Expr min, Expr extent) {
     for (auto &b : func->schedule.bounds)
         user_assert(b.var != var.name()) << "Func " << name() << ": bound(" << var.name()
                                          << ", ...) is given twice";
+    for (auto &a : func->schedule.alignments)
+        user_assert(a.var != var.name()) << "Func " << name() << ": bound(" << var.name() << ", ...) after align_bounds("
+                                         << var.name() << ", ...): bound() fixes the region, so align the bound's "
+                                         << "min and extent themselves and remove the align_bounds()";
     func->schedule.bounds.push_back(Bound{var.name(), cast(Int(32), min), cast(Int(32), extent)});
+    return *this;
+}
+
+Func &Func::align_bounds(const Var &var, Expr modulus, Expr remainder) {
+    bump_definition_epoch();
+    const std::string call = "align_bounds(" + var.name() + ", " + to_string(modulus) + ", " + to_string(remainder) + ")";
+    bool found = false;
+    for (const auto &a : func->args) found |= a == var.name();
+    user_assert(found) << "Func " << name() << ": " << call << ": " << var.name() << " is not a dimension of "
+                       << name() << " (dimensions: " << join(func->args) << ")";
+    Expr mod = modulus.defined() ? simplify(modulus) : Expr(), rem = remainder.defined() ? simplify(remainder) : Expr();
+    const int64_t *m = mod.defined() ? as_const_int(mod) : nullptr, *r = rem.defined() ? as_const_int(rem) : nullptr;
+    user_assert(m && *m > 0) << "Func " << name() << ": " << call
+                             << ": the modulus must be a positive integer constant, e.g. align_bounds(" << var.name()
+                             << ", 2)";
+    user_assert(r && *r >= 0 && *r < *m) << "Func " << name() << ": " << call
+                                         << ": the remainder must be an integer constant in [0, " << *m << ")";
+    for (auto &b : func->schedule.bounds)
+        user_assert(b.var != var.name()) << "Func " << name() << ": " << call << " after bound(" << var.name()
+                                         << ", ...): bound() fixes the region, so align the bound's min and extent "
+                                         << "themselves and remove the align_bounds()";
+    for (auto &a : func->schedule.alignments)
+        user_assert(a.var != var.name()) << "Func " << name() << ": " << call << ": " << var.name()
+                                         << " is aligned twice (align_bounds(" << var.name() << ", " << a.modulus
+                                         << ", " << a.remainder << ") before); keep one";
+    func->schedule.alignments.push_back(BoundAlignment{var.name(), *m, *r});
     return *this;
 }
 

@@ -79,6 +79,14 @@ struct Bound {
     Expr min, extent;
 };
 
+// align_bounds(var, modulus, remainder): the region of dimension `var` is
+// widened so that its min is `remainder` modulo `modulus` and its extent a
+// multiple of `modulus` (constants, 0 <= remainder < modulus).
+struct BoundAlignment {
+    std::string var;
+    int64_t modulus = 1, remainder = 0;
+};
+
 // fold_storage(var, factor, fold_forward): dimension `var` of the Func's
 // storage is a circular buffer of `factor` rows (indexed modulo factor).
 struct StorageFold {
@@ -91,6 +99,7 @@ struct FuncSchedule {
     LoopLevel compute_level, store_level;  // default: inlined
     bool store_level_set = false;
     std::vector<Bound> bounds;
+    std::vector<BoundAlignment> alignments;  // align_bounds(), one per dimension at most
     // Wrappers made by f.in(...): consumer name ("" for f.in(), every
     // consumer) -> the wrapper Func its calls to f are redirected to.
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;

@@ -17,6 +17,18 @@ namespace internal {
 
 namespace {
 
+// align_bounds(v, m, r): [mn, mx] widened to start at r modulo m and to
+// span a multiple of m. The min keeps the form ((mn - r) / m) * m + r, from
+// which the simplifier reads the residue of every coordinate derived from it.
+//   align_bounds(x, 2):  [a, b]  ->  [((a / 2) * 2), ((a / 2) * 2) + (((b - (a / 2) * 2) + 2) / 2) * 2 - 1]
+void align_region(const BoundAlignment &a, Expr &mn, Expr &mx) {
+    if (a.modulus == 1) return;
+    Expr m = make_const(mn.type(), a.modulus), r = make_const(mn.type(), a.remainder);
+    Expr lo = simplify(((mn - r) / m) * m + r);
+    mx = simplify(lo + ((mx - lo + m) / m) * m - 1);
+    mn = lo;
+}
+
 // Lets defining f.s<k>.<v>.min/max for every stage, given the region the
 // consumers need of the last stage.
 std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionContents &f, const Box &required,
@@ -54,6 +66,8 @@ std::vector<std::pair<std::string, Expr>> stage_region_lets(const FunctionConten
                     mx = simplify(b.min + b.extent - 1);
                 }
             }
+            for (const auto &a : f.schedule.alignments)
+                if (a.var == f.args[d]) align_region(a, mn, mx);
             lets.push_back({prefix + f.args[d] + ".min", mn});
             lets.push_back({prefix + f.args[d] + ".max", mx});
         }
@@ -384,6 +398,34 @@ std::vector<Stmt> output_bound_checks(const FunctionContents &f, const Box &buf)
     return checks;
 }
 
+// An output's align_bounds() widens the region its buffer asks for, so a
+// buffer that is not aligned so would be written outside: the kernel refuses it.
+//   align_bounds(x, 2), output.min.0 = 1  ->  kiln_error_constraint_violated
+std::vector<Stmt> output_alignment_checks(const FunctionContents &f, const Box &buf) {
+    std::vector<Stmt> checks;
+    for (size_t d = 0; d < f.args.size(); d++) {
+        for (const auto &a : f.schedule.alignments) {
+            if (a.var != f.args[d] || a.modulus == 1) continue;
+            Expr m = make_const(Int(32), a.modulus), mn = simplify(buf[d].min),
+                 ex = simplify(buf[d].max - buf[d].min + 1);
+            Expr aligned = simplify(mn % m == make_const(Int(32), a.remainder) && ex % m == 0);
+            if (is_one(aligned)) continue;
+            std::string call = "align_bounds(" + a.var + ", " + std::to_string(a.modulus) + ", " +
+                               std::to_string(a.remainder) + ")";
+            checks.push_back(AssertStmt::make(
+                aligned, kiln_error_constraint_violated,
+                {StringImm::make("output Func " + f.name + " is given " + call + ", so its buffer '" +
+                                 f.buffer_name(0) + "' must start at " + std::to_string(a.remainder) + " modulo " +
+                                 std::to_string(a.modulus) + " and span a multiple of " + std::to_string(a.modulus) +
+                                 " in dimension " + std::to_string(d) + ", but it starts at "),
+                 mn, StringImm::make(" and spans "), ex,
+                 StringImm::make("; pass a buffer aligned so (Buffer::set_min, a multiple of the extent), or "
+                                 "remove the align_bounds()")}));
+        }
+    }
+    return checks;
+}
+
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
     SetRealizeBounds(const FunctionContents &f, int &copies, const StageVars &stage_vars)
@@ -505,6 +547,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         auto lets = stage_region_lets(f, buf, true);
         out_lets.insert(out_lets.end(), lets.begin(), lets.end());
         for (const Stmt &check : output_bound_checks(f, buf)) out_checks.push_back(check);
+        for (const Stmt &check : output_alignment_checks(f, buf)) out_checks.push_back(check);
     }
     s = wrap_lets(out_lets, s);
     Scope known;

@@ -161,8 +161,14 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("simplify", s, [&] { return simplify(s); });
     // On simplified vector code; the NPU's instruction selection matches
     // selects as they are.
-    if (!target.has(Target::NPU))
+    if (!target.has(Target::NPU)) {
+        Stmt before = s;
         s = pass("interleave parity selects", s, [&] { return interleave_parity_selects(s); });
+        // Each half tests the parity of its first lane, which the lets
+        // above it may decide (align_bounds(): the residues of a region's
+        // min): a simplify keeps the one side that runs.
+        if (!s.same_as(before)) s = pass("simplify", s, [&] { return simplify(s); });
+    }
     // After the last simplify, which would substitute the hoisted loads back.
     if (!target.has(Target::NPU))
         s = pass("unswitch dense loads", s, [&] { return unswitch_dense_loads(s); });

@@ -123,6 +123,11 @@ const std::vector<Directive> &directives() {
         {"bound", Scope::Func, "bound(var, min, extent)", {{{{"var", Dim}, {"min", Int}, {"extent", Int}}, 3}}, false,
          nullptr, [](DirectiveCall &c) { c.func.bound(Var(c.args[0].name), c.ints[1], c.ints[2]); },
          "fixes the region of dimension var that is computed"},
+        {"align_bounds", Scope::Func, "align_bounds(var, modulus[, remainder])",
+         {{{{"var", Dim}, {"modulus", Int}, {"remainder", Int}}, 2}}, false, nullptr,
+         [](DirectiveCall &c) { c.func.align_bounds(Var(c.args[0].name), c.ints[1], c.size() > 2 ? c.ints[2] : Expr(0)); },
+         "widens the region of dimension var computed to start at remainder modulo modulus, its extent a multiple "
+         "of modulus"},
         {"rfactor", Scope::Update, "rfactor(rvar, var[, rvar, var, ...], intermediate)",
          {{{{"rvar", Loop}, {"var", Name}, {"intermediate", NewFunc}}, 3},
           {{{"rvar", Loop}, {"var", Name}, {"rvar", Loop}, {"var", Name}, {"intermediate", NewFunc}}, 5},

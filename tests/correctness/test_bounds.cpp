@@ -162,3 +162,29 @@ TEST_CASE("bounds: LUT indices through float-to-int casts, and bound() on an unb
         kt::check(o, [&](int i) { return ref(i); });
     }
 }
+
+TEST_CASE("bounds: align_bounds() widens a region and keeps the values", "[bounds][align_bounds]") {
+    // A demosaic-like select on the parity of x and y, vectorized per tile
+    // of its consumer, whose regions are aligned: the output from an odd
+    // column (remainder 1) and an even row, the intermediate to 4 columns
+    // plus 3 (it is computed over a wider region than read).
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func dm("dm"), out("out");
+    dm(x, y) = select(x % 2 == 0, select(y % 2 == 0, in(x / 2, y) * 3, in(x / 2 + 1, y)),
+                      select(y % 2 == 0, in(x / 2, y) - 5, in(x / 2 - 1, y) * 7));
+    out(x, y) = dm(x - 1, y) + dm(x + 1, y - 1) * 2;
+    out.align_bounds(x, 2, 1).align_bounds(y, 2).tile(x, y, xi, yi, 16, 2).vectorize(xi, 8);
+    dm.compute_at(out, x).align_bounds(x, 4, 3).vectorize(x, 8).unroll(y, 2);
+    Buffer<int> whole = kt::image<int>(80, 40, -20, -10, [](int px, int py) { return px * 100 + py; });
+    in.set(whole);
+    Buffer<int> o = kt::output<int>(34, 20, -7, -6);  // x from -7 (odd), 34 columns; y from -6, 20 rows
+    REQUIRE_NOTHROW(out.realize(o));
+    auto ref_dm = [](int px, int py) {
+        auto v = [](int qx, int qy) { return qx * 100 + qy; };
+        int hx = (int)kt::div_euclid(px, 2);
+        bool ex = kt::mod_euclid(px, 2) == 0, ey = kt::mod_euclid(py, 2) == 0;
+        return ex ? (ey ? v(hx, py) * 3 : v(hx + 1, py)) : (ey ? v(hx, py) - 5 : v(hx - 1, py) * 7);
+    };
+    kt::check(o, [&](int px, int py) { return ref_dm(px - 1, py) + ref_dm(px + 1, py - 1) * 2; });
+}

@@ -139,3 +139,45 @@ TEST_CASE("error: a bound() on an intermediate smaller than what its consumer re
     CHECK(out(0) == -7);  // nothing written
     REQUIRE_COMPILE_ERROR(f.bound(x, 0, 16), Contains("bound(x, ...) is given twice"));
 }
+
+TEST_CASE("error: an output buffer that breaks its align_bounds()", "[error][runtime]") {
+    Var x("x"), y("y");
+    Func f("f");
+    f(x, y) = select(x % 2 == 0, x, -x) + y;
+    f.align_bounds(x, 2).align_bounds(y, 2, 1).vectorize(x, 8);
+    Buffer<int> ok(16, 4);
+    ok.set_min(0, 1);  // x from 0 (even), y from 1 (odd); 16 and 4 are even
+    f.realize(ok);
+    CHECK(ok(3, 2) == -3 + 2);
+    CHECK(ok(4, 1) == 4 + 1);
+    Buffer<int> odd(16, 4);
+    odd.set_min(1, 1);  // x from 1: computed from 0, outside the buffer; never a wrong result
+    odd.fill(-7);
+    REQUIRE_RUNTIME_ERROR(f.realize(odd), kiln_error_constraint_violated,
+                          Contains("output Func f is given align_bounds(x, 2, 0), so its buffer 'f' must start at 0 "
+                                   "modulo 2 and span a multiple of 2 in dimension 0, but it starts at 1 and spans 16") &&
+                              Contains("remove the align_bounds()"));
+    CHECK(odd(1, 1) == -7);  // nothing written
+    Buffer<int> short_rows(16, 3);
+    short_rows.set_min(0, 1);
+    REQUIRE_RUNTIME_ERROR(f.realize(short_rows), kiln_error_constraint_violated,
+                          Contains("align_bounds(y, 2, 1)") && Contains("in dimension 1, but it starts at 1 and spans 3"));
+}
+
+TEST_CASE("error: align_bounds() misused", "[error][schedule]") {
+    Var x("x"), y("y"), z("z");
+    Func f("f");
+    f(x, y) = x + y;
+    REQUIRE_COMPILE_ERROR(f.align_bounds(z, 2), Contains("Func f: align_bounds(z, 2, 0): z is not a dimension of f "
+                                                         "(dimensions: x, y)"));
+    REQUIRE_COMPILE_ERROR(f.align_bounds(x, 0), Contains("the modulus must be a positive integer constant"));
+    Param<int> p("p");
+    REQUIRE_COMPILE_ERROR(f.align_bounds(x, p), Contains("the modulus must be a positive integer constant"));
+    REQUIRE_COMPILE_ERROR(f.align_bounds(x, 4, 4), Contains("the remainder must be an integer constant in [0, 4)"));
+    f.align_bounds(x, 4, 1);
+    REQUIRE_COMPILE_ERROR(f.align_bounds(x, 2), Contains("x is aligned twice (align_bounds(x, 4, 1) before); keep one"));
+    REQUIRE_COMPILE_ERROR(f.bound(x, 0, 16), Contains("bound(x, ...) after align_bounds(x, ...)"));
+    f.bound(y, 0, 8);
+    REQUIRE_COMPILE_ERROR(f.align_bounds(y, 2), Contains("align_bounds(y, 2, 0) after bound(y, ...)") &&
+                                                    Contains("remove the align_bounds()"));
+}

@@ -73,3 +73,29 @@ TEST_CASE("interleave_parity_selects: selects it leaves alone", "[lower][interle
         CHECK_THAT(post, !Contains("interleave_vectors") && Contains(" = select(("));
     }
 }
+
+TEST_CASE("interleave_parity_selects: align_bounds() decides the parity of each half", "[lower][interleave]") {
+    // Before: the halves test out.min.0 % 2 (the caller's origin). After
+    // out.align_bounds(x, 2) the region starts at ((out.min.0 / 2) * 2),
+    // and every tile of a stage computed inside it at an odd offset from it:
+    // the simplify after the pass keeps one side of each half.
+    ImageParam a(UInt(16), 1, "a"), b(UInt(16), 1, "b");
+    Var x("x"), xo("xo"), xi("xi");
+    Func out("out"), demosaiced("demosaiced");
+    demosaiced(x) = select(x % 2 == 0, a(x / 2), b(x / 2) + cast<uint16_t>(1));
+    out(x) = demosaiced(x - 1) + demosaiced(x + 1);
+    out.split(x, xo, xi, 32);
+    demosaiced.compute_at(out, xo).vectorize(x, 16);
+    auto lowered = [&] { return to_string(lower({out.contents()}, out.name(), {}, no_asserts, LowerOptions()).body); };
+    std::string free = lowered();
+    CHECK_THAT(free, Contains("interleave_vectors(") && Contains("% 2) == 0)"));
+    out.align_bounds(x, 2);
+    std::string aligned = lowered();
+    INFO(aligned);
+    std::string produce = aligned.substr(aligned.find("produce demosaiced"));
+    produce = produce.substr(0, produce.find("consume demosaiced"));
+    CHECK_THAT(produce, Contains("interleave_vectors(") && !Contains("% 2") && !Contains("select("));
+    // The even lanes read b (x - 1 is odd), the odd ones a.
+    std::string store = store_of(aligned, "demosaiced");
+    CHECK_THAT(store, Contains("interleave_vectors((b[ramp(") && Contains("x8((uint16)1)), a[ramp("));
+}

@@ -169,7 +169,7 @@ TEST_CASE("sched: unknown directives, argument counts and argument kinds", "[sch
         {"f: vectorise(x)",
          "t.sched:1:4: unknown directive 'vectorise'; did you mean 'vectorize'? Directives: split, fuse, reorder, "
          "tile, vectorize, unroll, parallel, serial, compute_root, compute_at, compute_inline, store_root, "
-         "store_at, fold_storage, reorder_storage, bound, rfactor, save, store_in, double_buffer, compute_with, "
+         "store_at, fold_storage, reorder_storage, bound, align_bounds, rfactor, save, store_in, double_buffer, compute_with, "
          "prefetch, npu_tile"},
         {"f: split(x, xo, xi)",
          "t.sched:1:4: split takes 4 or 5 arguments: split(old, outer, inner, factor[, tail]); found 3"},
@@ -264,6 +264,23 @@ TEST_CASE("sched: apply() of symbolic factors, bounds and store levels", "[sched
     ScheduleFile::parse("blur_y: vectorize(x, natural_vector_size(uint8) / 4)").apply(c.pipeline(), avx2());
     d.blur_y.vectorize(d.x, 8);
     CHECK(c.pipeline().lowered_stmt(avx2()) == d.pipeline().lowered_stmt(avx2()));
+}
+
+TEST_CASE("sched: align_bounds from a file is the C++ call", "[sched]") {
+    Blur a, b;
+    ScheduleFile::parse("blur_y: align_bounds(x, 2) align_bounds(y, 4, 1) vectorize(x, 8)\n"
+                        "blur_x: compute_at(blur_y, y) align_bounds(x, natural_vector_size(int8) / 16)")
+        .apply(a.pipeline(), avx2());
+    b.blur_y.align_bounds(b.x, 2).align_bounds(b.y, 4, 1).vectorize(b.x, 8);
+    b.blur_x.compute_at(b.blur_y, b.y).align_bounds(b.x, 2);
+    CHECK(a.pipeline().lowered_stmt(avx2()) == b.pipeline().lowered_stmt(avx2()));
+    Blur c;
+    CHECK(apply_error("blur_y: align_bounds(x, 2, 2)", c.pipeline()) ==
+          "t.sched:1:9: Func blur_y: align_bounds(x, 2, 2): the remainder must be an integer constant in [0, 2)");
+    Blur d;
+    CHECK(apply_error("blur_y: align_bounds(xx, 2)", d.pipeline()) ==
+          "t.sched:1:22: Func blur_y: align_bounds(xx, 2, 0): xx is not a dimension of blur_y (dimensions: x, y); "
+          "did you mean 'x'?");
 }
 
 TEST_CASE("sched: apply() errors name the Func or loop and suggest the nearest", "[sched]") {

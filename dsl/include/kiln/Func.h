@@ -317,6 +317,15 @@ public:
     ImageParam saved_buffer() const;
     // Compute exactly [min, min + extent) of dimension var (checked at run time for outputs).
     Func &bound(const Var &var, Expr min, Expr extent);
+    // Widen the region computed of dimension var so that its min is
+    // remainder modulo modulus and its extent a multiple of modulus
+    // (constants, 0 <= remainder < modulus), as Halide's align_bounds: the
+    // simplifier then knows the parity (or any residue) of the region's
+    // coordinates, e.g. a demosaic's x % 2 in every tile. For an output the
+    // region is its buffer's, so the kernel checks on entry that the buffer
+    // is aligned so (error -15, kiln_error_constraint_violated).
+    //   out.align_bounds(x, 2).align_bounds(y, 2);   // .sched: out: align_bounds(x, 2) align_bounds(y, 2)
+    Func &align_bounds(const Var &var, Expr modulus, Expr remainder = 0);
     // The buffer the Func is realized into when it is an output of the
     // pipeline (one per Tuple element: output_buffers()): its fields as
     // Exprs for bound() and schedules, and constraints on them (Param.h).
