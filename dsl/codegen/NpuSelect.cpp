@@ -451,8 +451,10 @@ std::string Selector::gm_code(const std::string &name, const Window &w) const {
         };
         Window unclamped = w;
         for (int d = 0; d < 2; d++) unclamped.lo[d] = unclamped.hi[d] = Expr();
-        return gm_code(name, unclamped) + ".edge(" + side(1, w.lo[1], "-") + ", " +
-               side(1, w.hi[1], "") + ", " + side(0, w.lo[0], "-") + ", " + side(0, w.hi[0], "") + ")";
+        const std::string sides = side(1, w.lo[1], "-") + ", " + side(1, w.hi[1], "") + ", " +
+                                  side(0, w.lo[0], "-") + ", " + side(0, w.hi[0], "");
+        if (w.fill.defined()) return gm_code(name, unclamped) + ".padded(" + sides + ", " + scalar(w.fill) + ")";
+        return gm_code(name, unclamped) + ".edge(" + sides + ")";
     }
     if (w.shape == Shape::Column)  // one value per row: consecutive elements down the tile
         return n + "_gm.at((int64_t)(" + scalar(w.y0) + " - " + c_name(name + ".min.0") + "), 1)";

@@ -172,6 +172,7 @@ private:
         Expr x0, y0;
         Shape shape = Shape::Full;
         Expr lo[2], hi[2];  // a clamped coordinate's bounds (x, y): a TLOAD with replicated edges
+        Expr fill;          // if defined, a TLOAD padded with this constant outside those bounds instead
         // The coordinates of dimensions 2, 3, ... of a 3-D or 4-D read (a
         // channel, a batch), expanded: fixed within the tile, they pick the
         // plane of the buffer the 2-D window lies in.
@@ -272,8 +273,14 @@ private:
                       std::vector<NpuItem> &out);
 
     // A read of a Func or image inside the tile; with `narrow`, a 1-D window
-    // is returned as its column or row, not widened to the tile.
-    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow = false);
+    // is returned as its column or row, not widened to the tile; with `fill`,
+    // a clamped read of an image or GM Func padded with that constant outside the clamp's bounds.
+    Operand select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow = false,
+                        const Expr &fill = Expr());
+    // select(v inside [lo, hi] in each clamped dimension, f(clamp(v, lo, hi), ...), constant): the
+    // constant_exterior boundary (and the zero outside an adjoint's region). Returns the read with
+    // `fill` set to the constant, or null when `sel` is not of that form.
+    const Call *padded_read(const Select *sel, const Nest &n, Expr &fill);
 
     // e needs no tile: it uses neither of the tile's loops nor any Func or image (a tile-scalar operand).
     bool scalar_only(const Expr &e, const Nest &n) const;

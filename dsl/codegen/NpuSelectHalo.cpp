@@ -31,21 +31,32 @@ std::string Selector::clamp_key(const Window &w) const {
     std::ostringstream s;
     for (int d = 0; d < 2; d++)
         if (w.lo[d].defined()) s << d << ":" << expand(w.lo[d]) << ".." << expand(w.hi[d]) << ";";
+    if (w.fill.defined()) s << "pad:" << w.fill << ";";  // never shares a halo with replicated edges
     return s.str() + w.plane_key();  // a 3-D input's planes are loaded apart
 }
 
 void Selector::plan_halos(const Expr &value, const Nest &n) {
     planned.clear();
     if (!n.fx || !n.fy) return;
-    // The 2-D reads of inputs and GM Funcs in the value.
+    // The 2-D reads of inputs and GM Funcs in the value, each with the
+    // constant it is padded with, if it is (a constant_exterior read).
     struct Reads : IRVisitor {
-        std::vector<const Call *> calls;
+        Selector &self;
+        const Nest &n;
+        std::vector<std::pair<const Call *, Expr>> calls;
+        Reads(Selector &self, const Nest &n) : self(self), n(n) {}
         using IRVisitor::visit;
         void visit(const Call *c) override {
-            if ((c->call_type == Call::Image || c->call_type == Call::Func) && c->args.size() >= 2) calls.push_back(c);
+            if ((c->call_type == Call::Image || c->call_type == Call::Func) && c->args.size() >= 2)
+                calls.push_back({c, Expr()});
             IRVisitor::visit(c);
         }
-    } reads;
+        void visit(const Select *sel) override {
+            Expr fill;
+            if (const Call *c = self.padded_read(sel, n, fill)) calls.push_back({c, fill});
+            else IRVisitor::visit(sel);
+        }
+    } reads(*this, n);
     reads.include(value);
     struct Group {
         Window base;
@@ -55,10 +66,11 @@ void Selector::plan_halos(const Expr &value, const Nest &n) {
     };
     std::map<std::string, Group> groups;  // name | clamp key -> its windows
     std::vector<std::string> order;
-    for (const Call *c : reads.calls) {
+    for (const auto &[c, fill] : reads.calls) {
         if (ub_buffer.count(c->name) || is_output(c->name) || !(c->call_type == Call::Image || gm_funcs.count(c->name)))
             continue;
         Window w = window(c->name, c->args, n);
+        w.fill = fill;
         bool invariant = c->call_type == Call::Image && !loop_vars.empty();  // hoisted by select_call
         for (const std::string &v : loop_vars)
             invariant &= !expr_uses_var(expand(w.x0), v) && !expr_uses_var(expand(w.y0), v) && !w.moves_with(v);

@@ -21,6 +21,16 @@
 //   Ix(x, y) = ... + gray(x + 1, y - 1)          (Ix 34 x 66 at gray's origin + 1, gray 36 x 68 in UB)
 //   ->
 //   TEXTRACT(Ix.t0 <- gray at (0, 2))            V
+//
+// A read that is a constant outside fixed bounds of its coordinates (what
+// constant_exterior writes, and propagate_adjoints' seed) is one TLOAD that
+// the DMA pads, not a TCMP + TSEL over coordinates:
+//
+//   output_adjoint(x, y) = select(lo0 <= x && x <= hi0 && lo1 <= y && y <= hi1,
+//                                 d_output(clamp(x, lo0, hi0), clamp(y, lo1, hi1)), 0.0f)
+//   ->
+//   TLOAD(t <- d_output_gm.at(...).padded(rows lo1..hi1, cols lo0..hi0, 0))   MTE2
+
 #include <cmath>
 #include <sstream>
 
@@ -105,10 +115,13 @@ Operand Selector::expand_to(int b, Shape s, int dst, int R, int C, std::vector<N
     return tile_operand(t, R, C, false);
 }
 
-Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow) {
+Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow,
+                              const Expr &fill) {
     const int R = n.R, C = n.C;
     Window w = window(c->name, c->args, n);
+    w.fill = fill;
     auto ub = ub_buffer.find(c->name);
+    internal_assert(!fill.defined() || ub == ub_buffer.end()) << "padded_read() accepts GM reads only";
     if (ub != ub_buffer.end()) {
         Expr off = ub_offset(c->name, w);
         const int64_t *o = const_int(off);
@@ -210,8 +223,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     std::ostringstream key;
     key << c->name << "|" << (int)w.shape << "|" << expand(w.x0) << "|" << expand(w.y0) << w.plane_key() << "|" << r
         << "x" << cc;
-    for (int d = 0; d < 2; d++)
-        if (w.lo[d].defined()) key << "|" << expand(w.lo[d]) << ".." << expand(w.hi[d]);
+    key << "|" << clamp_key(w);
     int t;
     auto hit = loaded.find(key.str());
     bool invariant = c->call_type == Call::Image && !loop_vars.empty();
@@ -377,7 +389,57 @@ Operand Selector::as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out) {
     return tile_operand(t, n.R, n.C, true);
 }
 
+const Call *Selector::padded_read(const Select *sel, const Nest &n, Expr &fill) {
+    const Call *c = sel->true_value.as<Call>();
+    const Expr &f = sel->false_value;
+    if (!c || c->args.size() < 2 || !(c->call_type == Call::Image || gm_funcs.count(c->name)) ||
+        ub_buffer.count(c->name) || !(f.as<FloatImm>() || f.as<IntImm>()) || !scalar_only(f, n))
+        return nullptr;
+    // The condition's conjuncts: each a bound on one coordinate, lo <= v or v <= hi (in any of the
+    // forms the simplifier leaves: v >= lo, lo < v + 1, ...).
+    std::vector<Expr> conjuncts, pending = {sel->condition};
+    while (!pending.empty()) {
+        Expr e = pending.back();
+        pending.pop_back();
+        if (const And *a = e.as<And>()) pending.push_back(a->a), pending.push_back(a->b);
+        else conjuncts.push_back(expand(substitute(n.lets, e)));
+    }
+    std::vector<bool> used(conjuncts.size(), false);
+    // Marks the conjunct saying v >= lo (lower) or v <= hi, if there is one.
+    auto bound = [&](const Expr &v, const Expr &b, bool lower) {
+        for (size_t i = 0; i < conjuncts.size(); i++) {
+            Expr x, y;
+            if (used[i] || !binary_operands(conjuncts[i], x, y)) continue;
+            const Expr &e = conjuncts[i];
+            // In the form small <= big (strict comparisons of integers: small + 1 <= big).
+            Expr small = e.as<LE>() || e.as<LT>() ? x : y, big = e.as<LE>() || e.as<LT>() ? y : x;
+            if (!(e.as<LE>() || e.as<LT>() || e.as<GE>() || e.as<GT>()) || !v.type().is_int()) continue;
+            if (e.as<LT>() || e.as<GT>()) small = small + 1;
+            Expr want_small = lower ? b : v, want_big = lower ? v : b;
+            if (is_zero(simplify((small - big) - (want_small - want_big)))) {
+                used[i] = true;
+                return true;
+            }
+        }
+        return false;
+    };
+    bool clamped = false;
+    for (size_t d = 0; d < 2; d++) {
+        Expr v, lo, hi;
+        if (!match_clamp(expand(substitute(n.lets, c->args[d])), v, lo, hi)) continue;
+        if (!bound(v, expand(lo), true) || !bound(v, expand(hi), false)) return nullptr;
+        clamped = true;
+    }
+    for (bool u : used)
+        if (!u) return nullptr;  // a condition on something else than the clamped coordinates
+    if (!clamped) return nullptr;
+    fill = f;
+    return c;
+}
+
 Operand Selector::select_select(const Select *sel, int dst, const Nest &n, std::vector<NpuItem> &out) {
+    Expr fill;
+    if (const Call *read = padded_read(sel, n, fill)) return select_call(read, dst, n, out, false, fill);
     const Expr &c = sel->condition;
     Expr ca, cb;
     npu::Cmp cmp = npu::Cmp::EQ;

@@ -48,7 +48,8 @@ void Core::emit(Instr in) {
                            "' holds " + dtype_name(g.type) + " but the tile is " + dtype_name(t.type));
         if (in.gm.clamped() && (in.op != Op::TLOAD || in.gm.row_lo > in.gm.row_hi || in.gm.col_lo > in.gm.col_hi))
             throw NpuError("instruction #" + std::to_string(index) + " " + describe(in) +
-                           ": replicated edges are a TLOAD feature and need row_lo <= row_hi and col_lo <= col_hi");
+                           ": replicated edges and padding are TLOAD features and need row_lo <= row_hi and "
+                           "col_lo <= col_hi");
         const GmRef &w = in.gm;
         int64_t r0 = w.row(0), c0 = w.col(0);
         int64_t first = w.offset + r0 * w.row_stride + c0;

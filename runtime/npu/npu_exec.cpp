@@ -94,12 +94,14 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
     const uint32_t R = in.dst.valid_rows, C = in.dst.valid_cols;
     switch (in.op) {
     case Op::TLOAD:
-        if (in.gm.clamped()) {  // replicated edges: every element from its clamped row and column
+        if (in.gm.clamped()) {  // every element from its clamped row and column, or the fill outside them
             View d = tile_view(in.dst, mems), g = gm_view(in.gm, in.dst.type, buffers);
             const size_t es = dtype_size(in.dst.type);
             for (uint32_t r = 0; r < R; r++)
-                for (uint32_t c = 0; c < C; c++)
-                    std::memcpy(d.ptr(r, c), g.base + (in.gm.row(r) * (int64_t)g.row_stride + in.gm.col(c)) * (int64_t)es, es);
+                for (uint32_t c = 0; c < C; c++) {
+                    if (in.gm.fill && !in.gm.inside(r, c)) d.set(r, c, in.gm.fill_value);
+                    else std::memcpy(d.ptr(r, c), g.base + (in.gm.row(r) * (int64_t)g.row_stride + in.gm.col(c)) * (int64_t)es, es);
+                }
             return;
         }
         copy(tile_view(in.dst, mems), gm_view(in.gm, in.dst.type, buffers), R, C, false);

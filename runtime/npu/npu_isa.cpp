@@ -119,7 +119,8 @@ std::string gm_text(const GmRef &g) {
     std::ostringstream s;
     s << "GM#" << g.buffer << "[+" << g.offset << " stride " << g.row_stride;
     if (g.clamped())
-        s << " edge rows " << g.row_lo << ".." << g.row_hi << " cols " << g.col_lo << ".." << g.col_hi;
+        s << (g.fill ? " pad outside rows " : " edge rows ") << g.row_lo << ".." << g.row_hi << " cols " << g.col_lo
+          << ".." << g.col_hi << (g.fill ? " with " + std::to_string(g.fill_value) : std::string());
     s << "]";
     return s.str();
 }

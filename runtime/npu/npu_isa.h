@@ -131,7 +131,9 @@ struct TileRef {
 // element offset + r * row_stride + c of the buffer. A TLOAD window may
 // replicate its edges: row r then reads window row clamp(r, row_lo, row_hi)
 // and column c window column clamp(c, col_lo, col_hi) (the DMA engine's
-// edge padding, which a stencil's repeat_edge boundary needs).
+// edge padding, which a stencil's repeat_edge boundary needs). It may
+// instead pad with a constant: an element outside those rows or columns is
+// fill_value (a constant_exterior boundary, the zero outside an adjoint's region).
 struct GmRef {
     static constexpr int64_t kNoClamp = int64_t(1) << 40;
     int buffer = -1;
@@ -139,6 +141,8 @@ struct GmRef {
     int64_t row_stride = 0;  // elements
     DType type = DType::F32; // the buffer's element type
     int64_t row_lo = -kNoClamp, row_hi = kNoClamp, col_lo = -kNoClamp, col_hi = kNoClamp;
+    bool fill = false;       // outside the rows and columns above: fill_value, not the edge
+    float fill_value = 0.0f;
 
     // This window with replicated edges: rows outside [row_lo, row_hi] and
     // columns outside [col_lo, col_hi] (window coordinates) repeat the edge.
@@ -147,6 +151,14 @@ struct GmRef {
         g.row_lo = rlo, g.row_hi = rhi, g.col_lo = clo, g.col_hi = chi;
         return g;
     }
+    // This window padded with `value`: elements outside rows [rlo, rhi] and
+    // columns [clo, chi] (window coordinates) are `value`, the others read as usual.
+    GmRef padded(int64_t rlo, int64_t rhi, int64_t clo, int64_t chi, float value) const {
+        GmRef g = edge(rlo, rhi, clo, chi);
+        g.fill = true, g.fill_value = value;
+        return g;
+    }
+    bool inside(int64_t r, int64_t c) const { return r >= row_lo && r <= row_hi && c >= col_lo && c <= col_hi; }
     bool clamped() const { return row_lo != -kNoClamp || row_hi != kNoClamp || col_lo != -kNoClamp || col_hi != kNoClamp; }
     int64_t row(int64_t r) const { return r < row_lo ? row_lo : r > row_hi ? row_hi : r; }
     int64_t col(int64_t c) const { return c < col_lo ? col_lo : c > col_hi ? col_hi : c; }

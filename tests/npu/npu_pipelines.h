@@ -143,13 +143,15 @@ struct LayerNorm {
     }
 };
 
-// The 3x3 box blur of generators/blur3x3.cpp (edges repeated).
+// The 3x3 box blur of generators/blur3x3.cpp.
 struct Blur {
     ImageParam input{Float(32), 2, "input"};
     Var x{"x"}, y{"y"}, xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
     Func clamped, blur_x{"blur_x"}, output{"output"};
-    Blur() {
-        clamped = BoundaryConditions::repeat_edge(input);
+    // Edges repeated, or the image padded with `exterior` when it is defined (constant_exterior).
+    explicit Blur(Expr exterior = Expr()) {
+        clamped = exterior.defined() ? BoundaryConditions::constant_exterior(input, exterior)
+                                     : BoundaryConditions::repeat_edge(input);
         blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) / 3;
         output(x, y) = (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) / 3;
     }

@@ -381,6 +381,31 @@ TEST_CASE("blur3x3 on the NPU: the halo loaded once per tile, x offsets by TEXTR
     CHECK(bad == 0);
 }
 
+TEST_CASE("constant_exterior on the NPU: one padded TLOAD of the tile and its halo, output equals host output",
+          "[npu][codegen][stencil]") {
+    // Tiles at every edge of a 200 x 77 image (tails shifted inwards), padded with 0.25 outside it.
+    const int w = 200, h = 77, tw = 64, th = 32;
+    Buffer<float, 2> in(w, h), host(w, h), npu(w, h);
+    in.set_min(-3, 5), host.set_min(-3, 5), npu.set_min(-3, 5);
+    for (int j = 0; j < h; j++)
+        for (int i = 0; i < w; i++) in(i - 3, j + 5) = std::cos(0.3f * i) * (1 + 0.1f * j);
+    Blur b(0.25f);
+    b.npu(tw, th, true);
+    b.input.set(in);
+    b.output.realize(host);
+    json r = run_npu(Pipeline(b.output), in, npu, "blur_padded");
+    int bad = 0;
+    host.for_each_element([&](int x, int y) { bad += host(x, y) != npu(x, y); });
+    CHECK(bad == 0);
+    CHECK(r["race_count"] == 0);
+    const int tiles = ((w + tw - 1) / tw) * ((h + th - 1) / th);
+    CHECK(r["instructions_by_op"]["TLOAD"] == tiles);  // the padded halo, once per tile
+    CHECK(r["instructions_by_op"].value("TSEL", 0) == 0);
+    // The padding is a property of the DMA: the kernel says so where it loads.
+    auto src = Pipeline(b.output).compile_to_cpp_source("blur_padded", Pipeline(b.output).infer_arguments(), Target("npu"));
+    CHECK(src.find(".padded(") != std::string::npos);
+}
+
 // The unsharp mask of generators/unsharp.cpp (float32, amount 1.5): a 5-tap
 // blur in x then y, output = input + amount * (input - blur).
 struct Unsharp {

@@ -378,25 +378,31 @@ TEST_CASE("TEXTRACT reads the sub-tile at an element offset; it costs its rows p
     }
 }
 
-TEST_CASE("TLOAD with replicated edges reads every element from its clamped row and column", "[npu][isa][edge]") {
-    // A 6 x 10 image; the window starts one row above and one column left of it
-    // (a stencil's halo at the top-left corner) and replicates the edges.
-    constexpr int IW = 10, IH = 6;
-    std::vector<float> img = ramp(IW * IH), out(8 * 16, kSentinel);
+// A 6 x 10 image loaded through `window` (the window starting one row above
+// and one column left of it: a stencil's halo at the top-left corner) into an
+// 8 x 16 tile of 8 x 12 valid elements, stored to `out` (8 x 16); the report.
+constexpr int kImgW = 10, kImgH = 6;
+static SimReport load_corner_window(const std::vector<float> &img, std::vector<float> &out,
+                                    const std::function<GmRef(const GmRef &)> &window) {
     Device dev;
-    GlobalTensor gi = dev.bind("img", DType::F32, img.data(), img.size()),
+    GlobalTensor gi = dev.bind("img", DType::F32, const_cast<float *>(img.data()), img.size()),
                  go = dev.bind("out", DType::F32, out.data(), out.size());
     SimOptions opt;
     opt.races_are_errors = true;
-    // Window origin (-1, -1): offset -1 - IW; rows -1.. and columns -1.. clamp to 0..IH-1, 0..IW-1.
-    const int64_t off = -1 - IW;
-    SimReport r = dev.run(1, [&](Core &c) {
+    return dev.run(1, [&](Core &c) {
         Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
         t.set_valid(8, 12);
-        c.TLOAD(t, gi.at(off, IW).edge(1, IH, 1, IW));
+        c.TLOAD(t, window(gi.at(-1 - kImgW, kImgW)));  // origin (-1, -1)
         flag(c, Pipe::MTE2, Pipe::MTE3);
         c.TSTORE(go.at(0, 16), t);
     }, opt);
+}
+
+TEST_CASE("TLOAD with replicated edges reads every element from its clamped row and column", "[npu][isa][edge]") {
+    constexpr int IW = kImgW, IH = kImgH;
+    std::vector<float> img = ramp(IW * IH), out(8 * 16, kSentinel);
+    // Rows -1.. and columns -1.. clamp to 0..IH-1, 0..IW-1 (window rows and columns 1..IH, 1..IW).
+    SimReport r = load_corner_window(img, out, [&](const GmRef &g) { return g.edge(1, IH, 1, IW); });
     auto clampi = [](int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; };
     for (int r0 = 0; r0 < 8; r0++)
         for (int c0 = 0; c0 < 16; c0++) {
@@ -406,7 +412,21 @@ TEST_CASE("TLOAD with replicated edges reads every element from its clamped row 
         }
     CHECK(r.dma_bytes.at("GM->UB") == 8 * 64);  // the valid region, rows rounded up to 32 bytes
 
+    // Padded with a constant instead (a constant_exterior boundary): the same
+    // rows and columns read, the others -2.5, at the same price.
+    std::fill(out.begin(), out.end(), kSentinel);
+    r = load_corner_window(img, out, [&](const GmRef &g) { return g.padded(1, IH, 1, IW, -2.5f); });
+    for (int r0 = 0; r0 < 8; r0++)
+        for (int c0 = 0; c0 < 16; c0++) {
+            bool inside = r0 >= 1 && r0 <= IH && c0 >= 1 && c0 <= IW;
+            float want = c0 >= 12 ? kSentinel : inside ? img[(r0 - 1) * IW + c0 - 1] : -2.5f;
+            INFO("padded: row " << r0 << " col " << c0);
+            CHECK(same_bits(out[r0 * 16 + c0], want));
+        }
+    CHECK(r.dma_bytes.at("GM->UB") == 8 * 64);
+
     // Without the clamp the same window starts before the buffer: an error naming the span.
+    const int64_t off = -1 - IW;
     Device dev2;
     GlobalTensor g2 = dev2.bind("img", DType::F32, img.data(), img.size());
     try {
@@ -418,14 +438,16 @@ TEST_CASE("TLOAD with replicated edges reads every element from its clamped row 
     } catch (const NpuError &e) {
         CHECK(std::string(e.what()).find("GM buffer 'img' has 60 elements") != std::string::npos);
     }
-    // Edges are a TLOAD feature.
-    try {
-        dev2.run(1, [&](Core &c) {
-            Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
-            c.TSTORE(g2.at(0, IW).edge(0, 1, 0, 1), t);
-        });
-        FAIL("no error");
-    } catch (const NpuError &e) {
-        CHECK(std::string(e.what()).find("replicated edges are a TLOAD feature") != std::string::npos);
+    // Edges and padding are TLOAD features.
+    for (bool pad : {false, true}) {
+        try {
+            dev2.run(1, [&](Core &c) {
+                Tile t = c.tile(Mem::UB, 0, DType::F32, 8, 16);
+                c.TSTORE(pad ? g2.at(0, IW).padded(0, 1, 0, 1, 0.0f) : g2.at(0, IW).edge(0, 1, 0, 1), t);
+            });
+            FAIL("no error");
+        } catch (const NpuError &e) {
+            CHECK(std::string(e.what()).find("replicated edges and padding are TLOAD features") != std::string::npos);
+        }
     }
 }
