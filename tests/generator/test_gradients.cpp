@@ -45,9 +45,11 @@
 #include "softmax_grad_unfused.h"
 #include "softplus_grad_fused.h"
 #include "softplus_grad_host_tiled.h"
+#include "softplus_grad_npu.h"
 #include "softplus_grad_unfused.h"
 #include "tanh_affine_grad_fused.h"
 #include "tanh_affine_grad_host_tiled.h"
+#include "tanh_affine_grad_npu.h"
 #include "tanh_affine_grad_unfused.h"
 
 using namespace aot;
@@ -228,6 +230,8 @@ TEST_CASE("generator: elementwise_chain_grad equals the derivative of the chain"
         // d softplus / dx = exp(x) / (exp(x) + 1): float32 exp, add, divide, multiply: 1e-5 relative.
         Buffer<double> want = pointwise(b.inputs[0], b.inputs[1], [](double x) { return std::exp(x) / (std::exp(x) + 1); });
         check(b, {want}, 1e-5, {1e-3});
+        // The tile-NPU (npu.sched): d_output padded with zeros outside its region by the DMA.
+        check_bit_exact(b, "npu", run(b.unfused, b), run(k(softplus_grad_npu, 1, 0), b));
     }
     {
         const float a = 0.75f, c = -0.25f;
@@ -239,6 +243,7 @@ TEST_CASE("generator: elementwise_chain_grad equals the derivative of the chain"
             return a * (1 - t * t);
         });
         check(b, {want}, 1e-5, {a});
+        check_bit_exact(b, "npu", run(b.unfused, b), run(k(tanh_affine_grad_npu, a, c), b));
     }
 }
 
