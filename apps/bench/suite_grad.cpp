@@ -140,6 +140,12 @@ CaseResult bench_softmax_grad(const SuiteOptions &o) {
     CaseResult c = forward_and_backward(o, "softmax grad " + std::to_string(rows) + "x" + std::to_string(cols), fwd,
                                         {&out}, bwd, {&d_in}, 8.0 * cols * rows);
     halide_softmax_grad(o, c, in, d_out, d_in);
+    // The forward pass saving the exponentials and the row sums (saved.sched),
+    // the backward kernel reading them instead of the input: no row maximum,
+    // no exp. Its forward pass sums each row in lanes: the gradients agree
+    // within rounding.
+    FBuf exps(cols, rows), row_sum(rows), grad(cols, rows);
+    add_saved_row(o, c, bwd, "saved", {{"exps", exps}, {"row_sum", row_sum}}, out, {&grad}, {&d_in}, 1e-4);
     return c;
 }
 
@@ -157,6 +163,12 @@ CaseResult bench_layernorm_grad(const SuiteOptions &o) {
     CaseResult c = forward_and_backward(o, "layernorm grad " + std::to_string(rows) + "x" + std::to_string(cols),
                                         fwd, {&out}, bwd, {&d_in, &d_gamma, &d_beta}, 8.0 * cols * rows);
     halide_layernorm_grad(o, c, in, gamma, beta, d_out, d_in, d_gamma, d_beta);
+    // The forward pass saving each row's statistics (saved.sched), the
+    // backward kernel summing no row. Its column sums add in another order
+    // than host_tiled.sched's (bands of rows): the gradients agree within rounding.
+    FBuf mean(rows), sum_sq(rows), inv_std(rows), grads[3] = {FBuf(cols, rows), FBuf(cols), FBuf(cols)};
+    add_saved_row(o, c, bwd, "saved", {{"inv_std", inv_std}, {"mean", mean}, {"sum_sq", sum_sq}}, out,
+                  {&grads[0], &grads[1], &grads[2]}, {&d_in, &d_gamma, &d_beta}, 1e-4);
     return c;
 }
 

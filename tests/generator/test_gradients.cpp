@@ -42,6 +42,7 @@
 #include "layernorm_grad_unfused.h"
 #include "softmax_grad_fused.h"
 #include "softmax_grad_host_tiled.h"
+#include "softmax_grad_saved.h"
 #include "softmax_grad_unfused.h"
 #include "softplus_grad_fused.h"
 #include "softplus_grad_host_tiled.h"
@@ -294,6 +295,16 @@ TEST_CASE("generator: softmax_grad equals the softmax Jacobian times d_output", 
     // small ones (float32 row sums of W terms; the row maximum's share, zero
     // in exact arithmetic, is rounding of that size).
     check(b, {want}, 1e-4, {1e-3});
+
+    // saved.sched: the forward kernel writes the exponentials and each row's
+    // sum, which the backward kernel reads. Its row sums add in lanes: the
+    // reference's tolerance.
+    Buffer<float> out = image(0, 0, 23), exps = image(0, 0, 24), row_sum(H);
+    row_sum.set_min(Y0);
+    REQUIRE(softmax_grad_saved_forward(in, out, exps, row_sum) == 0);
+    auto backward = Multi([](const auto &a) { return softmax_grad_saved(a[0], a[1], a[2], a[3], a[4]); });
+    check_close(b, "saved (forward, then backward)", {want}, 1e-4, {1e-3},
+                run(backward, b, {Buffer<void>(exps), Buffer<void>(row_sum)}));
 }
 
 TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[generator][grad]") {
