@@ -595,3 +595,217 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
         check_close(b, "saved (forward, then backward)", {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1}, got);
     }
 }
+
+// Issue 19's check in float64: each backward generator's gradients (unfused.sched)
+// against central differences of L = sum of d_output * forward(inputs), the
+// forward pass written out in float64 below, at twelve elements of each input.
+namespace {
+
+Buffer<double> to_double(const Buffer<float> &b) {
+    Buffer<double> d = zeros_like(b);
+    b.for_each_element([&](const int *p) { d(p) = b(p); });
+    return d;
+}
+
+// A float64 forward loss of the forward inputs (float64 copies, in the kernel's order).
+using Loss = std::function<double(const std::vector<Buffer<double>> &)>;
+
+// At twelve elements of input i (spread over it) for each (i, gradient) in
+// `grads`: (L(v + h) - L(v - h)) / 2h against the kernel's gradient there,
+// within rel * max(|difference|, scale). h = 1e-5 leaves a truncation error
+// of order h^2 and a rounding error of order 1e-16 |L| / h, both far below rel.
+void check_finite_differences(const char *name, const std::vector<Buffer<float>> &inputs, const Loss &loss,
+                              const std::vector<std::pair<size_t, Buffer<float>>> &grads, double rel, double scale) {
+    std::vector<Buffer<double>> in;
+    for (const auto &b : inputs) in.push_back(to_double(b));
+    const double h = 1e-5;
+    for (const auto &[i, g] : grads) {
+        Buffer<double> &v = in[i];
+        const int64_t n = (int64_t)v.number_of_elements();
+        for (int k = 0; k < 12; k++) {
+            int64_t e = (k * n / 12 + 7 * k + 3) % n;
+            std::vector<int> pos(v.dimensions());
+            std::string where;
+            for (int d = 0; d < v.dimensions(); d++) {
+                pos[d] = v.dim(d).min() + (int)(e % v.dim(d).extent());
+                e /= v.dim(d).extent();
+                where += (d ? ", " : "") + std::to_string(pos[d]);
+            }
+            const double was = v(pos.data());
+            v(pos.data()) = was + h;
+            const double plus = loss(in);
+            v(pos.data()) = was - h;
+            const double minus = loss(in);
+            v(pos.data()) = was;
+            const double fd = (plus - minus) / (2 * h), got = g(pos.data());
+            INFO(name << ": d/d input " << i << " at (" << where << "): kernel " << got << ", central difference " << fd);
+            CHECK(std::fabs(got - fd) <= rel * std::max(std::fabs(fd), scale));
+        }
+    }
+}
+
+// Sum over d_output's region of d_output(x, y) * f(x, y).
+double weighted(const Buffer<float> &d_out, const std::function<double(int, int)> &f) {
+    double sum = 0;
+    d_out.for_each_element([&](int x, int y) { sum += d_out(x, y) * f(x, y); });
+    return sum;
+}
+
+}  // namespace
+
+TEST_CASE("generator: backward generators equal central differences in float64", "[generator][grad][fd]") {
+    auto clampi = [](int v, int lo, int n) { return std::min(std::max(v, lo), lo + n - 1); };
+    SECTION("blur3x3_grad") {
+        Buffer<float> in = image(0, 1, 1), d_out = inner_adjoint(2), d_in = image(0, 0, 3);
+        REQUIRE(blur3x3_grad_unfused(in, d_out, d_in) == 0);
+        check_finite_differences("blur3x3_grad", {in}, [&](const auto &v) {
+            return weighted(d_out, [&](int x, int y) {
+                double s = 0;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) s += v[0](clampi(x + dx, X0, W), clampi(y + dy, Y0, H));
+                return s / 9;
+            });
+        }, {{0, d_in}}, 1e-4, 1e-2);
+    }
+    SECTION("elementwise_chain_grad") {
+        const float a = 0.75f, c = -0.25f;
+        Buffer<float> in = image(-3, 3, 8), d_out = inner_adjoint(9), d_in = image(0, 0, 10);
+        REQUIRE(softplus_grad_unfused(in, 1.0f, 0.0f, d_out, d_in) == 0);
+        check_finite_differences("softplus_grad", {in}, [&](const auto &v) {
+            return weighted(d_out, [&](int x, int y) { return std::log(std::exp(v[0](x, y)) + 1); });
+        }, {{0, d_in.copy()}}, 1e-4, 1e-2);
+        REQUIRE(tanh_affine_grad_unfused(in, a, c, d_out, d_in) == 0);
+        check_finite_differences("tanh_affine_grad", {in}, [&](const auto &v) {
+            return weighted(d_out, [&](int x, int y) { return std::tanh((double)a * v[0](x, y) + c); });
+        }, {{0, d_in}}, 1e-4, 1e-2);
+    }
+    SECTION("bias_gelu_grad") {
+        Buffer<float> in = image(-3, 3, 12), bias(W), d_bias(W), d_out = inner_adjoint(13), d_in = image(0, 0, 14);
+        bias.set_min(X0), d_bias.set_min(X0);
+        fill_random(bias, -1, 1, 11);
+        REQUIRE(bias_gelu_grad_unfused(in, bias, d_out, d_in, d_bias) == 0);
+        check_finite_differences("bias_gelu_grad", {in, bias}, [&](const auto &v) {
+            return weighted(d_out, [&](int x, int y) {
+                double u = v[0](x, y) + v[1](x);
+                return 0.5 * u * (1 + std::tanh(0.7978845608 * (u + 0.044715 * u * u * u)));
+            });
+        }, {{0, d_in}, {1, d_bias}}, 1e-4, 1e-1);
+    }
+    SECTION("softmax_grad") {
+        Buffer<float> in = image(-2, 2, 15), d_out = inner_adjoint(16), d_in = image(0, 0, 17);
+        REQUIRE(softmax_grad_unfused(in, d_out, d_in) == 0);
+        check_finite_differences("softmax_grad", {in}, [&](const auto &v) {
+            double sum = 0;
+            for (int y = d_out.dim(1).min(); y <= d_out.dim(1).max(); y++) {
+                double m = -1e300, total = 0;
+                for (int x = X0; x < X0 + W; x++) m = std::max(m, v[0](x, y));
+                for (int x = X0; x < X0 + W; x++) total += std::exp(v[0](x, y) - m);
+                for (int x = d_out.dim(0).min(); x <= d_out.dim(0).max(); x++)
+                    sum += d_out(x, y) * std::exp(v[0](x, y) - m) / total;
+            }
+            return sum;
+        }, {{0, d_in}}, 1e-3, 1e-4);
+    }
+    SECTION("layernorm_grad") {
+        const float epsilon = 1e-5f;
+        Buffer<float> in = image(-2, 2, 20), gamma(W), beta(W), d_gamma(W), d_beta(W), d_out = inner_adjoint(21),
+                      d_in = image(0, 0, 22);
+        for (Buffer<float> *b : {&gamma, &beta, &d_gamma, &d_beta}) b->set_min(X0);
+        fill_random(gamma, 0.5, 1.5, 18);
+        fill_random(beta, -1, 1, 19);
+        REQUIRE(layernorm_grad_unfused(in, gamma, beta, epsilon, d_out, d_in, d_gamma, d_beta) == 0);
+        check_finite_differences("layernorm_grad", {in, gamma, beta}, [&](const auto &v) {
+            double sum = 0;
+            for (int y = d_out.dim(1).min(); y <= d_out.dim(1).max(); y++) {
+                double mean = 0, sq = 0;
+                for (int x = X0; x < X0 + W; x++) mean += v[0](x, y);
+                mean /= W;
+                for (int x = X0; x < X0 + W; x++) sq += (v[0](x, y) - mean) * (v[0](x, y) - mean);
+                const double inv_std = 1 / std::sqrt(sq / W + epsilon);
+                for (int x = d_out.dim(0).min(); x <= d_out.dim(0).max(); x++)
+                    sum += d_out(x, y) * ((v[0](x, y) - mean) * inv_std * v[1](x) + v[2](x));
+            }
+            return sum;
+        }, {{0, d_in}, {1, d_gamma}, {2, d_beta}}, 1e-4, 1e-1);
+    }
+    SECTION("gemm_grad (ReLU)") {
+        const int K = 37, M = 29, N = 45;
+        Buffer<float> A(K, M), B(N, K), bias(N), d_out(N, M), d_A(K, M), d_B(N, K), d_bias(N);
+        fill_random(A, -1, 1, 23), fill_random(B, -1, 1, 24), fill_random(bias, -1, 1, 25), fill_random(d_out, -1, 1, 26);
+        REQUIRE(gemm_relu_grad_unfused(A, B, bias, d_out, d_A, d_B, d_bias) == 0);
+        // L is smooth at the points taken when no element of A B + bias is within
+        // ten times h (a step's largest effect on it: |B| <= 1) of the ReLU's kink.
+        double nearest = 1e300;
+        for (int y = 0; y < M; y++)
+            for (int x = 0; x < N; x++) {
+                double acc = bias(x);
+                for (int r = 0; r < K; r++) acc += (double)A(r, y) * B(x, r);
+                nearest = std::min(nearest, std::fabs(acc));
+            }
+        REQUIRE(nearest > 1e-4);
+        check_finite_differences("gemm_relu_grad", {A, B, bias}, [&](const auto &v) {
+            return weighted(d_out, [&](int x, int y) {
+                double acc = v[2](x);
+                for (int r = 0; r < K; r++) acc += v[0](r, y) * v[1](x, r);
+                return std::max(acc, 0.0);
+            });
+        }, {{0, d_A}, {1, d_B}, {2, d_bias}}, 1e-4, 1.0);
+    }
+    SECTION("conv_bn_relu_grad") {
+        const int Cin = 6, Cout = 20, Wc = 9, Hc = 7;
+        const float epsilon = 1e-5f;
+        Buffer<float> in(Cin, Wc + 2, Hc + 2), w(Cout, Cin, 3, 3), bias(Cout), mean(Cout), var(Cout), gamma(Cout),
+            beta(Cout), d_out(Cout, Wc, Hc), d_in(Cin, Wc + 2, Hc + 2), d_w(Cout, Cin, 3, 3), d_bias(Cout),
+            d_gamma(Cout), d_beta(Cout);
+        fill_random(in, -1, 1, 31), fill_random(w, -0.5, 0.5, 32), fill_random(bias, -0.5, 0.5, 33);
+        fill_random(mean, -0.2, 0.2, 34), fill_random(var, 0.5, 1.5, 35), fill_random(gamma, 0.5, 1.5, 36);
+        fill_random(beta, -0.5, 0.5, 37), fill_random(d_out, -1, 1, 38);
+        REQUIRE(conv_bn_relu_grad_unfused(in, w, bias, mean, var, gamma, beta, epsilon, d_out, d_in, d_w, d_bias,
+                                          d_gamma, d_beta) == 0);
+        // The batch-normalized value before the ReLU, from float64 inputs v.
+        auto bn = [&](const std::vector<Buffer<double>> &v, int c, int x, int y) {
+            double acc = v[2](c);
+            for (int ry = 0; ry < 3; ry++)
+                for (int rx = 0; rx < 3; rx++)
+                    for (int ci = 0; ci < Cin; ci++) acc += v[1](c, ci, rx, ry) * v[0](ci, x + rx, y + ry);
+            return (acc - v[3](c)) * v[5](c) / std::sqrt(v[4](c) + epsilon) + v[6](c);
+        };
+        std::vector<Buffer<double>> at;
+        for (const Buffer<float> *b : {&in, &w, &bias, &mean, &var, &gamma, &beta}) at.push_back(to_double(*b));
+        double nearest = 1e300;  // as for the GEMM: a step of h moves bn by at most about 1.5 h
+        d_out.for_each_element([&](int c, int x, int y) { nearest = std::min(nearest, std::fabs(bn(at, c, x, y))); });
+        REQUIRE(nearest > 1e-4);
+        check_finite_differences("conv_bn_relu_grad", {in, w, bias, mean, var, gamma, beta}, [&](const auto &v) {
+            double sum = 0;
+            d_out.for_each_element([&](int c, int x, int y) { sum += d_out(c, x, y) * std::max(bn(v, c, x, y), 0.0); });
+            return sum;
+        }, {{0, d_in}, {1, d_w}, {2, d_bias}, {5, d_gamma}, {6, d_beta}}, 1e-4, 1.0);
+    }
+    SECTION("attention_grad") {
+        const int d = 13, nq = 37, nk = 29;
+        Buffer<float> q(d, nq), kk(d, nk), v(d, nk), d_out(d, nq), d_q(d, nq), d_k(d, nk), d_v(d, nk);
+        fill_random(q, -1, 1, 51 + d), fill_random(kk, -1, 1, 52 + d), fill_random(v, -1, 1, 53 + d);
+        fill_random(d_out, -1, 1, 54 + d);
+        REQUIRE(attention_grad_unfused(q, kk, v, d_out, d_q, d_k, d_v) == 0);
+        check_finite_differences("attention_grad", {q, kk, v}, [&](const auto &in) {
+            double sum = 0;
+            std::vector<double> p(nk);
+            for (int i = 0; i < nq; i++) {
+                double m = -1e300, total = 0;
+                for (int j = 0; j < nk; j++) {
+                    p[j] = 0;
+                    for (int c = 0; c < d; c++) p[j] += in[0](c, i) * in[1](c, j);
+                    p[j] /= std::sqrt((double)d);
+                    m = std::max(m, p[j]);
+                }
+                for (int j = 0; j < nk; j++) total += p[j] = std::exp(p[j] - m);
+                for (int c = 0; c < d; c++) {
+                    double o = 0;
+                    for (int j = 0; j < nk; j++) o += p[j] / total * in[2](c, j);
+                    sum += d_out(c, i) * o;
+                }
+            }
+            return sum;
+        }, {{0, d_q}, {1, d_k}, {2, d_v}}, 1e-4, 1e-1);
+    }
+}
