@@ -1,0 +1,386 @@
+// codegen_cpp()'s printer (CodeGen_CPrinter.h), part two: the statements
+// and the whole function (its signature, entry checks, argv wrapper and the
+// vector typedefs it uses); the expressions are printed by CodeGen_C.cpp.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "codegen/CodeGen_C.h"
+#include "codegen/CodeGen_CPrinter.h"
+#include "codegen/CodeGen_Float16.h"
+#include "codegen/VectorSlots.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+
+namespace kiln {
+namespace internal {
+namespace codegen_c {
+
+namespace {
+
+bool allocation_on_stack(const Allocate *op) {
+    const int64_t *n = as_const_int(op->size);
+    return n && *n * op->type.bytes() <= 64 * 1024;  // thread stacks are MiBs
+}
+
+// Whether emitting s produces a `return` (a failed assert or a failed heap
+// allocation): in the body of a parallel loop, such a failure records its
+// code and jumps to the end of the iteration instead.
+class MayReturn : public IRVisitor {
+public:
+    explicit MayReturn(bool asserts) : asserts(asserts) {}
+    bool result = false;
+
+private:
+    bool asserts;
+    using IRVisitor::visit;
+    void visit(const AssertStmt *) override { result |= asserts; }
+    void visit(const Allocate *op) override {
+        result |= !allocation_on_stack(op);
+        IRVisitor::visit(op);
+    }
+};
+
+// Whether s declares C names into the enclosing block (so a Block wraps it in
+// braces to keep the IR's scoping).
+bool declares(const Stmt &s) {
+    if (s.as<LetStmt>() || s.as<Allocate>()) return true;
+    if (const Block *b = s.as<Block>()) return declares(b->first) || declares(b->rest);
+    if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) return declares(pc->body);
+    return false;
+}
+
+}  // namespace
+
+// ---- Statements ----
+
+// The value bound to `name`; a mask keeps its natural width, remembered for
+// the uses of `name`.
+std::string CodeGen_C::print_binding(const std::string &name, const Expr &value) {
+    if (!(value.type().is_bool() && value.type().is_vector())) return print(value);
+    int bits = mask_bits_or_default(value);
+    mask_bits_of[name] = bits;
+    return mask(value, bits);
+}
+
+void CodeGen_C::visit(const LetStmt *op) {
+    std::string type = c_type_of(op->value), value = print_binding(op->name, op->value);
+    line() << "const " << type << " " << names.get(op->name) << " = " << unparen(value) << ";\n";
+    include(op->body);
+}
+
+void CodeGen_C::visit(const AssertStmt *op) {
+    if (target.has(Target::NoAsserts)) return;
+    std::string call = assert_error_call(func.name, op->message, [&](const Expr &e) { return paren(print(e)); });
+    line() << "if (!" << paren(print(op->condition)) << ") {\n";
+    indent++;
+    line() << call << "\n";
+    emit_fail(std::to_string(op->error_code));
+    indent--;
+    line() << "}\n";
+}
+
+void CodeGen_C::visit(const ProducerConsumer *op) {
+    line() << "// " << (op->is_producer ? "produce " : "consume ") << op->name << "\n";
+    include(op->body);
+}
+
+void CodeGen_C::visit(const For *op) {
+    internal_assert(op->for_type == ForType::Serial || op->for_type == ForType::Parallel ||
+                    op->for_type == ForType::LaneFallback)
+        << "loop " << op->name << " is vectorized or unrolled; lowering should have removed it";
+    std::string var = names.get(op->name);
+    std::string min_operand = print(op->min), extent = print(op->extent), min = unparen(min_operand);
+    std::string end = is_zero(op->min) ? unparen(extent) : min_operand + " + " + extent;
+    if (op->for_type != ForType::Parallel) {
+        // A vectorized loop's per-lane tail runs once per loop nest: g++
+        // -O3 would unroll it completely (a guarded copy of the body per
+        // lane), a third of a row reduction's compile time for nothing.
+        if (op->for_type == ForType::LaneFallback) line() << "#pragma GCC unroll 1\n";
+        std::string end_var = names.fresh(var + "_end");
+        line() << "for (int32_t " << var << " = " << min << ", " << end_var << " = " << end << "; " << var << " < "
+               << end_var << "; ++" << var << ") {\n";
+        print_body(op->body);
+        line() << "}\n";
+        return;
+    }
+    // A parallel body that may fail runs in a block of its own; a failure
+    // records its code and jumps past the block (leaving its scopes frees
+    // their heap blocks), and the code of a failing iteration is returned
+    // after the loop. Not a lambda: a lambda captures the function's
+    // variables by reference, so g++ reloads every float of them (a
+    // parameter, 1 / r_sigma) after each store through a float pointer.
+    MayReturn may_return(!target.has(Target::NoAsserts));
+    may_return.include(op->body);
+    std::string error, code;
+    if (may_return.result) {
+        error = names.fresh(var + "_error");
+        code = names.fresh("err");
+        line() << "int " << error << " = 0;\n";
+    }
+    line() << "#pragma omp parallel for num_threads(kiln_num_threads())\n";
+    line() << "for (int32_t " << var << " = " << min << "; " << var << " < " << end << "; ++" << var << ") {\n";
+    if (!may_return.result) {
+        print_body(op->body);
+        line() << "}\n";
+        return;
+    }
+    indent++;
+    std::string label = names.fresh(var + "_exit");
+    line() << "int " << code << " = 0;\n";
+    line() << "{\n";
+    std::string outer_code = fail_code, outer_label = fail_label;
+    fail_code = code;
+    fail_label = label;
+    print_body(op->body);
+    fail_code = outer_code;
+    fail_label = outer_label;
+    line() << "}\n";
+    line() << label << ":\n";
+    line() << "if (" << code << " != 0) {\n";
+    indent++;
+    line() << "#pragma omp atomic write\n";
+    line() << error << " = " << code << ";\n";
+    indent--;
+    line() << "}\n";
+    indent--;
+    line() << "}\n";
+    line() << "if (" << error << " != 0) {\n";
+    indent++;
+    emit_fail(error);
+    indent--;
+    line() << "}\n";
+}
+
+void CodeGen_C::visit(const Store *op) {
+    std::string buf = names.get(op->name);
+    Type t = op->value.type();
+    if (target.has(Target::Trace))
+        line() << "kiln_trace_store(\"" << escape(op->name, false) << "\", " << t.lanes() << ");\n";
+    if (t.is_scalar()) {
+        line() << buf << "[" << unparen(print(op->index)) << "] = " << unparen(print(op->value)) << ";\n";
+        return;
+    }
+    std::string value = t.is_bool() ? "__builtin_convertvector(" + mask(op->value, 8) + " & 1, " +
+                                          vector_type(TypeCode::UInt, 8, t.lanes()) + ")"
+                                    : unparen(print(op->value));
+    const Ramp *ramp = op->index.as<Ramp>();
+    if (slot_lanes.count(op->name)) {
+        line() << buf << "[" << *as_const_int(ramp->base) / t.lanes() << "] = " << value << ";\n";
+    } else if (ramp && is_one(ramp->stride)) {
+        line() << "kiln_store" << count_args(t.lanes()) << "(" << buf << " + " << print(ramp->base) << ", "
+               << value << ");\n";
+    } else {
+        line() << "kiln_scatter" << count_args(t.lanes()) << "(" << buf << ", "
+               << unparen(print(op->index)) << ", " << value << ");\n";
+    }
+}
+
+void CodeGen_C::visit(const Provide *op) {
+    internal_error << "Provide to " << op->name << " reached codegen; storage flattening should have removed it";
+}
+void CodeGen_C::visit(const Realize *op) {
+    internal_error << "Realize of " << op->name << " reached codegen; storage flattening should have removed it";
+}
+
+void CodeGen_C::visit(const Allocate *op) {
+    std::string name = names.get(op->name), type = scalar_c_type(op->type.element_of());
+    if (target.has(Target::Trace)) line() << "kiln_trace_realize(\"" << escape(op->name, false) << "\");\n";
+    const int lanes = allocation_on_stack(op) ? vector_slot_lanes(op) : 0;
+    if (lanes) {
+        // Whole vectors at constant offsets only: an array of vectors, whose
+        // slots g++ keeps in registers (VectorSlots.h).
+        Type t = op->type.element_of();
+        line() << "alignas(64) " << vector_type(t.code(), t.bits(), lanes) << " " << name << "["
+               << *as_const_int(op->size) / lanes << "];\n";
+        slot_lanes[op->name] = lanes;
+    } else if (allocation_on_stack(op)) {
+        int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
+        line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
+        stack_bytes[op->name] = n * op->type.bytes();
+    } else {
+        std::string heap = names.fresh(name + "_heap");
+        // The size is a product of int32 extents: multiply in 64 bits, so
+        // that kiln_heap sees (and refuses) a size past what int32 indexes.
+        std::function<Expr(const Expr &)> widen = [&](const Expr &e) -> Expr {
+            if (const Mul *m = e.as<Mul>()) return Mul::make(widen(m->a), widen(m->b));
+            return e.type() == Int(64) ? e : Cast::make(Int(64), e);
+        };
+        line() << "kiln_heap " << heap << "(" << unparen(print(op->size.as<Mul>() ? widen(op->size) : op->size)) << ", sizeof(" << type << "));\n";
+        line() << "if (!" << heap << ".ptr) {\n";
+        indent++;
+        line() << "kiln_error(\"" << escape(func.name + ": out of memory allocating ", true)
+               << "%lld elements (%lld bytes) for '" << escape(op->name, true)
+               << "'; a kernel allocates at most 2147483647 elements per Func\", " << heap << ".count, " << heap
+               << ".bytes);\n";
+        emit_fail("kiln_error_out_of_memory");
+        indent--;
+        line() << "}\n";
+        line() << type << " *" << name << " = (" << type << " *)" << heap << ".ptr;\n";
+    }
+    include(op->body);
+    slot_lanes.erase(op->name);
+    stack_bytes.erase(op->name);
+}
+
+void CodeGen_C::visit(const Block *op) {
+    if (declares(op->first)) {
+        line() << "{\n";
+        print_body(op->first);
+        line() << "}\n";
+    } else {
+        include(op->first);
+    }
+    include(op->rest);
+}
+
+void CodeGen_C::visit(const IfThenElse *op) {
+    line() << "if (" << unparen(print(op->condition)) << ") {\n";
+    const IfThenElse *branch = op;
+    while (true) {
+        print_body(branch->then_case);
+        const IfThenElse *next = branch->else_case.as<IfThenElse>();
+        if (next) {
+            line() << "} else if (" << unparen(print(next->condition)) << ") {\n";
+            branch = next;
+        } else {
+            if (branch->else_case.defined()) {
+                line() << "} else {\n";
+                print_body(branch->else_case);
+            }
+            break;
+        }
+    }
+    line() << "}\n";
+}
+
+void CodeGen_C::visit(const Evaluate *op) {
+    if (is_const(op->value)) return;
+    if (const Call *c = op->value.as<Call>(); c && c->name == "prefetch") {
+        line() << print(op->value) << ";\n";
+        return;
+    }
+    line() << "(void)" << paren(print(op->value)) << ";\n";
+}
+
+// ---- The function ----
+
+void CodeGen_C::emit_signature_and_checks() {
+    std::vector<std::string> params;
+    for (const LoweredArgument &a : func.args) {
+        if (a.is_buffer) params.push_back("halide_buffer_t *" + names.fresh(names.get(a.name) + "_buffer"));
+        else params.push_back(scalar_c_type(a.type) + " " + names.get(a.name));
+    }
+    out << "extern \"C\" int " << func.name << "(";
+    for (size_t i = 0; i < params.size(); i++) out << (i ? ", " : "") << params[i];
+    out << ") {\n";
+    indent = 1;
+    // The C name of buffer argument i's halide_buffer_t pointer.
+    auto buf_name = [&](size_t i) { return params[i].substr(std::string("halide_buffer_t *").size()); };
+    for (size_t i = 0; i < func.args.size(); i++) {
+        const LoweredArgument &a = func.args[i];
+        if (!a.is_buffer) continue;
+        std::string buf = buf_name(i);
+        std::string host = names.get(a.name), type = scalar_c_type(a.type.element_of());
+        std::string ptr = (a.is_output ? "" : "const ") + type + " *";
+        line() << "if (int err = kiln_check_buffer(" << buf << ", \"" << func.name << "\", " << quoted(a.name)
+               << ", " << halide_type_code_name(a.type.code()) << ", " << (int)a.type.bits() << ", " << a.dimensions << ")) return err;\n";
+        line() << ptr << host << " = (" << ptr << ")" << buf << "->host;\n";
+        for (int d = 0; d < a.dimensions; d++) {
+            for (const char *field : {"min", "extent", "stride"}) {
+                line() << "const int32_t " << names.get(a.name + "." + field + "." + std::to_string(d)) << " = " << buf
+                       << "->dim[" << d << "]." << field << ";\n";
+            }
+        }
+    }
+    // A kernel reads its inputs while it writes its outputs (intermediates
+    // and tiles in any order), so an output may share no memory with an input.
+    for (size_t i = 0; i < func.args.size(); i++) {
+        if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
+        for (size_t j = 0; j < func.args.size(); j++) {
+            if (!func.args[j].is_buffer || func.args[j].is_output) continue;
+            line() << "if (int err = kiln_check_no_overlap(" << buf_name(j) << ", " << buf_name(i) << ", \"" << func.name
+                   << "\", " << quoted(func.args[j].name) << ", " << quoted(func.args[i].name) << ")) return err;\n";
+        }
+    }
+    // Empty outputs (an extent of 0): nothing to compute, nothing to read.
+    std::string all_empty;
+    for (size_t i = 0; i < func.args.size(); i++) {
+        if (!func.args[i].is_buffer || !func.args[i].is_output) continue;
+        all_empty += (all_empty.empty() ? "" : " && ") + std::string("kiln_buffer_is_empty(") + buf_name(i) + ")";
+    }
+    if (!all_empty.empty()) line() << "if (" << all_empty << ") return 0;  // empty outputs: nothing to compute\n";
+}
+
+void CodeGen_C::emit_argv_wrapper() {
+    out << "\nextern \"C\" int " << func.name << "_argv(void **args) {\n";
+    out << "    return " << func.name << "(";
+    for (size_t i = 0; i < func.args.size(); i++) {
+        const LoweredArgument &a = func.args[i];
+        out << (i ? ",\n        " : "");
+        if (a.is_buffer) out << "(halide_buffer_t *)args[" << i << "]";
+        else out << "*(const " << scalar_c_type(a.type) << " *)args[" << i << "]";
+    }
+    out << ");\n}\n";
+}
+
+std::string CodeGen_C::emit() {
+    internal_assert(!func.name.empty() && !std::isdigit((unsigned char)func.name[0]) &&
+                    func.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                        std::string::npos)
+        << "kernel name '" << func.name << "' is not a C identifier";
+    emit_signature_and_checks();
+    include(func.body);
+    line() << "return 0;\n";
+    out << "}\n";
+    emit_argv_wrapper();
+
+    std::ostringstream file;
+    file << "// Generated by Kiln: kernel " << func.name << " for target " << target.to_string() << ".\n"
+         << "// Every buffer field is unpacked, used or not.\n"
+         << "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n\n"
+         << prologue_source_text() << (uses_float16 ? float16_source_text() : "");
+    if (!vector_types.empty()) file << "// Vector types used below.\n";
+    for (const auto &[code, bits, lanes] : vector_types) {
+        int padded = 1;
+        while (padded < lanes) padded *= 2;
+        file << "typedef " << scalar_c_type(Type(code, bits)) << " " << Type(code, bits, lanes).to_string()
+             << " __attribute__((vector_size(" << padded * Type(code, bits).bytes() << ")));\n";
+    }
+    file << "\n" << out.str();
+    return file.str();
+}
+
+}  // namespace codegen_c
+
+std::string assert_error_call(const std::string &kernel, const std::vector<Expr> &message,
+                              const std::function<std::string(const Expr &)> &print) {
+    std::string format, args;
+    for (const Expr &part : message) {
+        if (const StringImm *s = part.as<StringImm>()) {
+            format += codegen_c::escape(s->value, true);
+            continue;
+        }
+        Type t = part.type();
+        internal_assert(t.is_scalar()) << "vector in an assert message";
+        const char *spec = t.is_float() ? "%g" : t.bits() == 64 ? (t.is_uint() ? "%llu" : "%lld") : t.is_uint() && !t.is_bool() ? "%u" : "%d";
+        const char *cast = t.is_float() ? "(double)" : t.bits() == 64 ? (t.is_uint() ? "(unsigned long long)" : "(long long)") : t.is_uint() && !t.is_bool() ? "(unsigned)" : "(int)";
+        format += spec;
+        args += std::string(", ") + cast + print(part);
+    }
+    if (message.empty()) format = codegen_c::escape(kernel + ": check failed", true);
+    // Every message names the kernel (the entry checks already start with it).
+    std::string prefix = codegen_c::escape(kernel + ": ", true);
+    if (format.compare(0, prefix.size(), prefix) != 0) format = prefix + format;
+    return "kiln_error(\"" + format + "\"" + args + ");";
+}
+
+std::string codegen_cpp(const LoweredFunc &f, const Target &t) { return codegen_c::CodeGen_C(f, t).emit(); }
+
+}  // namespace internal
+}  // namespace kiln
+
