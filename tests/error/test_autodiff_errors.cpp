@@ -47,55 +47,42 @@ TEST_CASE("error: autodiff of a product reduction", "[error][autodiff]") {
                               Contains("min or max") && Contains("a product"));
 }
 
+namespace {
+// f(x) = in(x), then `update` gives f an update that reads f; the adjoint of
+// the sum of f is refused with the message `m`.
+template <typename Update, typename Matcher>
+void require_refused_scan(Update update, const Matcher &m) {
+    Pipe p;
+    p.f(p.x) = p.in(p.x);
+    update(p);
+    REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)), m);
+}
+}  // namespace
+
 TEST_CASE("error: autodiff of the scans it does not handle", "[error][autodiff][scan]") {
     // A non-affine read of f: not the written point moved by a constant.
-    {
-        Pipe p;
-        p.f(p.x) = p.in(p.x);
-        p.f(p.r) = p.f(p.r / 2) * 0.5f + p.in(p.r);
-        REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)),
-                              Contains("Cannot differentiate f.update(0): it reads f((r.x / 2))") &&
-                                  Contains("moved by constants along its RVars") && Contains("one more dimension"));
-    }
+    require_refused_scan([](Pipe &p) { p.f(p.r) = p.f(p.r / 2) * 0.5f + p.in(p.r); },
+                         Contains("Cannot differentiate f.update(0): it reads f((r.x / 2))") &&
+                             Contains("moved by constants along its RVars") && Contains("one more dimension"));
     // Overwriting: every point of the RDom writes f(x).
-    {
-        Pipe p;
-        p.f(p.x) = p.in(p.x);
-        p.f(p.x) = p.f(p.x - 1) + p.in(p.r);
-        REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)),
-                              Contains("Cannot differentiate f.update(0): every point of its RVar r.x writes the "
-                                       "same value of f (an overwriting scan") &&
-                                  Contains("one more dimension"));
-    }
+    require_refused_scan([](Pipe &p) { p.f(p.x) = p.f(p.x - 1) + p.in(p.r); },
+                         Contains("Cannot differentiate f.update(0): every point of its RVar r.x writes the "
+                                  "same value of f (an overwriting scan") &&
+                             Contains("one more dimension"));
     // A read of a point the RDom writes later.
-    {
-        Pipe p;
-        p.f(p.x) = p.in(p.x);
-        p.f(p.r) = p.f(p.r + 1) * 0.5f;
-        REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)),
-                              Contains("Cannot differentiate f.update(0): it reads f((r.x + 1)), a point its RDom "
-                                       "writes later") &&
-                                  Contains("f(r - 1)"));
-    }
+    require_refused_scan([](Pipe &p) { p.f(p.r) = p.f(p.r + 1) * 0.5f; },
+                         Contains("Cannot differentiate f.update(0): it reads f((r.x + 1)), a point its RDom "
+                                  "writes later") &&
+                             Contains("f(r - 1)"));
     // Two earlier points.
-    {
-        Pipe p;
-        p.f(p.x) = p.in(p.x);
-        p.f(p.r) = p.f(p.r - 1) + p.f(p.r - 2);
-        REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)),
-                              Contains("Cannot differentiate f.update(0): it reads f at two earlier points") &&
-                                  Contains("a Func of its own"));
-    }
+    require_refused_scan([](Pipe &p) { p.f(p.r) = p.f(p.r - 1) + p.f(p.r - 2); },
+                         Contains("Cannot differentiate f.update(0): it reads f at two earlier points") &&
+                             Contains("a Func of its own"));
     // A neighbour along a pure Var, with no RDom.
-    {
-        Pipe p;
-        p.f(p.x) = p.in(p.x);
-        p.f(p.x) = p.f(p.x - 1) * 0.5f;
-        REQUIRE_COMPILE_ERROR(propagate_adjoints(p.sum_of(p.f)),
-                              Contains("Cannot differentiate f.update(0): it reads f at other points than it "
-                                       "writes without an RDom") &&
-                                  Contains("over an RDom"));
-    }
+    require_refused_scan([](Pipe &p) { p.f(p.x) = p.f(p.x - 1) * 0.5f; },
+                         Contains("Cannot differentiate f.update(0): it reads f at other points than it "
+                                  "writes without an RDom") &&
+                             Contains("over an RDom"));
 }
 
 TEST_CASE("error: autodiff through a function with no derivative", "[error][autodiff]") {
