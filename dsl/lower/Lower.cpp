@@ -35,7 +35,6 @@
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
-#include "schedule/ScheduleOrigin.h"
 
 namespace kiln {
 namespace internal {
@@ -44,25 +43,6 @@ bool PassLog::env_on(const char *v) {
     const char *e = std::getenv(v);
     return e && *e && std::string(e) != "0";
 }
-
-namespace {
-
-// For each loop a schedule file made vectorized or unrolled, the
-// directive's "file:line:col: ", which those passes' errors start with.
-std::map<std::string, std::string> loop_origins(const Environment &env) {
-    std::map<std::string, std::string> origins;
-    for (const auto &kv : env) {
-        const FunctionContents &f = *kv.second;
-        for (int k = 0; k < f.num_stages(); k++)
-            for (const Dim &d : f.stage(k).schedule.dims) {
-                std::string at = loop_origin(f, k, d.var);
-                if (!at.empty()) origins[f.stage_prefix(k) + d.var] = at;
-            }
-    }
-    return origins;
-}
-
-}  // namespace
 
 std::vector<LoweredArgument> lowered_args(const std::vector<Argument> &args, size_t num_outputs) {
     std::vector<LoweredArgument> r;
@@ -154,9 +134,9 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     const bool constraint_checks = checked && !target.has(Target::NoAsserts);
     s = pass("buffer constraints", s, [&] { return add_buffer_constraints(s, name, env, out_names, constraint_checks); });
     s = pass("simplify", s, [&] { return simplify(s); });
-    std::map<std::string, std::string> origins = loop_origins(env);
-    s = pass("unroll loops", s, [&] { return unroll_loops(s, origins); });
-    s = pass("vectorize loops", s, [&] { return vectorize_loops(s, origins); });
+    const LoopSources sources = loop_sources(env);
+    s = pass("unroll loops", s, [&] { return unroll_loops(s, sources); });
+    s = pass("vectorize loops", s, [&] { return vectorize_loops(s, sources); });
     s = pass("partition loops", s, [&] { return partition_loops(s); });
     s = pass("simplify", s, [&] { return simplify(s); });
     // On simplified vector code; the NPU's instruction selection matches

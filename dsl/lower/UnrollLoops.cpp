@@ -10,18 +10,15 @@ namespace {
 
 class Unroll : public IRMutator {
 public:
-    explicit Unroll(const std::map<std::string, std::string> &o) : origins(o) {}
+    explicit Unroll(const LoopSources &s) : sources(s) {}
 
 protected:
-    const std::map<std::string, std::string> &origins;
+    const LoopSources &sources;
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Unrolled) return IRMutator::visit(op);
         Stmt body = mutate(op->body);
         const int64_t *n = as_const_int(op->extent);
-        auto origin = origins.find(op->name);
-        user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled unroll(), but its extent " << op->extent
-                       << " is not a constant; use unroll(var, factor) to split off a constant-size loop, or "
-                          "bound() the Func's size";
+        user_assert(n) << non_constant_extent_error(sources, op->name, op->extent, "unroll");
         user_assert(*n <= 1024) << "Loop " << op->name << " is scheduled unroll() with extent " << *n
                                 << ", which would make the code too large; unroll by a smaller factor";
         std::vector<Stmt> copies;
@@ -32,8 +29,8 @@ protected:
 
 }  // namespace
 
-Stmt unroll_loops(const Stmt &s, const std::map<std::string, std::string> &origins) {
-    return Unroll(origins).mutate(s);
+Stmt unroll_loops(const Stmt &s, const LoopSources &sources) {
+    return Unroll(sources).mutate(s);
 }
 
 }  // namespace internal

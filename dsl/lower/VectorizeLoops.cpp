@@ -231,10 +231,10 @@ public:
 
 class Vectorize : public IRMutator {
 public:
-    explicit Vectorize(const std::map<std::string, std::string> &o) : origins(o) {}
+    explicit Vectorize(const LoopSources &s) : sources(s) {}
 
 protected:
-    const std::map<std::string, std::string> &origins;
+    const LoopSources &sources;
     Stmt visit(const For *op) override {
         if (op->for_type != ForType::Vectorized) return IRMutator::visit(op);
         HasVectorLoop inner;
@@ -245,10 +245,7 @@ protected:
                "innermost one, unroll() the other)";
         Stmt body = mutate(op->body);
         const int64_t *n = as_const_int(op->extent);
-        auto origin = origins.find(op->name);
-        user_assert(n) << (origin == origins.end() ? "" : origin->second) << "Loop " << op->name << " is scheduled vectorize(), but its extent " << op->extent
-                       << " is not a constant; use vectorize(var, factor) to split off a constant-size "
-                          "loop, or bound() the Func's size";
+        user_assert(n) << non_constant_extent_error(sources, op->name, op->extent, "vectorize");
         Stmt serial = For::make(op->name, op->min, op->extent, ForType::Serial, body);
         if (*n <= 1) return serial;
         user_assert(*n <= 64) << "Loop " << op->name << " is vectorized with " << *n
@@ -280,8 +277,8 @@ protected:
 
 }  // namespace
 
-Stmt vectorize_loops(const Stmt &s, const std::map<std::string, std::string> &origins) {
-    return Vectorize(origins).mutate(s);
+Stmt vectorize_loops(const Stmt &s, const LoopSources &sources) {
+    return Vectorize(sources).mutate(s);
 }
 
 }  // namespace internal

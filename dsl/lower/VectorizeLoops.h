@@ -21,17 +21,16 @@
 // gets a dense fast path: select(lo <= b && b + 7 <= hi, dense load, gather).
 // Precondition: storage flattening and unrolling have run, simplified.
 // A vectorized loop of non-constant extent is a user error naming the loop,
-// prefixed with `origins[loop]` (the .sched directive's "file:line:col: ").
+// its Func and variable and the fix (LoopSources.h), prefixed with the
+// .sched directive's "file:line:col: " if a schedule file set the type.
 #pragma once
-#include <map>
-#include <string>
-
+#include "LoopSources.h"
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt vectorize_loops(const Stmt &s, const std::map<std::string, std::string> &origins = {});
+Stmt vectorize_loops(const Stmt &s, const LoopSources &sources = {});
 
 }  // namespace internal
 }  // namespace kiln

@@ -82,13 +82,30 @@ TEST_CASE("error: store_root on an inlined Func", "[error][schedule]") {
 TEST_CASE("error: vectorize or unroll a loop whose extent is not constant", "[error][schedule]") {
     TwoStage p;
     p.out.vectorize(p.x);
-    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(), Contains("Loop out.s0.x is scheduled vectorize()") &&
-                                                    Contains("is not a constant") &&
-                                                    Contains("use vectorize(var, factor)") && Contains("bound()"));
+    REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                          Contains("Loop out.s0.x is scheduled vectorize()") && Contains("is not a constant") &&
+                              Contains("split off a constant-size loop with vectorize(x, 8) on out (C++: "
+                                       "out.vectorize(x, 8); .sched: out: vectorize(x, 8))") &&
+                              Contains("or give out a constant size in x with bound(x, 0, N) on out"));
     TwoStage q;
     q.g.compute_root().unroll(q.y);
     REQUIRE_COMPILE_ERROR(q.out.lowered_stmt(), Contains("Loop g.s0.y is scheduled unroll()") &&
-                                                    Contains("use unroll(var, factor)"));
+                                                    Contains("with unroll(y, 4) on g (C++: g.unroll(y, 4)") &&
+                                                    Contains("bound(y, 0, N) on g"));
+    // A loop made by a split of a run-time factor: bound() would not help.
+    TwoStage r;
+    Param<int> n("n");
+    r.out.split(r.x, r.xo, r.xi, n).vectorize(r.xi);
+    REQUIRE_COMPILE_ERROR(r.out.lowered_stmt(), Contains("Loop out.s0.x.xi is scheduled vectorize()") &&
+                                                    Contains("vectorize(xi, 8) on out") &&
+                                                    Contains("or split by a constant factor instead of n") &&
+                                                    !Contains("bound("));
+    // The outer loop of a split follows the Func's size: bound() the Var it came from.
+    TwoStage t;
+    t.out.split(t.y, t.xo, t.xi, 4).vectorize(t.xo);
+    REQUIRE_COMPILE_ERROR(t.out.lowered_stmt(), Contains("Loop out.s0.y.xo is scheduled vectorize()") &&
+                                                    Contains("vectorize(xo, 8) on out") &&
+                                                    Contains("bound(y, 0, N) on out"));
 }
 
 TEST_CASE("error: vectorize or unroll with a factor that is not constant", "[error][schedule]") {
@@ -343,5 +360,8 @@ TEST_CASE("error: unroll a reduction loop of non-constant extent", "[error][sche
     f(x) += r;
     f.update(0).unroll(r);
     REQUIRE_COMPILE_ERROR(f.lowered_stmt(), Contains("Loop f.s1.r.x is scheduled unroll(), but its extent n is not a constant") &&
-                                                Contains("use unroll(var, factor)"));
+                                                Contains("with unroll(r.x, 4) on f.update(0) (C++: "
+                                                         "f.update(0).unroll(r.x, 4); .sched: f.update(0): "
+                                                         "unroll(r.x, 4))") &&
+                                                Contains("or give the RDom of r.x a constant extent"));
 }

@@ -141,13 +141,15 @@ TEST_CASE("error: a schedule file's vectorize or unroll of a non-constant extent
     ScheduleFile::load(path).apply(Pipeline(blur.blur_y));
     REQUIRE_COMPILE_ERROR(Pipeline(blur.blur_y).lowered_stmt(),
                           Contains(path + ":2:9: Loop blur_y.s0.x is scheduled vectorize(), but its extent") &&
-                              Contains("is not a constant; use vectorize(var, factor)") && Contains("bound()"));
+                              Contains("is not a constant; split off a constant-size loop with vectorize(x, 8) "
+                                       "on blur_y") &&
+                              Contains("bound(x, 0, N) on blur_y"));
     Blur unrolled;
     path = sched_file("late_unroll.sched", "blur_x: compute_root() unroll(y)\n");
     ScheduleFile::load(path).apply(Pipeline(unrolled.blur_y));
     REQUIRE_COMPILE_ERROR(Pipeline(unrolled.blur_y).lowered_stmt(),
                           Contains(path + ":1:24: Loop blur_x.s0.y is scheduled unroll(), but its extent") &&
-                              Contains("use unroll(var, factor)"));
+                              Contains("with unroll(y, 4) on blur_x"));
 }
 
 TEST_CASE("error: a loop type changed from C++ after the schedule file has no file position", "[error][sched]") {
