@@ -139,9 +139,18 @@ std::string Selector::constant_extent_fix(const std::string &f, int dim) const {
     // name (row_max(y) at output(x, y)), else the one at the same place.
     std::string rv = rc.args[std::min<size_t>(dim, rc.args.size() - 1)];
     if (std::count(rc.args.begin(), rc.args.end(), v)) rv = v;
+    std::ostringstream s;
+    for (const BoundAlignment &a : fc.schedule.alignments)
+        if (a.var == v && root != f) {  // rounded out per tile: the size follows where the tile starts
+            s << f << "'s align_bounds(" << v << ", " << a.modulus << ", " << a.remainder << ") rounds its region at "
+              << "each tile of " << root << " out to multiples of " << a.modulus << ", a size that depends on where "
+              << "the tile starts: align the tiles too (align_bounds(" << rv << ", " << a.modulus << ") on " << root
+              << ", with tiles a multiple of " << a.modulus << " in " << rv << ", so that every tile starts at a "
+              << "multiple of " << a.modulus << "), or remove the align_bounds()";
+            return s.str();
+        }
     for (const Bound &b : rc.schedule.bounds)
         if (b.var == rv && is_const(simplify(b.extent))) return "";  // the run-time size comes from elsewhere
-    std::ostringstream s;
     if (root != f) {
         const LoopLevel &at = fc.schedule.compute_level;
         s << f << " is computed at compute_at(" << at.func() << ", " << at.var() << "), and its region there spans "

@@ -7,6 +7,7 @@
 //   select(true, a, b)                      ->  a
 //   for (x, 0, 1) { s }                     ->  let x = 0 in s
 //   let a = (n / 2) * 2 - 1 in (a + 64 * i) % 2  ->  1   (residues through lets)
+//   let a = m * 4 in ((a + 3) / 4) * 4      ->  a         (rounding down, residue known)
 //
 // Int32/Int64 sums are put in a canonical linear form (terms sorted, one
 // constant), which is what makes bounds expressions cancel; as in Halide, the

@@ -165,6 +165,15 @@ Expr Simplifier::visit(const Mul *op) {
         if (is_const(a) && !is_const(b)) std::swap(a, b);
         if (is_zero(b)) return b;
         if (is_one(b)) return a;
+        // (a / c) * c is a - a % c; when a's residue modulo c is known (a
+        // multiple, the lets in scope), that is a minus a constant: the start
+        // of a tile that align_bounds() rounds down folds back to itself.
+        const Div *d = a.as<Div>();
+        const int64_t *c = as_const_int(b);
+        if (is_index_type(t) && t.is_scalar() && d && c && *c > 0 && is_const(d->b, *c)) {
+            ModRem mr = modulus_remainder(d->a);
+            if (mr.modulus % *c == 0) return mutate(Sub::make(d->a, make_const(t, floor_mod(mr.remainder, *c))));
+        }
         if (is_index_type(t) && t.is_scalar() && as_const_int(b)) {
             Linear l = linearize(a);
             if (l.terms.size() > 1 || l.constant != 0) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <kiln/kiln.h>
+#include <kiln_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include "codegen/NpuSelect.h"
@@ -404,6 +405,60 @@ TEST_CASE("constant_exterior on the NPU: one padded TLOAD of the tile and its ha
     // The padding is a property of the DMA: the kernel says so where it loads.
     auto src = Pipeline(b.output).compile_to_cpp_source("blur_padded", Pipeline(b.output).infer_arguments(), Target("npu"));
     CHECK(src.find(".padded(") != std::string::npos);
+}
+
+TEST_CASE("align_bounds on the NPU: an aligned output equals the host's, a misaligned one is refused, unwritten",
+          "[npu][codegen][align_bounds]") {
+    const int w = 192, h = 64;
+    Buffer<float, 2> in(w + 2, h + 2), host(w, h), npu(w, h);
+    in.set_min(-5, 5), host.set_min(-4, 6), npu.set_min(-4, 6);
+    in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.05f * x) + 0.03f * y; });
+    Blur b;
+    b.npu(64, 16, true);
+    b.output.align_bounds(b.x, 2).align_bounds(b.y, 2);
+    b.input.set(in);
+    b.output.realize(host);
+    json r = run_npu(Pipeline(b.output), in, npu, "blur_aligned");
+    int bad = 0;
+    host.for_each_element([&](int x, int y) { bad += host(x, y) != npu(x, y); });
+    CHECK(bad == 0);
+    CHECK(r["race_count"] == 0);
+    // A buffer starting at an odd x: the kernel would write x - 1; refused before anything is written.
+    Buffer<float, 2> odd(w, h);
+    odd.set_min(-3, 6);
+    odd.fill(-7.0f);
+    Target t("npu");
+    Pipeline p(b.output);
+    auto m = internal::JITModule::compile(p.compile_to_cpp_source("blur_aligned_odd", p.infer_arguments(), t),
+                                          "blur_aligned_odd", t);
+    void *argv[] = {in.raw_buffer(), odd.raw_buffer()};
+    CHECK(m->run(argv) == kiln_error_constraint_violated);
+    int written = 0;
+    odd.for_each_element([&](int x, int y) { written += odd(x, y) != -7.0f; });
+    CHECK(written == 0);
+    // On a Func computed per tile: blur_x's rows widened to start at a multiple of 4. Its region's size
+    // then depends on where each tile of output starts, unless the tiles are aligned too.
+    Blur d;
+    d.npu(64, 16, true);
+    d.blur_x.align_bounds(d.y, 4);
+    REQUIRE_COMPILE_ERROR(
+        Pipeline(d.output).compile_to_cpp_source("blur_x_unaligned", Pipeline(d.output).infer_arguments(), t),
+        Contains("Func blur_x is stored in UB over a region of 64 x") &&
+            Contains("blur_x's align_bounds(y, 4, 0) rounds its region at each tile of output out to multiples of "
+                     "4, a size that depends on where the tile starts: align the tiles too (align_bounds(y, 4) on "
+                     "output, with tiles a multiple of 4 in y"));
+    Blur c;
+    c.npu(64, 16, true);
+    c.blur_x.align_bounds(c.y, 4);
+    c.output.align_bounds(c.y, 4);
+    c.input.set(in);
+    Buffer<float, 2> npu2(w, h - 8);  // rows 8 to 63: every tile of output starts at a multiple of 4 too
+    npu2.set_min(-4, 8);
+    json r2 = run_npu(Pipeline(c.output), in, npu2, "blur_x_aligned");
+    bad = 0;
+    npu2.for_each_element([&](int x, int y) { bad += host(x, y) != npu2(x, y); });
+    CHECK(bad == 0);
+    CHECK(r2["race_count"] == 0);
 }
 
 // The unsharp mask of generators/unsharp.cpp (float32, amount 1.5): a 5-tap

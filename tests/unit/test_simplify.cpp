@@ -263,6 +263,24 @@ TEST_CASE("Simplify: modulo through the residues of lets", "[simplify]") {
     CHECK(simp((a + x * 2) % 2) == "(a % 2)");
 }
 
+// (a / c) * c rounds a down to a multiple of c; with a's residue modulo c
+// known it is a minus that residue. align_bounds(y, 4) of a Func computed
+// per tile of an output aligned the same way: its region's start
+// ((s - 1) / 4) * 4 and end folded, the extent a constant.
+TEST_CASE("Simplify: rounding down to a multiple of c when the residue is known", "[simplify]") {
+    Expr n = var("n"), m = var("m"), a = var("a");
+    CHECK(simp(Let::make("a", (n / 4) * 4 + 2, ((a + 3) / 4) * 4 - a)) == "2");  // a + 3 is 1 mod 4
+    CHECK(simp(Let::make("a", (n / 4) * 4 + 2, ((a + 1) / 2) * 2 - a)) == "0");
+    CHECK(simp(((n / 8) * 8 + m * 4 + 1) / 2 * 2 - m * 4 - (n / 8) * 8) == "0");  // no let: a multiple plus 1
+    CHECK(simp((x / 4) * 4) == "((x / 4) * 4)");  // unknown residue: unchanged
+    CHECK(simp(((x * 2 + 1) / 4) * 4) == "((((x * 2) + 1) / 4) * 4)");  // only the parity is known
+    // A tile's start s = min(y * 16, e - 16) with e a multiple of 4: s and s + 3 round down to s.
+    Expr e = ((n + m + 3) / 4) * 4 - (m / 4) * 4;
+    Expr s = min(y * 16, e - 16);
+    CHECK(simp((s / 4) * 4 - ((s + 3) / 4) * 4 + 24) == "24");
+    CHECK(simp(Let::make("a", s, ((a + 7) / 4) * 4 - a)) == "4");
+}
+
 // The region of an upsampled level reads its coarser level at x / 2 and
 // (x + 1) / 2: both ends of the union collapse to one term.
 TEST_CASE("Simplify: min and max of divisions or products by the same positive constant", "[simplify]") {
