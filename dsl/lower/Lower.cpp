@@ -25,6 +25,7 @@
 #include "InterleaveSelects.h"
 #include "PartitionLoops.h"
 #include "RealizationOrder.h"
+#include "RealizeIntoOutputs.h"
 #include "ScheduleFunctions.h"
 #include "SlidingWindow.h"
 #include "StorageFlattening.h"
@@ -127,6 +128,10 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     // After bounds inference and sliding window, whose regions a prefetch
     // must not widen; before flattening, which turns it into an address.
     s = pass("inject prefetches", s, [&] { return inject_prefetches(s, env, out_names); });
+    // Before flattening, which gives a realized Func an allocation and the
+    // outputs their buffers, by name.
+    if (!target.has(Target::NPU))
+        s = pass("realize into outputs", s, [&] { return realize_into_outputs(s, out_names); });
     s = pass("storage flattening", s, [&] { return storage_flattening(s, env); });
     // After flattening, which names the buffers' strides, and the entry
     // checks, which its own come before: a buffer of the wrong size is

@@ -1,0 +1,147 @@
+#include "RealizeIntoOutputs.h"
+
+#include <algorithm>
+
+#include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
+#include "kiln/IROperator.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// The Provides and the calls of Funcs in a statement, and whether any
+// Variable names a field of Func `func`'s buffer (f.min.0, f.stride.1, ...).
+class Uses : public IRVisitor {
+public:
+    explicit Uses(const std::string &func) : func(func) {}
+    std::vector<const Provide *> provides;
+    int calls_of_func = 0;
+    bool buffer_fields = false;
+
+protected:
+    const std::string &func;
+    void visit(const Provide *op) override {
+        provides.push_back(op);
+        IRVisitor::visit(op);
+    }
+    void visit(const Call *op) override {
+        if (op->call_type == Call::Func && op->name == func) calls_of_func++;
+        IRVisitor::visit(op);
+    }
+    void visit(const Variable *op) override {
+        for (const char *field : {".min.", ".extent.", ".stride."})
+            if (op->name.rfind(func + field, 0) == 0) buffer_fields = true;
+    }
+};
+
+// f's stores and reads become the output's: f(...) = e -> out(...) = e, and
+// f(...) read by f's own updates -> out(...), a call of the output by itself.
+class Rename : public IRMutator {
+public:
+    Rename(const std::string &from, const std::string &to) : from(from), to(to) {}
+
+protected:
+    const std::string &from, &to;
+    using IRMutator::visit;
+    Stmt visit(const Provide *op) override {
+        Stmt s = IRMutator::visit(op);
+        if (op->name != from) return s;
+        const Provide *p = s.as<Provide>();
+        return Provide::make(to, p->values, p->args);
+    }
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        if (op->call_type != Call::Func || op->name != from) return e;
+        const Call *c = e.as<Call>();
+        return Call::make(c->type, to, c->args, Call::Func, nullptr, nullptr, c->value_index);
+    }
+    Stmt visit(const ProducerConsumer *op) override {
+        Stmt s = IRMutator::visit(op);
+        if (op->name != from) return s;
+        const ProducerConsumer *pc = s.as<ProducerConsumer>();
+        return ProducerConsumer::make(to, pc->is_producer, pc->body);
+    }
+};
+
+// Whether a Provide of `func` by one of its update stages writes at a loop
+// variable of that stage in every dimension (f.s1.x, f.s1.y): an update of
+// every point, such as a sum per point over an RDom, not of an edge or a
+// point.
+bool updates_every_point(const std::string &func, const Provide *p) {
+    bool every = !p->args.empty();
+    for (const Expr &a : p->args) {
+        const Variable *v = a.as<Variable>();
+        every &= v && v->name.rfind(func + ".s", 0) == 0 && v->name.rfind(func + ".s0.", 0) != 0;
+    }
+    return every;
+}
+
+class RealizeIntoOutputs : public IRMutator {
+public:
+    explicit RealizeIntoOutputs(const std::vector<std::string> &outputs) : outputs(outputs) {}
+
+protected:
+    const std::vector<std::string> &outputs;
+    using IRMutator::visit;
+
+    // The output whose one definition copies f, if `consume` (the body of
+    // consume f) is only that output's producer; "" otherwise.
+    std::string copying_output(const Realize *op, const Stmt &consume) const {
+        const ProducerConsumer *out = consume.as<ProducerConsumer>();
+        if (!out || !out->is_producer) return "";
+        if (std::find(outputs.begin(), outputs.end(), out->name) == outputs.end()) return "";
+        Uses uses(op->name);
+        uses.include(out->body);
+        if (uses.provides.size() != 1 || uses.calls_of_func != 1) return "";
+        const Provide *p = uses.provides[0];
+        if (p->name != out->name || p->values.size() != 1 || p->args.size() != op->bounds.size()) return "";
+        const Call *c = p->values[0].as<Call>();
+        if (!c || c->call_type != Call::Func || c->name != op->name || c->type != op->types[0]) return "";
+        for (size_t d = 0; d < p->args.size(); d++)
+            if (!equal(p->args[d], c->args[d])) return "";
+        return out->name;
+    }
+
+    Stmt visit(const Realize *op) override {
+        Stmt s = IRMutator::visit(op);
+        const Realize *r = s.as<Realize>();
+        if (!r || r->types.size() != 1) return s;
+        for (const Expr &f : r->fold_factors)
+            if (f.defined()) return s;
+        const Block *b = r->body.as<Block>();
+        const ProducerConsumer *produce = b ? b->first.as<ProducerConsumer>() : nullptr;
+        const ProducerConsumer *consume = b ? b->rest.as<ProducerConsumer>() : nullptr;
+        if (!produce || !consume || !produce->is_producer || consume->is_producer || produce->name != r->name ||
+            consume->name != r->name)
+            return s;
+        const std::string out = copying_output(r, consume->body);
+        if (out.empty()) return s;
+        Uses in_producer(r->name);
+        in_producer.include(produce->body);
+        if (in_producer.buffer_fields) return s;  // the producer addresses f's own allocation
+        // A sum per point keeps f in its allocation, where
+        // promote_accumulators and hoist_invariant_loads keep the sum in
+        // registers (they leave an output's stores alone).
+        for (const Provide *p : in_producer.provides)
+            if (p->name == r->name && updates_every_point(r->name, p)) return s;
+        Expr same;
+        for (size_t d = 0; d < r->bounds.size(); d++) {
+            const std::string dn = std::to_string(d);
+            Expr c = r->bounds[d].min == make_var(out + ".min." + dn) && r->bounds[d].extent == make_var(out + ".extent." + dn);
+            same = same.defined() ? (same && c) : c;
+        }
+        Stmt into_output = Rename(r->name, out).mutate(Stmt(produce));
+        return same.defined() ? IfThenElse::make(same, into_output, s) : s;
+    }
+};
+
+}  // namespace
+
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs) {
+    return RealizeIntoOutputs(outputs).mutate(s);
+}
+
+}  // namespace internal
+}  // namespace kiln

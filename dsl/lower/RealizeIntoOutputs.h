@@ -1,0 +1,43 @@
+// An output that only copies a Func computed at the root, out(x, y) =
+// f(x, y), computes f in the output's buffer instead of in an allocation of
+// its own, when f's region is the output's (a test at run time; otherwise
+// the copy runs as before). A generator's Output set() from an adjoint with
+// update definitions is such a copy (docs/autodiff.md): the adjoint is
+// computed at the root, then copied into the Output.
+//
+//   realize f([f.x.min, f.x.extent]) {            if ((f.x.min == out.min.0) && (f.x.extent == out.extent.0)) {
+//    produce f {                                    produce out {
+//     for (...) f(x) = g(x)                           for (...) out(x) = g(x)
+//     for (...) f(e) = f(e) + h(r)          ->         for (...) out(e) = out(e) + h(r)
+//    }                                              }
+//    consume f {                                   } else {
+//     produce out {                                  realize f(...) { ... }    (as before)
+//      for (...) out(x) = f(x)                     }
+//
+// The output must be the only reader of f, its one definition a store of
+// f at its own coordinates, of f's type, and f's updates must each write
+// part of f (an edge, a column, a point): an update of every point (a sum
+// per point over an RDom) keeps f in its allocation, where
+// promote_accumulators and hoist_invariant_loads keep such sums in
+// registers, which they do not do for an output's stores. f's bounds are those bounds
+// inference gave its realization; when they are the output buffer's, every
+// point f writes is a point of the output, and every point of the output
+// is written by f. An output shares no memory with an input (checked on
+// entry), so writing it while f's stages read the inputs is safe.
+//
+// Expects the statement before storage flattening (Realize, Provide and
+// calls by name) and after bounds inference. Host targets only: the NPU's
+// code generator places its buffers itself.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace kiln {
+namespace internal {
+
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs);
+
+}  // namespace internal
+}  // namespace kiln
