@@ -206,12 +206,14 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
                << ", natural_vector_size) unroll(" << x << ") unroll(" << y << ")\n";
         } else if (s.rfactored.count(f.name)) {
             // f.update(0) splits its RVar into vector lanes, summed by an
-            // intermediate computed where f is.
+            // intermediate computed per point of f (one row's lanes). Not
+            // where f is: per strip of rows its lanes would be stored
+            // (row, lane), the row innermost, and each vector of lanes a
+            // scatter and a gather at a stride of the strip's height.
             std::string r = f.rvar, base = identifier(r), lanes = f.name + "_lanes", u = f.args[0] == "u" ? "u_" : "u";
-            std::string at = p == Place::Root ? "compute_at(" + f.name + ", " + f.args[0] + ")" : dirs.substr(0, dirs.find(')') + 1);
             os << f.name << ".update(0): split(" << r << ", " << base << "o, " << base << "i, natural_vector_size) rfactor("
                << base << "i, " << u << ", " << lanes << ")\n"
-               << lanes << ": " << at << " vectorize(" << u << ")\n"
+               << lanes << ": compute_at(" << f.name << ", " << f.args[0] << ") vectorize(" << u << ")\n"
                << lanes << ".update(0): reorder(" << u << ", " << base << "o) vectorize(" << u << ")\n";
         } else if (p != Place::Root || !s.structure.at(f.name).bare) {
             for (const std::string &u : update_stanzas(f, p == Place::Root, s.serial_updates.count(f.name)))

@@ -459,6 +459,11 @@ TEST_CASE("autoschedule: a matrix product read along whole rows is computed per 
           "out: split(c, co, ci, natural_vector_size*2) split(i, io, ii, 6) reorder(ci, ii, co, io) "
           "vectorize(ci, natural_vector_size) unroll(ci) unroll(ii) parallel(io)");
     CHECK(stanza(res.schedule_text, "probs") == "probs: compute_at(out, io) vectorize(j, natural_vector_size)");
+    // The row maximum is computed per row of blocks and split into vector
+    // lanes; its lanes per row (stored contiguously), not per row of
+    // blocks, where they would be stored a row of blocks apart.
+    CHECK(stanza(res.schedule_text, "row_max") == "row_max: compute_at(out, io)");
+    CHECK(stanza(res.schedule_text, "row_max_lanes") == "row_max_lanes: compute_at(row_max, i) vectorize(u)");
     const AutoscheduleDecision *d = decision(res, "scores");
     REQUIRE(d);
     CHECK(d->chosen.find("of scores.in()") != std::string::npos);
