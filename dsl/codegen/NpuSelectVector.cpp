@@ -393,7 +393,7 @@ const Call *Selector::padded_read(const Select *sel, const Nest &n, Expr &fill) 
     const Call *c = sel->true_value.as<Call>();
     const Expr &f = sel->false_value;
     if (!c || c->args.size() < 2 || !(c->call_type == Call::Image || gm_funcs.count(c->name)) ||
-        ub_buffer.count(c->name) || !(f.as<FloatImm>() || f.as<IntImm>()) || !scalar_only(f, n))
+        ub_buffer.count(c->name) || !(f.as<FloatImm>() || f.as<IntImm>()))
         return nullptr;
     // The condition's conjuncts: each a bound on one coordinate, lo <= v or v <= hi (in any of the
     // forms the simplifier leaves: v >= lo, lo < v + 1, ...).
@@ -408,12 +408,14 @@ const Call *Selector::padded_read(const Select *sel, const Nest &n, Expr &fill) 
     // Marks the conjunct saying v >= lo (lower) or v <= hi, if there is one.
     auto bound = [&](const Expr &v, const Expr &b, bool lower) {
         for (size_t i = 0; i < conjuncts.size(); i++) {
-            Expr x, y;
-            if (used[i] || !binary_operands(conjuncts[i], x, y)) continue;
             const Expr &e = conjuncts[i];
+            Expr x, y;
+            if (used[i] || !(e.as<LE>() || e.as<LT>() || e.as<GE>() || e.as<GT>()) || !v.type().is_int() ||
+                !binary_operands(e, x, y))
+                continue;
             // In the form small <= big (strict comparisons of integers: small + 1 <= big).
-            Expr small = e.as<LE>() || e.as<LT>() ? x : y, big = e.as<LE>() || e.as<LT>() ? y : x;
-            if (!(e.as<LE>() || e.as<LT>() || e.as<GE>() || e.as<GT>()) || !v.type().is_int()) continue;
+            const bool up = e.as<LE>() || e.as<LT>();
+            Expr small = up ? x : y, big = up ? y : x;
             if (e.as<LT>() || e.as<GT>()) small = small + 1;
             Expr want_small = lower ? b : v, want_big = lower ? v : b;
             if (is_zero(simplify((small - big) - (want_small - want_big)))) {
