@@ -168,8 +168,7 @@ NpuCostEstimate npu_predict(const std::vector<std::shared_ptr<FunctionContents>>
     std::map<std::string, Expr> sizes;
     for (const auto &[name, v] : values) sizes[name] = Expr((int)v);
     nest = SizesInLoopExtents(sizes).mutate(nest);
-    NpuKernel k = npu_select_kernel("npu_cost", nest, find_environment(outs), out_names, t);
-    k = npu_insert_sync(npu_place_buffers(std::move(k)));
+    NpuKernel k = npu_insert_sync(npu_select_and_place("npu_cost", nest, find_environment(outs), out_names, t));
 
     // The core's program, a top-level loop of more than 8 trips capped at
     // 8: the trips beyond are extrapolated from what the last 4 took.

@@ -100,9 +100,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     Stmt nest = lower(outputs, name, args, t, nest_only).body;
     // The NPU's own passes, after the common ones.
     PassLog log;
-    NpuKernel k = log.run("npu instruction selection",
-                          [&] { return npu_select_kernel(name, nest, find_environment(outputs), out_names, t); });
-    k = log.run("npu buffer placement", [&] { return npu_place_buffers(std::move(k)); });
+    // Selection, then placement (which may ask for selection again: npu_select_and_place).
+    NpuKernel k = npu_select_and_place(name, nest, find_environment(outputs), out_names, t, &log);
     k = log.run("npu sync insertion", [&] { return npu_insert_sync(std::move(k)); });
 
     std::ostringstream s;
@@ -118,8 +117,13 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
         params += ", " + (a.is_buffer ? "const kiln_gm &" + c_name(a.name) + "_buf" : c_type(a.type) + " " + c_name(a.name));
     s << "void " << name << "_kernel(Core &core" << params << ") {\n";
     s << "    // On-chip buffers: base address, bytes from one copy to the next, copies.\n";
-    for (const auto &[mem, p] : k.placement)
+    for (const auto &[mem, p] : k.placement) {
         s << "    // " << mem << ": " << p.peak << " bytes at once, " << p.unshared << " without sharing.\n";
+        if (p.sharing_peak)
+            s << "    // " << mem << ": repeated subexpressions recomputed: computed once, their tiles kept until "
+              << "their last readers, they needed " << p.sharing_peak << " bytes at once, over the machine's "
+              << p.capacity << ".\n";
+    }
     std::string base, stride, copies, depths;
     int max_depth = 0;
     for (const NpuBuffer &b : k.buffers) {
@@ -165,7 +169,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     std::string placed;
     for (const auto &[mem, p] : k.placement)
         placed += std::string(placed.empty() ? "" : ", ") + "\\\"" + mem + "\\\": {\\\"peak\\\": " + std::to_string(p.peak) +
-                  ", \\\"unshared\\\": " + std::to_string(p.unshared) + "}";
+                  ", \\\"unshared\\\": " + std::to_string(p.unshared) +
+                  (p.sharing_peak ? ", \\\"sharing_peak\\\": " + std::to_string(p.sharing_peak) : "") + "}";
     s << "extern \"C\" const char *" << name << "_npu_placement(void) { return \"{" << placed << "}\"; }\n\n";
     s << "extern \"C\" int " << name << "(";
     for (size_t i = 0; i < args.size(); i++)

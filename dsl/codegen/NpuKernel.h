@@ -63,6 +63,11 @@ bool npu_buffers_overlap(const NpuBuffer &a, const NpuBuffer &b);
 // live at once (as placed) and their sum without sharing.
 struct NpuPlacement {
     uint64_t peak = 0, unshared = 0;
+    uint64_t capacity = 0;      // the machine's bytes of this memory
+    // > 0: the peak (over the capacity) of the kernel that computed each
+    // repeated subexpression of a tile once; this one recomputes them
+    // (npu_select_and_place).
+    uint64_t sharing_peak = 0;
 };
 
 // An operand of a tile instruction: the top-left rows x cols of buffer
@@ -112,14 +117,32 @@ struct NpuKernel {
     std::vector<std::string> gm_scratch;  // Funcs stored in GM (not outputs), allocated by the stub
     bool multi_core = false;              // a loop runs across cores
     std::map<std::string, NpuPlacement> placement;  // memory name -> its figures (npu_place_buffers)
+    int shared_subexpressions = 0;        // repeated tile subexpressions computed once (selection)
+    std::string overflow;                 // npu_place_buffers(k, false): why a memory overflows, else empty
 };
 
 // The NPU's passes, in order (see above); each may refuse the schedule (a
 // user error naming the Func and the fix).
+// With share_subexpressions, a subexpression a tile's value computes more
+// than once (exp(x) in exp(x) / (exp(x) + 1)) is selected once, its tile
+// kept in UB until its last reader.
 NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest,
                             const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
-                            const std::vector<std::string> &outputs, const Target &t);
-NpuKernel npu_place_buffers(NpuKernel k);
+                            const std::vector<std::string> &outputs, const Target &t,
+                            bool share_subexpressions = true);
+// Refuses a memory that overflows (a user error naming each Func's share),
+// or with refuse_overflow false returns the kernel with the message in
+// k.overflow.
+NpuKernel npu_place_buffers(NpuKernel k, bool refuse_overflow = true);
+// Selection, then placement: when the tiles of shared subexpressions make a
+// memory overflow, selected again recomputing them (the placement's
+// sharing_peak says what sharing needed); the overflow error of the kernel
+// that recomputes them if that does not fit either.
+// With a log, each pass is logged as lower()'s are.
+class PassLog;
+NpuKernel npu_select_and_place(const std::string &name, const Stmt &loop_nest,
+                               const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
+                               const std::vector<std::string> &outputs, const Target &t, PassLog *log = nullptr);
 // The machine the passes check against: $KILN_NPU_MACHINE's file, else the
 // default (a CompileError if the file does not parse).
 npu::Machine npu_target_machine();

@@ -108,7 +108,7 @@ npu::Machine npu_target_machine() {
     return m;
 }
 
-NpuKernel npu_place_buffers(NpuKernel k) {
+NpuKernel npu_place_buffers(NpuKernel k, bool refuse_overflow) {
     const npu::Machine m = npu_target_machine();
     npu_buffer_levels(k);
     const std::vector<NpuLiveRange> live = npu_live_ranges(k);
@@ -128,6 +128,7 @@ NpuKernel npu_place_buffers(NpuKernel k) {
         for (Share rule : {Share::VectorOnly, Share::OneDma, Share::Any})
             if ((used = place(k, which, live, m.alignment, rule)) <= cap) break;
         k.placement[mem].peak = used;
+        k.placement[mem].capacity = cap;
         if (used <= cap) continue;
         std::ostringstream s;
         s << "NPU target: the buffers of this schedule need " << used << " bytes of " << mem
@@ -137,7 +138,8 @@ NpuKernel npu_place_buffers(NpuKernel k) {
         for (const auto &f : share[mem]) s << " " << f.first << " " << f.second;
         s << ". Use smaller tiles (the constant extents of the tile loops), drop double_buffer() on a Func, or "
              "compute_root() a Func so that it goes through GM";
-        user_error << s.str();
+        if (refuse_overflow) user_error << s.str();
+        if (k.overflow.empty()) k.overflow = s.str();
     }
     return k;
 }

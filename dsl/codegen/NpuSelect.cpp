@@ -51,6 +51,7 @@
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "lower/Lower.h"
 #include "lower/RealizationOrder.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -172,6 +173,8 @@ const Provide *Selector::begin_stage(const std::vector<const For *> &loops, std:
     current = p->name;
     temps = 0;
     free_temps.clear();
+    repeats.clear();
+    shared.clear();
     current_double = func(p->name).schedule.double_buffer;
     return p;
 }
@@ -572,6 +575,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             return;
         }
         plan_halos(p->values[0], n);
+        count_repeats(p->values[0], n);
         halo_reads = true;
         if (buf.dtype == npu::DType::F32) select(p->values[0], ub->second, n, out);
         else select_narrowed(p->values[0], ub->second, n, out);
@@ -588,6 +592,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     const bool narrow = dt == npu::DType::F16 || dt == npu::DType::BF16;  // other types: select() refuses them
     int t = narrow ? temp16(n.R, n.C, dt) : temp(n.R, n.C);
     plan_halos(p->values[0], n);
+    count_repeats(p->values[0], n);
     halo_reads = true;
     if (narrow) select_narrowed(p->values[0], t, n, out);
     else select(p->values[0], t, n, out);
@@ -687,13 +692,33 @@ private:
 }  // namespace
 
 NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, const Environment &env,
-                            const std::vector<std::string> &outputs, const Target &t) {
+                            const std::vector<std::string> &outputs, const Target &t, bool share_subexpressions) {
     FindShapes shapes;
     shapes.include(loop_nest);
     shapes.propagate();
-    Selector s(name, env, outputs, t, shapes.shape);
+    Selector s(name, env, outputs, t, shapes.shape, share_subexpressions);
     s.stmt(loop_nest, s.k.body);
     return s.k;
+}
+
+NpuKernel npu_select_and_place(const std::string &name, const Stmt &loop_nest, const Environment &env,
+                               const std::vector<std::string> &outputs, const Target &t, PassLog *log) {
+    auto pass = [&](const char *what, auto fn) { return log ? log->run(what, fn) : fn(); };
+    NpuKernel k = pass("npu instruction selection", [&] { return npu_select_kernel(name, loop_nest, env, outputs, t, true); });
+    k = pass("npu buffer placement", [&] { return npu_place_buffers(std::move(k), false); });
+    if (k.overflow.empty()) return k;
+    if (k.shared_subexpressions > 0) {
+        // The shared tiles live longer than recomputed ones: without them the kernel may fit.
+        NpuKernel again = pass("npu instruction selection, recomputing repeated subexpressions",
+                               [&] { return npu_select_kernel(name, loop_nest, env, outputs, t, false); });
+        again = pass("npu buffer placement", [&] { return npu_place_buffers(std::move(again), false); });
+        for (auto &[mem, p] : again.placement)
+            if (k.placement[mem].peak > k.placement[mem].capacity) p.sharing_peak = k.placement[mem].peak;
+        k = std::move(again);
+        if (k.overflow.empty()) return k;
+    }
+    user_error << k.overflow;
+    return k;
 }
 
 }  // namespace internal

@@ -77,8 +77,9 @@ struct Nest {
 class Selector {
 public:
     Selector(const std::string &kernel_name, const Environment &env, const std::vector<std::string> &outputs,
-             const Target &t, std::map<std::string, Shape> shapes)
-        : kernel_name(kernel_name), env(env), outputs(outputs), target(t), shapes(std::move(shapes)) {}
+             const Target &t, std::map<std::string, Shape> shapes, bool share_subexpressions)
+        : kernel_name(kernel_name), env(env), outputs(outputs), target(t), shapes(std::move(shapes)),
+          share_subexpressions(share_subexpressions) {}
 
     NpuKernel k;
 
@@ -113,6 +114,21 @@ private:
     std::set<int> hoisted_buffers;
     std::map<std::string, int> hoisted_loaded;         // image window or expansion -> its hoisted tile
     std::string current;                               // the Func whose tile is being selected
+    // Common subexpressions of the current tile's value: a tile-valued
+    // subexpression that the value computes more than once is selected once,
+    // into a temporary that nothing overwrites until the tile is done
+    // (count_repeats, then select()). Off when the kept tiles overflowed UB
+    // and the kernel is selected again (npu_select_and_place).
+    const bool share_subexpressions;
+    std::map<std::string, int> repeats;     // expression key -> how many times the value selects it
+    std::map<std::string, Operand> shared;  // expression key -> its tile, once computed
+    // e is a tile value that select() may compute once and share: float32,
+    // neither a read (loads and views are shared already) nor a scalar.
+    bool shareable(const Expr &e, const Nest &n) const;
+    // Counts the selections of each shareable subexpression of `value` (the
+    // current tile's value, selected next): a repeated one's operands once,
+    // as it is computed once; d * d's d once (selected once).
+    void count_repeats(const Expr &value, const Nest &n);
     int temps = 0;
     bool current_double = false;
 
@@ -293,7 +309,10 @@ private:
                                 std::vector<NpuItem> &out);
 
     // Selects e into buffer `dst` (or a temporary when dst < 0) over the R x C tile; returns the operand.
+    // A repeated subexpression (count_repeats) is computed once and read again.
     Operand select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out);
+    // select() without that sharing at e itself.
+    Operand select_value(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out);
     // A 16-bit float value (a Func of that type, or cast<float16_t>(e) of a
     // float32 e) into the 16-bit buffer dst: computed in float32, then one
     // TCVT (the vector unit computes 16-bit data in float32).

@@ -114,6 +114,7 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
         << "its pure definition starts from " << init
         << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
            "one tile, or compile with target feature fast_math to allow the reassociation";
+    count_repeats(value, n);
     Operand v = select(value, -1, n, out);
     auto [r, c] = window_shape(w.shape, n.R, n.C);
     if (identity) {  // the instruction computes the Func's final value

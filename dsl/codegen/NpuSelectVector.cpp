@@ -15,6 +15,18 @@
 //   ->
 //   TROWEXPANDDIV(output.t0 <- exps, row_sum)    V
 //
+// A subexpression the value computes more than once is computed once per
+// tile, into a temporary no later instruction of the tile overwrites
+// (count_repeats counts them before the value is selected; placement lets
+// other buffers take its bytes after its last read):
+//
+//   d_input(x, y) = (d_output(x, y) / (exp(input(x, y)) + 1)) * exp(input(x, y))
+//   ->                                           (d_input.t1, .t2: d_output's and input's tiles)
+//   TEXP(d_input.t3 <- d_input.t2)               V
+//   TADDS(d_input.t4 <- d_input.t3, 1)           V
+//   TDIV(d_input.t4 <- d_input.t1, d_input.t4)   V
+//   TMUL(d_input.t0 <- d_input.t4, d_input.t3)   V   (the exp read again: one TEXP, not two)
+//
 // A window at a column offset inside a Func's UB buffer (a stencil over a
 // Func computed with its halo) is one TEXTRACT, once per loop body:
 //
@@ -35,6 +47,7 @@
 #include <sstream>
 
 #include "NpuSelect.h"
+#include "ir/ExprKey.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 
@@ -299,7 +312,55 @@ Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, cons
     return tile_operand(t, n.R, n.C, dst < 0);
 }
 
+bool Selector::shareable(const Expr &e, const Nest &n) const {
+    return share_subexpressions && e.type() == Float(32) && !read_of(e) && !scalar_only(e, n);
+}
+
+void Selector::count_repeats(const Expr &value, const Nest &n) {
+    if (!share_subexpressions) return;
+    class Count : public IRVisitor {
+    public:
+        Count(Selector &s, const Nest &n) : s(s), n(n) {}
+        using IRVisitor::include;
+        void include(const Expr &e) override {
+            if (!e.defined() || read_of(e) || s.scalar_only(e, n)) return;  // nothing inside is a vector op
+            if (e.type() == Float(32) && s.repeats[*expr_key(e)]++ > 0) return;  // its operands: counted once
+            Expr a, b;
+            if (binary_operands(e, a, b) && equal(a, b)) return include(a);  // d * d, x < x: d selected once
+            if (const Select *sel = e.as<Select>(); sel && equal(sel->true_value, sel->false_value))
+                return include(sel->condition), include(sel->true_value);
+            IRVisitor::include(e);
+        }
+
+    private:
+        Selector &s;
+        const Nest &n;
+    } count(*this, n);
+    count.include(value);
+}
+
 Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
+    // A repeated subexpression: computed at its first selection into a
+    // temporary that no later instruction of the tile overwrites (it is
+    // never fresh again, nor freed for reuse: an earlier reader may still
+    // be waiting for its other operands); placement lets other buffers
+    // take its bytes after its last read. Never at a given dst (the
+    // value's root, which occurs once).
+    if (dst >= 0 || repeats.empty() || !shareable(e, n)) return select_value(e, dst, n, out);
+    const ExprKey key = expr_key(e);
+    auto count = repeats.find(*key);
+    if (count == repeats.end() || count->second < 2) return select_value(e, dst, n, out);
+    if (auto hit = shared.find(*key); hit != shared.end()) return hit->second;
+    Operand o = select_value(e, dst, n, out);
+    if (o.fresh && o.buffer >= 0) {
+        o.fresh = false;
+        shared[*key] = o;
+        k.shared_subexpressions++;
+    }
+    return o;
+}
+
+Operand Selector::select_value(const Expr &e, int dst, const Nest &n, std::vector<NpuItem> &out) {
     const int R = n.R, C = n.C;
     if (scalar_only(e, n)) {
         Operand s{gm_arg(scalar(expand(substitute(n.lets, e)))), false};

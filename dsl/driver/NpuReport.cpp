@@ -68,9 +68,13 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
         nlohmann::json pl = nlohmann::json::parse(placement());
         o["placement"] = pl;
         text += "\n  on-chip buffers per tile (bytes live at once / without sharing):";
-        for (auto &kv : pl.items())
+        for (auto &kv : pl.items()) {
             text += " " + kv.key() + " " + std::to_string(kv.value()["peak"].get<uint64_t>()) + " / " +
                     std::to_string(kv.value()["unshared"].get<uint64_t>());
+            if (kv.value().contains("sharing_peak"))  // npu_select_and_place fell back to recomputing
+                text += " (repeated subexpressions recomputed: computing each once needed " +
+                        std::to_string(kv.value()["sharing_peak"].get<uint64_t>()) + ")";
+        }
     }
     // The roofline of the stream Kiln generated, and of the algorithm's ideal one (NpuIdeal.h).
     const npu::Machine machine = npu_target_machine();
