@@ -1,7 +1,7 @@
 // expr_key (ir/ExprKey.h): the memoized printed text the simplifier orders
 // linear terms by and equal() compares. It must be exactly to_string(e),
 // whichever subexpressions were printed (and cached) before, and however
-// often the cache was cleared in between.
+// often the cache's generations turned in between.
 #include <catch2/catch.hpp>
 
 #include "ir/ExprKey.h"
@@ -45,8 +45,8 @@ TEST_CASE("expr_key: a deep chain of fresh nodes and equal() on structurally equ
 }
 
 TEST_CASE("expr_key: keys stay right across cache clears", "[expr_key]") {
-    // More distinct nodes than the cache holds (2^16), keys taken before the
-    // clear stay valid (they are shared), later keys are printed afresh.
+    // Many more distinct nodes than the cache holds, keys taken before they
+    // were dropped stay valid (they are shared), later keys are printed afresh.
     const Expr x = var("x");
     auto first = expr_key(Add::make(x, Expr(-1)));
     std::vector<Expr> keep;
@@ -55,4 +55,20 @@ TEST_CASE("expr_key: keys stay right across cache clears", "[expr_key]") {
     CHECK(*first == "(x + -1)");
     CHECK(*expr_key(keep[5]) == "(x + 5)");
     CHECK(*expr_key(keep.back()) == to_string(keep.back()));
+}
+
+TEST_CASE("expr_key: a key in use survives the generations", "[expr_key]") {
+    // A node printed again within a generation of its last use keeps its
+    // cached text (the same shared string), however many other nodes pass
+    // through the cache in between; the others' keys stay right.
+    const Expr x = var("x"), y = var("y");
+    const Expr hot = Min::make(Max::make(x, y), Expr(7));
+    const ExprKey first = expr_key(hot);
+    for (int i = 0; i < 70000; i++) {
+        Expr e = Mul::make(Add::make(x, Expr(i)), y);
+        if (i % 4096 == 0) CHECK(*expr_key(e) == to_string(e));
+        else expr_key(e);
+        if (i % 64 == 0) REQUIRE(expr_key(hot) == first);
+    }
+    CHECK(*first == to_string(hot));
 }
