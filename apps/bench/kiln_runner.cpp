@@ -27,11 +27,13 @@ KilnRunner::KilnRunner(const std::string &generator, const std::vector<std::stri
         return;
     }
     schedule_path_ = (fs::path(KILN_BENCH_SCHEDULE_DIR) / generator / (schedule + ".sched")).string();
-    kiln::ScheduleFile::load(schedule_path_).apply(gen_->schedulable(), target());
+    schedule_ = kiln::ScheduleFile::load(schedule_path_);
+    schedule_.apply(gen_->schedulable(), target());
 }
 
 kiln::Pipeline KilnRunner::forward_pass() const {
-    return kiln::forward_with_residuals(gen_->differentiated(), pipeline_.outputs());
+    return schedule_.schedule_forward(kiln::forward_with_residuals(gen_->differentiated(), pipeline_.outputs()),
+                                      target());
 }
 
 void KilnRunner::bind_saved(const std::string &func, const Halide::Runtime::Buffer<void> &buffer) {

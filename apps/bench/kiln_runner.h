@@ -40,8 +40,9 @@ public:
     // bound and scalars set.
     std::unique_ptr<KilnRunner> twin(const std::string &schedule) const;
     // A backward generator whose schedule saves forward Funcs (save()): the
-    // forward pass that writes them (forward_with_residuals()), and the
-    // buffer the backward pass reads the Func `func` from.
+    // forward pass that writes them (forward_with_residuals(), scheduled by
+    // the file's [forward] section if it has one), and the buffer the
+    // backward pass reads the Func `func` from.
     kiln::Pipeline forward_pass() const;
     void bind_saved(const std::string &func, const Halide::Runtime::Buffer<void> &buffer);
     // For "auto": how long the search took (ms), after the first realize().
@@ -55,6 +56,7 @@ private:
     std::unique_ptr<kiln::GeneratorBase> gen_;
     kiln::Pipeline pipeline_;
     std::string schedule_path_;
+    kiln::ScheduleFile schedule_;
     bool autoschedule_pending_ = false;
     double autoschedule_ms_ = 0;
     std::string autoschedule_text_;

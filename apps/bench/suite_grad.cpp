@@ -146,6 +146,11 @@ CaseResult bench_softmax_grad(const SuiteOptions &o) {
     // within rounding.
     FBuf exps(cols, rows), row_sum(rows), grad(cols, rows);
     add_saved_row(o, c, bwd, "saved", {{"exps", exps}, {"row_sum", row_sum}}, out, {&grad}, {&d_in}, 1e-4);
+    // Saving only each row's maximum and sum (saved_stats.sched): the
+    // backward kernel computes the exponentials again, per band of rows.
+    FBuf row_max(rows), sums(rows), grad_stats(cols, rows);
+    add_saved_row(o, c, bwd, "saved_stats", {{"row_max", row_max}, {"row_sum", sums}}, out, {&grad_stats}, {&d_in},
+                  1e-4);
     return c;
 }
 

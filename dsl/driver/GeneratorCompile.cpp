@@ -358,9 +358,12 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     } else if (o.schedule_file == "auto") {  // kiln-gen -s auto (docs/autoschedule.md)
         chosen = autoschedule(p, o.target, sizes, search);
         schedule_text = chosen.schedule_text;
-    } else if (!o.schedule_file.empty()) {
-        ScheduleFile sched = ScheduleFile::load(o.schedule_file);
-        sched.apply(g.schedulable(), o.target);  // one file schedules both kernels (forward_pass())
+    }
+    ScheduleFile sched;
+    if (!o.schedule_file.empty() && o.schedule_file != "auto") {
+        sched = ScheduleFile::load(o.schedule_file);
+        // Both kernels but for the file's [forward] section (forward_pass() below).
+        sched.apply(g.schedulable(), o.target);
         schedule_text = sched.to_string();
     }
     std::vector<Argument> args = g.arguments();
@@ -369,6 +372,13 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     std::vector<Kernel> kernels = {{fn, args, num_output_buffers, ""}};
     std::vector<internal::SavedResidual> saved;
     Pipeline forward = forward_pass(g, p, fn, kernels, saved);
+    if (sched.has_forward_section()) {
+        user_assert(!saved.empty())
+            << o.schedule_file << ": its [forward] section schedules the forward pass of a backward generator that "
+            << "saves Funcs, but with this schedule " << g.name() << " saves none (no save()), so it has no forward "
+            << "kernel; save() a forward Func or remove the section";
+        forward = sched.schedule_forward(forward, o.target);
+    }
     if (o.schedule_file == "auto" && !saved.empty()) {
         // The forward pass is scheduled on its own, on copies of its Funcs
         // (the backward pass's schedule of a Func both compute stays its own).

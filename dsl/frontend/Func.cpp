@@ -325,7 +325,7 @@ Stage FuncRef::define(std::vector<Expr> values) {
         for (const auto &v : values) f.types.push_back(v.type());
         f.init.args = args;
         f.init.values = values;
-        for (const auto &n : names) f.init.schedule.dims.push_back(Dim{n, n, ForType::Serial, false, true});
+        f.init.schedule.dims = f.definition_dims(0);
         return Stage(func, 0);
     }
 
@@ -407,32 +407,9 @@ Stage FuncRef::define(std::vector<Expr> values) {
                 user_assert(std::find(known.begin(), known.end(), v) != known.end())
                     << where_var_message(*d.rdom, v, what, pure);
         }
-        for (const auto &rv : d.rdom->vars) d.schedule.dims.push_back(Dim{rv.name, rv.name, ForType::Serial, true, false});
-    }
-    // A pure Var is independent across iterations only if every self-call
-    // reads f at that same Var in that same position.
-    class SelfCalls : public IRVisitor {
-    public:
-        std::string name;
-        std::vector<std::vector<Expr>> calls;
-        void visit(const Call *op) override {
-            IRVisitor::visit(op);
-            if (op->call_type == Call::Func && op->name == name) calls.push_back(op->args);
-        }
-    } self_calls;
-    self_calls.name = f.name;
-    for (const auto &v : d.values) self_calls.include(v);
-    for (size_t i = 0; i < d.args.size(); i++) {
-        const auto *v = d.args[i].as<Variable>();
-        if (!v || v->rdom || v->param) continue;
-        bool independent = true;
-        for (const auto &c : self_calls.calls) {
-            const auto *cv = c[i].as<Variable>();
-            independent &= cv && cv->name == v->name;
-        }
-        d.schedule.dims.push_back(Dim{v->name, v->name, ForType::Serial, false, independent});
     }
     f.updates.push_back(std::move(d));
+    f.updates.back().schedule.dims = f.definition_dims(stage);
     return Stage(func, stage);
 }
 

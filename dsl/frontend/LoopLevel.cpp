@@ -1,6 +1,7 @@
 #include <atomic>
 
 #include "ir/Function.h"
+#include "ir/IRVisitor.h"
 #include "kiln/Func.h"
 #include "kiln/Schedule.h"
 
@@ -95,6 +96,41 @@ void StageSchedule::split_dim(int i, const std::string &outer, const std::string
 
 std::string FunctionContents::stage_name(int i) const {
     return i == 0 ? name : name + ".update(" + std::to_string(i - 1) + ")";
+}
+
+std::vector<Dim> FunctionContents::definition_dims(int i) const {
+    std::vector<Dim> dims;
+    if (i == 0) {
+        for (const auto &n : args) dims.push_back(Dim{n, n, ForType::Serial, false, true});
+        return dims;
+    }
+    const Definition &d = stage(i);
+    if (d.rdom)
+        for (const auto &rv : d.rdom->vars) dims.push_back(Dim{rv.name, rv.name, ForType::Serial, true, false});
+    // A pure Var is independent across iterations only if every self-call
+    // reads the Func at that same Var in that same position.
+    class SelfCalls : public IRVisitor {
+    public:
+        std::string name;
+        std::vector<std::vector<Expr>> calls;
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            if (op->call_type == Call::Func && op->name == name) calls.push_back(op->args);
+        }
+    } self_calls;
+    self_calls.name = name;
+    for (const auto &v : d.values) self_calls.include(v);
+    for (size_t a = 0; a < d.args.size(); a++) {
+        const auto *v = d.args[a].as<Variable>();
+        if (!v || v->rdom || v->param) continue;
+        bool independent = true;
+        for (const auto &c : self_calls.calls) {
+            const auto *cv = c[a].as<Variable>();
+            independent &= cv && cv->name == v->name;
+        }
+        dims.push_back(Dim{v->name, v->name, ForType::Serial, false, independent});
+    }
+    return dims;
 }
 }  // namespace internal
 

@@ -188,6 +188,11 @@ struct FunctionContents {
     Definition &stage(int i) { return i == 0 ? init : updates[i - 1]; }
     const Definition &stage(int i) const { return i == 0 ? init : updates[i - 1]; }
     std::string stage_name(int i) const;  // "f" or "f.update(0)"
+    // Stage i's loops as its definition made them, before any schedule:
+    // the pure Vars (an update's RVars first, innermost first); an update's
+    // pure Var is independent across iterations if every read of the Func
+    // in the update is at that Var in its position.
+    std::vector<Dim> definition_dims(int i) const;
     // The prefix of stage i's loop and region names: "f.s1." (f.s1.x, f.s1.x.min, ...).
     std::string stage_prefix(int i) const { return name + ".s" + std::to_string(i) + "."; }
 };

@@ -24,6 +24,7 @@
 #include "ir/Function.h"
 #include "ir/Substitute.h"
 #include "lower/RealizationOrder.h"
+#include "lower/SavedResiduals.h"
 #include "kiln/ScheduleFile.h"
 
 namespace kiln {
@@ -353,8 +354,44 @@ private:
 
 void ScheduleFile::apply(const Pipeline &p, const Target &t) const {
     Applier a(filename_, p, t);
-    for (const auto &s : stanzas_) a.stanza(s);
+    for (const auto &s : stanzas_)
+        if (s.kernel.empty()) a.stanza(s);
     a.check_pending_levels();
+}
+
+bool ScheduleFile::has_forward_section() const {
+    return std::any_of(stanzas_.begin(), stanzas_.end(), [](const ScheduleStanza &s) { return s.kernel == "forward"; });
+}
+
+Pipeline ScheduleFile::schedule_forward(const Pipeline &forward, const Target &t) const {
+    if (!has_forward_section()) return forward;
+    Pipeline copies(internal::copy_pipeline(forward.outputs()));
+    // A stage the section names starts over from its definition's loops and
+    // the defaults (inlined, no bounds, ...): the section replaces the
+    // schedule of the stanzas before it there, keeping only save().
+    std::map<std::string, Func> funcs = copies.functions();
+    for (const auto &s : stanzas_) {
+        auto it = funcs.find(s.func);
+        if (s.kernel != "forward" || s.wrapper || !s.condition.empty() || it == funcs.end()) continue;
+        internal::FunctionContents &f = *it->second.contents();
+        const int stage = s.stage + 1;
+        if (stage >= f.num_stages()) continue;  // apply() names the missing update
+        f.stage(stage).schedule = internal::StageSchedule();
+        f.stage(stage).schedule.dims = f.definition_dims(stage);
+        f.stage(stage).specializations.clear();
+        f.stage(stage).specialize_fail.clear();
+        if (stage > 0) continue;
+        internal::FuncSchedule fresh;
+        fresh.residual = f.schedule.residual;
+        fresh.residual_buffer = f.schedule.residual_buffer;
+        fresh.wrappers = f.schedule.wrappers;
+        f.schedule = fresh;
+    }
+    Applier a(filename_, copies, t);
+    for (const auto &s : stanzas_)
+        if (s.kernel == "forward") a.stanza(s);
+    a.check_pending_levels();
+    return copies;
 }
 
 }  // namespace kiln

@@ -55,11 +55,17 @@ public:
 
     std::vector<ScheduleStanza> parse() {
         std::vector<ScheduleStanza> stanzas;
+        std::string kernel;
         while (peek().kind != Token::End) {
+            if (is(peek(), "[")) {
+                kernel = section(kernel);
+                continue;
+            }
             ScheduleStanza s = header();
+            s.kernel = kernel;
             auto stage_of = [&](const ScheduleStanza &o) {
                 return o.func == s.func && o.stage == s.stage && o.wrapper == s.wrapper && o.wrapper_of == s.wrapper_of &&
-                       o.clone == s.clone;
+                       o.clone == s.clone && o.kernel == s.kernel;
             };
             // A repeated header joins its first stanza, unless a
             // specialization of the stage came in between: it copied the
@@ -94,9 +100,28 @@ private:
         pos++;
     }
 
-    // NAME ':' or NAME '.' ... — directives are always NAME '('.
+    // NAME ':' or NAME '.' ... or a section's '[' — directives are always NAME '('.
     bool at_header() const {
-        return peek().kind == Token::Ident && (is(peek(1), ":") || is(peek(1), "."));
+        return (peek().kind == Token::Ident && (is(peek(1), ":") || is(peek(1), "."))) || is(peek(), "[");
+    }
+
+    // "[forward]" on a line of its own: the stanzas after it schedule a
+    // backward generator's forward pass, to the end of the file.
+    std::string section(const std::string &current) {
+        const Token &open = peek();
+        if (!open.first_on_line) fail(open, "a section '[forward]' must start a line");
+        pos++;
+        if (peek().kind != Token::Ident || peek().text != "forward")
+            fail_found("'forward' in a section header '[forward]' (the only section: the stanzas after it schedule "
+                       "the forward pass of a backward generator that saves Funcs)");
+        pos++;
+        expect("]", "after '[forward'");
+        if (!current.empty())
+            fail(open, "a second '[forward]' section; the first one lasts to the end of the file, so put every "
+                       "stanza of the forward pass after it");
+        if (peek().kind != Token::End && !peek().first_on_line)
+            fail(peek(), "'[forward]' stands on a line of its own; put the stanza on the next line");
+        return "forward";
     }
 
     ScheduleStanza header() {

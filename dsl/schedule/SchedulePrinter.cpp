@@ -22,12 +22,13 @@ bool operator==(const ScheduleDirective &a, const ScheduleDirective &b) {
 
 bool operator==(const ScheduleStanza &a, const ScheduleStanza &b) {
     return a.func == b.func && a.stage == b.stage && a.wrapper == b.wrapper && a.wrapper_of == b.wrapper_of &&
-           a.clone == b.clone && a.condition == b.condition && a.directives == b.directives;
+           a.clone == b.clone && a.condition == b.condition && a.kernel == b.kernel && a.directives == b.directives;
 }
 
 std::string ScheduleFile::to_string() const {
-    std::string out;
+    std::string out, kernel;
     for (const auto &s : stanzas_) {
+        if (s.kernel != kernel) out += "[" + (kernel = s.kernel) + "]\n";
         out += s.func;
         if (s.wrapper) out += (s.clone ? ".clone_in(" : ".in(") + internal::join(s.wrapper_of) + ")";
         if (s.stage >= 0) out += ".update(" + std::to_string(s.stage) + ")";

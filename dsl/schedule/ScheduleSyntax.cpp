@@ -242,7 +242,7 @@ std::vector<Token> lex(const std::string &s, const std::string &file, int line, 
         } else if (std::isdigit((unsigned char)c)) {
             t.kind = Token::Int;
             while (i + n < s.size() && std::isdigit((unsigned char)s[i + n])) n++;
-        } else if (std::string("(),:.+-*/").find(c) != std::string::npos) {
+        } else if (std::string("(),:.+-*/[]").find(c) != std::string::npos) {
             t.kind = Token::Punct;
         } else if (i + 1 < s.size() && (s.compare(i, 2, ">=") == 0 || s.compare(i, 2, "<=") == 0 ||
                                         s.compare(i, 2, "==") == 0 || s.compare(i, 2, "!=") == 0 ||

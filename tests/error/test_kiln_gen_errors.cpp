@@ -161,3 +161,19 @@ TEST_CASE("error: kiln-gen with a schedule the compiler rejects", "[error][kiln-
     REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s " + path,
                            Contains("vectorized with 1000 lanes; at most 64 lanes") && Contains("use a smaller factor"));
 }
+
+TEST_CASE("error: kiln-gen with a [forward] section but no forward kernel", "[error][kiln-gen][forward]") {
+    // A backward generator whose schedule saves nothing has no forward kernel to schedule.
+    std::string path = write_sched("fwd_unsaved.sched", "d_input: parallel(y)\n[forward]\noutput: parallel(y)\n");
+    REQUIRE_KILN_GEN_ERROR("-g softmax_grad -o out -s " + path,
+                           Contains(path + ": its [forward] section schedules the forward pass of a backward "
+                                           "generator that saves Funcs, but with this schedule softmax_grad saves "
+                                           "none (no save())") &&
+                               Contains("save() a forward Func or remove the section"));
+    // A forward generator has none either.
+    path = write_sched("fwd_forward_gen.sched", "[forward]\noutput: parallel(y)\n");
+    REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s " + path, Contains("blur3x3 saves none"));
+    // The section's names are looked up among the forward pass's Funcs.
+    path = write_sched("fwd_misnamed.sched", "row_sum: save() compute_root()\n[forward]\nd_input: parallel(y)\n");
+    REQUIRE_KILN_GEN_ERROR("-g softmax_grad -o out -s " + path, Contains(path + ":3:1: no Func named 'd_input'"));
+}

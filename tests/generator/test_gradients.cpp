@@ -43,6 +43,7 @@
 #include "softmax_grad_fused.h"
 #include "softmax_grad_host_tiled.h"
 #include "softmax_grad_saved.h"
+#include "softmax_grad_saved_stats.h"
 #include "softmax_grad_unfused.h"
 #include "softplus_grad_fused.h"
 #include "softplus_grad_host_tiled.h"
@@ -305,6 +306,22 @@ TEST_CASE("generator: softmax_grad equals the softmax Jacobian times d_output", 
     auto backward = Multi([](const auto &a) { return softmax_grad_saved(a[0], a[1], a[2], a[3], a[4]); });
     check_close(b, "saved (forward, then backward)", {want}, 1e-4, {1e-3},
                 run(backward, b, {Buffer<void>(exps), Buffer<void>(row_sum)}));
+
+    // saved_stats.sched: the forward kernel writes each row's maximum and
+    // sum, and the backward kernel computes the exponentials again; its
+    // [forward] section gives the forward pass's exponentials a schedule of
+    // their own (the backward's row buffer does not exist there) and sums
+    // each row in lanes: within the saved schedule's tolerance.
+    std::vector<Buffer<void>> stats;
+    for (int i = 0; i < 2; i++) {  // row_max, row_sum
+        Buffer<float> r(H);
+        r.set_min(Y0);
+        stats.push_back(Buffer<void>(r));
+    }
+    check_saved_close(b, "saved_stats",
+                      [](const auto &a) { return softmax_grad_saved_stats_forward(a[0], a[1], a[2], a[3]); },
+                      [](const auto &a) { return softmax_grad_saved_stats(a[0], a[1], a[2], a[3], a[4]); }, stats,
+                      1e-4, {1e-3});
 }
 
 TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[generator][grad]") {

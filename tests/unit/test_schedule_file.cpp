@@ -105,6 +105,8 @@ TEST_CASE("sched: parse(print(parse(x))) == parse(x)", "[sched]") {
         "out: tile(x, y, xo, yo, xi, yi, natural_vector_size(uint8), -(-4)) serial(yo)\n",
         "h.update(3): split(r.x, a, b, natural_vector_size/2+1, ShiftInwards) vectorize(y, 4, Auto)\n"
         "h: bound(x, 0 - 1, 2*(3+4)) compute_inline()\n",
+        "f: compute_root()\n[forward]\nf: compute_at(g, y)\ng: parallel(y)\n",
+        "[forward]\nf: vectorize(x, 8)\n",
     };
     for (const auto &name : {"blur_tiled.sched", "hist.sched", "messy.sched"}) {
         ScheduleFile once = ScheduleFile::load(fixture(name));
@@ -119,6 +121,7 @@ TEST_CASE("sched: parse(print(parse(x))) == parse(x)", "[sched]") {
     }
     CHECK(ScheduleFile::parse("f: vectorize(x)") != ScheduleFile::parse("f: vectorize(y)"));
     CHECK(ScheduleFile::parse("f: vectorize(x)") != ScheduleFile::parse("f.update(0): vectorize(x)"));
+    CHECK(ScheduleFile::parse("f: vectorize(x)") != ScheduleFile::parse("[forward]\nf: vectorize(x)"));
 }
 
 // ---- Syntax and signature errors ----
@@ -328,4 +331,69 @@ TEST_CASE("sched: apply() errors name the Func or loop and suggest the nearest",
     Hist m;
     CHECK(apply_error("hist.update(0): vectorize(y, 8 / (4 - 4))", Pipeline(m.out)) ==
           "t.sched:1:30: division by zero in 8/(4-4)");
+}
+
+// ---- The [forward] section ----
+
+// "[forward]": the stanzas after it schedule a backward generator's forward
+// pass (its own copies of the Funcs); a header repeated across the section
+// line is two stanzas, one per kernel.
+TEST_CASE("sched: a [forward] section", "[sched][forward]") {
+    ScheduleFile s = ScheduleFile::parse("f: compute_root()\ng: parallel(y)\n# the forward pass\n[forward]\n"
+                                         "f: compute_at(g, y)\n  vectorize(x, 8)\ng: parallel(y)\n");
+    REQUIRE(s.stanzas().size() == 4);
+    CHECK(s.stanzas()[0].kernel.empty());
+    CHECK(s.stanzas()[2].kernel == "forward");
+    CHECK(s.stanzas()[2].directives.size() == 2);
+    CHECK(s.has_forward_section());
+    CHECK(!ScheduleFile::parse("f: compute_root()\n").has_forward_section());
+    CHECK(s.to_string() == "f: compute_root()\ng: parallel(y)\n[forward]\nf: compute_at(g, y) vectorize(x, 8)\n"
+                           "g: parallel(y)\n");
+    check_parse_errors({
+        {"f: compute_root()\n[backward]\n",
+         "t.sched:2:2: expected 'forward' in a section header '[forward]' (the only section: the stanzas after it "
+         "schedule the forward pass of a backward generator that saves Funcs), found 'backward'"},
+        {"f: compute_root() [forward]\n", "t.sched:1:19: a section '[forward]' must start a line"},
+        {"[forward\nf: compute_root()\n", "t.sched:2:1: expected ']' after '[forward', found 'f'"},
+        {"[forward] f: compute_root()\n",
+         "t.sched:1:11: '[forward]' stands on a line of its own; put the stanza on the next line"},
+        {"[forward]\nf: compute_root()\n[forward]\n",
+         "t.sched:3:1: a second '[forward]' section; the first one lasts to the end of the file, so put every stanza "
+         "of the forward pass after it"},
+    });
+}
+
+// apply() leaves the section out; schedule_forward() applies it to copies,
+// which start from the schedule apply() gave and leave the originals alone.
+TEST_CASE("sched: schedule_forward() schedules copies of the forward Funcs", "[sched][forward]") {
+    Blur b;
+    ScheduleFile s = ScheduleFile::parse("blur_x: compute_root()\n[forward]\nblur_x: compute_at(blur_y, y)\n"
+                                         "blur_y: parallel(y)\n");
+    s.apply(b.pipeline());
+    const std::string shared = b.pipeline().lowered_stmt();
+    Pipeline fwd = s.schedule_forward(b.pipeline());
+    CHECK(fwd.outputs()[0].contents() != b.blur_y.contents());  // copies
+    CHECK(b.pipeline().lowered_stmt() == shared);          // the originals as apply() left them
+    Blur c;  // the same schedule in C++
+    c.blur_x.compute_at(c.blur_y, c.y);
+    c.blur_y.parallel(c.y);
+    CHECK(fwd.lowered_stmt() == c.pipeline().lowered_stmt());
+    // A stage the section names starts over (vectorize(x, 8) again is no
+    // clash of loop names); one it does not name keeps the shared schedule.
+    Blur e;
+    ScheduleFile again = ScheduleFile::parse("blur_x: compute_root() vectorize(x, 8)\nblur_y: vectorize(x, 8)\n"
+                                             "[forward]\nblur_y: vectorize(x, 8) parallel(y)\n");
+    again.apply(e.pipeline());
+    Pipeline efwd = again.schedule_forward(e.pipeline());
+    Blur g;
+    g.blur_x.compute_root().vectorize(g.x, 8);
+    g.blur_y.vectorize(g.x, 8).parallel(g.y);
+    CHECK(efwd.lowered_stmt() == g.pipeline().lowered_stmt());
+    Blur d;
+    Pipeline same = ScheduleFile::parse("blur_x: compute_root()\n").schedule_forward(d.pipeline());
+    CHECK(same.outputs()[0].contents() == d.blur_y.contents());  // no section: the pipeline itself
+    // The section's names are the forward pass's, with the usual errors.
+    ScheduleFile bad = ScheduleFile::parse("[forward]\nblur_z: compute_root()\n", "f.sched");
+    REQUIRE_THROWS_WITH(bad.schedule_forward(Blur().pipeline()), Catch::Contains("f.sched:2:1:") &&
+                                                                     Catch::Contains("blur_z"));
 }

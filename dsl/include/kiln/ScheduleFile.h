@@ -8,6 +8,8 @@
 //   input.in(blur_x): compute_at(blur_y, x)         # a wrapper (Func::in, ImageParam::in)
 //   z2: compute_with(z1, y)
 //   out.specialize(in.width >= 16): vectorize(x, 16)  # run-time dispatch (Stage::specialize)
+//   [forward]                                       # a backward generator's forward pass from here on
+//   exps: compute_at(output, y) vectorize(x, 16)
 //
 // Every directive is the Func/Stage method of the same name with the same
 // arguments; the grammar is in docs/schedule-language.md. Errors are
@@ -50,6 +52,10 @@ struct ScheduleStanza {
     // ("B.width >= natural_vector_size*2 && A.height >= 12"); "" for the
     // stage's own schedule.
     std::string condition;
+    // "forward" for the stanzas after a "[forward]" line: they schedule the
+    // forward pass of a backward generator that saves Funcs (its own copies
+    // of the forward Funcs, see schedule_forward()); "" for the rest.
+    std::string kernel;
     std::vector<ScheduleDirective> directives;
     int line = 0, col = 0;  // of the first header of this Func/stage
 };
@@ -80,7 +86,19 @@ public:
     // CompileErrors at file:line:col that suggest the nearest existing name;
     // errors of the C++ API are re-thrown with the directive's position.
     // natural_vector_size is evaluated for `t`.
+    // The stanzas of the "[forward]" section are not applied.
     void apply(const Pipeline &p, const Target &t = Target::host()) const;
+
+    // The forward pass of a backward pipeline that saves Funcs
+    // (forward_with_residuals(), Derivative.h), scheduled by the file's
+    // "[forward]" section: copies of its Funcs, which keep the schedules
+    // apply() gave them except where the section has a stanza: that stage
+    // starts over from its definition (its loops unsplit, inlined, no
+    // bounds; save() kept) and takes the stanza's directives. So a Func
+    // both passes compute (a softmax's exponentials) is scheduled for each.
+    // Without the section, `forward` itself.
+    Pipeline schedule_forward(const Pipeline &forward, const Target &t = Target::host()) const;
+    bool has_forward_section() const;
 
     bool operator==(const ScheduleFile &o) const { return stanzas_ == o.stanzas_; }
     bool operator!=(const ScheduleFile &o) const { return !(*this == o); }
