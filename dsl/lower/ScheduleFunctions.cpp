@@ -7,6 +7,7 @@
 
 #include "ComputeWith.h"
 #include "InlineFunctions.h"
+#include "RealizationOrder.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -501,6 +502,18 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
                            << describe_sites(legal.common, env) << ", or compute_inline()";
             }
         }
+        // At the root, the produce goes around every output's: a Func there
+        // that reads an output would read it before it is written.
+        if (ci < 0)
+            for (const auto &m : group)
+                for (const auto &c : direct_callees(*env.at(m)))
+                    user_assert(!is_in(outputs, c))
+                        << schedule_origin(f, "compute") << "Func " << m << " is computed at the root and reads " << c
+                        << ", an output of this pipeline; Funcs at the root are computed before the outputs, so "
+                        << m << " would read " << c << " before it is written. Compute " << m << " inside the "
+                        << "loops of the outputs that read it (compute_at; legal sites: "
+                        << describe_sites(legal.common, env) << "), inline it (compute_inline()), or make it an "
+                        << "output of the pipeline too";
         std::vector<std::pair<const FunctionContents *, std::string>> stores;
         for (const auto &m : group) {
             int si = store_site(*env.at(m), legal.common, ci, env);
