@@ -425,8 +425,43 @@ protected:
 
 }  // namespace
 
+namespace {
+
+// `s` with the produce `inject` makes placed right after the produce of
+// each output in `reads`: s is the outputs' produces in realization order
+// (a chain of Blocks), inside the consumes and Realizes of the Funcs
+// placed at the root so far.
+//
+//   produce a; produce c   ->   produce a; produce b; consume b { produce c }   (b at the root reads a)
+Stmt after_outputs(const Inject &inject, const Stmt &s, std::set<std::string> reads) {
+    if (reads.empty()) return inject.inject_here(s);
+    internal_assert(s.defined()) << "no statement after the outputs a Func at the root reads";
+    if (const auto *b = s.as<Block>()) {
+        struct Produced : IRVisitor {
+            std::set<std::string> *reads;
+            using IRVisitor::visit;
+            void visit(const ProducerConsumer *op) override {
+                if (op->is_producer) reads->erase(op->name);
+                IRVisitor::visit(op);
+            }
+        } produced;
+        produced.reads = &reads;
+        produced.include(b->first);
+        return Block::make(b->first, after_outputs(inject, b->rest, reads));
+    }
+    if (const auto *pc = s.as<ProducerConsumer>(); pc && !pc->is_producer)
+        return ProducerConsumer::make(pc->name, false, after_outputs(inject, pc->body, reads));
+    if (const auto *r = s.as<Realize>())
+        return Realize::make(r->name, r->types, r->bounds, after_outputs(inject, r->body, reads), r->fold_factors);
+    internal_error << "a Func at the root reads outputs the statement does not produce before its end";
+    return s;
+}
+
+}  // namespace
+
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                         const Environment &env) {
+    std::vector<std::pair<std::string, std::set<std::string>>> placed_after_outputs;
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
         const LoopLevel &cl = f.schedule.compute_level;
@@ -502,18 +537,29 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
                            << describe_sites(legal.common, env) << ", or compute_inline()";
             }
         }
-        // At the root, the produce goes around every output's: a Func there
-        // that reads an output would read it before it is written.
+        // At the root, the produce goes before every output's, or, when the
+        // group reads outputs, right after the last of those is produced.
+        std::set<std::string> reads_outputs;
         if (ci < 0)
             for (const auto &m : group)
                 for (const auto &c : direct_callees(*env.at(m)))
-                    user_assert(!is_in(outputs, c))
-                        << schedule_origin(f, "compute") << "Func " << m << " is computed at the root and reads " << c
-                        << ", an output of this pipeline; Funcs at the root are computed before the outputs, so "
-                        << m << " would read " << c << " before it is written. Compute " << m << " inside the "
-                        << "loops of the outputs that read it (compute_at; legal sites: "
-                        << describe_sites(legal.common, env) << "), inline it (compute_inline()), or make it an "
-                        << "output of the pipeline too";
+                    if (is_in(outputs, c)) reads_outputs.insert(c);
+        // A Func placed so earlier that reads this group stays after it if it
+        // waits for every output this group does (this one goes right after
+        // the last of them, before what was placed there); otherwise refused.
+        for (const auto &[late, read] : placed_after_outputs)
+            for (const auto &c : direct_callees(*env.at(late))) {
+                if (!is_in(group, c)) continue;
+                for (const auto &o : reads_outputs)
+                    user_assert(read.count(o))
+                        << schedule_origin(f, "compute") << "Func " << c << " is computed at the root and reads " << o
+                        << ", an output of this pipeline, and " << late << ", also at the root, reads " << c
+                        << " but is produced before " << o << " (it reads only " << join(std::vector<std::string>(
+                               read.begin(), read.end())) << " of the outputs); compute " << c << " inside the loops "
+                        << "of " << late << " (compute_at), inline it (compute_inline()), or make it an output of "
+                        << "the pipeline too";
+            }
+        if (!reads_outputs.empty()) placed_after_outputs.push_back({f.name, reads_outputs});
         std::vector<std::pair<const FunctionContents *, std::string>> stores;
         for (const auto &m : group) {
             int si = store_site(*env.at(m), legal.common, ci, env);
@@ -521,7 +567,7 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         }
         Inject inject(env, f.name, ci < 0 ? "" : legal.common[ci].loop, stores);
         s = inject.mutate(s);
-        if (ci < 0) s = inject.inject_here(s);
+        if (ci < 0) s = reads_outputs.empty() ? inject.inject_here(s) : after_outputs(inject, s, reads_outputs);
         s = inject.realize_here("", s);
     }
     if (!fused_into_output.empty()) ReadBeforeGroup(fused_into_output).check(s);

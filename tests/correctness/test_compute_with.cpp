@@ -172,3 +172,48 @@ TEST_CASE("compute_with: a compute_root Func fused into an output, read by a lat
         }
     }
 }
+
+// A Func at the root that reads another output of the pipeline is produced
+// after that output, not before every output (it read a before a was written).
+TEST_CASE("pipeline: a Func at the root reading another output is produced after it", "[pipeline][outputs]") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func a("a"), b("b"), c("c");
+    a(x) = in(x) + 1;
+    b(x) = a(x) * 2;
+    c(x) = b(x) + b(x + 1);
+    b.compute_root().vectorize(x, 8);
+    Buffer<float> input(40), oa(33), oc(32);  // c reads a over [0, 32]
+    for (int i = 0; i < 40; i++) input(i) = 0.5f * i;
+    in.set(input);
+    Pipeline({a, c}).realize_raw({oa.raw_buffer(), oc.raw_buffer()});
+    for (int i = 0; i < 32; i++) {
+        CHECK(oa(i) == input(i) + 1);
+        CHECK(oc(i) == (input(i) + 1) * 2 + (input(i + 1) + 1) * 2);
+    }
+    std::string s = Pipeline({a, c}).lowered_stmt();
+    CHECK(s.find("produce a") < s.find("produce b"));
+    CHECK(s.find("produce b") < s.find("produce c"));
+    // A chain of two: d and e both read a; d goes right after a, before e.
+    Func d("d"), e("e"), g("g");
+    d(x) = a(x) + 1;
+    e(x) = d(x) + a(x + 1);
+    g(x) = e(x) * 3;
+    d.compute_root();
+    e.compute_root();
+    Buffer<float> ga(33), gg(32);
+    Pipeline({a, g}).realize_raw({ga.raw_buffer(), gg.raw_buffer()});
+    for (int i = 0; i < 32; i++) CHECK(gg(i) == ((input(i) + 2) + (input(i + 1) + 1)) * 3);
+    // d reads h, an output produced after a; e reads d but waits only for a:
+    // it would be produced before d. Refused, not misordered.
+    Func h("h"), d2("d2"), e2("e2"), g2("g2");
+    h(x) = in(x) * 5;
+    d2(x) = h(x) + 1;
+    e2(x) = d2(x) + a(x);
+    g2(x) = e2(x) * 3;
+    d2.compute_root();
+    e2.compute_root();
+    CHECK_THROWS_WITH(Pipeline({a, h, g2}).lowered_stmt(),
+                      Catch::Contains("Func d2 is computed at the root and reads h, an output of this pipeline, and "
+                                      "e2, also at the root, reads d2 but is produced before h"));
+}
