@@ -15,8 +15,9 @@ namespace {
 
 Expr str(const std::string &s) { return StringImm::make(s); }
 
-// For each input image, the Funcs whose produce nodes read it (after
-// inlining: the Funcs whose loops compute the reads), in first-read order.
+// For each input image (and each Func, for an output other outputs read),
+// the Funcs whose produce nodes read it (after inlining: the Funcs whose
+// loops compute the reads), in first-read order.
 class FindReaders : public IRVisitor {
 public:
     std::map<std::string, std::vector<std::string>> readers;
@@ -30,7 +31,9 @@ protected:
     }
     void visit(const Call *op) override {
         IRVisitor::visit(op);
-        if (op->call_type != Call::Image || producing.empty()) return;
+        if ((op->call_type != Call::Image && op->call_type != Call::Func) || producing.empty() ||
+            producing.back() == op->name)
+            return;
         std::vector<std::string> &r = readers[op->name];
         if (std::find(r.begin(), r.end(), producing.back()) == r.end()) r.push_back(producing.back());
     }
@@ -49,20 +52,25 @@ std::string input_fix(const std::string &buf, const std::vector<std::string> &re
 }
 
 // One assertion per dimension: the buffer covers the box.
+// An input read, an output written, or an output that other Funcs of the
+// pipeline read.
+enum class Access { InputRead, OutputWritten, OutputRead };
+
 void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::string &buf, const Box &box,
-               bool is_input, const std::string &fix) {
+               Access access, const std::string &fix) {
+    const bool read = access != Access::OutputWritten, input = access == Access::InputRead;
     for (size_t d = 0; d < box.size(); d++) {
         std::string dn = std::to_string(d);
         Expr bmin = make_var(buf + ".min." + dn), bext = make_var(buf + ".extent." + dn);
         // Named lets keep the check readable in the emitted code.
-        std::string what = buf + (is_input ? ".read" : ".written");
+        std::string what = buf + (read ? ".read" : ".written");
         Expr lo = make_var(what + ".min." + dn), hi = make_var(what + ".max." + dn);
         Expr cond = bmin <= lo && hi <= bmin + bext - 1;
-        std::vector<Expr> msg = {str(kernel + ": " + (is_input ? "input '" : "output '") + buf + "' is " +
-                                     (is_input ? "read" : "written") + " over [") ,
+        std::vector<Expr> msg = {str(kernel + ": " + (input ? "input '" : "output '") + buf + "' is " +
+                                     (read ? "read" : "written") + " over [") ,
                                  lo, str(", "), hi, str("] in dimension " + dn + ", but the buffer covers only ["),
                                  bmin, str(", "), simplify(bmin + bext - 1), str("]" + fix)};
-        int code = is_input ? kiln_error_input_too_small : kiln_error_output_too_small;
+        int code = input ? kiln_error_input_too_small : kiln_error_output_too_small;
         Stmt check = AssertStmt::make(cond, code, msg);
         check = LetStmt::make(what + ".max." + dn, simplify(box[d].max), check);
         check = LetStmt::make(what + ".min." + dn, simplify(box[d].min), check);
@@ -116,19 +124,24 @@ Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRe
     // Outputs first: a tile wider than the output also reads the inputs past
     // their edges, and the output's message names the cause.
     for (const auto &kv : regions.outputs)
-        check_box(checks, kernel, kv.first, kv.second, false,
+        check_box(checks, kernel, kv.first, kv.second, Access::OutputWritten,
                   "; the schedule writes there (a ShiftInwards or RoundUp split whose tile is wider than the buffer, "
                   "or an update outside it): pass a buffer at least one tile large, or give the split "
                   "TailStrategy::GuardWithIf");
+    for (const auto &kv : regions.output_reads)
+        check_box(checks, kernel, kv.first, kv.second, Access::OutputRead,
+                  "; Func " + join(find.readers[kv.first]) + " of this pipeline reads it there, and an output "
+                  "is computed over its buffer only: pass a larger buffer, or clamp the coordinate where it is "
+                  "read");
     for (const auto &kv : regions.inputs) {
         auto p = params.find(kv.first);
         if (p != params.end() && !p->second->saved_func.empty())  // a residual: the forward pass's buffer is wrong
-            check_box(checks, kernel, kv.first, kv.second, true,
+            check_box(checks, kernel, kv.first, kv.second, Access::InputRead,
                       "; it holds " + p->second->saved_func + ", saved by the forward pass (save()) for " + kernel +
                           ", which reads it there: pass the buffer the forward pass wrote for the same sizes as "
                           "the inputs");
         else
-            check_box(checks, kernel, kv.first, kv.second, true, input_fix(kv.first, find.readers[kv.first]));
+            check_box(checks, kernel, kv.first, kv.second, Access::InputRead, input_fix(kv.first, find.readers[kv.first]));
     }
     for (const auto &kv : params) {
         const ParameterContents &p = *kv.second;

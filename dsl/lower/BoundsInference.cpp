@@ -567,6 +567,18 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         kept = rename_kept(kept, written, copies);
         copied.insert(copied.end(), kept.begin(), kept.end());
         for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
+        if (f.num_values() != 1) continue;
+        // What the pipeline's other Funcs read of it: the buffer must hold it.
+        bool found = false;
+        LetList read_kept;
+        Box read = box_touched(body, o, true, false, &found, known, &read_kept);
+        if (!found) continue;
+        bool bounded = true;
+        for (const Interval &i : read) bounded &= i.bounded();
+        if (!bounded) continue;
+        read_kept = rename_kept(read_kept, read, copies);
+        copied.insert(copied.end(), read_kept.begin(), read_kept.end());
+        regions.output_reads[o] = read;
     }
 
     // The box of each input image, in terms of the arguments.

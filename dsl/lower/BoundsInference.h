@@ -33,6 +33,8 @@ namespace internal {
 struct PipelineRegions {
     std::map<std::string, Box> inputs;   // image name -> box read
     std::map<std::string, Box> outputs;  // output buffer ("f", or "f.0", "f.1" for a Tuple) -> box written
+    // Outputs other Funcs of the pipeline read (multi-output pipelines): box read.
+    std::map<std::string, Box> output_reads;
 };
 
 Stmt bounds_inference(const Stmt &s, const std::vector<std::string> &outputs, const std::vector<std::string> &order,

@@ -181,3 +181,25 @@ TEST_CASE("error: align_bounds() misused", "[error][schedule]") {
     REQUIRE_COMPILE_ERROR(f.align_bounds(y, 2), Contains("align_bounds(y, 2, 0) after bound(y, ...)") &&
                                                     Contains("remove the align_bounds()"));
 }
+
+TEST_CASE("error: an output another output reads past its buffer", "[error][runtime][outputs]") {
+    // c reads a at x + 1: a's buffer must cover one more point than c's.
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    Func a("a"), c("c");
+    a(x) = in(x) + 1;
+    c(x) = a(x) + a(x + 1);
+    Buffer<float> input(40), oa(32), oc(32);
+    input.fill(1.0f);
+    oc.fill(-7.0f);
+    in.set(input);
+    REQUIRE_RUNTIME_ERROR(Pipeline({a, c}).realize_raw({oa.raw_buffer(), oc.raw_buffer()}),
+                          kiln_error_output_too_small,
+                          Contains("output 'a' is read over [0, 32] in dimension 0, but the buffer covers only [0, 31]; "
+                                   "Func c of this pipeline reads it there, and an output is computed over its "
+                                   "buffer only: pass a larger buffer"));
+    CHECK(oc(0) == -7.0f);  // nothing written
+    Buffer<float> larger(33);
+    Pipeline({a, c}).realize_raw({larger.raw_buffer(), oc.raw_buffer()});
+    CHECK(oc(31) == 4.0f);
+}
