@@ -433,6 +433,25 @@ namespace {
 // placed at the root so far.
 //
 //   produce a; produce c   ->   produce a; produce b; consume b { produce c }   (b at the root reads a)
+// The outputs Func f reads, directly or through the non-output Funcs it
+// reads (memoized in `memo`).
+const std::set<std::string> &outputs_needed(const std::string &f, const Environment &env,
+                                            const std::vector<std::string> &outputs,
+                                            std::map<std::string, std::set<std::string>> &memo) {
+    auto it = memo.find(f);
+    if (it != memo.end()) return it->second;
+    std::set<std::string> n;
+    for (const auto &c : direct_callees(*env.at(f))) {
+        if (is_in(outputs, c)) {
+            n.insert(c);
+        } else if (env.count(c)) {
+            const std::set<std::string> &m = outputs_needed(c, env, outputs, memo);
+            n.insert(m.begin(), m.end());
+        }
+    }
+    return memo[f] = n;
+}
+
 Stmt after_outputs(const Inject &inject, const Stmt &s, std::set<std::string> reads) {
     if (reads.empty()) return inject.inject_here(s);
     internal_assert(s.defined()) << "no statement after the outputs a Func at the root reads";
@@ -461,7 +480,7 @@ Stmt after_outputs(const Inject &inject, const Stmt &s, std::set<std::string> re
 
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                         const Environment &env) {
-    std::vector<std::pair<std::string, std::set<std::string>>> placed_after_outputs;
+    std::map<std::string, std::set<std::string>> needs;  // outputs_needed()'s memo
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
         const LoopLevel &cl = f.schedule.compute_level;
@@ -538,28 +557,17 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
             }
         }
         // At the root, the produce goes before every output's, or, when the
-        // group reads outputs, right after the last of those is produced.
+        // group reads outputs (itself or through the Funcs it reads, which
+        // are produced before it or inside it), right after the last of
+        // those is produced. A Func it reads needs a subset of those
+        // outputs, so it is placed at or before the same point, and being
+        // placed later (realization order, reversed) it goes first.
         std::set<std::string> reads_outputs;
         if (ci < 0)
-            for (const auto &m : group)
-                for (const auto &c : direct_callees(*env.at(m)))
-                    if (is_in(outputs, c)) reads_outputs.insert(c);
-        // A Func placed so earlier that reads this group stays after it if it
-        // waits for every output this group does (this one goes right after
-        // the last of them, before what was placed there); otherwise refused.
-        for (const auto &[late, read] : placed_after_outputs)
-            for (const auto &c : direct_callees(*env.at(late))) {
-                if (!is_in(group, c)) continue;
-                for (const auto &o : reads_outputs)
-                    user_assert(read.count(o))
-                        << schedule_origin(f, "compute") << "Func " << c << " is computed at the root and reads " << o
-                        << ", an output of this pipeline, and " << late << ", also at the root, reads " << c
-                        << " but is produced before " << o << " (it reads only " << join(std::vector<std::string>(
-                               read.begin(), read.end())) << " of the outputs); compute " << c << " inside the loops "
-                        << "of " << late << " (compute_at), inline it (compute_inline()), or make it an output of "
-                        << "the pipeline too";
+            for (const auto &m : group) {
+                const std::set<std::string> &n = outputs_needed(m, env, outputs, needs);
+                reads_outputs.insert(n.begin(), n.end());
             }
-        if (!reads_outputs.empty()) placed_after_outputs.push_back({f.name, reads_outputs});
         std::vector<std::pair<const FunctionContents *, std::string>> stores;
         for (const auto &m : group) {
             int si = store_site(*env.at(m), legal.common, ci, env);

@@ -204,16 +204,30 @@ TEST_CASE("pipeline: a Func at the root reading another output is produced after
     Buffer<float> ga(33), gg(32);
     Pipeline({a, g}).realize_raw({ga.raw_buffer(), gg.raw_buffer()});
     for (int i = 0; i < 32; i++) CHECK(gg(i) == ((input(i) + 2) + (input(i + 1) + 1)) * 3);
-    // d reads h, an output produced after a; e reads d but waits only for a:
-    // it would be produced before d. Refused, not misordered.
-    Func h("h"), d2("d2"), e2("e2"), g2("g2");
+    // d2 reads h, an output produced after a; e2 reads d2 and a: both go
+    // after h, d2 first. And a Func at the root reading no output itself,
+    // only one placed after an output (k reads j, which reads a), goes
+    // after it too.
+    Func h("h"), d2("d2"), e2("e2"), g2("g2"), j("j"), k("k"), m("m");
     h(x) = in(x) * 5;
     d2(x) = h(x) + 1;
     e2(x) = d2(x) + a(x);
     g2(x) = e2(x) * 3;
     d2.compute_root();
     e2.compute_root();
-    CHECK_THROWS_WITH(Pipeline({a, h, g2}).lowered_stmt(),
-                      Catch::Contains("Func d2 is computed at the root and reads h, an output of this pipeline, and "
-                                      "e2, also at the root, reads d2 but is produced before h"));
+    j(x) = a(x) * 4;
+    k(x) = j(x) - 1;
+    m(x) = k(x) + 2;
+    j.compute_root();
+    k.compute_root();
+    Buffer<float> ha(32), hh(32), hg(32), ma(32), mm(32);
+    Pipeline({a, h, g2}).realize_raw({ha.raw_buffer(), hh.raw_buffer(), hg.raw_buffer()});
+    Pipeline({a, m}).realize_raw({ma.raw_buffer(), mm.raw_buffer()});
+    for (int i = 0; i < 32; i++) {
+        CHECK(hg(i) == ((input(i) * 5 + 1) + (input(i) + 1)) * 3);
+        CHECK(mm(i) == ((input(i) + 1) * 4 - 1) + 2);
+    }
+    std::string t = Pipeline({a, m}).lowered_stmt();
+    CHECK(t.find("produce a") < t.find("produce j"));
+    CHECK(t.find("produce j") < t.find("produce k"));
 }
