@@ -423,16 +423,6 @@ protected:
     }
 };
 
-}  // namespace
-
-namespace {
-
-// `s` with the produce `inject` makes placed right after the produce of
-// each output in `reads`: s is the outputs' produces in realization order
-// (a chain of Blocks), inside the consumes and Realizes of the Funcs
-// placed at the root so far.
-//
-//   produce a; produce c   ->   produce a; produce b; consume b { produce c }   (b at the root reads a)
 // The outputs Func f reads, directly or through the non-output Funcs it
 // reads (memoized in `memo`).
 const std::set<std::string> &outputs_needed(const std::string &f, const Environment &env,
@@ -452,6 +442,12 @@ const std::set<std::string> &outputs_needed(const std::string &f, const Environm
     return memo[f] = n;
 }
 
+// `s` with the produce `inject` makes placed right after the produce of
+// each output in `reads`: s is the outputs' produces in realization order
+// (a chain of Blocks), inside the consumes and Realizes of the Funcs
+// placed at the root so far.
+//
+//   produce a; produce c   ->   produce a; produce b; consume b { produce c }   (b at the root reads a)
 Stmt after_outputs(const Inject &inject, const Stmt &s, std::set<std::string> reads) {
     if (reads.empty()) return inject.inject_here(s);
     internal_assert(s.defined()) << "no statement after the outputs a Func at the root reads";
