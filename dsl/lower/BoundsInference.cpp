@@ -567,8 +567,11 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         kept = rename_kept(kept, written, copies);
         copied.insert(copied.end(), kept.begin(), kept.end());
         for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
-        if (f.num_values() != 1) continue;
-        // What the pipeline's other Funcs read of it: the buffer must hold it.
+        // What the pipeline's other outputs read of it: the buffer must hold
+        // it. A single output is read only by its own updates, which this
+        // check is not about (and which would otherwise add a walk of the
+        // statement and entry checks to every kernel with an update).
+        if (f.num_values() != 1 || outputs.size() == 1) continue;
         bool found = false;
         LetList read_kept;
         Box read = box_touched(body, o, true, false, &found, known, &read_kept);
