@@ -36,8 +36,12 @@ def main(paths):
     print("| case | Kiln best ms | Halide 14 | anchors | Kiln % roofline | compile CPU ms Kiln / Halide |")
     print("| --- | ---: | --- | --- | ---: | --- |")
     logs, worst = [], []
+    grads = []
     for name in order:
         systems = cases[name]
+        if "kiln" not in systems:
+            grads.append(name)
+            continue
         kiln_e, kiln_case, _ = min(systems["kiln"], key=lambda t: t[0]["best_ms"])
         kiln = kiln_e["best_ms"]
         rate = ""
@@ -66,6 +70,33 @@ def main(paths):
         print(f"\nGeomean Kiln / Halide time: {math.exp(sum(logs) / len(logs)):.2f}")
         print("Kiln / Halide time above 1.2: " +
               (", ".join(f"{n} {r:.2f}" for r, n in sorted(worst, reverse=True) if r > 1.2) or "none"))
+    if grads:
+        print_gradients(cases, grads)
+
+
+def print_gradients(cases, names):
+    """The backward cases: each kernel's minimum, every pair's time over the
+    forward kernel's (issue 19's measure), Halide's backward over Kiln's."""
+    print("\n| case | forward ms | backward ms | fwd+bwd / forward | Halide backward / Kiln backward | "
+          "compile CPU ms backward Kiln / Halide |")
+    print("| --- | ---: | ---: | --- | --- | --- |")
+    for name in names:
+        systems = cases[name]
+
+        def best(system):
+            return min(e["best_ms"] for e, _, _ in systems[system]) if system in systems else None
+
+        def compile_min(system):
+            vals = [e["compile_cpu_ms"] for e, _, _ in systems.get(system, []) if "compile_cpu_ms" in e]
+            return f"{min(vals):.0f}" if vals else "–"
+
+        fwd, bwd = best("kiln forward"), best("kiln backward")
+        pairs = [f"{s[len('kiln fwd+bwd'):].strip() or 'recompute'} {best(s) / fwd:.2f}"
+                 for s in systems if s.startswith("kiln fwd+bwd")]
+        halide = [f"{s[len('halide backward'):].strip() or 'same schedule'} {best(s) / bwd:.2f}"
+                  for s in systems if s.startswith("halide backward")]
+        print(f"| {name} | {fwd:.2f} | {bwd:.2f} | {', '.join(pairs)} | {', '.join(halide) or '–'} | "
+              f"{compile_min('kiln backward')} / {compile_min('halide backward')} |")
 
 
 if __name__ == "__main__":
