@@ -457,7 +457,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
                 }
                 if (o.target.has(Target::NPU)) {  // the simulator's figures for the same sizes
                     internal::NpuReportFigures npu =
-                        internal::npu_report_figures(p, fn, args, r.sizes, o.target, r.memory_bytes);
+                        internal::npu_report_figures(p, fn, args, r.sizes, o.target, r.npu_memory_bytes());
                     text += npu.text;
                     json = json.substr(0, json.rfind('}')) + ",\n  \"npu\": " + npu.json + "\n}";
                 }

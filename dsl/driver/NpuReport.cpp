@@ -54,7 +54,7 @@ NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, co
     std::string text = "NPU (simulated on " + r["machine"].get<std::string>() + ", " + std::to_string(r["cores"].get<int>()) +
                        " core(s), zero-filled inputs): " + std::to_string(r["cycles"].get<uint64_t>()) + " cycles\n";
     char line[512];
-    std::snprintf(line, sizeof line, "  GM bytes: read %llu, written %llu (the fusion report's model: %lld)\n",
+    std::snprintf(line, sizeof line, "  GM bytes: read %llu, written %llu (the fusion report's NPU model: %lld in all)\n",
                   (unsigned long long)r["gm_read_bytes"].get<uint64_t>(),
                   (unsigned long long)r["gm_write_bytes"].get<uint64_t>(), (long long)model_bytes);
     text += line;

@@ -31,7 +31,9 @@ struct NpuReportFigures {
     std::string json;  // a JSON object, the report's "npu" member
 };
 
-// Throws CompileError when the kernel cannot be compiled or the simulator rejects it.
+// `model_bytes`: the fusion report's NPU traffic model (PipelineReport::npu_memory_bytes()), printed
+// beside the simulator's GM bytes. Throws CompileError when the kernel cannot be compiled or the
+// simulator rejects it.
 NpuReportFigures npu_report_figures(const Pipeline &p, const std::string &fn, const std::vector<Argument> &args,
                                     const std::map<std::string, std::vector<int>> &sizes, const Target &t,
                                     int64_t model_bytes);

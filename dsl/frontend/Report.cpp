@@ -8,6 +8,7 @@
 
 #include "analysis/ConcreteSizes.h"
 #include "analysis/LoopCounts.h"
+#include "analysis/NpuTraffic.h"
 #include "frontend/ReportLoopNest.h"
 #include "ir/IRVisitor.h"
 #include "kiln/Pipeline.h"
@@ -160,7 +161,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     Environment env = find_environment(outs);
 
     SlidingReports sliding;
-    LoopCounts fused = count_loop_nest(report_loop_nest(outs, t, false, false, &sliding), values, cs.float_values);
+    Stmt fused_nest = report_loop_nest(outs, t, false, false, &sliding);
+    LoopCounts fused = count_loop_nest(fused_nest, values, cs.float_values);
     LoopCounts unfused = count_loop_nest(report_loop_nest(outs, t, true), values, cs.float_values);
     r.exact = fused.exact && unfused.exact;
 
@@ -221,6 +223,28 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     r.output_bytes = output_bytes;
     r.memory_bytes += input_bytes + output_bytes;
     r.memory_bytes_unfused += input_bytes + output_bytes;
+    if (t.has(Target::NPU)) {
+        // GM: the inputs, the outputs and the Funcs stored there (compute_root or store_in(GM)).
+        std::map<std::string, int> gm, tile_loops;
+        for (const auto &kv : find_parameters(env))
+            if (kv.second->is_buffer) gm[kv.second->name] = kv.second->type.bytes();
+        for (const auto &name : order) {
+            const FunctionContents &f = *env.at(name);
+            auto uit = user.find(name);
+            const FunctionContents &u = uit != user.end() ? *uit->second : f;
+            bool is_out = std::find(out_names.begin(), out_names.end(), name) != out_names.end();
+            MemoryType m = u.schedule.memory_type;
+            if (is_out || m == MemoryType::GM ||
+                (m == MemoryType::Auto && !is_inlined(f, false) && u.schedule.compute_level.is_root()))
+                gm[name] = f.bytes_per_point();
+            if (m == MemoryType::L0C) tile_loops[name] = 3;  // a matrix update: C's tile and K
+        }
+        NpuTraffic n = npu_gm_traffic(fused_nest, gm, tile_loops,
+                                      substitutions(cs));
+        r.npu_read_bytes = n.reads();
+        r.npu_write_bytes = n.writes();
+        r.npu_exact = n.exact;
+    }
     return r;
 }
 
@@ -256,6 +280,9 @@ std::string PipelineReport::to_text() const {
     os << "memory traffic: " << megabytes(memory_bytes) << " MB (unfused: " << megabytes(memory_bytes_unfused)
        << " MB), saved " << megabytes(bytes_saved()) << " MB\n";
     if (!exact) os << "(approximate: some loop bounds depend on values not known before running)\n";
+    if (npu_read_bytes >= 0)
+        os << "NPU GM traffic (each tile's box, rows in 32-byte blocks, no cache): read " << npu_read_bytes
+           << " bytes, written " << npu_write_bytes << (npu_exact ? "" : " (approximate)") << "\n";
     return os.str();
 }
 
@@ -271,6 +298,8 @@ std::string PipelineReport::to_json() const {
     j["memory_bytes"] = memory_bytes;
     j["memory_bytes_unfused"] = memory_bytes_unfused;
     j["bytes_saved"] = bytes_saved();
+    if (npu_read_bytes >= 0)
+        j["npu_model"] = {{"gm_read_bytes", npu_read_bytes}, {"gm_write_bytes", npu_write_bytes}, {"exact", npu_exact}};
     j["funcs"] = nlohmann::json::array();
     for (const auto &f : funcs) {
         j["funcs"].push_back({{"name", f.name},

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -557,6 +558,80 @@ TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator
     nlohmann::json j = nlohmann::json::parse(jf);
     CHECK(j["npu"]["gm_read_bytes"] == 1024 * 128 * 2);
     CHECK(j["npu"]["gm_write_bytes"] == 1024 * 128 * 2);
+}
+
+// Every generator with a schedules/<name>/npu.sched: the fusion report's NPU
+// traffic model (per tile, the box it reads or writes, rows in 32-byte blocks)
+// equals the bytes the simulator moves, stencils' halos included.
+TEST_CASE("generator api: the fusion report's NPU traffic model is the simulator's", "[generator][npu][report]") {
+    struct Case {
+        std::vector<std::string> params;
+        std::map<std::string, std::vector<int>> estimates;
+    };
+    const std::map<std::string, Case> cases = {
+        {"attention",
+         {{"dim=64", "seq=128"}, {{"output", {64, 128}}, {"Q", {64, 128}}, {"K", {64, 128}}, {"V", {64, 128}}}}},
+        {"blur3x3", {{}, {{"output", {1024, 128}}}}},
+        {"elementwise_chain", {{"variant=softplus"}, {{"output", {1024, 128}}}}},
+        {"elementwise_chain_grad", {{"variant=tanh_affine"}, {{"d_input", {1024, 256}}}}},
+        {"gemm", {{"depth=128"}, {{"output", {128, 1024}}, {"A", {128, 1024}}}}},
+        {"harris", {{}, {{"input", {1024, 128, 3}}, {"output", {1024, 128}}}}},
+        {"layernorm", {{"width=1024"}, {{"output", {1024, 128}}}}},
+        {"softmax", {{"width=1024"}, {{"output", {1024, 128}}}}},
+        {"unsharp", {{}, {{"output", {1024, 128}}}}},
+    };
+    int checked = 0;
+    for (const auto &dir : std::filesystem::directory_iterator(KILN_SOURCE_DIR "/schedules")) {
+        const std::string name = dir.path().filename().string();
+        if (!std::filesystem::exists(dir.path() / "npu.sched")) continue;
+        INFO(name << ": add its parameters and sizes to this test's cases");
+        REQUIRE(cases.count(name));
+        auto g = GeneratorRegistry::create(name);
+        g->set_generator_params(cases.at(name).params);
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "npu_traffic_" + name;
+        o.schedule_file = (dir.path() / "npu.sched").string();
+        o.target = Target("npu");
+        o.emit = {"report"};
+        o.estimates = cases.at(name).estimates;
+        compile_generator(*g, o);
+        nlohmann::json j = nlohmann::json::parse(read_file("generator_api_out/npu_traffic_" + name + ".report.json"));
+        INFO(j["npu_model"].dump() << " against the simulator's " << j["npu"]["gm_read_bytes"] << " read, "
+                                   << j["npu"]["gm_write_bytes"] << " written");
+        CHECK(j["npu_model"]["exact"] == true);
+        CHECK(j["npu_model"]["gm_read_bytes"] == j["npu"]["gm_read_bytes"]);
+        CHECK(j["npu_model"]["gm_write_bytes"] == j["npu"]["gm_write_bytes"]);
+        CHECK(j["npu"]["model_bytes"] == j["npu"]["gm_read_bytes"].get<int64_t>() + j["npu"]["gm_write_bytes"].get<int64_t>());
+        if (name == "blur3x3")  // 64 tiles of 34 rows of 66 floats, each row moved as 288 bytes; the host model reads it once
+            CHECK((j["npu_model"]["gm_read_bytes"] == 64 * 34 * 288 && j["input_bytes"] == 1024 * 128 * 4));
+        checked++;
+    }
+    CHECK(checked == (int)cases.size());
+    // Funcs in GM (compute_root): each written once in tiles, read back in its consumers' windows.
+    for (const auto &[name, sched] : std::vector<std::pair<std::string, std::string>>{
+             {"blur3x3", "output: tile(x, y, xo, yo, xi, yi, 64, 32)\n"
+                         "blur_x: compute_root() tile(x, y, xo, yo, xi, yi, 64, 32)\n"},
+             {"softmax", "output: bound(x, 0, 1024) split(y, yo, yi, 2)\n"
+                         "exps: compute_root() bound(x, 0, 1024) split(y, yo, yi, 2)\n"
+                         "row_max: compute_at(exps, yo)\nrow_sum: compute_at(output, yo)\n"}}) {
+        INFO(name << " through GM");
+        auto g = GeneratorRegistry::create(name);
+        g->set_generator_params(cases.at(name).params);
+        std::ofstream("generator_api_out/npu_traffic_gm.sched") << sched;
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "npu_traffic_gm_" + name;
+        o.schedule_file = "generator_api_out/npu_traffic_gm.sched";
+        o.target = Target("npu");
+        o.emit = {"report"};
+        o.estimates = cases.at(name).estimates;
+        compile_generator(*g, o);
+        nlohmann::json j = nlohmann::json::parse(read_file("generator_api_out/npu_traffic_gm_" + name + ".report.json"));
+        CHECK(j["npu_model"]["gm_read_bytes"] == j["npu"]["gm_read_bytes"]);
+        CHECK(j["npu_model"]["gm_write_bytes"] == j["npu"]["gm_write_bytes"]);
+        CHECK(j["npu"]["gm_write_bytes"].get<int64_t>() > j["output_bytes"].get<int64_t>());  // the Func's own writes
+    }
 }
 
 TEST_CASE("generator api: -s auto for the NPU writes a schedule that compiles and the simulator's figures",

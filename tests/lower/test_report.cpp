@@ -162,3 +162,22 @@ TEST_CASE("report: every stage of a slid chain is computed once, in a folded buf
         CHECK(r.bytes_saved() > 0);
     }
 }
+
+TEST_CASE("report: on the NPU each tile reads its halo, rows in 32-byte blocks", "[lower][report][npu]") {
+    // 64 x 32 tiles of a 256 x 64 output, blur_x per tile over 34 rows of
+    // 64: each of the 8 tiles loads the input's 34 x 66 window (edges
+    // replicated by the DMA, so no smaller at the image's edges), a row of
+    // 264 bytes moved as 288; the host model reads the input once.
+    BlurFixture b;
+    b.blur_y.tile(b.x, b.y, b.xi, b.yi, 64, 32);
+    b.blur_x.compute_at(b.blur_y, b.x);
+    PipelineReport r = Pipeline(b.blur_y).report({{"blur_y", {256, 64}}}, Target("npu"));
+    CHECK(r.npu_read_bytes == 8 * 34 * 288);
+    CHECK(r.npu_write_bytes == 256 * 64 * 4);
+    CHECK(r.npu_exact);
+    CHECK(r.input_bytes == 256 * 64 * 4);
+    CHECK_THAT(r.to_text(), Catch::Contains("NPU GM traffic (each tile's box, rows in 32-byte blocks, no cache): read "
+                                            "78336 bytes, written 65536"));
+    // The host target has no NPU model.
+    CHECK(Pipeline(b.blur_y).report({{"blur_y", {256, 64}}}, Target::host()).npu_read_bytes == -1);
+}

@@ -13,6 +13,12 @@
 // stores and read back once per such point (the updates of a reduction
 // modify those points in place and add no traffic). Inputs are read once
 // and outputs written once in both the schedule and the baseline.
+//
+// For an NPU target the report also gives the GM traffic as the NPU moves
+// it (no cache: per iteration of the loops holding the tiles, the box each
+// tile reads of an input or GM Func and writes of an output, rows in whole
+// 32-byte blocks; dsl/analysis/NpuTraffic.h): a stencil reads its halo
+// again with every tile.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -58,6 +64,10 @@ struct PipelineReport {
     int64_t memory_bytes = 0, memory_bytes_unfused = 0;  // totals, inputs and outputs included
     int64_t bytes_saved() const { return memory_bytes_unfused - memory_bytes; }
     bool exact = true;  // false if some loop bound could not be evaluated
+    // NPU targets: GM bytes read and written by the schedule's tiles (-1: not an NPU target)
+    int64_t npu_read_bytes = -1, npu_write_bytes = -1;
+    bool npu_exact = true;  // false if a tile's box could not be evaluated or changes size
+    int64_t npu_memory_bytes() const { return npu_read_bytes < 0 ? -1 : npu_read_bytes + npu_write_bytes; }
 
     std::string to_text() const;
     std::string to_json() const;
