@@ -7,6 +7,9 @@
 #include "NpuSelect.h"
 #include "ir/ExprKey.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "analysis/Bounds.h"
 #include "analysis/ConcreteSizes.h"
 #include "analysis/LoopCounts.h"
 #include "frontend/ReportLoopNest.h"
@@ -136,6 +139,28 @@ double stage_ops(const FunctionContents &f, const Definition &d, double transcen
     return ops.ops;
 }
 
+// The elements of input `name` that the loop nest s reads: the box of its
+// reads, within the buffer (the whole buffer if the box is not known).
+//   out(x, y) = A(k, y) * B(x, k), k in [0, 128), B given as 128 x 1024  ->  B: 128 x 128
+int64_t elements_read(const Stmt &s, const std::string &name, const ConcreteSizes &cs) {
+    bool found = false;
+    Box b = box_touched(s, name, true, false, &found);
+    const std::vector<int> &size = cs.sizes.at(name);
+    if (!found) return 0;
+    const std::map<std::string, Expr> values = substitutions(cs);
+    int64_t n = 1;
+    for (size_t d = 0; d < size.size(); d++) {
+        int64_t lo = cs.values.at(name + ".min." + std::to_string(d)), hi = lo + size[d] - 1;
+        if (d < b.size() && b[d].bounded()) {
+            const Expr bl = simplify(substitute(values, b[d].min)), bh = simplify(substitute(values, b[d].max));
+            const int64_t *l = as_const_int(bl), *h = as_const_int(bh);
+            if (l && h) lo = std::max(lo, *l), hi = std::min(hi, *h);
+        }
+        n *= std::max<int64_t>(hi - lo + 1, 0);
+    }
+    return n;
+}
+
 }  // namespace
 
 double NpuIdealStream::roofline_cycles() const {
@@ -148,9 +173,16 @@ NpuIdealStream npu_ideal_stream(const Pipeline &p, const std::map<std::string, s
     for (const Func &o : p.outputs()) outs.push_back(o.contents());
     ConcreteSizes cs = concrete_sizes(outs, sizes, "NPU ideal stream");
     // Every Func computed once per point: the fusion report's baseline with inlined Funcs materialized.
-    LoopCounts base = count_loop_nest(report_loop_nest(outs, Target("npu"), true, true), cs.values, cs.float_values);
+    Stmt base_nest = report_loop_nest(outs, Target("npu"), true, true);
+    LoopCounts base = count_loop_nest(base_nest, cs.values, cs.float_values);
     NpuIdealStream s;
-    s.gm_read_bytes = cs.input_bytes;
+    // Each input once: the elements the algorithm reads of it.
+    std::map<std::string, int64_t> read_elements;
+    for (const auto &kv : find_parameters(find_environment(outs)))
+        if (kv.second->is_buffer) {
+            read_elements[kv.first] = elements_read(base_nest, kv.first, cs);
+            s.gm_read_bytes += read_elements[kv.first] * kv.second->type.bytes();
+        }
     for (const auto &o : outs) {
         int64_t n = o->bytes_per_point();
         for (int e : cs.sizes.at(o->name)) n *= e;
@@ -182,7 +214,7 @@ NpuIdealStream npu_ideal_stream(const Pipeline &p, const std::map<std::string, s
     for (const auto &w : widened) {  // one TCVT per element of each 16-bit source
         double elements = 1;
         if (w.second)
-            for (int e : cs.sizes.at(w.first)) elements *= e;
+            elements = (double)read_elements[w.first];
         else
             elements = (double)base.funcs[w.first].pure_stores;
         s.vector_cycles_of[w.first + " (widened)"] = elements * per_op;

@@ -4,8 +4,9 @@
 // generator adds (halo reloads, extractions, conversions per tile, padded
 // rows). It counts, with concrete buffer sizes:
 //
-// - GM: every input read once and every output written once, over the
-//   machine's MTE2 and MTE3 rates;
+// - GM: every input read once (the elements the algorithm reads of it, not
+//   the whole buffer when it is larger) and every output written once,
+//   over the machine's MTE2 and MTE3 rates;
 // - vector work: each Func's values computed once per point (the fusion
 //   report's baseline, inlined Funcs materialized), each operation of its
 //   definitions one f32 element-op of the vector unit (a broadcast operand

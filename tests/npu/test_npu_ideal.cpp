@@ -94,6 +94,10 @@ TEST_CASE("ideal stream of a matrix product: M N K MACs at the matrix unit's rat
     CHECK(st.vector_cycles_of.at("matmul") == 0);  // the product is the matrix unit's, the 0 a constant
     CHECK(st.vector_cycles_of.at("out") == Approx(ops(M * N)));
     CHECK(st.gm_read_bytes == 4 * ((int64_t)K * M + N * K));
+    // Buffers larger than the product reads (B with 4 K rows, A with more
+    // columns): the ideal reads what the algorithm does, not the buffers.
+    st = npu_ideal_stream(Pipeline(out), {{"A", {2 * K, M}}, {"B", {N, 4 * K}}, {"out", {N, M}}}, m);
+    CHECK(st.gm_read_bytes == 4 * ((int64_t)K * M + N * K));
 }
 
 TEST_CASE("ideal stream of a bf16 row pipeline: each input element widened once, scalars free", "[npu][ideal]") {
