@@ -238,7 +238,9 @@ public:
     //
     // A pure f is inlined into the copy unless a schedule places it; an f
     // with update definitions (a scatter, a clamped edge) is computed at the
-    // root and copied.
+    // root, in the Output's buffer when its region is the buffer's (host
+    // targets; docs/compiler.md, realize_into_outputs), else in its own and
+    // copied.
     void set(const Func &f);
 
 protected:
