@@ -15,13 +15,14 @@
 #include "lower/InlineFunctions.h"
 #include "lower/Lower.h"
 #include "lower/RealizationOrder.h"
+#include "lower/RealizeIntoOutputs.h"
 
 namespace kiln {
 
 namespace internal {
 
 Stmt report_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs, const Target &t, bool unfused,
-                      bool materialize_inlined, SlidingReports *sliding) {
+                      bool materialize_inlined, SlidingReports *sliding, std::map<std::string, std::string> *into) {
     LowerOptions o;
     o.stop = LowerStop::LoopNest;
     o.sliding = sliding;
@@ -42,7 +43,11 @@ Stmt report_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs
                 for (int k = 0; k < kv.second->num_stages(); k++) kv.second->stage(k).schedule.fuse_with = FuseLevel();
         };
     }
-    return lower(outs, "", {}, t, o).body;
+    Stmt s = lower(outs, "", {}, t, o).body;
+    if (t.has(Target::NPU)) return s;
+    std::vector<std::string> out_names;
+    for (const auto &f : outs) out_names.push_back(f->name);
+    return realize_into_outputs(s, out_names, false, into);
 }
 
 }  // namespace internal
@@ -161,7 +166,8 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     Environment env = find_environment(outs);
 
     SlidingReports sliding;
-    Stmt fused_nest = report_loop_nest(outs, t, false, false, &sliding);
+    std::map<std::string, std::string> into;  // computed in an output's buffer, where the sizes allow
+    Stmt fused_nest = report_loop_nest(outs, t, false, false, &sliding, &into);
     LoopCounts fused = count_loop_nest(fused_nest, values, cs.float_values);
     LoopCounts unfused = count_loop_nest(report_loop_nest(outs, t, true), values, cs.float_values);
     r.exact = fused.exact && unfused.exact;
@@ -194,6 +200,9 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
         fr.compute_level = level_name(*user.at(name), is_out);
         fr.store_level = store_name(*user.at(name), is_out);
         const FuncCounts &fc = fused.funcs[name], &uc = unfused.funcs[name];
+        auto in_output = into.find(name);
+        if (in_output != into.end() && fc.realizations == 0 && fc.stores > 0)
+            fr.store_level = in_output->second + "'s buffer";
         fr.allocation = fc.largest;
         fr.allocation_bytes = fc.largest_points * f.bytes_per_point();
         fr.realizations = fc.realizations;

@@ -1,6 +1,7 @@
 #include "RealizeIntoOutputs.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
@@ -80,10 +81,13 @@ bool updates_every_point(const std::string &func, const Provide *p) {
 
 class RealizeIntoOutputs : public IRMutator {
 public:
-    explicit RealizeIntoOutputs(const std::vector<std::string> &outputs) : outputs(outputs) {}
+    RealizeIntoOutputs(const std::vector<std::string> &outputs, bool rename, std::map<std::string, std::string> *into)
+        : outputs(outputs), rename(rename), into(into) {}
 
 protected:
     const std::vector<std::string> &outputs;
+    const bool rename;
+    std::map<std::string, std::string> *into;
     using IRMutator::visit;
 
     // The output whose one definition copies f, if `consume` (the body of
@@ -132,15 +136,18 @@ protected:
             Expr c = r->bounds[d].min == make_var(out + ".min." + dn) && r->bounds[d].extent == make_var(out + ".extent." + dn);
             same = same.defined() ? (same && c) : c;
         }
-        Stmt into_output = Rename(r->name, out).mutate(Stmt(produce));
-        return same.defined() ? IfThenElse::make(same, into_output, s) : s;
+        if (!same.defined()) return s;
+        if (into) (*into)[r->name] = out;
+        Stmt into_output = rename ? Rename(r->name, out).mutate(Stmt(produce)) : Stmt(produce);
+        return IfThenElse::make(same, into_output, s);
     }
 };
 
 }  // namespace
 
-Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs) {
-    return RealizeIntoOutputs(outputs).mutate(s);
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, bool rename,
+                          std::map<std::string, std::string> *into) {
+    return RealizeIntoOutputs(outputs, rename, into).mutate(s);
 }
 
 }  // namespace internal

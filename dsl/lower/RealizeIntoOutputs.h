@@ -28,7 +28,13 @@
 // Expects the statement before storage flattening (Realize, Provide and
 // calls by name) and after bounds inference. Host targets only: the NPU's
 // code generator places its buffers itself.
+//
+// With `rename` false (the fusion report), f keeps its name in the branch
+// that computes it in place, which has no realize of f: a count of the loop
+// nest charges f's stages to f and no allocation or copy. `into`, if given,
+// gets each such f and its output.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,7 +43,8 @@
 namespace kiln {
 namespace internal {
 
-Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs);
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, bool rename = true,
+                          std::map<std::string, std::string> *into = nullptr);
 
 }  // namespace internal
 }  // namespace kiln

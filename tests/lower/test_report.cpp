@@ -181,3 +181,37 @@ TEST_CASE("report: on the NPU each tile reads its halo, rows in 32-byte blocks",
     // The host target has no NPU model.
     CHECK(Pipeline(b.blur_y).report({{"blur_y", {256, 64}}}, Target::host()).npu_read_bytes == -1);
 }
+
+TEST_CASE("report: a root Func an output copies is counted in the output's buffer", "[lower][report][realize_into_outputs]") {
+    // As host code computes it (realize_into_outputs): f's stages store into
+    // out's buffer when f's region is out's, so there is no allocation of f
+    // and no copy; where the regions differ, f is allocated and copied.
+    ImageParam in(Float(32), 1, "in");
+    Var x("x");
+    RDom r(0, 4, "r");
+    Func f("f"), out("out");
+    f(x) = in(x) * 2.0f;
+    f(5) += in(r);
+    out(x) = f(x);
+    f.compute_root();
+    {
+        PipelineReport rep = Pipeline(out).report({{"out", {1 << 20}}, {"in", {1 << 20}}}, Target::host(), 1024);
+        const FuncReport &fr = find(rep, "f");
+        CHECK(fr.store_level == "out's buffer");
+        CHECK(fr.realizations == 0);
+        CHECK(fr.allocation.empty());
+        CHECK(fr.points_computed == (1 << 20) + 4);  // the pure definition, then the update of f(5)
+        CHECK(fr.memory_bytes == 0);
+        CHECK(find(rep, "out").points_computed == 0);  // no copy
+        CHECK(rep.memory_bytes == 2 * 4 * (1 << 20));  // read in, write out
+    }
+    {
+        // f's update writes f(5), outside out's two points: f's region is
+        // larger than out's buffer, so f is allocated and copied.
+        PipelineReport rep = Pipeline(out).report({{"out", {2}}, {"in", {8}}}, Target::host(), 0);
+        const FuncReport &fr = find(rep, "f");
+        CHECK(fr.store_level == "root");
+        CHECK(fr.realizations == 1);
+        CHECK(find(rep, "out").points_computed == 2);
+    }
+}
