@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -222,8 +223,9 @@ bool same_counts(const LoopCounts &a, const LoopCounts &b) {
 
 class Walker {
 public:
-    Walker(std::map<std::string, int64_t> v, const std::map<std::string, Expr> &f)
-        : values(std::move(v)), ev(values, f) {}
+    Walker(std::map<std::string, int64_t> v, const std::map<std::string, Expr> &f,
+           const std::map<std::string, int> &innermost)
+        : values(std::move(v)), ev(values, f), innermost(innermost) {}
     std::map<std::string, int64_t> values;
     Evaluator ev;
     LoopCounts out;
@@ -247,6 +249,10 @@ public:
     std::map<const Provide *, double> register_reads;
     std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
     std::map<const Provide *, double> gathers;         // of reads_from_memory, the loads that are gathers
+    std::map<const Provide *, double> store_ops;       // the stores one vector of a store takes
+    // Each Func's innermost dimension in memory (reorder_storage()): the
+    // index of its argument; 0 for the others and for inputs.
+    const std::map<std::string, int> &innermost;
     // Of reads_from_memory, the values of each Func or input loaded (a
     // vector's lanes one each, an unrolled block's shared loads once).
     std::map<const Provide *, std::map<std::string, double>> values_loaded;
@@ -299,7 +305,7 @@ public:
             double w = 1;
             for (const Frame &f : frames)
                 if (f.type == ForType::Unrolled && !moves.count(f.name)) w /= (double)f.extent;
-            double loads_per_vector = vector_loads(c);
+            double loads_per_vector = vector_accesses(c->name, c->args);
             if (loads_per_vector > 1) gathers[op] += w;
             total += w * loads_per_vector;
             values_loaded[op][c->name] += w;
@@ -307,20 +313,24 @@ public:
         return register_reads[op] = total;
     }
 
-    // The loads one vector of load c takes inside the innermost vectorized
-    // loop: 1 when its lanes are adjacent (or the same, or every 2nd or 4th
-    // lane repeated: dense loads and shuffles), its stride when that is 2 to
-    // 4 (deinterleaving dense loads), else one load per lane (a gather: the
-    // loop moves an outer dimension, or the innermost one by a stride or a
-    // non-affine step).
-    double vector_loads(const Call *c) const {
+    // The loads (or stores) one vector of an access to Func or input `name`
+    // at `args` takes inside the innermost vectorized loop: 1 when its lanes
+    // are adjacent in memory (or the same, or every 2nd or 4th lane
+    // repeated: dense loads and shuffles), its stride when that is 2 to 4
+    // (deinterleaving dense loads), else one per lane (a gather or a
+    // scatter: the loop moves a dimension other than the innermost one in
+    // memory, which reorder_storage() may have made another than the first,
+    // or the innermost one by a stride or a non-affine step).
+    double vector_accesses(const std::string &name, const std::vector<Expr> &args) const {
         const Frame *v = nullptr;
         for (const Frame &f : frames)
             if (f.type == ForType::Vectorized) v = &f;
-        if (!v || c->args.empty()) return 1;
-        for (size_t d = 1; d < c->args.size(); d++)
-            if (loops_of(c->args[d]).count(v->name)) return (double)v->extent;
-        Expr a = c->args[0];
+        if (!v || args.empty()) return 1;
+        auto in = innermost.find(name);
+        const size_t inner = in == innermost.end() || in->second >= (int)args.size() ? 0 : (size_t)in->second;
+        for (size_t d = 0; d < args.size(); d++)
+            if (d != inner && loops_of(args[d]).count(v->name)) return (double)v->extent;
+        Expr a = args[inner];
         for (auto it = let_values.rbegin(); it != let_values.rend(); ++it)  // innermost let first
             if (expr_uses_var(a, it->first)) a = substitute(it->first, it->second, a);
         if (!expr_uses_var(a, v->name)) return 1;
@@ -438,6 +448,11 @@ public:
             fc.memory_reads += reads_from_memory(op) * (double)mult;
             for (const auto &[name, n] : values_loaded[op]) out.funcs[name].values_loaded += n * (double)mult;
             fc.gathers += gathers[op] * (double)mult;
+            if (lanes) {
+                auto so = store_ops.find(op);
+                if (so == store_ops.end()) so = store_ops.emplace(op, vector_accesses(op->name, op->args)).first;
+                if (so->second > 1) fc.scattered_stores += (double)mult * so->second;
+            }
             if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {
             walk(op->body, mult);
@@ -541,9 +556,21 @@ public:
 
 }  // namespace
 
+std::map<std::string, int> innermost_storage_dims(const std::map<std::string, std::shared_ptr<FunctionContents>> &env) {
+    std::map<std::string, int> r;
+    for (const auto &[name, f] : env) {
+        const std::vector<std::string> &order = f->schedule.storage_dims;
+        if (order.empty()) continue;
+        auto it = std::find(f->args.begin(), f->args.end(), order[0]);
+        if (it != f->args.end() && it != f->args.begin()) r[name] = (int)(it - f->args.begin());
+    }
+    return r;
+}
+
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
-                           const std::map<std::string, Expr> &float_values) {
-    Walker w(values, float_values);
+                           const std::map<std::string, Expr> &float_values,
+                           const std::map<std::string, int> &innermost_dims) {
+    Walker w(values, float_values, innermost_dims);
     w.walk(s, 1);
     return w.out;
 }

@@ -28,6 +28,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@
 
 namespace kiln {
 namespace internal {
+
+struct FunctionContents;
 
 struct FuncCounts {
     int64_t stores = 0;           // Provide executions
@@ -62,6 +65,12 @@ struct FuncCounts {
     // dense loads deinterleaved by 2 to 4).
     double memory_reads = 0;
     double gathers = 0;           // of memory_reads' loads, the gathers (each counted once)
+    // Stores inside a vectorized loop whose lanes are not adjacent in the
+    // Func's memory (the loop moves another dimension than its innermost
+    // one, or that one by a stride): each lane a store of its own. Counted
+    // as memory_reads counts a gather's loads: per stored point, the stores
+    // its vector takes (16 for a scatter of 16 lanes).
+    double scattered_stores = 0;
     int64_t vector_stores = 0;    // stores inside a vectorized loop
     // stores outside one whose innermost loop (serial) does not move the
     // point stored: a reduction the C++ compiler cannot vectorize either
@@ -79,9 +88,16 @@ struct LoopCounts {
 
 // `values`: every free Int variable the loop bounds need; `float_values`:
 // float scalars as constants (a bound like `int(1 / r_sigma) + 2`), whose
-// arithmetic is evaluated in their type's precision.
+// arithmetic is evaluated in their type's precision; `innermost_dims`: the
+// Funcs whose innermost dimension in memory is not their first
+// (innermost_storage_dims()), for which loads and stores are adjacent.
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
-                           const std::map<std::string, Expr> &float_values = {});
+                           const std::map<std::string, Expr> &float_values = {},
+                           const std::map<std::string, int> &innermost_dims = {});
+
+// Each Func of `env` stored with reorder_storage() another dimension than
+// its first innermost: the index of that argument.
+std::map<std::string, int> innermost_storage_dims(const std::map<std::string, std::shared_ptr<FunctionContents>> &env);
 
 }  // namespace internal
 }  // namespace kiln

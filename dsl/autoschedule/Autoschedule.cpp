@@ -98,9 +98,11 @@ PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents
     lo.regions = &regions;
     Stmt body = lower(outs, "", {}, t, lo).body;
     if (outside) *outside = outside_buffers(regions, sz);
-    LoopCounts counts = count_loop_nest(body, sz.concrete.values, sz.concrete.float_values);
+    Environment env = find_environment(outs);
+    LoopCounts counts =
+        count_loop_nest(body, sz.concrete.values, sz.concrete.float_values, innermost_storage_dims(env));
     if (counts_out) *counts_out = counts;
-    return predict_cost(counts, baseline, find_environment(outs), out_names, sz.input_bytes, m);
+    return predict_cost(counts, baseline, env, out_names, sz.input_bytes, m);
 }
 
 struct Evaluation {
@@ -287,6 +289,13 @@ private:
             if (c.gathers < 0.01) continue;
             char s[120];
             std::snprintf(s, sizeof(s), "; %s gathers %.2f loads per point lane by lane", name.c_str(), c.gathers);
+            note += s;
+        }
+        // And vector stores whose lanes are not adjacent in memory.
+        for (const auto &[name, c] : e.cost.funcs) {
+            if (c.scatters < 0.01) continue;
+            char s[120];
+            std::snprintf(s, sizeof(s), "; %s scatters its vectors, %.0f stores each", name.c_str(), c.scatters);
             note += s;
         }
         return note;

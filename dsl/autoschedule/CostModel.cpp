@@ -64,7 +64,10 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
 
         double v = (double)fc.vector_stores / (double)fc.stores;
         double lanes = std::max<double>((double)fc.vector_lanes, 1);
-        double cycles = ((double)fc.arith + fc.memory_reads) / m.ops_per_cycle + (double)fc.divs * m.div_cycles +
+        // A scattered store is one store per lane (scattered_stores counts
+        // them per stored point, as memory_reads counts a gather's loads).
+        double cycles = ((double)fc.arith + fc.memory_reads + fc.scattered_stores) / m.ops_per_cycle +
+                        (double)fc.divs * m.div_cycles +
                         (double)fc.transcendentals * m.transcendental_cycles;
         double r = (double)fc.serial_reduction_stores / (double)fc.stores;  // not vectorized by anyone
         c.terms.compute = cycles * (v / lanes + r + std::max(0.0, 1 - v - r) / m.unvectorized_lanes) / m.ghz / speedup;
@@ -82,6 +85,7 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
         if (!is_output && c.footprint_bytes > (64 << 10)) c.terms.overhead += (double)(c.footprint_bytes >> 12) * m.page_ns;
         auto b = baseline.funcs.find(name);
         c.gathers = fc.gathers / (double)fc.stores;
+        c.scatters = fc.scattered_stores / (double)fc.stores;
         c.recompute = b != baseline.funcs.end() && b->second.stores ? (double)fc.stores / (double)b->second.stores : 1;
         pc.total.compute += c.terms.compute;
         pc.total.memory += c.terms.memory;

@@ -38,6 +38,7 @@ struct FuncCost {
     std::string level;            // where that realization lives: "L1", "L2", "L3", "DRAM", "output"
     double recompute = 0;         // stores / the baseline's stores
     double gathers = 0;           // loads per stored point whose vector lanes are loaded one by one
+    double scatters = 0;          // stores per vector of its stores whose lanes are not adjacent (0: none)
 };
 
 struct PipelineCost {

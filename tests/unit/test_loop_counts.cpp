@@ -3,7 +3,11 @@
 // multiplied out, compared at their ends, or split into ranges.
 #include <catch2/catch.hpp>
 
+#include "analysis/ConcreteSizes.h"
 #include "analysis/LoopCounts.h"
+#include "autoschedule/CostModel.h"
+#include "kiln/kiln.h"
+#include "lower/Lower.h"
 #include "kiln/IROperator.h"
 #include "unit/ir_helpers.h"
 
@@ -90,4 +94,73 @@ TEST_CASE("loop counts: a value loaded once for an unrolled block's iterations c
     CHECK(c.funcs["b"].loads == 400);
     CHECK(c.funcs["a"].values_loaded == 400);
     CHECK(c.funcs["b"].values_loaded == 100);
+}
+
+TEST_CASE("loop counts: vector loads and stores follow each Func's order in memory", "[loop_counts]") {
+    // t(x, y) = a(x, y), x vectorized 16 wide. Stored x innermost (the
+    // default) the store and the load are dense; with t's y innermost in
+    // memory (reorder_storage(y, x): innermost_dims {t: 1}) every vector of
+    // t is stored lane by lane, and a read of t along x is a gather.
+    using kiln::internal::Call;
+    Expr x = var("x"), y = var("y");
+    Expr a = Call::make(kiln::Float(32), "a", {x, y}, Call::Image);
+    Expr t = Call::make(kiln::Float(32), "t", {x, y}, Call::Func);
+    Stmt produce = Provide::make("t", a, {x, y});
+    Stmt consume = Provide::make("u", t, {x, y});
+    auto nest = [&](const Stmt &body) {
+        return loop("y", 0, 8, loop("x", 0, 16, body, kiln::ForType::Vectorized));
+    };
+    auto dense = count_loop_nest(nest(produce), {});
+    CHECK(dense.funcs["t"].stores == 128);
+    CHECK(dense.funcs["t"].scattered_stores == 0);
+    CHECK(dense.funcs["t"].memory_reads == 128);  // one load per vector: counted per point, see LoopCounts.h
+    auto by_columns = count_loop_nest(nest(produce), {}, {}, {{"t", 1}});
+    CHECK(by_columns.funcs["t"].scattered_stores == 128 * 16);  // 16 stores per vector
+    CHECK(by_columns.funcs["t"].memory_reads == 128);  // a, the input, is still read densely
+    CHECK(count_loop_nest(nest(consume), {}).funcs["u"].gathers == 0);
+    auto gathered = count_loop_nest(nest(consume), {}, {}, {{"t", 1}});
+    CHECK(gathered.funcs["u"].gathers == 128);
+    CHECK(gathered.funcs["u"].memory_reads == 128 * 16);
+    // Vectorized along t's innermost dimension in memory, y: dense again.
+    Stmt by_y = loop("x", 0, 16, loop("y", 0, 8, produce, kiln::ForType::Vectorized));
+    CHECK(count_loop_nest(by_y, {}, {}, {{"t", 1}}).funcs["t"].scattered_stores == 0);
+    CHECK(count_loop_nest(by_y, {}).funcs["t"].scattered_stores == 128 * 8);
+}
+
+TEST_CASE("cost model: a vector stored lane by lane costs a store per lane", "[loop_counts][autoschedule]") {
+    // t computed at the root, 16 lanes along x, read by u along x. Stored y
+    // innermost (reorder_storage(y, x)), each vector of t is a scatter and
+    // each of u's reads a gather: 16 operations where a dense one is 1.
+    using namespace kiln;
+    using namespace kiln::internal;
+    auto cost = [](bool by_columns) {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        Func t("t"), u("u");
+        t(x, y) = in(x, y) * 2.0f;
+        u(x, y) = t(x, y) + 1.0f;
+        t.compute_root().vectorize(x, 16);
+        u.vectorize(x, 16);
+        if (by_columns) t.reorder_storage(y, x);
+        std::vector<std::shared_ptr<FunctionContents>> outs = {u.contents()};
+        ConcreteSizes cs = concrete_sizes(outs, {{"u", {256, 64}}}, "test");
+        LowerOptions o;
+        o.stop = LowerStop::LoopNest;
+        Environment env = find_environment(outs);
+        LoopCounts counts = count_loop_nest(lower(outs, "", {}, Target::host(), o).body, cs.values,
+                                            cs.float_values, innermost_storage_dims(env));
+        return predict_cost(counts, LoopCounts(), env, {"u"}, {}, MachineModel());
+    };
+    PipelineCost dense = cost(false), scattered = cost(true);
+    CHECK(dense.funcs.at("t").scatters == 0);
+    CHECK(scattered.funcs.at("t").scatters == 16);
+    CHECK(dense.funcs.at("u").gathers == 0);
+    CHECK(scattered.funcs.at("u").gathers == 1);
+    // Per vector t gains 16 stores (the model counts a dense vector store
+    // with the arithmetic, not as an operation of its own), on one core (no
+    // parallel loop): 1024 vectors.
+    const MachineModel m;
+    CHECK(scattered.funcs.at("t").terms.compute - dense.funcs.at("t").terms.compute ==
+          Approx(1024 * 16 / m.ops_per_cycle / m.ghz));
+    CHECK(scattered.total.compute > dense.total.compute);
 }
