@@ -50,7 +50,8 @@ CaseResult forward_and_backward(const SuiteOptions &o, const std::string &name, 
 // "kiln fwd+bwd <schedule>": bwd's twin under `schedule`, which saves
 // forward Funcs (save()), as a training step runs it: the forward pass
 // writing the residuals (and `out`), then the backward kernel reading them
-// instead of computing them again. `residuals` are the saved Funcs' buffers,
+// instead of computing them again; before it, rows "kiln forward
+// <schedule>" and "kiln backward <schedule>" time each kernel alone. `residuals` are the saved Funcs' buffers,
 // in name order; one may be `out` itself, when the schedule saves the
 // forward output (the backward kernel then reads it; it costs no bytes).
 // The row's error is its gradients' against `reference`, the recomputing
@@ -76,6 +77,13 @@ void add_saved_row(const SuiteOptions &o, CaseResult &c, const KilnRunner &bwd, 
     }
     kiln::Pipeline forward = saved->forward_pass();
     for (FBuf *g : grads) b_raw.push_back(g->raw_buffer());
+    // Each kernel alone too (the forward's runs leave the residuals written
+    // for the backward's), so that the pair can be checked against its parts.
+    c.entries.push_back(run_anchor(
+        "kiln forward " + schedule, [&] { forward.realize_raw(f_raw, KilnRunner::target()); }, o.runs,
+        "the forward kernel writing what " + schedule + ".sched saves", false));
+    c.entries.push_back(run_anchor("kiln backward " + schedule, [&] { saved->realize(b_raw); }, o.runs,
+                                   "the backward kernel reading what " + schedule + ".sched saves", false));
     c.entries.push_back(run_anchor(
         "kiln fwd+bwd " + schedule,
         [&] {
