@@ -70,6 +70,14 @@ bool is_steady_bound(const std::string &name) {
     return false;
 }
 
+// Whether an IfThenElse is a loop's whole copy this pass made (below,
+// whole_loop_copy): the loop under its tests, else that loop partitioned.
+bool is_whole_loop_copy(const IfThenElse *op) {
+    const auto *loop = op->then_case.as<For>();
+    const auto *steady = op->else_case.defined() ? op->else_case.as<LetStmt>() : nullptr;
+    return loop && steady && steady->name == loop->name + ".steady_min";
+}
+
 // Conditions of scalar Selects and IfThenElses in a loop body (lets
 // substituted), by node; and of vector Selects whose lanes all hold
 // together (all_lanes).
@@ -155,6 +163,10 @@ protected:
     void visit(const IfThenElse *op) override {
         IRVisitor::visit(op);
         if (!op->else_case.defined()) return;  // a plain guard: a steady state saves little
+        // An inner loop's tests, decided per run of it: partitioning an
+        // outer loop (a tile loop) on them would copy the whole nest for
+        // the edge tiles.
+        if (is_whole_loop_copy(op)) return;
         Expr c = loop_condition(op->condition);
         if (!c.defined()) return;
         if_conditions.push_back(c);
@@ -282,6 +294,10 @@ int count_loops(const Stmt &s) {
 }
 
 class Partition : public IRMutator {
+    // The most iterations g++ unrolls a loop of a constant extent into
+    // (its max-completely-peel-times).
+    static constexpr int64_t max_unrolled_extent = 16;
+
 protected:
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
@@ -313,6 +329,9 @@ protected:
         std::vector<const Select *> selects = fc.selects;
         for (size_t i = 0; i < fc.vector_selects.size(); i++)
             if (add_bounds(fc.vector_conditions[i])) selects.push_back(fc.vector_selects[i]);
+        // The bounds of the Selects and IfThenElses alone, for the whole
+        // loop's copy below.
+        const std::vector<Expr> test_lower = lower, test_upper = upper, test_invariant = invariant;
         // A min/max alone partitions a loop with inner loops only when the
         // steady state, simplified, holds fewer loops (the producers
         // computed per tile of a RoundUp split: their region is the tile
@@ -376,7 +395,40 @@ protected:
             steady_min = select(all, steady_min, end);  // no steady state unless they hold
         }
         s = LetStmt::make(n + ".steady_min", simplify(steady_min), s);
-        return s;
+        return whole_loop_copy(op, body, selects, ifs, test_lower, test_upper, test_invariant, fc.has_inner_loop, s);
+    }
+
+    // A short innermost loop of a constant extent (a row of a per-tile
+    // producer: 9 vectors) whose tests hold in every iteration in most of
+    // its runs (the tiles inside the image) keeps its constant extent there,
+    // which the C++ compiler unrolls whole: if the tests hold from the first
+    // iteration to the last, one loop with them decided (its mins and maxes
+    // kept, a constant once unrolled), else the partitioned loops. Without
+    // it, the three loops over run-time ranges are rolled loops whatever the
+    // tile (harris's gray: 8 vectors, then the shifted last one).
+    static Stmt whole_loop_copy(const For *op, const Stmt &body, const std::vector<const Select *> &selects,
+                                const std::vector<const IfThenElse *> &ifs, const std::vector<Expr> &lower,
+                                const std::vector<Expr> &upper, const std::vector<Expr> &invariant,
+                                bool has_inner_loop, const Stmt &partitioned) {
+        const int64_t *extent = as_const_int(op->extent);
+        if (!extent || *extent > max_unrolled_extent || has_inner_loop || (selects.empty() && ifs.empty()))
+            return partitioned;
+        Expr last = op->min + op->extent - 1;
+        std::vector<Expr> tests;  // each once: the loads of one pixel share theirs
+        auto add = [&](const Expr &t) {
+            for (const auto &u : tests)
+                if (equal(u, t)) return;
+            tests.push_back(t);
+        };
+        for (const auto &l : lower) add(simplify(l <= op->min));
+        for (const auto &u : upper) add(simplify(u >= last));
+        for (const auto &c : invariant) add(simplify(c));
+        Expr all = make_bool(true);
+        for (const auto &t : tests) all = all && t;
+        all = simplify(all);
+        if (is_zero(all) || is_one(all)) return partitioned;  // the partition is decided already
+        Stmt decided = ReplaceSelects(selects, ifs, {}).mutate(body);
+        return IfThenElse::make(all, For::make(op->name, op->min, op->extent, ForType::Serial, decided), partitioned);
     }
 };
 

@@ -60,6 +60,25 @@
 //   select(ramp(x*8, 1, 8) >= x8(m) && ramp(x*8, 1, 8) <= x8(M), g[ramp(x*8, 1, 8)], x8(0))
 //     -> steady state (x*8 >= m && x*8 + 7 <= M): g[ramp(x*8, 1, 8)]
 //
+// A short innermost loop of a constant extent (at most 16 iterations, what
+// g++ unrolls whole) with Selects or IfThenElses decided in the steady
+// state is copied once more, whole: where the tests hold from its first
+// iteration to its last (a row of a producer computed per tile, in the
+// tiles inside the image) it runs that copy, with the tests decided and its
+// constant extent kept, which the C++ compiler unrolls; elsewhere the
+// partitioned loops:
+//
+//   for (g.x.x, 0, 9) {                            if (m <= g.x.min && g.x.min + 71 <= M) {
+//     g[ramp(min(g.x.x * 8, 60), 1, 8)] =            for (g.x.x, 0, 9) { g[ramp(min(g.x.x * 8, 60), 1, 8)] = dense }
+//       select(m <= g.x.min + min(g.x.x * 8, 60)  -> } else {
+//              && ..., dense, gather)                let g.x.x.steady_min = ..., g.x.x.steady_max = ...
+//   }                                                <the three loops, as above>
+//                                                  }
+//
+// The test is sufficient, not exact (each min's operands both in range).
+// Outer loops are not partitioned on it: that would copy a tile loop's
+// whole nest for the edge tiles.
+//
 // Otherwise only scalar-conditioned Selects, and IfThenElses with an else case, whose
 // condition is a conjunction of comparisons affine in the loop variable
 // (after substituting the body's lets) are used (an IfThenElse with another

@@ -815,6 +815,53 @@ TEST_CASE("partition_loops: a tile loop is not copied for the min of its shifted
     CHECK(count(s, "for (tout.s0.x.xo, ") == 1);
 }
 
+TEST_CASE("partition_loops: a short loop of a constant extent keeps it where its tests hold throughout",
+          "[lower][partition]") {
+    // f, computed per 16-column tile of out, reads its input through a
+    // boundary condition: a row of f is 3 vectors (18 columns, the last
+    // shifted in) of loads that are dense where every lane is inside the
+    // input. Before, the row loop was partitioned over run-time ranges in
+    // every tile (a prologue, 2 vectors, the shifted last one), loops the
+    // C++ compiler keeps rolled. Now, where the tests hold for the whole
+    // row (the tiles inside the input), it is one loop of 3 with the dense
+    // loads; the partitioned loops are the else case. The tile loop is not
+    // partitioned on that test (the nest would be copied for the edges).
+    ImageParam in(Float(32), 2, "win");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func f("wf"), out("wout");
+    f(x, y) = clamped(x, y) * 2.0f;
+    out(x, y) = f(x - 1, y) + f(x + 1, y);
+    out.split(x, xo, xi, 16).vectorize(xi, 8);
+    f.compute_at(out, xo).vectorize(x, 8);
+    std::string s = out.lowered_stmt(no_asserts);
+    INFO(s);
+    size_t whole = s.find(" for (wf.s0.x.x, 0, 3) {\n");
+    REQUIRE(whole != std::string::npos);
+    size_t if_at = s.rfind(" if (", whole);
+    REQUIRE(if_at != std::string::npos);
+    size_t else_at = s.find("} else {\n", whole);
+    REQUIRE(else_at != std::string::npos);
+    std::string fast = s.substr(whole, else_at - whole);
+    CHECK(fast.find("select") == std::string::npos);
+    CHECK(fast.find("win[ramp(") != std::string::npos);
+    CHECK_THAT(s.substr(else_at), Contains("for (wf.s0.x.x, wf.s0.x.x.steady_min, "));
+    CHECK(s.find("wout.s0.x.xo.steady") == std::string::npos);
+    CHECK(count(s, "produce wf {") == 1);
+    // Correct in the tiles inside the input, at its edges, and where the
+    // last tile is shifted in.
+    for (int w : {16, 37, 80}) {
+        Buffer<float> im(w, 3);
+        im.for_each_element([&](int i, int j) { im(i, j) = (float)((i * 7 + j * 3) % 11) - 4.5f; });
+        in.set(im);
+        Buffer<float> o(w, 3);
+        out.realize(o);
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < w; i++)
+                CHECK(o(i, j) == 2.0f * im(std::max(i - 1, 0), j) + 2.0f * im(std::min(i + 1, w - 1), j));
+    }
+}
+
 TEST_CASE("partition_loops: a RoundUp tile's producers get constant extents in the steady state",
           "[lower][partition]") {
     // c: split(x, xo, xi, 16, RoundUp), the producer f per tile. f's region
