@@ -644,11 +644,11 @@ template<typename F, typename I> inline F kiln_exp_f32(F x) {
     // e^(r+c) = 1 + r + (r^2 g(r) + c), g minimax on |r| <= ln2/2: the
     // small terms first and the 1 last, so that only the last addition
     // costs half an ulp.
-    F g = r * 1.363909180e-03f + 8.373751238e-03f;
-    g = g * r + 4.167274246e-02f;
-    g = g * r + 1.666646495e-01f;
-    g = g * r + 4.999996702e-01f;
-    return kiln_scale_by_exp2<F, I>(1.0f + kiln_opaque(r + kiln_opaque((r * r) * g + c)), n, y);
+    // g in pairs of terms on r^2 (two multiply-adds deep after r^2, not four).
+    F r2 = r * r;
+    F g = (r2 * 1.363909180e-03f + (r * 8.373751238e-03f + 4.167274246e-02f)) * r2 +
+          (r * 1.666646495e-01f + 4.999996702e-01f);
+    return kiln_scale_by_exp2<F, I>(1.0f + kiln_opaque(r + kiln_opaque(r2 * g + c)), n, y);
 }
 
 // e^x - 1 for x <= 88 (tanh's argument is at most 18.2): e^r - 1 by a
@@ -699,13 +699,15 @@ template<typename F, typename I> inline F kiln_log_split(F x, F &e) {
 template<typename F, typename I> inline F kiln_log_f32(F x) {
     F ef;
     F f = kiln_log_split<F, I>(x, ef);
-    F h = f * 5.559725415e-02f + -1.211413719e-01f;  // (log(1+f) - f + f^2/2) / f^3, minimax
-    h = h * f + 1.490444136e-01f;
-    h = h * f + -1.678881754e-01f;
-    h = h * f + 1.998231969e-01f;
-    h = h * f + -2.499636064e-01f;
-    h = h * f + 3.333347070e-01f;
-    F lm = kiln_opaque(f + (f * f) * (f * h - 0.5f));
+    // h = (log(1+f) - f + f^2/2) / f^3, minimax, in pairs of terms on f^2
+    // and f^4 (three multiply-adds deep, not six: the loop's chain is
+    // latency bound).
+    F f2 = f * f;
+    F h01 = f * -2.499636064e-01f + 3.333347070e-01f;
+    F h23 = f * -1.678881754e-01f + 1.998231969e-01f;
+    F h46 = f2 * 5.559725415e-02f + (f * -1.211413719e-01f + 1.490444136e-01f);
+    F h = (f2 * f2) * h46 + (f2 * h23 + h01);
+    F lm = kiln_opaque(f + f2 * (f * h - 0.5f));
     F result = ef * 0.693359375f + kiln_opaque(lm + ef * -2.12194440e-4f);
     // +inf and nan give themselves; 0 gives -inf, the rest (negative, -inf, nan) nan.
 #if defined(__AVX512F__)
