@@ -195,8 +195,13 @@ void check_compute_with(const Environment &env, const std::vector<std::string> &
             }
             StageNest pn = stage_nest(p, l.stage, po), cn = stage_nest(f, s, fo);
             int depth = loop_index(pn, l.var);
+            std::string other;  // another stage of the parent that has the loop
+            for (int ps = 0; ps < p.num_stages() && depth < 0 && other.empty(); ps++)
+                if (ps != l.stage && loop_index(stage_nest(p, ps, po), l.var) >= 0) other = p.stage_name(ps);
             user_assert(depth >= 0) << what << ", but " << p.stage_name(l.stage) << " has no loop " << l.var
-                                    << " (its loops, outermost first: " << loop_list(pn) << ")";
+                                    << " (its loops, outermost first: " << loop_list(pn) << ")"
+                                    << (other.empty() ? "" : "; " + other + " has it: compute_with(" + other + ", " +
+                                                                 l.var + ")");
             bool same = (int)cn.loops.size() > depth;
             for (int i = 0; same && i <= depth; i++) same = cn.loops[i].user_name == pn.loops[i].user_name;
             user_assert(same) << what << ", but the fused loops differ: the loops from " << l.var

@@ -11,6 +11,11 @@
 //     let z2.s0.y = z1.s0.y                        (NoAlign; AlignStart/AlignEnd shift it)
 //     for (z2.s0.x, ...) { z2(...) = ... } } }
 //
+// The parent stage may be an update: s2.update(0).compute_with(s1.update(0),
+// r.x) runs s1's pure definition, then s2's, then one loop over r.x with
+// s1's update and s2's. A child's stages before the fused one run before
+// the parent's fused stage, its later stages after the parent's last.
+//
 // The produce of a group is nested: produce z1 { produce z2 { ... } }, and
 // its consumers likewise, so that bounds inference finds each member's
 // producer and consumers.

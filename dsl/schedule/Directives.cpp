@@ -15,7 +15,7 @@ namespace sched {
 namespace {
 
 constexpr Slot Loop = Slot::Loop, Name = Slot::Name, Int = Slot::Int, Tail = Slot::Tail, Root = Slot::Root,
-               AFunc = Slot::Func, FuncLoop = Slot::FuncLoop, Dim = Slot::Dim, Memory = Slot::Memory,
+               AFunc = Slot::Func, AStage = Slot::Stage, FuncLoop = Slot::FuncLoop, Dim = Slot::Dim, Memory = Slot::Memory,
                Align = Slot::Align, Bool = Slot::Bool, NewFunc = Slot::NewFunc, Buffer = Slot::Buffer,
                PrefetchWay = Slot::Prefetch, Saved = Slot::Residual;
 
@@ -155,24 +155,26 @@ const std::vector<Directive> &directives() {
         {"double_buffer", Scope::Func, "double_buffer()", {{{}, 0}}, false, nullptr,
          [](DirectiveCall &c) { c.func.double_buffer(); }, "gives the Func's NPU buffer two copies so loads overlap compute"},
         {"compute_with", Scope::Stage,
-         "compute_with(func, var[, align]) or compute_with(func, var, loop, align[, loop, align, ...])",
-         {{{{"func", AFunc}, {"var", FuncLoop}, {"align", Align}}, 2},
-          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}}, 4},
-          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align}}, 6},
-          {{{"func", AFunc}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align},
+         "compute_with(func, var[, align]) or compute_with(func, var, loop, align[, loop, align, ...]); func may be "
+         "an update stage, func.update(N)",
+         {{{{"func", AStage}, {"var", FuncLoop}, {"align", Align}}, 2},
+          {{{"func", AStage}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}}, 4},
+          {{{"func", AStage}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align}}, 6},
+          {{{"func", AStage}, {"var", FuncLoop}, {"loop", Loop}, {"align", Align}, {"loop", Loop}, {"align", Align},
             {"loop", Loop}, {"align", Align}},
            8}},
          false, nullptr,
          [](DirectiveCall &c) {
+             Stage parent(c.site->contents(), c.site_stage);
              if (c.size() <= 3) {
-                 c.stage.compute_with(*c.site, c.site_loops[0], align(c, 2));
+                 c.stage.compute_with(parent, c.site_loops[0], align(c, 2));
                  return;
              }
              std::vector<std::pair<VarOrRVar, LoopAlignStrategy>> dims;
              for (size_t i = 2; i + 1 < c.size(); i += 2) dims.push_back({c.loops[i], align(c, i + 1)});
-             c.stage.compute_with(*c.site, c.site_loops[0], dims);
+             c.stage.compute_with(parent, c.site_loops[0], dims);
          },
-         "runs the stage inside the loops of func from var outward (horizontal fusion)"},
+         "runs the stage inside the loops of func (or of its stage func.update(N)) from var outward (horizontal fusion)"},
         {"prefetch", Scope::Stage, "prefetch(func, at, from[, offset[, strategy]])",
          {{{{"func", Buffer}, {"at", Loop}, {"from", Loop}, {"offset", Int}, {"strategy", PrefetchWay}}, 3}}, false,
          nullptr,

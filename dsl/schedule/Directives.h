@@ -30,6 +30,7 @@ enum class Slot {
     Tail,      // a TailStrategy
     Root,      // the word root
     Func,      // a Func of the pipeline...
+    Stage,     // ...or one of its stages: f (its pure definition) or f.update(N) (compute_with's parent)
     FuncLoop,  // ...and one of its loops, checked once every stanza is applied
     Dim,       // a dimension of the Func (a Var of its pure definition)
     Memory,    // GM, UB, L1, L0A, L0B or L0C
@@ -65,7 +66,8 @@ struct DirectiveCall {
     std::vector<Arg> args;
     std::vector<Expr> ints;        // the value of each integer argument
     std::vector<VarOrRVar> loops;  // each argument read as a loop of the stage
-    const Func *site = nullptr;    // the Func a Func (or Buffer) argument names
+    const Func *site = nullptr;    // the Func a Func (or Buffer, or Stage) argument names
+    int site_stage = 0;            // the stage of site a Stage argument names (0: the pure definition)
     std::shared_ptr<ParameterContents> image;  // the input image a Buffer argument names
     std::vector<VarOrRVar> site_loops;  // the FuncLoop argument as a loop of site (one or none)
     std::function<void(const Func &)> define;  // makes a new Func nameable by later stanzas

@@ -73,6 +73,7 @@ struct PendingLevel {
     std::string directive;
     Func func;
     Arg var;
+    std::string site;  // func as written ("f", or "f.update(0)" for compute_with)
 };
 
 class Applier {
@@ -111,7 +112,7 @@ public:
             if (std::find(loops.begin(), loops.end(), p.var.name) != loops.end()) continue;
             std::string near = nearest(p.var.name, loops);
             error_at(file, p.var.line, p.var.col,
-                     p.directive + "(" + p.func.name() + ", " + p.var.name + "): " + p.func.name() +
+                     p.directive + "(" + p.site + ", " + p.var.name + "): " + p.func.name() +
                          " has no loop named " + p.var.name + (near.empty() ? "; its loops: " : "; did you mean '" + near + "'? Its loops: ") +
                          join(loops));
         }
@@ -301,7 +302,18 @@ private:
             if (params[i].slot == Slot::Loop && !bad && !is_loop(f, stage, c.loops[i].name(), &h)) bad = &a;
             if (params[i].slot == Slot::Dim && !bad && !is_dimension(f, a.name, &h)) bad = &a;
             if (bad == &a) hint = h;
-            if (params[i].slot == Slot::Func) c.site = &find_func(a.name, a.line, a.col, d.name + ": ");
+            if (params[i].slot == Slot::Func || params[i].slot == Slot::Stage)
+                c.site = &find_func(a.name, a.line, a.col, d.name + ": ");
+            if (params[i].slot == Slot::Stage && a.stage > c.site->num_update_definitions()) {
+                int n = c.site->num_update_definitions();
+                error_at(file, a.line, a.col,
+                         d.name + ": Func " + a.name + " has " + std::to_string(n) + " update definition" +
+                             (n == 1 ? "" : "s") + ", so there is no stage " + a.text +
+                             (n == 0 ? "; name the Func " + a.name + " (its pure definition)"
+                                     : "; use " + a.name + " (its pure definition) or " + a.name + ".update(0)" +
+                                           (n > 1 ? " to " + a.name + ".update(" + std::to_string(n - 1) + ")" : "")));
+            }
+            if (params[i].slot == Slot::Stage) c.site_stage = a.stage;
             if (params[i].slot == Slot::Buffer) {
                 auto img = images.find(a.name);
                 if (img != images.end()) c.image = img->second;
@@ -313,7 +325,7 @@ private:
                     for (const auto &dim : c.site->contents()->stage(s).schedule.dims)
                         rvar |= dim.user_name == a.name && dim.is_rvar;
                 c.site_loops.push_back(VarOrRVar(a.name, rvar));
-                pending.push_back({d.name, *c.site, a});
+                pending.push_back({d.name, *c.site, a, c.args[i - 1].text});
             }
             if (params[i].slot == Slot::NewFunc && (funcs.count(a.name) || a.name.find('.') != std::string::npos))
                 error_at(file, a.line, a.col,

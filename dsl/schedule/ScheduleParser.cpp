@@ -345,6 +345,11 @@ private:
                          slot + " must be " + what + ", found " + found +
                              (near.empty() ? "" : "; did you mean '" + near + "'?"));
             }
+            if (a.stage > 0 && kind != Slot::Stage)
+                error_at(file, a.line, a.col,
+                         slot + " must be " + (kind == Slot::Func || kind == Slot::Buffer ? "a Func" : "a name") +
+                             ", found the update stage '" + a.text + "'; only compute_with's first argument may name "
+                             "a stage (" + a.name + ".update(N)); name the Func " + a.name);
             if (kind == Slot::Root && a.name != param)
                 error_at(file, a.line, a.col,
                          d.name + " with one argument takes '" + param + "', found " + found + "; use " + info.usage);

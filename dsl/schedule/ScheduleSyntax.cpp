@@ -147,6 +147,20 @@ private:
                              "expected a name after '" + a.name + ".', found " + describe(peek()));
                 a.name += "." + toks[pos++].text;
             }
+            // A stage of a Func: "f.update(N)" (compute_with's parent).
+            const std::string upd = ".update";
+            if (at("(") && a.name.size() > upd.size() &&
+                a.name.compare(a.name.size() - upd.size(), upd.size(), upd) == 0) {
+                pos++;
+                const Token &n = peek();
+                if (n.kind != Token::Int || n.text.size() > 9)
+                    error_at(file, n.line, n.col, "expected the update index (an integer) after '" + a.name + "(', found " +
+                                                      describe(n));
+                pos++;
+                expect(")", "after '" + a.name + "(" + n.text + "'");
+                a.name.resize(a.name.size() - upd.size());
+                a.stage = std::stoi(n.text) + 1;
+            }
         } else {
             error_at(file, t.line, t.col, "expected " + what + " (a name or an integer), found " + describe(t));
         }

@@ -44,6 +44,7 @@ struct Arg {
     enum Kind { Name, Int, VectorSize, Neg, Add, Sub, Mul, Div };
     Kind kind = Name;
     std::string name;  // Name: the dotted name; VectorSize: the type written, "" = the Func's type
+    int stage = 0;     // Name written "f.update(N)": N + 1, and name is "f"; else 0
     int64_t value = 0;  // Int
     std::vector<Arg> operands;  // Neg: 1, Add..Div: 2
     std::string text;  // the tokens as written, without spaces

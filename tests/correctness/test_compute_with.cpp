@@ -231,3 +231,40 @@ TEST_CASE("pipeline: a Func at the root reading another output is produced after
     CHECK(t.find("produce a") < t.find("produce j"));
     CHECK(t.find("produce j") < t.find("produce k"));
 }
+
+TEST_CASE("compute_with: an update fused into another Func's update, two row sums in one loop", "[compute_with]") {
+    // The pattern of a backward row pass: two sums over each row of the same
+    // inputs (s1 of a * b, s2 of a), computed per row of their consumer;
+    // s2's update runs in s1's update loop over the row, so the row is read
+    // once for both sums.
+    ImageParam a{Float(32), 2, "a"}, b{Float(32), 2, "b"};
+    Var x("x"), y("y");
+    Func s1("s1"), s2("s2"), out("out");
+    RDom r(a.dim(0).min(), a.dim(0).extent(), "r");
+    s1(y) = 0.0f;
+    s1(y) += a(r, y) * b(r, y);
+    s2(y) = 1.0f;
+    s2(y) += a(r, y);
+    out(x, y) = a(x, y) * s1(y) + s2(y);
+    s1.compute_at(out, y);
+    s2.compute_at(out, y);
+    s2.update(0).compute_with(s1.update(0), r.x);
+    std::string s = Pipeline(out).lowered_stmt();
+    // One loop over the row for both sums; s2's pure definition before it.
+    CHECK(s.find("for (s2.s1.r") == std::string::npos);
+    CHECK(s.find("for (s1.s1.r") != std::string::npos);
+    CHECK(s.find("s2[") < s.find("for (s1.s1.r"));
+    for (int w : {37, 16}) {
+        Buffer<float> ia = kt::random_image<float>(w, 11, 1, -1, -4, 4), ib = kt::random_image<float>(w, 11, 1, -1, -4, 4, 2);
+        a.set(ia);
+        b.set(ib);
+        Buffer<float> o = kt::output<float>(w, 11, 1, -1);
+        Pipeline(out).realize_raw({o.raw_buffer()});
+        INFO("width " << w);
+        kt::check(o, [&](int px, int py) {
+            float t1 = 0.0f, t2 = 1.0f;
+            for (int k = 1; k < 1 + w; k++) t1 += ia(k, py) * ib(k, py), t2 += ia(k, py);
+            return ia(px, py) * t1 + t2;
+        });
+    }
+}

@@ -229,3 +229,59 @@ TEST_CASE("error: a directive on a specialization names it", "[error][specialize
     REQUIRE_COMPILE_ERROR(p.z1.specialize(n > 1).vectorize(p.xi, 4),
                           Contains("In schedule of z1.specialize((n > 1)): vectorize(xi, ...): xi is not a loop"));
 }
+
+namespace {
+
+// Two sums over each row of a (s2 reading s1 when `chained`), computed per
+// row of their consumer.
+struct RowSums {
+    ImageParam a{Float(32), 2, "a"};
+    Var x{"x"}, y{"y"};
+    RDom r{0, 64, "r"};
+    Func s1{"s1"}, s2{"s2"}, out{"out"};
+    explicit RowSums(bool chained = false) {
+        s1(y) = 0.0f;
+        s1(y) += a(r, y) * 2.0f;
+        s2(y) = 0.0f;
+        s2(y) += a(r, y) + (chained ? Expr(s1(y)) : Expr(0.0f));
+        out(x, y) = a(x, y) * s1(y) + s2(y);
+        s1.compute_at(out, y);
+        s2.compute_at(out, y);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("error: compute_with an update stage: the messages name the stages", "[error][compute_with]") {
+    {
+        RowSums p(true);  // s2 reads s1
+        p.s2.update(0).compute_with(p.s1.update(0), p.r.x);
+        REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                              Contains("Func s2.update(0) is scheduled compute_with(s1.update(0), r.x), but s2 uses "
+                                       "the values of s1"));
+    }
+    {
+        RowSums p;
+        p.s2.compute_root();
+        p.s2.update(0).compute_with(p.s1.update(0), p.r.x);
+        REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                              Contains("Func s2.update(0) is scheduled compute_with(s1.update(0), r.x), but s2 is "
+                                       "computed at root and s1 at out.y"));
+    }
+    {
+        RowSums p;  // s2's update loops over ro and ri, s1's over r.x
+        RVar ro("ro"), ri("ri");
+        p.s2.update(0).split(p.r.x, ro, ri, 8).compute_with(p.s1.update(0), p.r.x);
+        REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                              Contains("Func s2.update(0) is scheduled compute_with(s1.update(0), r.x), but the "
+                                       "fused loops differ") &&
+                                  Contains("s1.update(0) loops over (y, r.x), s2.update(0) over (y, ro, ri)"));
+    }
+    {
+        RowSums p;  // the parent's pure definition has no loop r.x
+        p.s2.update(0).compute_with(p.s1, p.r.x);
+        REQUIRE_COMPILE_ERROR(p.out.lowered_stmt(),
+                              Contains("Func s2.update(0) is scheduled compute_with(s1, r.x), but s1 has no loop r.x "
+                                       "(its loops, outermost first: y); s1.update(0) has it: compute_with(s1.update(0), r.x)"));
+    }
+}

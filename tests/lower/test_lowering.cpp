@@ -1259,3 +1259,40 @@ TEST_CASE("hoist_invariant_loads: loops storing into an input or output keep the
     // The output may overlap an input: nothing is hoisted.
     CHECK(out.lowered_stmt(no_asserts).find(".hoisted.") == std::string::npos);
 }
+
+TEST_CASE("schedule_functions: an update fused into another Func's update runs in its loop", "[lower][schedule][compute_with]") {
+    // s2.update(0).compute_with(s1.update(0), r.x): after s1's and s2's pure
+    // definitions, one loop nest over y and r.x runs s1's update, then
+    // s2's, each guarded to its own range; s2's loop variables are s1's.
+    ImageParam a{Float(32), 2, "a"};
+    Var x("x"), y("y");
+    RDom r(0, 64, "r");
+    Func s1("s1"), s2("s2"), out("out");
+    s1(y) = 0.0f;
+    s1(y) += a(r, y) * 2.0f;
+    s2(y) = 0.0f;
+    s2(y) += a(r, y);
+    out(x, y) = a(x, y) * s1(y) + s2(y);
+    s1.compute_at(out, y);
+    s2.compute_at(out, y);
+    s2.update(0).compute_with(s1.update(0), r.x);
+    Passes p(out);
+    std::string s = to_string(p.scheduled());
+    INFO(s);
+    CHECK(s.find("for (s2.s1.r.x") == std::string::npos);
+    size_t init2 = s.find("s2(s2.s0.y) = 0.000000f"), loop = s.find("for (s1.s1.r.x, s1.s1.r.x.fused_min, ");
+    CHECK(init2 != std::string::npos);
+    CHECK(init2 < loop);
+    CHECK_THAT(s, Contains("if ((((s1.s1.y >= s1.s1.y.loop_min) && (s1.s1.y <= s1.s1.y.loop_max)) && ((s1.s1.r.x >= "
+                           "s1.s1.r.x.loop_min) && (s1.s1.r.x <= s1.s1.r.x.loop_max)))) {\n"));
+    CHECK_THAT(s, Contains("if ((((s1.s1.y >= s2.s1.y.loop_min) && (s1.s1.y <= s2.s1.y.loop_max)) && ((s1.s1.r.x >= "
+                           "s2.s1.r.x.loop_min) && (s1.s1.r.x <= s2.s1.r.x.loop_max)))) {\n"));
+    size_t guard2 = s.find("(s1.s1.y >= s2.s1.y.loop_min)"), let_y = s.find("let s2.s1.y = s1.s1.y\n"),
+           let_r = s.find("let s2.s1.r.x = s1.s1.r.x\n"), upd2 = s.find("s2(s2.s1.y) = (s2(s2.s1.y) + a(s2.s1.r.x, s2.s1.y))");
+    CHECK(loop < guard2);
+    CHECK(guard2 < let_y);
+    CHECK(let_y < let_r);
+    CHECK(let_r < upd2);
+    CHECK(upd2 != std::string::npos);
+    CHECK(s.find("s1(s1.s1.y) = (s1(s1.s1.y)") < s.find("s2(s2.s1.y) = (s2(s2.s1.y)"));
+}

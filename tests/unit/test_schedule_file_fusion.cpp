@@ -136,3 +136,66 @@ TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]"
                    "t.sched:1:38: In schedule of z2: compute_with(w, ...): w is not a loop of this stage; its loops "
                    "(outermost first) are: y, x"));
 }
+
+namespace {
+
+// Two sums over each row of a, consumed per row: s2's update may run in
+// s1's update loop over the row (compute_with(s1.update(0), r)).
+struct RowSums {
+    ImageParam a{Float(32), 2, "a"};
+    Var x{"x"}, y{"y"};
+    RDom r{0, 64, "r"};
+    Func s1{"s1"}, s2{"s2"}, out{"out"};
+    RowSums() {
+        s1(y) = 0.0f;
+        s1(y) += a(r, y) * 2.0f;
+        s2(y) = 0.0f;
+        s2(y) += a(r, y);
+        out(x, y) = a(x, y) * s1(y) + s2(y);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("sched: compute_with an update stage parses, prints and applies as the C++ schedule", "[sched][fusion]") {
+    const char *text = "s1: compute_at(out, y)\n"
+                       "s2: compute_at(out, y)\n"
+                       "s2.update(0): compute_with(s1.update(0), r.x)\n";
+    ScheduleFile f = ScheduleFile::parse(text);
+    CHECK(f.to_string() == text);
+    CHECK(ScheduleFile::parse(f.to_string()) == f);
+    RowSums a;
+    f.apply(Pipeline(a.out), avx2());
+    std::string from_file = Pipeline(a.out).lowered_stmt(avx2());
+    RowSums b;
+    b.s1.compute_at(b.out, b.y);
+    b.s2.compute_at(b.out, b.y);
+    b.s2.update(0).compute_with(b.s1.update(0), b.r.x);
+    CHECK(from_file == Pipeline(b.out).lowered_stmt(avx2()));
+    CHECK(from_file.find("for (s2.s1.r") == std::string::npos);  // in s1's loop over r
+    CHECK(from_file.find("for (s1.s1.r") != std::string::npos);
+}
+
+TEST_CASE("sched: a stage where a Func is required, or a stage the Func does not have", "[sched][fusion]") {
+    RowSums a;
+    Pipeline p(a.out);
+    CHECK(apply_error("s2: compute_at(s1.update(0), y)", p) ==
+          "t.sched:1:16: argument 1 (func) of compute_at must be a Func, found the update stage 's1.update(0)'; "
+          "only compute_with's first argument may name a stage (s1.update(N)); name the Func s1");
+    CHECK(apply_error("s2.update(0): compute_with(s1.update(1), r.x)", p) ==
+          "t.sched:1:28: compute_with: Func s1 has 1 update definition, so there is no stage s1.update(1); use s1 "
+          "(its pure definition) or s1.update(0)");
+    CHECK(apply_error("s2.update(0): compute_with(out.update(0), y)", p) ==
+          "t.sched:1:28: compute_with: Func out has 0 update definitions, so there is no stage out.update(0); name "
+          "the Func out (its pure definition)");
+    CHECK(parse_error("s2.update(0): compute_with(s1.update(r), r.x)") ==
+          "t.sched:1:38: expected the update index (an integer) after 's1.update(', found 'r'");
+}
+
+TEST_CASE("sched: compute_with an update stage at a loop it does not have names the stage", "[sched][fusion]") {
+    RowSums a;
+    CHECK(apply_error("s1: compute_at(out, y)\ns2: compute_at(out, y)\ns2.update(0): compute_with(s1.update(0), rx)",
+                      Pipeline(a.out)) ==
+          "t.sched:3:42: compute_with(s1.update(0), rx): s1 has no loop named rx; did you mean 'r.x'? Its loops: y, "
+          "r.x");
+}

@@ -76,6 +76,8 @@ public:
     // another Func), from the loop `var` outward, after s's body in each
     // iteration. Both Funcs need the same compute level and may not depend on
     // each other; the loops from `var` outward must have the same names in both.
+    // `s` may be an update stage (s1.update(0)): two reductions over a row in
+    // one loop, s2.update(0).compute_with(s1.update(0), r.x).
     //
     //   z1(x, y) = t(x, y) + b;  z2(x, y) = t(x, y) - c;  z2.compute_with(z1, y):
     //     for y: { for x: z1(x, y) = ...   for x: z2(x, y) = ... }

@@ -7,6 +7,7 @@
 //   hist.update(0): parallel(y)
 //   input.in(blur_x): compute_at(blur_y, x)         # a wrapper (Func::in, ImageParam::in)
 //   z2: compute_with(z1, y)
+//   s2.update(0): compute_with(s1.update(0), r.x)   # into another Func's update stage
 //   out.specialize(in.width >= 16): vectorize(x, 16)  # run-time dispatch (Stage::specialize)
 //   [forward]                                       # a backward generator's forward pass from here on
 //   exps: compute_at(output, y) vectorize(x, 16)
