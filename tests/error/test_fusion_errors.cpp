@@ -1,6 +1,7 @@
 // Misuse of the fusion vocabulary: wrappers (in()), horizontal fusion
 // (compute_with) and specializations, each message checked.
 #include "expect_error.h"
+#include "row_sums_fixture.h"
 
 using namespace kiln;
 
@@ -232,22 +233,9 @@ TEST_CASE("error: a directive on a specialization names it", "[error][specialize
 
 namespace {
 
-// Two sums over each row of a (s2 reading s1 when `chained`), computed per
-// row of their consumer.
-struct RowSums {
-    ImageParam a{Float(32), 2, "a"};
-    Var x{"x"}, y{"y"};
-    RDom r{0, 64, "r"};
-    Func s1{"s1"}, s2{"s2"}, out{"out"};
-    explicit RowSums(bool chained = false) {
-        s1(y) = 0.0f;
-        s1(y) += a(r, y) * 2.0f;
-        s2(y) = 0.0f;
-        s2(y) += a(r, y) + (chained ? Expr(s1(y)) : Expr(0.0f));
-        out(x, y) = a(x, y) * s1(y) + s2(y);
-        s1.compute_at(out, y);
-        s2.compute_at(out, y);
-    }
+// The sums computed per row of their consumer.
+struct RowSums : RowSumsFixture {
+    explicit RowSums(bool chained = false) : RowSumsFixture(chained) { compute_per_row(); }
 };
 
 }  // namespace

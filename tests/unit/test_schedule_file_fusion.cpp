@@ -3,6 +3,7 @@
 // and applied — the loops must equal those of the same C++ schedule.
 #include <catch2/catch.hpp>
 
+#include "row_sums_fixture.h"
 #include "unit/sched_helpers.h"
 
 #include "kiln/kiln.h"
@@ -139,21 +140,9 @@ TEST_CASE("sched: errors of wrapper stanzas and compute_with", "[sched][fusion]"
 
 namespace {
 
-// Two sums over each row of a, consumed per row: s2's update may run in
-// s1's update loop over the row (compute_with(s1.update(0), r)).
-struct RowSums {
-    ImageParam a{Float(32), 2, "a"};
-    Var x{"x"}, y{"y"};
-    RDom r{0, 64, "r"};
-    Func s1{"s1"}, s2{"s2"}, out{"out"};
-    RowSums() {
-        s1(y) = 0.0f;
-        s1(y) += a(r, y) * 2.0f;
-        s2(y) = 0.0f;
-        s2(y) += a(r, y);
-        out(x, y) = a(x, y) * s1(y) + s2(y);
-    }
-};
+// s2's update may run in s1's update loop over the row
+// (compute_with(s1.update(0), r)).
+using RowSums = RowSumsFixture;
 
 }  // namespace
 
@@ -168,8 +157,7 @@ TEST_CASE("sched: compute_with an update stage parses, prints and applies as the
     f.apply(Pipeline(a.out), avx2());
     std::string from_file = Pipeline(a.out).lowered_stmt(avx2());
     RowSums b;
-    b.s1.compute_at(b.out, b.y);
-    b.s2.compute_at(b.out, b.y);
+    b.compute_per_row();
     b.s2.update(0).compute_with(b.s1.update(0), b.r.x);
     CHECK(from_file == Pipeline(b.out).lowered_stmt(avx2()));
     CHECK(from_file.find("for (s2.s1.r") == std::string::npos);  // in s1's loop over r
