@@ -413,6 +413,55 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
         }
 }
 
+// host_tiled of bias_gelu_grad and layernorm_grad sums the column
+// gradients per chunk of 512 rows (rfactor), the chunks in parallel, then
+// over the chunks: on 1100 rows (two whole chunks and a part, d_output over
+// fewer rows still) every chunk must count once, the last one cut short
+// (GuardWithIf). Against unfused, which sums each column in row order.
+TEST_CASE("generator: host_tiled column sums over several chunks of rows", "[generator][grad]") {
+    const int w = 37, h = 1100, x0 = 2, y0 = -5;
+    auto buffer = [&](int width, int height, int xmin, int ymin, double lo, double hi, unsigned seed) {
+        Buffer<float> b(width, height);
+        b.set_min(xmin, ymin);
+        fill_random(b, lo, hi, seed);
+        return b;
+    };
+    auto row = [&](double lo, double hi, unsigned seed) {
+        Buffer<float> b(w);
+        b.set_min(x0);
+        fill_random(b, lo, hi, seed);
+        return b;
+    };
+    Buffer<float> in = buffer(w, h, x0, y0, -2, 2, 41), d_out = buffer(w - 3, h - 7, x0 + 1, y0 + 2, -1, 1, 42);
+    auto compare = [&](const char *name, const char *what, const Buffer<float> &ref, const Buffer<float> &got,
+                       double scale) {
+        INFO(name << " host_tiled against unfused, " << what << " (1e-5 of max(|unfused|, " << scale << "))");
+        std::string first;
+        int n = count_mismatches(ref, got, first, 1e-5, scale);
+        INFO("first mismatch at " << first);
+        CHECK(n == 0);
+    };
+    SECTION("bias_gelu_grad") {
+        Buffer<float> bias = row(-1, 1, 43);
+        Buffer<float> d_in[2] = {in.copy(), in.copy()}, d_bias[2] = {bias.copy(), bias.copy()};
+        REQUIRE(bias_gelu_grad_unfused(in, bias, d_out, d_in[0], d_bias[0]) == 0);
+        REQUIRE(bias_gelu_grad_host_tiled(in, bias, d_out, d_in[1], d_bias[1]) == 0);
+        compare("bias_gelu_grad", "d_input", d_in[0], d_in[1], 1);
+        compare("bias_gelu_grad", "d_bias", d_bias[0], d_bias[1], h);
+    }
+    SECTION("layernorm_grad") {
+        Buffer<float> gamma = row(0.5, 1.5, 44), beta = row(-1, 1, 45);
+        Buffer<float> d_in[2] = {in.copy(), in.copy()}, d_gamma[2] = {gamma.copy(), gamma.copy()},
+                      d_beta[2] = {beta.copy(), beta.copy()};
+        const float epsilon = 1e-5f;
+        REQUIRE(layernorm_grad_unfused(in, gamma, beta, epsilon, d_out, d_in[0], d_gamma[0], d_beta[0]) == 0);
+        REQUIRE(layernorm_grad_host_tiled(in, gamma, beta, epsilon, d_out, d_in[1], d_gamma[1], d_beta[1]) == 0);
+        compare("layernorm_grad", "d_input", d_in[0], d_in[1], 1);
+        compare("layernorm_grad", "d_gamma", d_gamma[0], d_gamma[1], h / 10.0);
+        compare("layernorm_grad", "d_beta", d_beta[0], d_beta[1], h / 10.0);
+    }
+}
+
 TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes", "[generator][grad]") {
     const int K = 37, M = 29, N = 45;  // A is M rows of K, B is K rows of N
     auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
