@@ -25,6 +25,11 @@ struct Timing {
     // a loaded machine disturbs far less than wall-clock time.
     double first_cpu_ms = 0, best_run_cpu_ms = 0;
     std::vector<double> runs_ms;
+    // CPU time of every thread of the process in each timed run: over the
+    // run's wall time, how many cores it kept busy (near the thread count
+    // when a parallel kernel's threads ran side by side, near 1 when they
+    // took turns on one core).
+    std::vector<double> runs_process_cpu_ms;
     double best() const;
     double median() const;
 };
