@@ -1,5 +1,6 @@
 // MachineModel::host(): the cache sizes of this machine from sysfs, its
-// thread count from the OS, and the rates from the machine file
+// thread count as the runtime counts it ($KILN_NUM_THREADS, else the cores
+// the process may run on), and the rates from the machine file
 // kiln-calibrate wrote, if any (else their defaults, Autoschedule.h).
 #include <algorithm>
 #include <cmath>
@@ -8,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
+
+#include "kiln_runtime.h"
 
 #include "kiln/Autoschedule.h"
 #include "kiln/Error.h"
@@ -27,6 +29,13 @@ int64_t read_size(const std::string &path) {
     if (unit == 'K') n <<= 10;
     if (unit == 'M') n <<= 20;
     return n;
+}
+
+// Whether $KILN_NUM_THREADS sets the runtime's thread count (a positive
+// number): then kernels run with it whatever a machine file says.
+bool threads_set_by_environment() {
+    const char *s = std::getenv("KILN_NUM_THREADS");
+    return s && std::atoi(s) > 0;
 }
 
 std::string read_word(const std::string &path) {
@@ -131,8 +140,7 @@ std::string MachineModel::file_text(const std::string &header) const {
 
 MachineModel MachineModel::detected() {
     MachineModel m;
-    unsigned n = std::thread::hardware_concurrency();
-    if (n) m.threads = (int)n;
+    m.threads = kiln_num_threads();  // what the parallel loops will use
     for (int i = 0; i < 8; i++) {
         std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
         std::string type = read_word(dir + "type"), level = read_word(dir + "level");
@@ -149,8 +157,10 @@ MachineModel MachineModel::host() {
     // The machine file may set the caches and threads too (another machine's
     // figures, or a cache the kernel reports differently from sysfs).
     const std::string file = machine_file();
-    if (!file.empty() && std::ifstream(file).good()) return detected().with_file(file);
-    return detected();
+    MachineModel m = detected();
+    if (!file.empty() && std::ifstream(file).good()) m = m.with_file(file);
+    if (threads_set_by_environment()) m.threads = kiln_num_threads();
+    return m;
 }
 
 std::string MachineModel::to_string() const {

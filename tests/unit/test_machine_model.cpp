@@ -153,3 +153,22 @@ TEST_CASE("calibrate_host measures every rate and its file reads back", "[machin
     CHECK(back.ghz == Approx(m.ghz).epsilon(1e-5));
     CHECK(back.dram_total_bytes_per_ns == Approx(m.dram_total_bytes_per_ns).epsilon(1e-5));
 }
+
+TEST_CASE("the model's threads are the runtime's: $KILN_NUM_THREADS, over the machine file", "[machine]") {
+    TempFile f("threads = 4\n");
+    ScopedEnv machine("KILN_MACHINE", f.path);
+    {
+        ScopedEnv threads("KILN_NUM_THREADS", "1");
+        CHECK(MachineModel::detected().threads == 1);
+        CHECK(MachineModel::host().threads == 1);  // the kernels will run on one thread
+    }
+    {
+        ScopedEnv threads("KILN_NUM_THREADS", "");
+        CHECK(MachineModel::host().threads == 4);  // the file, where the environment is silent
+        CHECK(MachineModel::detected().threads >= 1);
+    }
+    for (const char *ignored : {"0", "-3", "many"}) {
+        ScopedEnv threads("KILN_NUM_THREADS", ignored);  // not a thread count: as if unset
+        CHECK(MachineModel::host().threads == 4);
+    }
+}
