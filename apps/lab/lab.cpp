@@ -295,6 +295,20 @@ Setup make_setup(const Options &o) {
     return s;
 }
 
+// The best of o.runs runs of a compiled pipeline, by o's clock (ms).
+double best_of_runs(const Options &o, kiln::Pipeline &p, const std::vector<halide_buffer_t *> &raw,
+                    const kiln::Target &target, Progress &progress, const std::string &what) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < o.runs; i++) {
+        progress.show(what + ": run " + std::to_string(i + 1) + "/" + std::to_string(o.runs), false);
+        auto t0 = std::chrono::steady_clock::now();
+        double c0 = cpu_ms();
+        p.realize_raw(raw, target);
+        best = std::min(best, o.cpu_time ? cpu_ms() - c0 : ms_since(t0));
+    }
+    return best;
+}
+
 // Build, schedule, bind, compile and time one schedule.
 Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, const std::string &name,
                      const kiln::Target &target, Progress &progress, const std::string &step, std::string &html) {
@@ -312,7 +326,21 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
         // The schedule a build gets (kiln-gen -s auto), whatever the load.
         kiln::AutoscheduleOptions ao = kiln::AutoscheduleOptions::reproducible();
         ao.autotune = o.autotune;
+        // Candidates are timed as the rows are: this run's inputs (bound
+        // above), its clock and its number of runs.
+        ao.measure = [&](const kiln::Pipeline &q) {
+            std::vector<Halide::Runtime::Buffer<void>> outs;
+            for (size_t k = 0; k < s.outputs.size(); k++)
+                outs.emplace_back(kiln::to_halide_type(s.outputs[k].type), s.output_extents[k]);
+            std::vector<halide_buffer_t *> raw;
+            for (auto &b : outs) raw.push_back(b.raw_buffer());
+            kiln::Pipeline run = q;
+            run.realize_raw(raw, target);  // compile, warm up
+            return best_of_runs(o, run, raw, target, progress, step + name + ": candidate");
+        };
         kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes, ao);
+        for (const kiln::AutotuneCandidate &c : a.autotuned)
+            if (c.error.empty()) r.autotuned.push_back({c.predicted.total() / 1e6, c.measured_ms});
         kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);
         kiln_lab::write_file((fs::path(o.out) / "auto.autoschedule.txt").string(), a.explanation);
     } else {
@@ -329,14 +357,7 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     auto t0 = std::chrono::steady_clock::now();
     p.realize_raw(raw, target);
     r.first_ms = ms_since(t0);
-    r.best_ms = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < o.runs; i++) {
-        progress.show(step + name + ": run " + std::to_string(i + 1) + "/" + std::to_string(o.runs), false);
-        t0 = std::chrono::steady_clock::now();
-        double c0 = cpu_ms();
-        p.realize_raw(raw, target);
-        r.best_ms = std::min(r.best_ms, o.cpu_time ? cpu_ms() - c0 : ms_since(t0));
-    }
+    r.best_ms = best_of_runs(o, p, raw, target, progress, step + name);
     progress.show(step + name + ": fusion report and stmt_html...");
     r.report = p.report(s.sizes, target, o.cache_kb * 1024);
     std::string fn = o.generator + "_" + name;
@@ -420,6 +441,11 @@ int run(const Options &o) {
         std::printf("model ms: the autoscheduler's cost model (docs/autoschedule.md); rank correlation with the "
                     "measured times: %.2f\n",
                     rho);
+    for (const Outcome &r : results)
+        if (r.autotuned.size() >= 3)
+            std::printf("autotune: %zu candidates of the auto row ran; rank correlation of their predicted and "
+                        "measured times: %.2f\n",
+                        r.autotuned.size(), kiln_lab::rank_correlation(r.autotuned));
     if (o.autoschedule) std::printf("auto: the schedule and why it was chosen are in %s/auto.sched and "
                                     "auto.autoschedule.txt\n", o.out.c_str());
     kiln_lab::write_results(o, s, results, *ref, target);

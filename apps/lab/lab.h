@@ -52,10 +52,14 @@ struct Outcome {
     std::vector<double> max_diff;  // per output, against the reference (the first schedule that ran)
     std::string error;             // why the schedule failed, "" if it ran
     double predicted_ms = 0;       // the autoscheduler's cost model for this schedule (0: not predicted)
+    // --autotune: (predicted ms, measured ms) of each candidate that ran,
+    // timed as the rows are (--cpu-time, --runs) on this run's inputs.
+    std::vector<std::pair<double, double>> autotuned;
 };
 
-// Spearman's rank correlation of the predicted and measured times of the
-// schedules that ran (NaN with fewer than 3).
+// Spearman's rank correlation of (predicted, measured) pairs (NaN with
+// fewer than 3); of the schedules that ran.
+double rank_correlation(std::vector<std::pair<double, double>> pairs);
 double rank_correlation(const std::vector<Outcome> &results);
 
 // The table of results, one row per schedule; speedups against `ref`.

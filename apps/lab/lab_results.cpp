@@ -136,6 +136,10 @@ double rank_correlation(const std::vector<Outcome> &results) {
     std::vector<std::pair<double, double>> pairs;  // (predicted, measured)
     for (const Outcome &r : results)
         if (r.error.empty() && r.predicted_ms > 0) pairs.push_back({r.predicted_ms, r.best_ms});
+    return rank_correlation(std::move(pairs));
+}
+
+double rank_correlation(std::vector<std::pair<double, double>> pairs) {
     const size_t n = pairs.size();
     if (n < 3) return std::nan("");
     auto ranks = [&](bool second) {
@@ -178,11 +182,18 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
             continue;
         }
         const kiln::FuncReport *w = worst_recompute(r.report);
+        auto autotuned_json = [](const Outcome &r) {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto &[predicted, measured] : r.autotuned)
+                a.push_back({{"predicted_ms", predicted}, {"measured_ms", measured}});
+            return a;
+        };
         j["schedules"].push_back({{"name", r.name},
                                   {"file", r.file},
                                   {"first_run_ms", r.first_ms},
                                   {"best_ms", r.best_ms},
                                   {"predicted_ms", r.predicted_ms},
+                                  {"autotuned", autotuned_json(r)},
                                   {"speedup", ref.best_ms / r.best_ms},
                                   {"memory_bytes", r.report.memory_bytes},
                                   {"bytes_saved", r.report.bytes_saved()},
