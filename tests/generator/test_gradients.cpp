@@ -414,10 +414,11 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
 }
 
 // host_tiled of bias_gelu_grad and layernorm_grad sums the column
-// gradients per chunk of 512 rows (rfactor), the chunks in parallel, then
-// over the chunks: on 1100 rows (two whole chunks and a part, d_output over
-// fewer rows still) every chunk must count once, the last one cut short
-// (GuardWithIf). Against unfused, which sums each column in row order.
+// gradients per chunk of rows (rfactor; 128 and 512 rows), the chunks in
+// parallel, then over the chunks: on 1100 rows (eight or two whole chunks
+// and a part, d_output over fewer rows still) every chunk must count once,
+// the last one cut short (GuardWithIf). Against unfused, which sums each
+// column in row order.
 TEST_CASE("generator: host_tiled column sums over several chunks of rows", "[generator][grad]") {
     const int w = 37, h = 1100, x0 = 2, y0 = -5;
     auto buffer = [&](int width, int height, int xmin, int ymin, double lo, double hi, unsigned seed) {
