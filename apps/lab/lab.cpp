@@ -341,6 +341,7 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
         kiln::AutoscheduleResult a = kiln::autoschedule(p, target, s.sizes, ao);
         for (const kiln::AutotuneCandidate &c : a.autotuned)
             if (c.error.empty()) r.autotuned.push_back({c.predicted.total() / 1e6, c.measured_ms});
+        r.skipped = a.skipped;
         kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);
         kiln_lab::write_file((fs::path(o.out) / "auto.autoschedule.txt").string(), a.explanation);
     } else {
@@ -446,6 +447,8 @@ int run(const Options &o) {
             std::printf("autotune: %zu candidates of the auto row ran; rank correlation of their predicted and "
                         "measured times: %.2f\n",
                         r.autotuned.size(), kiln_lab::rank_correlation(r.autotuned));
+    for (const Outcome &r : results)
+        for (const std::string &why : r.skipped) std::printf("%s skipped: %s\n", r.name.c_str(), why.c_str());
     if (o.autoschedule) std::printf("auto: the schedule and why it was chosen are in %s/auto.sched and "
                                     "auto.autoschedule.txt\n", o.out.c_str());
     kiln_lab::write_results(o, s, results, *ref, target);

@@ -55,6 +55,8 @@ struct Outcome {
     // --autotune: (predicted ms, measured ms) of each candidate that ran,
     // timed as the rows are (--cpu-time, --runs) on this run's inputs.
     std::vector<std::pair<double, double>> autotuned;
+    // The auto row: what the search could not do, and why (its `skipped`).
+    std::vector<std::string> skipped;
 };
 
 // Spearman's rank correlation of (predicted, measured) pairs (NaN with

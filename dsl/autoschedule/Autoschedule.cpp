@@ -146,6 +146,8 @@ public:
             fi.extent.resize(fi.args.size(), 1);
         }
         add_wrappers(info, env);
+        for (const std::string &f : order)
+            if (!info[f].exact_order_only.empty()) skip(info[f].exact_order_only);
         State s = base;
         for (const std::string &f : order)
             if (s.structure.count(f)) s.structure[f] = initial_structure(info[f]);

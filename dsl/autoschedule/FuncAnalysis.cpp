@@ -56,6 +56,13 @@ bool reassociation_exact(const Definition &u, const Target &t) {
     return !v.type().is_float() || t.has(Target::FastMath);
 }
 
+// A float sum or product that reassociation_exact refuses only for want of
+// fast_math.
+bool float_reduction_without_fast_math(const Definition &u, const Target &t) {
+    if (u.values.size() != 1 || !u.values[0].type().is_float() || t.has(Target::FastMath)) return false;
+    return u.values[0].as<Add>() || u.values[0].as<Mul>();
+}
+
 // The RVars' loop names, innermost first and comma-separated, if f is a
 // matrix product: f(x, y, ...) = f(x, y, ...) + a * b over an RDom, its
 // update's arguments its pure variables (GEMM, a convolution's taps); ""
@@ -110,13 +117,20 @@ PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>>
             if (r.info.count(c)) r.info[c].consumers.push_back(name);
     for (auto &[name, fi] : r.info) {
         const FunctionContents &f = *user.at(name);
-        if (f.updates.size() == 1 && f.args.size() == 1 && f.updates[0].rdom && f.updates[0].rdom->vars.size() == 1 &&
-            reassociation_exact(f.updates[0], t)) {
-            const Definition &u = f.updates[0];
-            const auto *v = u.args[0].as<Variable>();
-            for (const Dim &d : u.schedule.dims)
-                if (d.is_rvar && v && v->name == f.args[0]) fi.rvar = d.user_name;
-        }
+        if (f.updates.size() != 1 || f.args.size() != 1 || !f.updates[0].rdom || f.updates[0].rdom->vars.size() != 1)
+            continue;
+        const Definition &u = f.updates[0];
+        const auto *v = u.args[0].as<Variable>();
+        std::string rvar;
+        for (const Dim &d : u.schedule.dims)
+            if (d.is_rvar && v && v->name == f.args[0]) rvar = d.user_name;
+        if (reassociation_exact(u, t))
+            fi.rvar = rvar;
+        else if (!rvar.empty() && float_reduction_without_fast_math(u, t))
+            fi.exact_order_only = name + ": its float " + (u.values[0].as<Add>() ? "sum" : "product") + " over " +
+                                  rvar + " is not split into vector lanes (rfactor), which would change its rounding; "
+                                  "add fast_math to the target to allow it (hand schedules with rfactor reassociate "
+                                  "whatever the target)";
     }
     for (auto &[name, fi] : r.info) {
         fi.matrix_rvar = matrix_rvars(*user.at(name));

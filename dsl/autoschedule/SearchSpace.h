@@ -66,6 +66,9 @@ struct FuncInfo {
     // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor
     // can split into vector lanes (the RVar's loop name; "" otherwise).
     std::string rvar;
+    // Such a reduction of floats that the target's exact float semantics
+    // keep serial (no fast_math): why, for the explanation's `skipped`.
+    std::string exact_order_only;
     // An update stores at a computed index in some dimension (a
     // histogram's `hist(x, y, cell(v), c) += ...`): vectorizing it scatters.
     bool scatter = false;

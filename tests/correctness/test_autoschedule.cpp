@@ -24,7 +24,9 @@ int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *tex
     o.time_limit_ms = 60000;  // every option evaluated, however busy the machine
     AutoscheduleResult r = autoschedule(Pipeline(scheduled), Target::host(), {{scheduled.name(), size}}, o);
     INFO(r.schedule_text);
-    CHECK(r.skipped.empty());
+    // Every option evaluated; what may be noted is only that a float sum
+    // stays serial under the host target's exact float semantics.
+    for (const std::string &why : r.skipped) CHECK(why.find("add fast_math to the target") != std::string::npos);
     if (text) *text = r.schedule_text;
     Pipeline(scheduled).realize(got);
     int bad = 0;

@@ -408,11 +408,24 @@ TEST_CASE("autoschedule: a row's max is split into vector lanes; a float sum onl
     for (const auto &d : strict.decisions)
         for (const auto &a : d.alternatives) considered |= d.func == "row_max" && a.option == "serial reduction";
     CHECK(considered);
+    // The user is told why the sum stays serial and what would allow it;
+    // the max, which any order computes exactly, gets no such note.
+    auto note_for = [](const AutoscheduleResult &r, const std::string &func) {
+        for (const std::string &why : r.skipped)
+            if (why.rfind(func + ": ", 0) == 0) return why;
+        return std::string();
+    };
+    CHECK(note_for(strict, "row_sum") ==
+          "row_sum: its float sum over r.x is not split into vector lanes (rfactor), which would change its rounding; "
+          "add fast_math to the target to allow it (hand schedules with rfactor reassociate whatever the target)");
+    CHECK(strict.explanation.find("skipped: row_sum: its float sum over r.x") != std::string::npos);
+    CHECK(note_for(strict, "row_max").empty());
 
     AutoscheduleResult fast = autoschedule(Pipeline(make()), avx2.with(Target::FastMath), {{"out", {2048, 512}}},
                                            fixed_machine());
     INFO(fast.explanation);
     CHECK(stanza(fast.schedule_text, "row_sum.update(0)").find("rfactor(") != std::string::npos);
+    CHECK(note_for(fast, "row_sum").empty());
 }
 
 TEST_CASE("autoschedule: a matrix product is computed in register blocks of its consumer", "[autoschedule]") {
