@@ -442,11 +442,15 @@ int run(const Options &o) {
         std::printf("model ms: the autoscheduler's cost model (docs/autoschedule.md); rank correlation with the "
                     "measured times: %.2f\n",
                     rho);
-    for (const Outcome &r : results)
-        if (r.autotuned.size() >= 3)
-            std::printf("autotune: %zu candidates of the auto row ran; rank correlation of their predicted and "
-                        "measured times: %.2f\n",
-                        r.autotuned.size(), kiln_lab::rank_correlation(r.autotuned));
+    for (const Outcome &r : results) {
+        if (r.autotuned.size() < 3) continue;
+        double tuned = kiln_lab::rank_correlation(r.autotuned);
+        char figure[64];
+        std::snprintf(figure, sizeof(figure), "%.2f", tuned);
+        std::printf("autotune: %zu candidates of the auto row ran; rank correlation of their predicted and "
+                    "measured times: %s\n",
+                    r.autotuned.size(), std::isnan(tuned) ? "none (the same time predicted for all)" : figure);
+    }
     for (const Outcome &r : results)
         for (const std::string &why : r.skipped) std::printf("%s skipped: %s\n", r.name.c_str(), why.c_str());
     if (o.autoschedule) std::printf("auto: the schedule and why it was chosen are in %s/auto.sched and "

@@ -59,8 +59,9 @@ struct Outcome {
     std::vector<std::string> skipped;
 };
 
-// Spearman's rank correlation of (predicted, measured) pairs (NaN with
-// fewer than 3); of the schedules that ran.
+// Spearman's rank correlation of (predicted, measured) pairs, ties at
+// their mean rank (NaN with fewer than 3, or when every prediction or
+// every measurement is the same); of the schedules that ran.
 double rank_correlation(std::vector<std::pair<double, double>> pairs);
 double rank_correlation(const std::vector<Outcome> &results);
 

@@ -142,20 +142,32 @@ double rank_correlation(const std::vector<Outcome> &results) {
 double rank_correlation(std::vector<std::pair<double, double>> pairs) {
     const size_t n = pairs.size();
     if (n < 3) return std::nan("");
+    // Ranks from 0, values within a millionth of each other tied at their
+    // mean rank (the model often predicts the same time for schedules
+    // that differ only in what it does not see).
     auto ranks = [&](bool second) {
+        auto value = [&](size_t i) { return second ? pairs[i].second : pairs[i].first; };
         std::vector<size_t> idx(n);
         for (size_t i = 0; i < n; i++) idx[i] = i;
-        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-            return second ? pairs[a].second < pairs[b].second : pairs[a].first < pairs[b].first;
-        });
+        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return value(a) < value(b); });
         std::vector<double> rank(n);
-        for (size_t i = 0; i < n; i++) rank[idx[i]] = (double)i;
+        for (size_t lo = 0, hi; lo < n; lo = hi) {
+            for (hi = lo + 1; hi < n && value(idx[hi]) - value(idx[hi - 1]) <= 1e-6 * std::fabs(value(idx[hi])); hi++) {
+            }
+            for (size_t k = lo; k < hi; k++) rank[idx[k]] = (lo + hi - 1) / 2.0;
+        }
         return rank;
     };
+    // Pearson's correlation of the ranks (Spearman's rho, ties included).
     std::vector<double> a = ranks(false), b = ranks(true);
-    double d2 = 0;
-    for (size_t i = 0; i < n; i++) d2 += (a[i] - b[i]) * (a[i] - b[i]);
-    return 1 - 6 * d2 / ((double)n * ((double)n * n - 1));
+    const double mean = (n - 1) / 2.0;
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) {
+        ab += (a[i] - mean) * (b[i] - mean);
+        aa += (a[i] - mean) * (a[i] - mean);
+        bb += (b[i] - mean) * (b[i] - mean);
+    }
+    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : std::nan("");
 }
 
 void write_file(const std::string &path, const std::string &text) {

@@ -1,0 +1,29 @@
+// kiln-lab's rank correlation of predicted and measured times (the model's
+// error in docs/autoschedule.md): Spearman's rho with ties at their mean rank.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "lab.h"
+
+using kiln_lab::rank_correlation;
+
+TEST_CASE("lab: rank correlation of predicted and measured times", "[lab]") {
+    CHECK(rank_correlation({{1, 10}, {2, 20}, {3, 30}, {4, 40}}) == Approx(1.0));
+    CHECK(rank_correlation({{1, 40}, {2, 30}, {3, 20}, {4, 10}}) == Approx(-1.0));
+    // Without ties: 1 - 6 sum(d^2) / (n (n^2 - 1)); ranks (0,1,2,3) against (1,0,2,3): 1 - 12/60.
+    CHECK(rank_correlation({{1, 20}, {2, 10}, {3, 30}, {4, 40}}) == Approx(0.8));
+    // Seven schedules the model cannot tell apart and one it predicts slower,
+    // which is: the ranks agree on what the model does see.
+    std::vector<std::pair<double, double>> tied;
+    for (int i = 0; i < 7; i++) tied.push_back({0.92, 0.445 + 0.001 * ((i * 3) % 7)});
+    tied.push_back({3.39, 5.02});
+    // Ranks 3 (seven times) and 7 against 0..7: 14 / sqrt(14 * 42) = 1 / sqrt(3).
+    CHECK(rank_correlation(tied) == Approx(1 / std::sqrt(3.0)));
+    // Values within a millionth are ties too (the model's sums in another order).
+    // Ranks (0.5, 0.5, 2) against (0, 1, 2): sqrt(3) / 2.
+    CHECK(rank_correlation({{1.0, 1}, {1.0 + 1e-9, 2}, {2, 3}}) == Approx(std::sqrt(3.0) / 2));
+    // No spread on one side: no ranking to compare.
+    CHECK(std::isnan(rank_correlation({{1, 1}, {1, 2}, {1, 3}})));
+    CHECK(std::isnan(rank_correlation({{1, 1}, {2, 2}})));
+}
