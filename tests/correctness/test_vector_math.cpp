@@ -8,6 +8,8 @@
 // on the host's instruction set and the AVX2 and SSE4.1 ones (without
 // AVX-512 the scaling by 2^n takes another path; without FMA every
 // multiply-add rounds twice). Every vector width must give the scalar's bits.
+// Under fast_math tanh is the cheaper kiln_tanh_fast (within 3.5 ulp instead
+// of 2.5, and never above 1 in magnitude).
 #include "check.h"
 
 #include <cmath>
@@ -71,6 +73,7 @@ struct Worst {
     double ulps[3] = {0, 0, 0};
     float at[3] = {0, 0, 0};
     long long mismatched = 0;  // vector lanes whose bits differ from the scalar's
+    long long tanh_above_one = 0;  // |tanh(x)| > 1
 };
 
 // exp, log and tanh of `input` at each of `widths`, compiled for `target`.
@@ -108,6 +111,7 @@ Worst measure(const Sweep &input, const Target &target) {
                 const float scalar = results[f](i);
                 const double u = ulps(scalar, ref[f]);
                 if (!(u <= w.ulps[f])) w.ulps[f] = u, w.at[f] = b(i);
+                if (f == 2 && std::fabs(scalar) > 1.0f) w.tanh_above_one++;
                 for (size_t k = 1; k < sizeof(widths) / sizeof(widths[0]); k++) {
                     const float v = results[3 * k + f](i);
                     if (std::memcmp(&v, &scalar, 4) != 0 && !(std::isnan(v) && std::isnan(scalar))) w.mismatched++;
@@ -124,19 +128,20 @@ void check(const Worst &w, const Target &target) {
                    << "; vector lanes differing from the scalar: " << w.mismatched);
     CHECK(w.ulps[0] <= 1.0);
     CHECK(w.ulps[1] <= 2.0);
-    CHECK(w.ulps[2] <= 2.5);
+    CHECK(w.ulps[2] <= (target.has(Target::FastMath) ? 3.5 : 2.5));
     CHECK(w.mismatched == 0);
+    CHECK(w.tanh_above_one == 0);
 }
 
 }  // namespace
 
-TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, host target",
+TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 (fast_math 3.5) ulp at every vector width, host target",
           "[math]") {
     const Sweep in{edge_cases(), 64};
     for (const Target &t : {Target::host(), Target::host().with(Target::FastMath)}) check(measure(in, t), t);
 }
 
-TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 ulp at every vector width, narrower instruction sets",
+TEST_CASE("math: float32 exp, log, tanh within 1, 2, 2.5 (fast_math 3.5) ulp at every vector width, narrower instruction sets",
           "[math]") {
     const Sweep in{edge_cases(), 1021};
     for (const Target &base : kt::narrower_targets())

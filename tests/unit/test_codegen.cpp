@@ -576,3 +576,20 @@ TEST_CASE("codegen: Target strings", "[codegen][target]") {
     CHECK_THROWS_WITH(Target("x86-64-linux-avx3"), Catch::Contains("Unknown feature \"avx3\"") && Catch::Contains("avx512"));
     CHECK_THROWS_AS(Target("gpu"), CompileError);
 }
+
+TEST_CASE("codegen: float32 tanh is the prologue's cheaper one under fast_math only", "[codegen][math]") {
+    // out[x] = tanh(in[x]), scalar and 8 lanes; float64 stays on the C library.
+    Expr x = var("f.s0.x");
+    Expr s = Call::make(Float(32), "tanh", {Load::make(Float(32), "in", x)}, Call::PureExtern);
+    Expr v = Call::make(Float(32, 8), "tanh", {Load::make(Float(32, 8), "in", ramp(x * 8, 8))}, Call::PureExtern);
+    Expr d = Call::make(Float(64), "tanh", {Cast::make(Float(64), Load::make(Float(32), "in", x))}, Call::PureExtern);
+    Stmt body = Block::make({Store::make("out", s, x), Store::make("out", v, ramp(x * 8, 8)),
+                             Store::make("out", Cast::make(Float(32), d), x)});
+    LoweredFunc f{"th", {buffer("in", Float(32), 1, false), buffer("out", Float(32), 1, true)},
+                  loop("f.s0.x", 0, 1, body)};
+    const std::string fast = codegen_cpp(f, Target::host().with(Target::FastMath));
+    const std::string exact = codegen_cpp(f, Target::host());
+    CHECK_THAT(fast, Catch::Contains("kiln_tanh_fast(") && Catch::Contains("kiln_libm_tanh("));
+    CHECK_THAT(exact, Catch::Contains("kiln_tanh(") && Catch::Contains("kiln_libm_tanh(") &&
+                          !Catch::Contains("kiln_tanh_fast("));
+}
