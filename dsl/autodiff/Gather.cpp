@@ -280,6 +280,8 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
         }
         const bool tails = region.size() > left_region.size();
         RDom rdom = tails ? RDom(region, target + "_r" + std::to_string(terms.size())) : shared;
+        // The dimensions after the variables left are the clamps' tails.
+        for (size_t k = left_region.size(); tails && k < region.size(); k++) rdom.get()->vars[k].boundary_tail = true;
         std::map<std::string, Expr> forward, adjoint;
         std::vector<Expr> lhs;
         for (size_t i = 0; i < access_args.size(); i++) lhs.push_back(make_var(u_name(i)));

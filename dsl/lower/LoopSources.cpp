@@ -25,6 +25,10 @@ LoopSources loop_sources(const Environment &env) {
                 if (!d.is_rvar && std::count(f.args.begin(), f.args.end(), root)) s.sized_by = root;
                 for (const Split &sp : f.stage(k).schedule.splits)
                     if (sp.kind == Split::SplitVar && sp.inner == d.var) s.split_factor = sp.factor;
+                if (d.is_rvar && f.stage(k).rdom)
+                    for (const ReductionVariable &rv : f.stage(k).rdom->vars)
+                        if (rv.boundary_tail && (d.var == rv.name || d.var.rfind(rv.name + ".", 0) == 0))
+                            s.boundary_tail = true;
                 sources[f.stage_prefix(k) + d.var] = s;
             }
     }

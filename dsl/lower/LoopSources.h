@@ -32,6 +32,9 @@ struct LoopSource {
     // The factor of the split that made the loop, if the loop is the
     // split's inner one (its extent is the factor); undefined otherwise.
     Expr split_factor;
+    // The loop runs over a clamp's tail that autodiff sums at an edge
+    // (ReductionVariable::boundary_tail), or over a split of it.
+    bool boundary_tail = false;
 };
 
 using LoopSources = std::map<std::string, LoopSource>;  // by loop name ("out.s0.x.xi")

@@ -142,7 +142,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     const LoopSources sources = loop_sources(env);
     s = pass("unroll loops", s, [&] { return unroll_loops(s, sources); });
     s = pass("vectorize loops", s, [&] { return vectorize_loops(s, sources); });
-    s = pass("partition loops", s, [&] { return partition_loops(s); });
+    s = pass("partition loops", s, [&] { return partition_loops(s, sources); });
     s = pass("simplify", s, [&] { return simplify(s); });
     // On simplified vector code; the NPU's instruction selection matches
     // selects as they are.

@@ -294,17 +294,30 @@ int count_loops(const Stmt &s) {
 }
 
 class Partition : public IRMutator {
+public:
+    explicit Partition(const LoopSources &sources) : sources(sources) {}
     // The most iterations g++ unrolls a loop of a constant extent into
     // (its max-completely-peel-times).
     static constexpr int64_t max_unrolled_extent = 16;
 
 protected:
+    const LoopSources &sources;
+    // A loop over a clamp's tail that autodiff sums at an edge: it runs
+    // over the reader's overhang beyond the clamp's end, a stencil's reach
+    // (blur3x3_grad: one column per row), and its steady state (every tap
+    // inside the adjoint's region) is empty unless the output reaches two
+    // points past the input; its copies cost the C++ compiler far more
+    // than they save.
+    bool over_boundary_tail(const std::string &loop) const {
+        auto it = sources.find(loop);
+        return it != sources.end() && it->second.boundary_tail;
+    }
     Stmt visit(const For *op) override {
         Stmt body = mutate(op->body);
         Stmt same = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
         // A per-lane tail loop runs at most once per tail: copies of it would
         // buy nothing, and g++ vectorizes each copy with its own epilogues.
-        if (op->for_type != ForType::Serial) return same;
+        if (op->for_type != ForType::Serial || over_boundary_tail(op->name)) return same;
         FindConditions fc(op->name);
         fc.include(body);
         std::vector<Expr> lower, upper, invariant;
@@ -434,7 +447,7 @@ protected:
 
 }  // namespace
 
-Stmt partition_loops(const Stmt &s) { return Partition().mutate(s); }
+Stmt partition_loops(const Stmt &s, const LoopSources &sources) { return Partition(sources).mutate(s); }
 
 }  // namespace internal
 }  // namespace kiln

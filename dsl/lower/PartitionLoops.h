@@ -85,15 +85,28 @@
 // condition, or a guard without an else, stays as it is); the partitioned
 // loop must be serial (ForType::Serial: a vector tail's per-lane loop,
 // ForType::LaneFallback, runs at most once per tail and is left whole, as
-// its copies would cost the C++ compiler far more than they save). Runs after
-// vectorize_loops, before the final simplification.
+// its copies would cost the C++ compiler far more than they save). So is a
+// loop over a clamp's tail that autodiff sums at an edge (LoopSource::
+// boundary_tail, from `sources`): it runs over the reader's overhang beyond
+// the input, a stencil's reach, and its steady state is empty unless the
+// output reaches two points past the input, while each copy of its body
+// (every tap guarded by the adjoint's region) cost g++ as much as the
+// whole interior (blur3x3_grad host_tiled's edge and corner sums: its
+// kernel 453 -> 266 KB of C++, g++ -S 21.6 -> 6.8 s of CPU on a loaded
+// machine; docs/performance.md, "Compile time (session 43)"):
+//
+//   for (f.s1.y, ...) { for (f.s1.f_r1.x, d_out.min.0 - 1, input.min.0 - d_out.min.0 + 1) { f(0, y) += <9 taps> } }
+//     ->  unchanged (no steady_min / steady_max, one copy of the taps)
+//
+// Runs after vectorize_loops, before the final simplification.
 #pragma once
+#include "LoopSources.h"
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt partition_loops(const Stmt &s);
+Stmt partition_loops(const Stmt &s, const LoopSources &sources);
 
 }  // namespace internal
 }  // namespace kiln

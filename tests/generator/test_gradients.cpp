@@ -206,8 +206,17 @@ TEST_CASE("generator: blur3x3_grad equals the transposed blur", "[generator][gra
     auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2]); }); };
     Backward b{"blur3x3_grad", k(blur3x3_grad_unfused), k(blur3x3_grad_fused), k(blur3x3_grad_host_tiled),
                {image(0, 1, 1), inner_adjoint(2)}, {image(0, 0, 3)}};
-    for (bool inner : {true, false}) {
-        if (!inner) b.inputs[1] = image(-1, 1, 4);  // d_output over the whole input: every edge clamps
+    for (int past : {-1, 0, 2}) {
+        if (past == 0) b.inputs[1] = image(-1, 1, 4);  // d_output over the whole input: every edge clamps
+        if (past == 2) {
+            // d_output 2 points past the input on each side: the edge and
+            // corner sums run 3 times per row (host_tiled leaves those loops
+            // whole; one of the 3 has every tap inside d_output).
+            Buffer<float> wide(W + 4, H + 4);
+            wide.set_min(X0 - 2, Y0 - 2);
+            fill_random(wide, -1, 1, 5);
+            b.inputs[1] = wide;
+        }
         // Each output point sends d/9 to the 3x3 points it read, clamped to the input.
         Buffer<float> &d_out = b.inputs[1];
         Buffer<double> want = zeros_like(b.outputs[0]);
@@ -216,7 +225,7 @@ TEST_CASE("generator: blur3x3_grad equals the transposed blur", "[generator][gra
             for (int dy = -1; dy <= 1; dy++)
                 for (int dx = -1; dx <= 1; dx++) want(clamp(x + dx, X0, W), clamp(y + dy, Y0, H)) += d_out(x, y) / 9.0;
         });
-        INFO((inner ? "d_output inside the input" : "d_output over the input"));
+        INFO((past < 0 ? "d_output inside the input" : past == 0 ? "d_output over the input" : "d_output past the input"));
         // float32 sums of up to 9 (at a corner, 4 x 4 + ...) thirds of thirds: 1e-5 of the scale 1 of d_output.
         check(b, {want}, 1e-5, {1.0});
     }

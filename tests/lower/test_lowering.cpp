@@ -1296,3 +1296,61 @@ TEST_CASE("schedule_functions: an update fused into another Func's update runs i
     CHECK(upd2 != std::string::npos);
     CHECK(s.find("s1(s1.s1.y) = (s1(s1.s1.y)") < s.find("s2(s2.s1.y) = (s2(s2.s1.y)"));
 }
+
+TEST_CASE("partition_loops: a loop over a clamp's tail is left whole", "[lower][partition]") {
+    // The adjoint of a 3-tap blur of repeat_edge(in): the image's adjoint
+    // gathers the taps inside the input and, at each end, sums the taps
+    // that the clamp sent there, over the reader's points past the input
+    // (autodiff marks those RDom dimensions: ReductionVariable::boundary_tail).
+    // Every tap in such a sum is tested against d_out's region; before,
+    // partition_loops gave each tail loop a prologue, a steady state and
+    // an epilogue (three copies of the taps) though it runs once or twice
+    // per edge. The gather's vector loop is still partitioned.
+    ImageParam in(Float(32), 1, "bin"), d_out(Float(32), 1, "bdout");
+    Var x("x");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func out("bout");
+    out(x) = clamped(x - 1) + clamped(x) + clamped(x + 1);
+    Func d_in("bd_in");
+    d_in(x) = propagate_adjoints(out, d_out)(in)(x);
+    d_in.vectorize(x, 8);
+    std::string s = d_in.lowered_stmt(no_asserts);
+    INFO(s);
+    // One loop per tail in each of realize_into_outputs' two branches (the
+    // adjoint in d_in's buffer, or in its own and copied): no steady state.
+    for (const std::string tail : {"bin_adjoint.s1.bin_adjoint_r1.x", "bin_adjoint.s2.bin_adjoint_r2.x"}) {
+        CHECK(count(s, "for (" + tail + ", ") == 2);
+        CHECK(count(s, "for (" + tail + ", " + tail + ".loop_min, " + tail + ".loop_extent) {") == 2);
+        CHECK(s.find(tail + ".steady") == std::string::npos);
+    }
+    // The gather over the input's points is partitioned as before: its
+    // steady state reads d_out without the region's selects.
+    size_t steady = s.find("for (bin_adjoint.s0.x, bin_adjoint.s0.x.steady_min, ");
+    REQUIRE(steady != std::string::npos);
+    std::string body = s.substr(steady, s.find("}", steady) - steady);
+    CHECK_THAT(body, Contains("(bdout[((bin_adjoint.s0.x - bdout.min.0) - 1)] + bdout[(bin_adjoint.s0.x - bdout.min.0)])"));
+    CHECK(body.find("select(((((bin_adjoint.s0.x - 1) >= bdout.min.0)") == std::string::npos);
+    // Correct where d_out lies inside the input, covers it, and reaches 1
+    // or 3 points past it (the tails run 0, 1, 2 or 4 times; with 4, some of
+    // their iterations have every tap inside d_out).
+    const int w = 21;
+    Buffer<float> im(w);
+    im.fill(0.0f);
+    in.set(im);
+    for (int past : {-2, 0, 1, 3}) {
+        Buffer<float> g(w + 2 * past);
+        g.set_min(-past);
+        g.for_each_element([&](int i) { g(i) = (float)((i * 5 + 11) % 13) - 6.0f; });
+        d_out.set(g);
+        Buffer<float> o(w);
+        d_in.realize(o);
+        for (int i = 0; i < w; i++) {
+            float want = 0;  // in the blur's order of taps, clamped to the input
+            for (int j = g.dim(0).min(); j <= g.dim(0).max(); j++)
+                for (int t = -1; t <= 1; t++)
+                    if (std::min(std::max(j + t, 0), w - 1) == i) want += g(j);
+            INFO("d_out reaches " << past << " points past the input, point " << i);
+            CHECK(o(i) == Approx(want).margin(1e-5));
+        }
+    }
+}

@@ -17,6 +17,11 @@ namespace internal {
 struct ReductionVariable {
     std::string name;
     Expr min, extent;
+    // Made by autodiff for the points a clamp sends to one of its ends
+    // (autodiff/Gather.h): the reader's overhang beyond the clamped range,
+    // a stencil's reach when the output covers the input. Its loop runs a
+    // few times, so lowering leaves it whole (partition_loops).
+    bool boundary_tail = false;
 };
 struct ReductionDomainContents {
     std::string name;
