@@ -164,22 +164,23 @@ void execute(const Instr &in, std::vector<uint8_t> (&mems)[kNumMems], const std:
             }
         return;
     }
-    case Op::TROWSUM: case Op::TROWMAX: case Op::TCOLSUM: case Op::TCOLMAX: {
-        // Line l of the result reduces n elements of a: row l (TROW*) or column l (TCOL*).
-        const bool rows = in.op == Op::TROWSUM || in.op == Op::TROWMAX;
-        const bool sum = in.op == Op::TROWSUM || in.op == Op::TCOLSUM;
+    case Op::TROWSUM: case Op::TROWMAX: case Op::TCOLSUM: case Op::TCOLMAX: case Op::TROWSUM_ACC: case Op::TCOLSUM_ACC: {
+        // Line l of the result reduces n elements of a: row l (TROW*) or column l (TCOL*); a sum starts
+        // from 0, or for the _ACC forms from the destination's value, and adds left to right.
+        const bool rows = in.op == Op::TROWSUM || in.op == Op::TROWMAX || in.op == Op::TROWSUM_ACC;
+        const bool sum = in.op != Op::TROWMAX && in.op != Op::TCOLMAX, acc = accumulates(in.op);
         const uint32_t lines = rows ? R : C, n = rows ? in.a.valid_cols : in.a.valid_rows;
         for (uint32_t l = 0; l < lines; l++) {
             auto at = [&](uint32_t k) { return rows ? std::make_pair(l, k) : std::make_pair(k, l); };
             auto out = at(0);
             if (i32) {
-                int32_t acc = sum ? 0 : a.get_i32(at(0).first, at(0).second);
-                for (uint32_t k = sum ? 0 : 1; k < n; k++) acc = ref_binary_i32(in.op, acc, a.get_i32(at(k).first, at(k).second));
-                d.set_i32(out.first, out.second, acc);
+                int32_t v = acc ? d.get_i32(out.first, out.second) : sum ? 0 : a.get_i32(at(0).first, at(0).second);
+                for (uint32_t k = sum ? 0 : 1; k < n; k++) v = ref_binary_i32(in.op, v, a.get_i32(at(k).first, at(k).second));
+                d.set_i32(out.first, out.second, v);
             } else {
-                float acc = sum ? 0.0f : a.get(at(0).first, at(0).second);
-                for (uint32_t k = sum ? 0 : 1; k < n; k++) acc = ref_binary(in.op, acc, a.get(at(k).first, at(k).second));
-                d.set(out.first, out.second, acc);
+                float v = acc ? d.get(out.first, out.second) : sum ? 0.0f : a.get(at(0).first, at(0).second);
+                for (uint32_t k = sum ? 0 : 1; k < n; k++) v = ref_binary(in.op, v, a.get(at(k).first, at(k).second));
+                d.set(out.first, out.second, v);
             }
         }
         return;

@@ -365,12 +365,12 @@ struct Checker {
         }
         switch (in.op) {
         case Op::TDUP: arith_type(d); return;
-        case Op::TROWSUM: case Op::TROWMAX:
+        case Op::TROWSUM: case Op::TROWMAX: case Op::TROWSUM_ACC:
             arith_type(a); same_type(d, a, "destination and source");
             require(R == a.valid_rows && C == 1, "the destination's valid region must be " +
                                                       std::to_string(a.valid_rows) + "x1 (one value per row)");
             return;
-        case Op::TCOLSUM: case Op::TCOLMAX:
+        case Op::TCOLSUM: case Op::TCOLMAX: case Op::TCOLSUM_ACC:
             arith_type(a); same_type(d, a, "destination and source");
             require(R == 1 && C == a.valid_cols, "the destination's valid region must be 1x" +
                                                       std::to_string(a.valid_cols) + " (one value per column)");
@@ -511,7 +511,7 @@ float ref_binary(Op op, float a, float b) {
     case Op::TMAX: case Op::TMAXS: case Op::TROWMAX: case Op::TCOLMAX: case Op::TROWEXPANDMAX: case Op::TCOLEXPANDMAX:
         return a > b ? a : b;
     case Op::TMIN: case Op::TMINS: case Op::TROWEXPANDMIN: case Op::TCOLEXPANDMIN: return a < b ? a : b;
-    case Op::TROWSUM: case Op::TCOLSUM: return a + b;
+    case Op::TROWSUM: case Op::TCOLSUM: case Op::TROWSUM_ACC: case Op::TCOLSUM_ACC: return a + b;
     default: throw NpuError(std::string("ref_binary: ") + op_name(op) + " is not binary");
     }
 }
@@ -519,7 +519,8 @@ float ref_binary(Op op, float a, float b) {
 int32_t ref_binary_i32(Op op, int32_t a, int32_t b) {
     uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
     switch (op) {
-    case Op::TADD: case Op::TADDS: case Op::TROWSUM: case Op::TCOLSUM: case Op::TROWEXPANDADD: case Op::TCOLEXPANDADD:
+    case Op::TADD: case Op::TADDS: case Op::TROWSUM: case Op::TCOLSUM: case Op::TROWSUM_ACC: case Op::TCOLSUM_ACC:
+    case Op::TROWEXPANDADD: case Op::TCOLEXPANDADD:
         return (int32_t)(ua + ub);
     case Op::TSUB: case Op::TSUBS: case Op::TROWEXPANDSUB: case Op::TCOLEXPANDSUB: return (int32_t)(ua - ub);
     case Op::TMUL: case Op::TMULS: case Op::TROWEXPANDMUL: case Op::TCOLEXPANDMUL: return (int32_t)(ua * ub);

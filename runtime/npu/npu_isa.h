@@ -73,7 +73,8 @@ enum class Cmp : uint8_t { EQ, NE, LT, LE, GT, GE };
     X(TDIVS, Vector, TileScalar) X(TMAXS, Vector, TileScalar) X(TMINS, Vector, TileScalar)             \
     X(TDUP, Vector, Special)                                                                           \
     X(TROWSUM, Vector, Reduce) X(TROWMAX, Vector, Reduce) X(TCOLSUM, Vector, Reduce)                   \
-    X(TCOLMAX, Vector, Reduce) X(TROWEXPAND, Vector, Expand) X(TCOLEXPAND, Vector, Expand)             \
+    X(TCOLMAX, Vector, Reduce) X(TROWSUM_ACC, Vector, Reduce) X(TCOLSUM_ACC, Vector, Reduce)           \
+    X(TROWEXPAND, Vector, Expand) X(TCOLEXPAND, Vector, Expand)                                        \
     X(TROWEXPANDADD, Vector, ExpandBinary) X(TROWEXPANDSUB, Vector, ExpandBinary)                      \
     X(TROWEXPANDMUL, Vector, ExpandBinary) X(TROWEXPANDDIV, Vector, ExpandBinary)                      \
     X(TROWEXPANDMAX, Vector, ExpandBinary) X(TROWEXPANDMIN, Vector, ExpandBinary)                      \
@@ -107,6 +108,9 @@ inline bool is_expand_binary(Op op) { return op_kind(op) == Kind::ExpandBinary; 
 // An Expand or ExpandBinary op repeats a column along each row (TROWEXPAND*),
 // else a row down each column (TCOLEXPAND*).
 bool expands_rows(Op op);
+// The destination is read too: the sum continues from its value
+// (TMATMUL_ACC, TROWSUM_ACC, TCOLSUM_ACC).
+inline bool accumulates(Op op) { return op == Op::TMATMUL_ACC || op == Op::TROWSUM_ACC || op == Op::TCOLSUM_ACC; }
 // Binary and ExpandBinary ops read a second tile b.
 inline bool reads_b(Op op) { return is_binary(op) || is_expand_binary(op); }
 bool is_transcendental(Op op);

@@ -114,10 +114,11 @@ void instr_regions(const Instr &in, std::vector<Region> &reads, std::vector<Regi
         reads.push_back(tile_region(in.a, R, in.a.valid_cols));
         reads.push_back(tile_region(in.b, in.a.valid_cols, C));
         if (in.has_bias) reads.push_back(tile_region(in.c, 1, C));
-        if (in.op == Op::TMATMUL_ACC) reads.push_back(tile_region(in.dst, R, C));
+        if (accumulates(in.op)) reads.push_back(tile_region(in.dst, R, C));
         break;
-    case Op::TROWSUM: case Op::TROWMAX: case Op::TCOLSUM: case Op::TCOLMAX:
+    case Op::TROWSUM: case Op::TROWMAX: case Op::TCOLSUM: case Op::TCOLMAX: case Op::TROWSUM_ACC: case Op::TCOLSUM_ACC:
         reads.push_back(tile_region(in.a, in.a.valid_rows, in.a.valid_cols));
+        if (accumulates(in.op)) reads.push_back(tile_region(in.dst, R, C));
         break;
     case Op::TROWEXPAND: reads.push_back(tile_region(in.a, R, 1)); break;
     case Op::TCOLEXPAND: reads.push_back(tile_region(in.a, 1, C)); break;
