@@ -13,7 +13,9 @@
 // 2. softmax and layernorm (generators/, width=1024, 1024 x 128) under
 //    schedules/<name>/npu.sched (8-row tiles), single- and double-buffered,
 //    double-buffered with 2-row tiles, and with their 2-D intermediate
-//    through GM: the same GM, roofline and busy figures, and UB's peak.
+//    through GM: the same GM, roofline and busy figures, and UB's peak; and
+//    over rows longer than UB (width=16384, 16384 x 64, npu_long.sched: the
+//    row reductions chunk by chunk).
 // 3. GEMM + bias + ReLU through the code generator (generators/gemm.cpp,
 //    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
 //    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
@@ -207,6 +209,23 @@ json run_rows(const std::string &name, const std::string &source_dir) {
                            ideal / 2, ideal / 2));
     rows.push_back(figures("bf16, fused, double-buffered", run_generator(name, params16, fused, b16, name + "_bf16_db"),
                            ideal / 2, ideal / 2));
+    // Rows longer than UB (16384 floats, 64 rows; schedules/<name>/npu_long.sched): the reductions chunk by
+    // chunk, the input read three times (model: that, gamma and beta per chunk of each of the 4 row tiles).
+    const int LW = 16384, LH = 64;
+    Buffer<float> lin(LW, LH), lgamma(LW), lbeta(LW), lout(LW, LH);
+    lin.for_each_element([&](int x, int y) { lin(x, y) = std::sin(0.01f * x) + 0.02f * y; });
+    lgamma.fill(1.25f);
+    lbeta.fill(-0.5f);
+    std::map<std::string, Buffer<>> lb = {{"input", lin}, {"gamma", lgamma}, {"beta", lbeta}, {"output", lout}};
+    const double lbytes = (double)LW * LH * 4, lvec = name == "layernorm" ? 2.0 * LW * 4 : 0.0;
+    const std::string long_rows = read_file(source_dir + "/schedules/" + name + "/npu_long.sched");
+    const std::vector<std::string> lparams = {"width=16384"};
+    rows.push_back(figures("rows of 16384, chunks",
+                           run_generator(name, lparams, single_buffered(long_rows), lb, name + "_long_sb"),
+                           2 * lbytes + lvec, 4 * lbytes + (LH / 16) * lvec));
+    rows.push_back(figures("rows of 16384, chunks, double-buffered",
+                           run_generator(name, lparams, long_rows, lb, name + "_long_db"), 2 * lbytes + lvec,
+                           4 * lbytes + (LH / 16) * lvec));
     return rows;
 }
 

@@ -153,6 +153,18 @@ void Selector::stmt(const Stmt &s, std::vector<NpuItem> &out) {
         out.push_back(NpuItem::line("if (!(" + scalar(a->condition) + ")) { " + call +
                                     " throw kiln_npu_check_failed{" + std::to_string(a->error_code) + "}; }"));
     } else if (const IfThenElse *i = s.as<IfThenElse>()) {
+        // A split RVar's tail: the other tail strategies would add elements twice or read past the row.
+        std::ostringstream cond;
+        cond << i->condition;
+        for (const auto &[f, fc] : env)
+            for (size_t u = 0; u < fc->updates.size(); u++)
+                for (const auto &rv : fc->updates[u].rdom ? fc->updates[u].rdom->vars : std::vector<ReductionVariable>{})
+                    user_assert(cond.str().find(f + ".s" + std::to_string(u + 1) + "." + rv.name) == std::string::npos)
+                        << "NPU target: Func " << f << ": its update's RDom variable " << rv.name << " of extent "
+                        << rv.extent << " is split by a factor that does not divide it, which leaves a tail guarded "
+                        << "by (" << i->condition << "); a reduction's parts must cover it exactly (a shifted or "
+                        << "rounded-up last part would add elements twice or read past the row), so split "
+                        << rv.name << " by a constant that divides its extent";
         user_error << "NPU target: the loop nest has a condition (" << i->condition
                    << "), from a GuardWithIf tail; use TailStrategy::ShiftInwards or RoundUp, or tile sizes that "
                       "divide the image";
@@ -481,7 +493,7 @@ void Selector::instr(std::vector<NpuItem> &out, npu::Op op, std::vector<NpuArg> 
     for (const NpuArg &a : args)
         if (a.buffer >= 0) i.reads.push_back(a.buffer);
     if (op != npu::Op::TSTORE) i.writes = {i.reads[0]}, i.reads.erase(i.reads.begin());  // the first tile
-    if (op == npu::Op::TMATMUL_ACC) i.reads.push_back(i.writes[0]);
+    if (npu::accumulates(op)) i.reads.push_back(i.writes[0]);
     auto mem = [&](size_t j) { return args[j].buffer >= 0 ? k.buffers[args[j].buffer].memory : npu::Mem::GM; };
     i.pipe = npu::op_family(op) == npu::Family::DMA ? npu::dma_pipe(op, mem(1), mem(0)) : npu::compute_pipe(op);
     internal_assert(i.pipe != npu::Pipe::ALL) << "NPU target: " << npu::op_name(op) << " between these memories";

@@ -371,10 +371,13 @@ private:
     // definition) or TMATMUL_ACC of the M x K window of A and the K x N
     // window of B. The sum runs over k in order, as the host's loop does.
     void select_matmul(const For *l0, const For *l1, const For *l2, std::vector<NpuItem> &out);
-    // The loop directly around a matrix update's nest over the k-slices of
-    // its split RVar (fk the slice's loop, of extent K), or nullptr when the
-    // RVar is not split there.
-    const For *split_k_loop(const std::string &f, const For *fk, int64_t K);
+    // The loop directly around a reduction's tile (a matrix update's nest,
+    // a row or column reduction) over the parts of its split RVar (fk the
+    // part's loop, of extent K): the k-slices of a split K, the chunks of a
+    // row longer than a tile. nullptr when the RVar is not split there; a
+    // user error (naming `what`, the loop) when the parts do not cover the
+    // RVar exactly or the loop is not serial.
+    const For *split_rvar_loop(const std::string &f, const For *fk, int64_t K, const char *what);
     // A split K whose slice loop sits among `loops`, the matrix update's
     // innermost three: a user error saying where the slice loop goes.
     void check_slice_loop_place(const std::string &f, const std::vector<const For *> &loops);

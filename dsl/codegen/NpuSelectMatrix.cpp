@@ -200,7 +200,7 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     // (the outer part of the split RVar, in increasing k): its first
     // iteration's TMATMUL starts C from 0 and the others add to it
     // (TMATMUL_ACC), which sums over k in the host's order.
-    const For *slices = split_k_loop(p->name, fk, *K);
+    const For *slices = split_rvar_loop(p->name, fk, *K, "matrix update's k-slice");
     if (!slices)
         check_whole_rvar(p->name, fk, Expr((int)*K), "matrix update", "TMATMUL",
                          "tile only C's loops, or split it with the k-slice loop directly around the update's "
@@ -257,7 +257,7 @@ void Selector::check_slice_loop_place(const std::string &f, const std::vector<co
     }
 }
 
-const For *Selector::split_k_loop(const std::string &f, const For *fk, int64_t K) {
+const For *Selector::split_rvar_loop(const std::string &f, const For *fk, int64_t K, const char *what) {
     const FunctionContents &fc = func(f);
     if (fc.updates.empty() || !fc.updates[0].rdom || loop_stack.empty()) return nullptr;
     const For *outer = loop_stack.back();
@@ -269,13 +269,13 @@ const For *Selector::split_k_loop(const std::string &f, const For *fk, int64_t K
         Expr slices = simplify(expand(outer->extent)), extent = simplify(rv.extent);
         const int64_t *n = const_int(slices), *whole = const_int(extent);
         user_assert(n && whole && *n * K == *whole)
-            << "NPU target: Func " << f << ": the matrix update's k-slice loop " << outer->name << " runs "
-            << outer->extent << " slices of " << K << " but its RDom variable " << rv.name << " has extent "
-            << rv.extent << "; the slices must cover the reduction exactly, so split " << rv.name
+            << "NPU target: Func " << f << ": the " << what << " loop " << outer->name << " runs "
+            << outer->extent << " parts of " << K << " but its RDom variable " << rv.name << " has extent "
+            << rv.extent << "; the parts must cover the reduction exactly, so split " << rv.name
             << " by a constant that divides its extent";
         user_assert(outer->for_type == ForType::Serial)
-            << "NPU target: Func " << f << ": the k-slice loop " << outer->name << " accumulates into "
-            << f << " in L0C in order and must stay serial";
+            << "NPU target: Func " << f << ": the " << what << " loop " << outer->name << " accumulates into "
+            << f << " in order and must stay serial";
         return outer;
     }
     return nullptr;

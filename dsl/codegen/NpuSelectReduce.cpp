@@ -1,12 +1,21 @@
 // Row and column reductions of a tile (pipe V): a 1-D Func updated over a
 // 2-D nest, f(y) = f(y) + e(r, y) or max(f(y), e(r, y)), becomes one TROWSUM
 // or TROWMAX of e's tile into f's column (TCOLSUM / TCOLMAX when f is
-// indexed by x). Bitwise agreement with the host needs the whole reduction
-// in one instruction, from 0 for a sum (else a CompileError, or fast_math).
+// indexed by x). The host adds a row left to right from f's pure value:
+// TROWSUM does so from 0, TROWSUM_ACC from f's value, so a sum from
+// another value, and a row split into chunks (split(r.x, ro, ri, C) with
+// ro the loop directly around the tile: a row longer than a tile), adds
+// in the host's order and the result is bitwise the host's. A max per
+// chunk is TROWMAX into a temporary, then TMAX into f.
 //
 //   for (y, 0, 2) for (r, 0, 1024) row_sum(y) = row_sum(y) + exps(r, y)
 //   ->
 //   TROWSUM(row_sum <- exps)                     V
+//
+//   for (ro, 0, 8) for (y, 0, 8) for (ri, 0, 2048) sum(y) = sum(y) + input(ro*2048 + ri, y)
+//   ->
+//   for (ro, 0, 8) { TLOAD(sum.t0 <- input window at column ro*2048)   MTE2
+//                    TROWSUM_ACC(sum <- sum.t0) }                      V
 #include <cmath>
 #include <sstream>
 
@@ -90,11 +99,15 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     bool rows = shape_of(f, 1) == Shape::Column;  // one result per row: reduce along x
     const npu::Op op = rows ? rule->row : rule->col;
     const For *rl = rows ? n.fx : n.fy;
-    // Bitwise agreement with the host: TROWSUM adds left to right from 0,
-    // so the whole reduction must be this one instruction, from 0. (Checked
-    // before the window: a split RVar's parts are the tile's loops then.)
-    check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction", npu::op_name(op),
-                     "tile only the loops of the Funcs that read it");
+    // A split RVar (a row longer than a tile): the loop directly around
+    // the tile runs over its chunks in increasing order, each one
+    // instruction that continues from the chunks before it.
+    const For *chunks = split_rvar_loop(f, rl, rows ? n.C : n.R, rows ? "row reduction's chunk" : "column reduction's chunk");
+    if (!chunks)
+        check_whole_rvar(f, rl, substitute(n.lets, rl->extent), rows ? "row reduction" : "column reduction",
+                         npu::op_name(op),
+                         "tile only the loops of the Funcs that read it, or split it with the chunk loop directly "
+                         "around the reduction's tile: split(r.x, ro, ri, 2048) reorder(ri, y, ro)");
     Window w = window(f, p->args, n);
     Expr offset = ub_offset(f, w);
     const int64_t *o = const_int(offset);
@@ -108,23 +121,24 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     bool identity = init.defined() && (sum ? is_zero(init)
                                            : init.as<FloatImm>() && std::isinf(init.as<FloatImm>()->value) &&
                                                  init.as<FloatImm>()->value < 0);
-    user_assert(!sum || identity || target.has(Target::FastMath))
-        << "NPU target: Func " << f << " sums over " << rl->name << " with TROWSUM, which adds a whole row left "
-        << "to right starting from 0; "
-        << "its pure definition starts from " << init
-        << ", so the NPU would add in another order than the host: define it as 0 and reduce the whole row in "
-           "one tile, or compile with target feature fast_math to allow the reassociation";
     count_repeats(value, n);
     Operand v = select(value, -1, n, out);
     auto [r, c] = window_shape(w.shape, n.R, n.C);
-    if (identity) {  // the instruction computes the Func's final value
-        instr(out, op, {tile_operand(ub->second, r, c, false), v});
+    Operand d = tile_operand(ub->second, r, c, false);
+    if (identity && !chunks) {  // the instruction computes the Func's final value
+        instr(out, op, {d, v});
+        release(v, -1);
+        return;
+    }
+    // The host adds to the pure definition's value (or the chunks before)
+    // left to right: so does the accumulating form, from f's value.
+    if (sum) {
+        instr(out, rows ? npu::Op::TROWSUM_ACC : npu::Op::TCOLSUM_ACC, {d, v});
         release(v, -1);
         return;
     }
     int t = temp(r, c);
     instr(out, op, {tile_operand(t, r, c, false), v});
-    Operand d = tile_operand(ub->second, r, c, false);
     instr(out, rule->tile, {d, d, tile_operand(t, r, c, false)});
 }
 

@@ -608,6 +608,28 @@ TEST_CASE("generator api: the fusion report's NPU traffic model is the simulator
         checked++;
     }
     CHECK(checked == (int)cases.size());
+    // Rows longer than UB (schedules/<name>/npu_long.sched): the input read once per reduction and once more
+    // by the output, chunk by chunk; gamma and beta per chunk of each row tile.
+    for (const std::string name : {"layernorm", "softmax"}) {
+        INFO(name << " npu_long.sched");
+        auto g = GeneratorRegistry::create(name);
+        g->set_generator_params({"width=16384"});
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "npu_traffic_long_" + name;
+        o.schedule_file = KILN_SOURCE_DIR "/schedules/" + name + "/npu_long.sched";
+        o.target = Target("npu");
+        o.emit = {"report"};
+        o.estimates = {{"output", {16384, 64}}};
+        compile_generator(*g, o);
+        nlohmann::json j = nlohmann::json::parse(read_file("generator_api_out/npu_traffic_long_" + name + ".report.json"));
+        CHECK(j["npu_model"]["exact"] == true);
+        CHECK(j["npu_model"]["gm_read_bytes"] == j["npu"]["gm_read_bytes"]);
+        CHECK(j["npu_model"]["gm_write_bytes"] == j["npu"]["gm_write_bytes"]);
+        const int64_t bytes = 16384 * 64 * 4;
+        CHECK(j["npu"]["gm_read_bytes"] == 3 * bytes + (name == "layernorm" ? 4 * 2 * 16384 * 4 : 0));
+        CHECK(j["npu"]["gm_write_bytes"] == bytes);
+    }
     // Funcs in GM (compute_root): each written once in tiles, read back in its consumers' windows.
     for (const auto &[name, sched] : std::vector<std::pair<std::string, std::string>>{
              {"blur3x3", "output: tile(x, y, xo, yo, xi, yi, 64, 32)\n"
