@@ -44,6 +44,13 @@ protected:
     }
 };
 
+// A float sum or product on a target without fast_math: its order is part
+// of its result.
+bool float_reduction_without_fast_math(const Definition &u, const Target &t) {
+    if (u.values.size() != 1 || !u.values[0].type().is_float() || t.has(Target::FastMath)) return false;
+    return u.values[0].as<Add>() || u.values[0].as<Mul>();
+}
+
 // Whether an update gives the same bits in any order of its RVar: min and
 // max do, integer arithmetic does (it wraps), float sums and products do
 // not, so those are split into lanes only where the target allows
@@ -53,14 +60,7 @@ bool reassociation_exact(const Definition &u, const Target &t) {
     const Expr &v = u.values[0];
     if (v.as<Max>() || v.as<Min>()) return true;
     if (!v.as<Add>() && !v.as<Mul>()) return false;
-    return !v.type().is_float() || t.has(Target::FastMath);
-}
-
-// A float sum or product that reassociation_exact refuses only for want of
-// fast_math.
-bool float_reduction_without_fast_math(const Definition &u, const Target &t) {
-    if (u.values.size() != 1 || !u.values[0].type().is_float() || t.has(Target::FastMath)) return false;
-    return u.values[0].as<Add>() || u.values[0].as<Mul>();
+    return !float_reduction_without_fast_math(u, t);
 }
 
 // The RVars' loop names, innermost first and comma-separated, if f is a

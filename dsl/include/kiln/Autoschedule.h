@@ -34,7 +34,8 @@ namespace kiln {
 // What the cost model knows about the machine. host() reads the cache
 // sizes from /sys/devices/system/cpu/cpu0/cache and the thread count as
 // the runtime's parallel loops count it ($KILN_NUM_THREADS if set, over a
-// machine file's `threads`; else the cores the process may run on); the clock, issue rate, bandwidths and overheads come from the
+// machine file's `threads`; else the cores the process may run on); the
+// clock, issue rate, bandwidths and overheads come from the
 // machine file kiln-calibrate wrote (machine_file()) if there is one, else
 // they are defaults for a current x86-64 core (docs/autoschedule.md,
 // "Calibration").
