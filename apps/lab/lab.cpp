@@ -295,6 +295,16 @@ Setup make_setup(const Options &o) {
     return s;
 }
 
+// Buffers for every output of the generator at this run's sizes, and their
+// halide_buffer_t pointers (into `outs`, which must not grow afterwards).
+std::vector<halide_buffer_t *> make_outputs(const Setup &s, std::vector<Halide::Runtime::Buffer<void>> &outs) {
+    for (size_t k = 0; k < s.outputs.size(); k++)
+        outs.emplace_back(kiln::to_halide_type(s.outputs[k].type), s.output_extents[k]);
+    std::vector<halide_buffer_t *> raw;
+    for (auto &b : outs) raw.push_back(b.raw_buffer());
+    return raw;
+}
+
 // The best of o.runs runs of a compiled pipeline, by o's clock (ms).
 double best_of_runs(const Options &o, kiln::Pipeline &p, const std::vector<halide_buffer_t *> &raw,
                     const kiln::Target &target, Progress &progress, const std::string &what) {
@@ -330,10 +340,7 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
         // above), its clock and its number of runs.
         ao.measure = [&](const kiln::Pipeline &q) {
             std::vector<Halide::Runtime::Buffer<void>> outs;
-            for (size_t k = 0; k < s.outputs.size(); k++)
-                outs.emplace_back(kiln::to_halide_type(s.outputs[k].type), s.output_extents[k]);
-            std::vector<halide_buffer_t *> raw;
-            for (auto &b : outs) raw.push_back(b.raw_buffer());
+            std::vector<halide_buffer_t *> raw = make_outputs(s, outs);
             kiln::Pipeline run = q;
             run.realize_raw(raw, target);  // compile, warm up
             return best_of_runs(o, run, raw, target, progress, step + name + ": candidate");
@@ -348,11 +355,7 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
         kiln::ScheduleFile::load(file).apply(p, target);
     }
     r.predicted_ms = kiln::predicted_time(p, target, s.sizes).total() / 1e6;
-    for (size_t k = 0; k < s.outputs.size(); k++)
-        r.outputs.emplace_back(kiln::to_halide_type(s.outputs[k].type), s.output_extents[k]);
-    // After the vector stops growing: raw_buffer() points into the Buffer object.
-    std::vector<halide_buffer_t *> raw;
-    for (auto &b : r.outputs) raw.push_back(b.raw_buffer());
+    std::vector<halide_buffer_t *> raw = make_outputs(s, r.outputs);
 
     progress.show(step + name + ": JIT compile + first run...");
     auto t0 = std::chrono::steady_clock::now();
