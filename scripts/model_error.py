@@ -5,7 +5,8 @@ schedules and the auto row, whose N best candidates by predicted cost are
 autotuned (run and timed as the rows are). Printed per case:
 
   rows rho   Spearman's rank correlation of predicted and measured time over
-             the case's schedules (unfused, fused, host_tiled, ..., auto)
+             the case's schedules (unfused, fused, host_tiled, ..., auto), as
+             kiln-lab computes it (report.json's rank_correlation)
   cands rho  the same over the autotune candidates (the schedules the search
              ranked best, so a narrow range of predictions; ties in the
              predictions take their mean rank, and "nan" means the model
@@ -52,34 +53,6 @@ CASES = [
 ]
 
 
-def spearman(pairs):
-    """Spearman's rho of (predicted, measured) pairs, ties at their mean
-    rank, as kiln-lab computes it (NaN if either side has no spread)."""
-    n = len(pairs)
-    if n < 3:
-        return float("nan")
-
-    def ranks(key):
-        order = sorted(range(n), key=lambda i: pairs[i][key])
-        r = [0.0] * n
-        lo = 0
-        while lo < n:
-            hi = lo + 1
-            while hi < n and pairs[order[hi]][key] - pairs[order[hi - 1]][key] <= 1e-6 * abs(pairs[order[hi]][key]):
-                hi += 1
-            for k in range(lo, hi):
-                r[order[k]] = (lo + hi - 1) / 2
-            lo = hi
-        return r
-
-    a, b = ranks(0), ranks(1)
-    mean = (n - 1) / 2
-    ab = sum((x - mean) * (y - mean) for x, y in zip(a, b))
-    aa = sum((x - mean) ** 2 for x in a)
-    bb = sum((y - mean) ** 2 for y in b)
-    return ab / math.sqrt(aa * bb) if aa > 0 and bb > 0 else float("nan")
-
-
 def run_case(args, case, generator, extra, tolerance, out_root):
     out = os.path.join(out_root, case)
     cmd = [args.lab, generator, "--auto", "--autotune", str(args.autotune), "--runs", str(args.runs),
@@ -104,8 +77,13 @@ def run_case(args, case, generator, extra, tolerance, out_root):
         if s.get("name") == "auto":
             cands = [(c["predicted_ms"], c["measured_ms"]) for c in s.get("autotuned", [])]
     choice = cands[0][1] / min(m for _, m in cands) if cands else float("nan")
-    return {"case": case, "rows": rows, "cands": cands, "rows_rho": spearman(rows),
-            "cands_rho": spearman(cands), "choice": choice, "mismatch": p.returncode == 2}
+
+    def rho(value):  # kiln-lab's figure; null when there is no ranking
+        return float("nan") if value is None else value
+
+    cands_rho = next((s.get("autotuned_rank_correlation") for s in j["schedules"] if s.get("name") == "auto"), None)
+    return {"case": case, "rows": rows, "cands": cands, "rows_rho": rho(j.get("rank_correlation")),
+            "cands_rho": rho(cands_rho), "choice": choice, "mismatch": p.returncode == 2}
 
 
 def main():

@@ -186,6 +186,9 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
     j["target"] = target.to_string();
     j["runs"] = o.runs;
     j["clock"] = o.cpu_time ? "process cpu time" : "wall-clock time";
+    // The model's rank correlations as printed (null: no ranking).
+    auto rho = [](double r) { return std::isnan(r) ? nlohmann::json() : nlohmann::json(r); };
+    j["rank_correlation"] = rho(rank_correlation(results));
     j["schedules"] = nlohmann::json::array();
     std::vector<ChartRow> chart;
     for (const Outcome &r : results) {
@@ -206,6 +209,7 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
                                   {"best_ms", r.best_ms},
                                   {"predicted_ms", r.predicted_ms},
                                   {"autotuned", autotuned_json(r)},
+                                  {"autotuned_rank_correlation", rho(rank_correlation(r.autotuned))},
                                   {"speedup", ref.best_ms / r.best_ms},
                                   {"memory_bytes", r.report.memory_bytes},
                                   {"bytes_saved", r.report.bytes_saved()},
