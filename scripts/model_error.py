@@ -13,6 +13,11 @@ autotuned (run and timed as the rows are). Printed per case:
              predicted them all the same)
   choice     the model's choice's measured time over the fastest candidate's
              (1.00: autotuning would not have changed the schedule)
+  spread     how far predicted / measured varies over the case's rows: the
+             geometric standard deviation of that ratio (1.00: every row
+             off by the same factor). Unlike rho over four rows, which
+             moves in steps of 0.2-0.4 when two rows within the noise swap,
+             it changes smoothly with the model's error.
 
 The target is the bench's (host-fast_math: without it the search may not
 reassociate float sums, which hand schedules with rfactor do anyway). By
@@ -81,9 +86,12 @@ def run_case(args, case, generator, extra, tolerance, out_root):
     def rho(value):  # kiln-lab's figure; null when there is no ranking
         return float("nan") if value is None else value
 
+    ratios = [math.log(p / m) for p, m, _ in rows if m > 0]
+    centre = sum(ratios) / len(ratios) if ratios else 0
+    spread = math.exp(math.sqrt(sum((r - centre) ** 2 for r in ratios) / len(ratios))) if ratios else float("nan")
     cands_rho = next((s.get("autotuned_rank_correlation") for s in j["schedules"] if s.get("name") == "auto"), None)
     return {"case": case, "rows": rows, "cands": cands, "rows_rho": rho(j.get("rank_correlation")),
-            "cands_rho": rho(cands_rho), "choice": choice, "mismatch": p.returncode == 2}
+            "cands_rho": rho(cands_rho), "choice": choice, "spread": spread, "mismatch": p.returncode == 2}
 
 
 def main():
@@ -109,8 +117,8 @@ def main():
             if "error" in r:
                 print("%-14s failed: %s" % (case, r["error"][0]), flush=True)
                 continue
-            print("%-14s rows rho %5.2f (%d)  cands rho %5.2f (%d)  choice %.2fx%s" %
-                  (case, r["rows_rho"], len(r["rows"]), r["cands_rho"], len(r["cands"]), r["choice"],
+            print("%-14s rows rho %5.2f (%d)  cands rho %5.2f (%d)  choice %.2fx  spread %.2f%s" %
+                  (case, r["rows_rho"], len(r["rows"]), r["cands_rho"], len(r["cands"]), r["choice"], r["spread"],
                    "  MISMATCH" if r["mismatch"] else ""), flush=True)
     ok = [r for r in results if "error" not in r]
 
@@ -118,9 +126,15 @@ def main():
         values = [v for v in values if not math.isnan(v)]
         return sum(values) / len(values) if values else float("nan")
 
+    def geomean(values):
+        values = [v for v in values if not math.isnan(v)]
+        return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
     print("mean over %d cases: rows rho %.2f, cands rho %.2f; model's choice within 5%% of the fastest "
-          "candidate in %d of %d" % (len(ok), mean([r["rows_rho"] for r in ok]), mean([r["cands_rho"] for r in ok]),
-                                     sum(1 for r in ok if r["choice"] <= 1.05), len(ok)))
+          "candidate in %d of %d; spread geomean %.2f, worst %.2f" %
+          (len(ok), mean([r["rows_rho"] for r in ok]), mean([r["cands_rho"] for r in ok]),
+           sum(1 for r in ok if r["choice"] <= 1.05), len(ok), geomean([r["spread"] for r in ok]),
+           max([r["spread"] for r in ok if not math.isnan(r["spread"])], default=float("nan"))))
     if args.json:
         json.dump(results, open(args.json, "w"), indent=1)
     return 0 if len(ok) == len(results) else 1
