@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/ExprKey.h"
 #include "ir/Function.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -122,11 +123,26 @@ private:
     }
 };
 
-// Calls to Funcs in an expression, by name, and its operations.
+bool is_leaf(const Expr &e) {
+    return e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>();
+}
+
+// Calls to Funcs in an expression, by name (every occurrence: the report's
+// reads), and its operations, each distinct subexpression once: lowering's
+// CSE pass (lower/CSE.h) names what a store computes twice, so harris's
+// output, which inlines the structure tensor's sums into det - k trace^2
+// and so names Sxx three times, computes each sum once.
 class CountCalls : public IRVisitor {
 public:
     std::map<std::string, int64_t> calls;
     int64_t arith = 0, divs = 0, transcendentals = 0;
+    void include(const Expr &e) override {
+        if (!e.defined() || repeated || is_leaf(e)) return IRVisitor::include(e);
+        repeated = !seen.insert((in_index ? "index " : "") + *expr_key(e)).second;
+        IRVisitor::include(e);
+        repeated = false;
+    }
+    using IRVisitor::include;
     void visit(const Call *op) override {
         // Index arithmetic is address computation, not work on values.
         bool loads = op->call_type == Call::Func || op->call_type == Call::Image;
@@ -136,7 +152,7 @@ public:
         in_index = saved;
         if (loads) calls[op->name]++;
         static const std::set<std::string> expensive = {"exp", "log", "pow", "tanh", "sin", "cos"};
-        if (op->call_type == Call::PureExtern && !in_index) (expensive.count(op->name) ? transcendentals : arith)++;
+        if (op->call_type == Call::PureExtern && !in_index && !repeated) (expensive.count(op->name) ? transcendentals : arith)++;
     }
 
     // Operations in an index (a store's) are not counted.
@@ -147,14 +163,15 @@ public:
     }
 
 private:
-    bool in_index = false;
-    int64_t &arith_or_none() { return in_index ? ignored : arith; }
+    bool in_index = false, repeated = false;
+    std::set<std::string> seen;
+    int64_t &arith_or_none() { return in_index || repeated ? ignored : arith; }
     int64_t ignored = 0;
     void visit(const Add *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const Sub *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const Mul *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Div *op) override { (in_index ? ignored : op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
-    void visit(const Mod *op) override { (in_index ? ignored : divs)++, IRVisitor::visit(op); }
+    void visit(const Div *op) override { (in_index || repeated ? ignored : op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
+    void visit(const Mod *op) override { (in_index || repeated ? ignored : divs)++, IRVisitor::visit(op); }
     void visit(const Min *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const Max *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const EQ *op) override { arith_or_none()++, IRVisitor::visit(op); }
@@ -284,12 +301,14 @@ public:
         for (const Frame &f : frames)
             if (f.type == ForType::Serial || f.type == ForType::Parallel) serial = f.name;
         serial_reduction[op] = !frames.empty() && frames.back().type == ForType::Serial && !stored.count(frames.back().name);
-        class Loads : public IRVisitor {
+        class Loads : public IRVisitor {  // each distinct load once, as CountCalls counts work
         public:
             std::vector<const Call *> calls;
+            std::set<std::string> seen;
             void visit(const Call *c) override {
                 IRVisitor::visit(c);
-                if (c->call_type == Call::Func || c->call_type == Call::Image) calls.push_back(c);
+                if ((c->call_type == Call::Func || c->call_type == Call::Image) && seen.insert(*expr_key(Expr(c))).second)
+                    calls.push_back(c);
             }
         } loads;
         for (const Expr &v : op->values) loads.include(v);
@@ -313,6 +332,23 @@ public:
         return register_reads[op] = total;
     }
 
+    // e without the min and max around it whose other operand does not move
+    // with loop `v`: a boundary condition's clamp (repeat_edge's
+    // min(max(x - 1, 0), w - 1)). partition_loops splits the vectorized
+    // loop where the clamp starts and stops acting, so all but its ends
+    // load lanes the unclamped index makes adjacent.
+    static Expr without_clamps(Expr e, const std::string &v) {
+        while (true) {
+            Expr a, b;
+            if (const auto *m = e.as<Min>()) a = m->a, b = m->b;
+            else if (const auto *m = e.as<Max>()) a = m->a, b = m->b;
+            else return e;
+            if (!expr_uses_var(b, v)) e = a;
+            else if (!expr_uses_var(a, v)) e = b;
+            else return e;
+        }
+    }
+
     // The loads (or stores) one vector of an access to Func or input `name`
     // at `args` takes inside the innermost vectorized loop: 1 when its lanes
     // are adjacent in memory (or the same, or every 2nd or 4th lane
@@ -334,6 +370,7 @@ public:
         for (auto it = let_values.rbegin(); it != let_values.rend(); ++it)  // innermost let first
             if (expr_uses_var(a, it->first)) a = substitute(it->first, it->second, a);
         if (!expr_uses_var(a, v->name)) return 1;
+        a = without_clamps(a, v->name);
         const Expr x = make_var(v->name);
         for (int step : {1, 2, 4}) {
             const int64_t *d = as_const_int(simplify(substitute(v->name, x + step, a) - a));
@@ -454,6 +491,7 @@ public:
                 if (so->second > 1) fc.scattered_stores += (double)mult * so->second;
             }
             if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
+            else if (!lanes && cc.transcendentals) fc.scalar_call_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {
             walk(op->body, mult);
         }

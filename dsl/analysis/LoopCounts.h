@@ -75,6 +75,10 @@ struct FuncCounts {
     // stores outside one whose innermost loop (serial) does not move the
     // point stored: a reduction the C++ compiler cannot vectorize either
     int64_t serial_reduction_stores = 0;
+    // other stores outside one whose values call exp, log, pow, tanh, sin or
+    // cos: g++ does not vectorize a loop through Kiln's math routines, so
+    // they too run one lane at a time
+    int64_t scalar_call_stores = 0;
     int64_t vector_lanes = 0;     // the widest such loop's extent
     int64_t parallel_stores = 0;  // stores inside a parallel loop
     int64_t parallel_tasks = 0;   // the fewest iterations of a parallel loop around a store

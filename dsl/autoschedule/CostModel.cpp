@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kiln_runtime.h"
+
 namespace kiln {
 namespace internal {
 
@@ -69,20 +71,25 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
         double cycles = ((double)fc.arith + fc.memory_reads + fc.scattered_stores) / m.ops_per_cycle +
                         (double)fc.divs * m.div_cycles +
                         (double)fc.transcendentals * m.transcendental_cycles;
-        double r = (double)fc.serial_reduction_stores / (double)fc.stores;  // not vectorized by anyone
+        // not vectorized by anyone
+        double r = (double)(fc.serial_reduction_stores + fc.scalar_call_stores) / (double)fc.stores;
         c.terms.compute = cycles * (v / lanes + r + std::max(0.0, 1 - v - r) / m.unvectorized_lanes) / m.ghz / speedup;
 
         c.footprint_bytes = fc.largest_points * bpp;
         c.level = is_output ? "output" : level_of(c.footprint_bytes, m);
         double defined = (double)fc.pure_stores * bpp, reads = fc.values_loaded * bpp;
         if (is_output) {
-            c.terms.memory = defined / bandwidth("DRAM", speedup, m);
+            // Written where an input of its size is read from (below).
+            c.terms.memory = defined / bandwidth(defined <= m.l3_bytes ? "L3" : "DRAM", speedup, m);
         } else {
             double again = std::max(0.0, reads - defined);  // reads beyond the first of each point: from L1
             c.terms.memory = 2 * defined / bandwidth(c.level, speedup, m) + again / bandwidth("L1", speedup, m);
         }
         if (c.footprint_bytes > (16 << 10)) c.terms.overhead += (double)fc.realizations * m.allocation_ns;
-        if (!is_output && c.footprint_bytes > (64 << 10)) c.terms.overhead += (double)(c.footprint_bytes >> 12) * m.page_ns;
+        // The runtime keeps a freed block up to kiln_heap_large_keep for the
+        // kernel's next call, so only larger ones fault their pages in again.
+        if (!is_output && c.footprint_bytes > (int64_t)kiln_heap_large_keep)
+            c.terms.overhead += (double)(c.footprint_bytes >> 12) * m.page_ns;
         auto b = baseline.funcs.find(name);
         c.gathers = fc.gathers / (double)fc.stores;
         c.scatters = fc.scattered_stores / (double)fc.stores;

@@ -7,7 +7,8 @@
 //                        + transcendentals * transcendental_cycles)
 //                       * (v / lanes + r + (1 - v - r) / unvectorized_lanes)
 //                                                    v: share of stores in a vectorized loop,
-//                                                    r: of serial reductions outside one
+//                                                    r: of serial reductions outside one,
+//                                                    and of stores there calling exp etc.
 //                                                    (index arithmetic is not counted;
 //                                                    a gather's memory_reads are one per lane)
 //              speedup = 1 / ((1 - p) + p / cores)   p: share of stores in a parallel loop;
@@ -16,11 +17,13 @@
 //              from the level its largest realization fits in (L1, L2, L3 or
 //              DRAM), each further value loaded from L1 (a load shared by an
 //              unrolled block's iterations once); inputs are read once from
-//              DRAM (L3 if they fit) and outputs written once to DRAM.
+//              DRAM (L3 if they fit) and outputs written once, likewise.
 //              Divided by the same speedup, DRAM capped at its total bandwidth.
 //   overhead = parallel loops started * parallel_loop_ns
 //              + realizations of allocations over 16 KiB * allocation_ns
-//              + the 4 KiB pages of each Func's largest allocation over 64 KiB * page_ns
+//              + the 4 KiB pages of each Func's largest allocation over
+//                kiln_heap_large_keep (256 MiB; the runtime keeps smaller
+//                blocks for the next call) * page_ns
 #pragma once
 #include <map>
 #include <string>

@@ -14,6 +14,7 @@
 
 #include "kiln/Autoschedule.h"
 #include "kiln/Error.h"
+#include "kiln/Target.h"
 
 namespace kiln {
 
@@ -141,6 +142,12 @@ std::string MachineModel::file_text(const std::string &header) const {
 MachineModel MachineModel::detected() {
     MachineModel m;
     m.threads = kiln_num_threads();  // what the parallel loops will use
+    // A loop the schedule leaves serial and g++ vectorizes (-O3
+    // -march=native) runs at the host's full float width: the model's
+    // error over the suite was least so (docs/autoschedule.md, "The model's
+    // error (session 44)"). Loops through exp and the like stay scalar
+    // (FuncCounts::scalar_call_stores).
+    m.unvectorized_lanes = Target::host().natural_vector_size(Float(32));
     for (int i = 0; i < 8; i++) {
         std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
         std::string type = read_word(dir + "type"), level = read_word(dir + "level");

@@ -21,6 +21,24 @@ namespace {
 
 Stmt store(const std::string &f) { return Provide::make(f, f32(1), {var("x"), var("y")}); }
 
+// The loop nest of output u (of `extent`) as the search lowers and counts it.
+struct Counted {
+    kiln::internal::Environment env;
+    kiln::internal::LoopCounts counts;
+};
+Counted count_pipeline(const kiln::Func &u, const std::vector<int> &extent) {
+    using namespace kiln::internal;
+    std::vector<std::shared_ptr<FunctionContents>> outs = {u.contents()};
+    ConcreteSizes cs = concrete_sizes(outs, {{u.name(), extent}}, "test");
+    LowerOptions o;
+    o.stop = LowerStop::LoopNest;
+    Counted c;
+    c.env = find_environment(outs);
+    c.counts = count_loop_nest(lower(outs, "", {}, kiln::Target::host(), o).body, cs.values, cs.float_values,
+                               innermost_storage_dims(c.env));
+    return c;
+}
+
 }  // namespace
 
 TEST_CASE("loop counts: guards at a loop's ends and inside it count as stepping through would",
@@ -96,6 +114,31 @@ TEST_CASE("loop counts: a value loaded once for an unrolled block's iterations c
     CHECK(c.funcs["b"].values_loaded == 100);
 }
 
+TEST_CASE("loop counts: a subexpression a store computes twice is work once, its reads still twice",
+          "[loop_counts]") {
+    // d(x) = s * s + s with s = a(x) * a(x + 1) + exp(a(x)): as harris's
+    // output names its inlined box sums twice. The CSE pass (lower/CSE.h)
+    // makes s a let and a(x) one load, so the work is one s (1 multiply,
+    // 1 add, 1 exp), then s * s + s (2), and the memory reads are a(x) and
+    // a(x + 1); the report's reads of a stay every occurrence (9).
+    using kiln::internal::Call;
+    Expr x = var("x");
+    Expr ax = Call::make(kiln::Float(32), "a", {x}, Call::Image);
+    Expr ax1 = Call::make(kiln::Float(32), "a", {x + 1}, Call::Image);
+    auto s = [&] { return ax * ax1 + Call::make(kiln::Float(32), "exp", {ax}, Call::PureExtern); };
+    Stmt nest = loop("x", 0, 100, Provide::make("d", s() * s() + s(), {x}));
+    auto c = count_loop_nest(nest, {});
+    CHECK(c.funcs["d"].arith == 100 * 4);
+    CHECK(c.funcs["d"].transcendentals == 100);
+    CHECK(c.funcs["d"].memory_reads == 100 * 2);
+    CHECK(c.funcs["a"].values_loaded == 100 * 2);
+    CHECK(c.funcs["a"].loads == 100 * 9);
+    // An index's arithmetic is not the value's: a(x + 1) and the value
+    // x + 1 are counted apart (the index's add not at all, the value's once).
+    Stmt mixed = loop("x", 0, 10, Provide::make("e", ax1 + kiln::cast(kiln::Float(32), x + 1), {x}));
+    CHECK(count_loop_nest(mixed, {}).funcs["e"].arith == 10 * 3);
+}
+
 TEST_CASE("loop counts: vector loads and stores follow each Func's order in memory", "[loop_counts]") {
     // t(x, y) = a(x, y), x vectorized 16 wide. Stored x innermost (the
     // default) the store and the load are dense; with t's y innermost in
@@ -142,14 +185,8 @@ TEST_CASE("cost model: a vector stored lane by lane costs a store per lane", "[l
         t.compute_root().vectorize(x, 16);
         u.vectorize(x, 16);
         if (by_columns) t.reorder_storage(y, x);
-        std::vector<std::shared_ptr<FunctionContents>> outs = {u.contents()};
-        ConcreteSizes cs = concrete_sizes(outs, {{"u", {256, 64}}}, "test");
-        LowerOptions o;
-        o.stop = LowerStop::LoopNest;
-        Environment env = find_environment(outs);
-        LoopCounts counts = count_loop_nest(lower(outs, "", {}, Target::host(), o).body, cs.values,
-                                            cs.float_values, innermost_storage_dims(env));
-        return predict_cost(counts, LoopCounts(), env, {"u"}, {}, MachineModel());
+        Counted c = count_pipeline(u, {256, 64});
+        return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, MachineModel());
     };
     PipelineCost dense = cost(false), scattered = cost(true);
     CHECK(dense.funcs.at("t").scatters == 0);
@@ -163,4 +200,78 @@ TEST_CASE("cost model: a vector stored lane by lane costs a store per lane", "[l
     CHECK(scattered.funcs.at("t").terms.compute - dense.funcs.at("t").terms.compute ==
           Approx(1024 * 16 / m.ops_per_cycle / m.ghz));
     CHECK(scattered.total.compute > dense.total.compute);
+}
+
+TEST_CASE("loop counts: a clamped index loads lanes as the unclamped one does", "[loop_counts]") {
+    // u(x) = a(clamp(x - 1, 0, 99)), x vectorized 16 wide (repeat_edge's
+    // access): partition_loops leaves the clamp to the loop's ends, so the
+    // vectors load densely, one load each. A lookup through another load's
+    // value stays a gather.
+    using kiln::internal::Call;
+    Expr x = var("x");
+    Expr clamped = kiln::min(kiln::max(x - 1, 0), 99);
+    Expr a = Call::make(kiln::Float(32), "a", {clamped}, Call::Image);
+    Stmt nest = loop("x", 0, 128, Provide::make("u", a, {x}), kiln::ForType::Vectorized);
+    auto c = count_loop_nest(nest, {});
+    CHECK(c.funcs["u"].gathers == 0);
+    CHECK(c.funcs["u"].memory_reads == 128);
+    Expr index = Call::make(kiln::Int(32), "idx", {x}, Call::Image);
+    Expr looked_up = Call::make(kiln::Float(32), "a", {kiln::min(kiln::max(index, 0), 99)}, Call::Image);
+    auto g = count_loop_nest(loop("x", 0, 128, Provide::make("v", looked_up, {x}), kiln::ForType::Vectorized), {});
+    CHECK(g.funcs["v"].gathers == 128);
+}
+
+TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one lane at a time",
+          "[loop_counts][autoschedule]") {
+    // g++ vectorizes a plain loop the schedule left serial, but not one
+    // through Kiln's math routines: the model divides the first by the
+    // host's width, the second not at all.
+    using namespace kiln;
+    using namespace kiln::internal;
+    auto cost = [](bool with_exp, bool vectorized) {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        Func u("u");
+        u(x, y) = with_exp ? exp(in(x, y)) : in(x, y) * 2.0f;
+        if (vectorized) u.vectorize(x, 16);
+        Counted c = count_pipeline(u, {256, 64});
+        CHECK(c.counts.funcs.at("u").scalar_call_stores == (with_exp && !vectorized ? 256 * 64 : 0));
+        MachineModel m;
+        m.unvectorized_lanes = 16;
+        return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m).funcs.at("u").terms.compute;
+    };
+    MachineModel m;
+    const double per_op = 1 / m.ops_per_cycle / m.ghz, points = 256 * 64;
+    // 1 multiply + 1 load a point, 16 lanes at a time either way.
+    CHECK(cost(false, false) == Approx(points * 2 * per_op / 16));
+    CHECK(cost(false, true) == Approx(points * 2 * per_op / 16));
+    // 1 load and 1 exp a point: a lane at a time unless vectorized.
+    const double with_exp = points * (per_op + m.transcendental_cycles / m.ghz);
+    CHECK(cost(true, false) == Approx(with_exp));
+    CHECK(cost(true, true) == Approx(with_exp / 16));
+}
+
+TEST_CASE("cost model: outputs written where their size fits, pages only of blocks the runtime frees",
+          "[loop_counts][autoschedule]") {
+    // An output of 256 KiB is written at L3's bandwidth (as an input of its
+    // size is read), one larger than L3 at DRAM's; an intermediate within
+    // kiln_heap_large_keep pays no page faults (the runtime keeps its block
+    // for the next call).
+    using namespace kiln;
+    using namespace kiln::internal;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func t("t"), u("u");
+    t(x, y) = in(x, y) * 2.0f;
+    u(x, y) = t(x, y) + 1.0f;
+    t.compute_root();
+    Counted c = count_pipeline(u, {256, 256});
+    MachineModel m;
+    m.dram_bytes_per_ns = m.dram_total_bytes_per_ns = 1;  // far from L3's
+    PipelineCost fits = predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m);
+    CHECK(fits.funcs.at("u").terms.memory == Approx(256 * 256 * 4 / m.l3_bytes_per_ns));
+    CHECK(fits.funcs.at("t").terms.overhead == Approx(m.allocation_ns));  // one allocation, no pages
+    m.l3_bytes = 64 << 10;
+    PipelineCost beyond = predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m);
+    CHECK(beyond.funcs.at("u").terms.memory == Approx(256 * 256 * 4 / m.dram_bytes_per_ns));
 }

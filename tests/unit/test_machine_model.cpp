@@ -144,7 +144,7 @@ TEST_CASE("calibrate_host measures every rate and its file reads back", "[machin
     // The caches and threads are the detected ones; the model of the
     // emitted code keeps its values.
     CHECK(m.l2_bytes == MachineModel::detected().l2_bytes);
-    CHECK(m.unvectorized_lanes == MachineModel().unvectorized_lanes);
+    CHECK(m.unvectorized_lanes == MachineModel::detected().unvectorized_lanes);
     CHECK(c.report.find("clock: ") != std::string::npos);
     CHECK(c.report.find("DRAM ") != std::string::npos);
     CHECK(c.header.find("CPU: ") != std::string::npos);

@@ -44,7 +44,7 @@ struct MachineModel {
     int threads = 2;
     double ghz = 3.0;
     double ops_per_cycle = 2;            // vector (or scalar) operations issued per cycle and core
-    double unvectorized_lanes = 4;       // a loop the schedule does not vectorize: the C++ compiler often does
+    double unvectorized_lanes = 4;       // a loop the schedule does not vectorize: g++ does (detected(): the host's width)
     double div_cycles = 8, transcendental_cycles = 20;  // per vector, beyond one operation
     double l1_bytes_per_ns = 100, l2_bytes_per_ns = 50, l3_bytes_per_ns = 25;  // per core
     double dram_bytes_per_ns = 15, dram_total_bytes_per_ns = 30;  // one core, all cores
