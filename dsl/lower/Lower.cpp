@@ -28,6 +28,7 @@
 #include "RealizeIntoOutputs.h"
 #include "ScheduleFunctions.h"
 #include "SlidingWindow.h"
+#include "SplitFloatSums.h"
 #include "StorageFlattening.h"
 #include "StorageFolding.h"
 #include "UnrollLoops.h"
@@ -159,6 +160,11 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
         s = pass("unswitch dense loads", s, [&] { return unswitch_dense_loads(s); });
     s = pass("hoist invariant loads", s, [&] { return hoist_invariant_loads(s); });
     s = pass("promote accumulators", s, [&] { return promote_accumulators(s, env); });
+    // Reassociates float sums: fast_math only. Not on the NPU, whose
+    // instruction selection matches the serial loops; not when tracing,
+    // whose log lists each store as the schedule makes it.
+    if (target.has(Target::FastMath) && !target.has(Target::NPU) && !target.has(Target::Trace))
+        s = pass("split float sums", s, [&] { return split_float_sums(s, target); });
     // The NPU's instruction selection matches whole store values.
     if (!target.has(Target::NPU))
         s = pass("common subexpressions", s, [&] { return eliminate_common_subexpressions(s); });

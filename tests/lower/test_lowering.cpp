@@ -1079,15 +1079,25 @@ TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loo
     CHECK(s.substr(0, let).rfind("if ((0 < ") != std::string::npos);
 }
 
+// x - mean(x) without the division: out(x, y) = in(x, y) - sum(y), sum(y)
+// the row sum of in; the names are prefixed by `p` ("pin", "psum", "pout").
+struct RowSumMinus {
+    ImageParam in;
+    Func sum, out;
+    explicit RowSumMinus(const std::string &p) : in(Float(32), 2, p + "in"), sum(p + "sum"), out(p + "out") {
+        Var x("x"), y("y");
+        RDom r(0, in.dim(0).extent(), "r");
+        sum(y) = 0.0f;
+        sum(y) += in(r, y);
+        out(x, y) = in(x, y) - sum(y);
+    }
+};
+
 TEST_CASE("promote_accumulators: a row sum accumulates in a local, loaded before and stored after its loop",
           "[lower][promote]") {
-    ImageParam in(Float(32), 2, "pin");
-    Var x("x"), y("y");
-    RDom r(0, in.dim(0).extent(), "r");
-    Func sum("psum"), out("pout");
-    sum(y) = 0.0f;
-    sum(y) += in(r, y);
-    out(x, y) = in(x, y) - sum(y);
+    RowSumMinus p("p");
+    ImageParam &in = p.in;
+    Func &sum = p.sum, &out = p.out;
     sum.compute_root();  // a heap allocation of run-time size
     std::string s = out.lowered_stmt(no_asserts);
     INFO(s);
@@ -1191,6 +1201,102 @@ TEST_CASE("promote_accumulators: several stores that may overlap stay in memory"
     std::string s = out.lowered_stmt(no_asserts);
     INFO(s);
     CHECK(s.find("vf.acc.") == std::string::npos);
+}
+
+TEST_CASE("split_float_sums: under fast_math a row sum runs in four vector accumulators and a remainder",
+          "[lower][split_sums]") {
+    // The bench's x - mean(x): the row sum computed per row, in a local.
+    RowSumMinus p("s");
+    Func &sum = p.sum, &out = p.out;
+    sum.compute_at(out, Var("y"));
+    // Before (without fast_math, as lowering leaves it): one serial loop.
+    std::string before = out.lowered_stmt(Target("x86-64-linux-avx2-no_asserts"));
+    INFO(before);
+    CHECK(before.find(".parts.") == std::string::npos);
+    CHECK_THAT(before, Contains("for (ssum.s1.r.x, 0, sin.extent.0) {\n"));
+    CHECK_THAT(before, Contains("ssum[0] = (ssum[0] + sin["));
+    // After (fast_math, 8 float lanes): 4 accumulators of 8 lanes over
+    // blocks of 32 terms, their lanes added into ssum[0], then the rest of
+    // the terms in the loop as it was.
+    std::string s = out.lowered_stmt(Target("x86-64-linux-avx2-fast_math-no_asserts"));
+    INFO(s);
+    size_t let = s.find("let ssum.s1.r.x.n = max(sin.extent.0, 0)");
+    REQUIRE(let != std::string::npos);
+    size_t guard = s.find("if ((32 <= ssum.s1.r.x.n)) {", let);
+    REQUIRE(guard != std::string::npos);
+    CHECK(s.find("allocate ssum.parts.0[float32 * 32]", guard) != std::string::npos);
+    CHECK(s.find("allocate ssum.lanes.0[float32 * 8]", guard) != std::string::npos);
+    for (int j = 0; j < 4; j++) {
+        std::string slot = "ssum.parts.0[ramp(" + std::to_string(8 * j) + ", 1, 8)]";
+        CHECK(s.find(slot + " = x8(0.000000f)", guard) != std::string::npos);
+        CHECK(s.find(slot + " = (" + slot + " + sin[ramp(", guard) != std::string::npos);
+    }
+    size_t main = s.find("for (ssum.s1.r.x.o, 0, (ssum.s1.r.x.n / 32)) {", guard);
+    REQUIRE(main != std::string::npos);
+    size_t lanes = s.find("ssum.lanes.0[ramp(0, 1, 8)] = ((ssum.parts.0[ramp(0, 1, 8)] + ssum.parts.0[ramp(8, 1, 8)]) + "
+                          "(ssum.parts.0[ramp(16, 1, 8)] + ssum.parts.0[ramp(24, 1, 8)]))",
+                          main);
+    REQUIRE(lanes != std::string::npos);
+    size_t into = s.find("ssum[0] = (ssum[0] + (((ssum.lanes.0[0] + ssum.lanes.0[1]) + (ssum.lanes.0[2] + ssum.lanes.0[3])) + "
+                         "((ssum.lanes.0[4] + ssum.lanes.0[5]) + (ssum.lanes.0[6] + ssum.lanes.0[7]))))",
+                         lanes);
+    REQUIRE(into != std::string::npos);
+    size_t tail = s.find("for (ssum.s1.r.x, ((ssum.s1.r.x.n / 32) * 32), (ssum.s1.r.x.n - ((ssum.s1.r.x.n / 32) * 32))) {", into);
+    REQUIRE(tail != std::string::npos);
+    CHECK(s.find("ssum[0] = (ssum[0] + sin[", tail) != std::string::npos);
+    // The main loop's body holds the four vector adds and nothing of ssum itself.
+    std::string body = s.substr(main, lanes - main);
+    CHECK(body.find("ssum[") == std::string::npos);
+}
+
+TEST_CASE("split_float_sums: what is not a float sum into one local element stays", "[lower][split_sums]") {
+    ImageParam fin(Float(32), 2, "tin");
+    ImageParam iin(Int(32), 2, "tiin");
+    Var x("x"), y("y");
+    RDom r(0, fin.dim(0).extent(), "r");
+    const Target fast("x86-64-linux-avx2-fast_math-no_asserts");
+    // An integer sum (its order does not matter, but it is not this pass's).
+    Func isum("tisum"), iout("tiout");
+    isum(y) = 0;
+    isum(y) += iin(r, y);
+    iout(x, y) = iin(x, y) - isum(y);
+    isum.compute_at(iout, y);
+    CHECK(iout.lowered_stmt(fast).find(".parts.") == std::string::npos);
+    // A maximum, and a decaying sum (the accumulator scaled, not added).
+    Func mx("tmax"), decay("tdecay"), out("tout");
+    mx(y) = -1e30f;
+    mx(y) = max(mx(y), fin(r, y));
+    decay(y) = 0.0f;
+    decay(y) = decay(y) * 0.5f + fin(r, y);
+    out(x, y) = fin(x, y) - mx(y) + decay(y);
+    mx.compute_at(out, y);
+    decay.compute_at(out, y);
+    std::string s = out.lowered_stmt(fast);
+    INFO(s);
+    CHECK(s.find(".parts.") == std::string::npos);
+    // A column's sum (its terms a row apart: vectors of them would be
+    // gathered) and a sum of 5 terms (below one block of 4 x 8).
+    Func col("tcol"), five("tfive"), out3("tout3");
+    RDom c(0, fin.dim(1).extent(), "c"), k(0, 5, "k");
+    col(x) = 0.0f;
+    col(x) += fin(x, c);
+    five(x, y) = 0.0f;
+    five(x, y) += fin(x + k, y);
+    out3(x, y) = col(x) + five(x, y);
+    col.compute_at(out3, x);
+    five.compute_at(out3, x);
+    std::string s3 = out3.lowered_stmt(fast);
+    INFO(s3);
+    CHECK(s3.find(".parts.") == std::string::npos);
+    CHECK_THAT(s3, Contains("for (tcol.s1.c.x, 0, tin.extent.1)"));
+    // With tracing, each store stays as the schedule makes it.
+    Func sum("tsum"), out2("tout2");
+    sum(y) = 0.0f;
+    sum(y) += fin(r, y);
+    out2(x, y) = fin(x, y) - sum(y);
+    sum.compute_at(out2, y);
+    CHECK(out2.lowered_stmt(fast.with(Target::Trace)).find(".parts.") == std::string::npos);
+    CHECK(out2.lowered_stmt(fast).find(".parts.") != std::string::npos);
 }
 
 TEST_CASE("unswitch_dense_loads: a clamped vector load's test leaves the loop it does not change in",
