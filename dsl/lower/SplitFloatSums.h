@@ -37,8 +37,9 @@
 // not change, and its value is a sum (Add nodes) with exactly one term
 // the accumulator's element at that index and no other read of the
 // allocation in the body. Left alone: a loop of constant extent below one
-// block (4L terms), and one whose vectorized terms are not all dense loads
-// (a strided sum would gather). Run after promote_accumulators, whose
+// block (4L terms), one whose vectorized terms are not all dense loads
+// (a strided sum would gather), and one whose terms divide floats or call
+// a function (bound by that work, not by the adds). Run after promote_accumulators, whose
 // locals it splits.
 #pragma once
 #include "ir/IR.h"

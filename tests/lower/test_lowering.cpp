@@ -1289,6 +1289,14 @@ TEST_CASE("split_float_sums: what is not a float sum into one local element stay
     INFO(s3);
     CHECK(s3.find(".parts.") == std::string::npos);
     CHECK_THAT(s3, Contains("for (tcol.s1.c.x, 0, tin.extent.1)"));
+    // A sum of quotients: bound by the divider, not by the adds.
+    Param<float> scale("tscale");
+    Func quot("tquot"), out4("tout4");
+    quot(y) = 0.0f;
+    quot(y) += fin(r, y) / scale;
+    out4(x, y) = fin(x, y) - quot(y);
+    quot.compute_at(out4, y);
+    CHECK(out4.lowered_stmt(fast).find(".parts.") == std::string::npos);
     // With tracing, each store stays as the schedule makes it.
     Func sum("tsum"), out2("tout2");
     sum(y) = 0.0f;
