@@ -11,6 +11,7 @@
 #include "kiln/kiln.h"
 #include "lower/BoundsInference.h"
 #include "lower/Lower.h"
+#include "lower/PartitionLoops.h"
 #include "lower/ScheduleFunctions.h"
 #include "lower/SlidingWindow.h"
 #include "lower/StorageFlattening.h"
@@ -1409,6 +1410,27 @@ TEST_CASE("schedule_functions: an update fused into another Func's update runs i
     CHECK(let_r < upd2);
     CHECK(upd2 != std::string::npos);
     CHECK(s.find("s1(s1.s1.y) = (s1(s1.s1.y)") < s.find("s2(s2.s1.y) = (s2(s2.s1.y)"));
+}
+
+TEST_CASE("partition_loops: a Select met on many paths bounds the steady state once", "[lower][partition]") {
+    // One Select node, read on 2^6 paths of the expression tree (as the
+    // GELU's derivative reads its clamped input): each path added its
+    // bounds again, and the invariant pk >= 16 went into steady_min 64
+    // times, alternating with pj <= 4 (bias_gelu_grad: a 22 KB line of C++).
+    Expr x = var("px"), m = var("pm"), k = var("pk"), j = var("pj");
+    Expr sel = Select::make(x >= m && k >= 16 && j <= 4, load("pa", x), Expr(0));
+    Expr v = sel;
+    for (int i = 0; i < 6; i++) v = v * v + sel;
+    Stmt s = loop("px", 0, var("pn"), Store::make("pb", v, x));
+    std::string r = to_string(partition_loops(s, {}));
+    INFO(r);
+    size_t at = r.find("let px.steady_min = ");
+    REQUIRE(at != std::string::npos);
+    std::string line = r.substr(at, r.find('\n', at) - at);
+    CHECK(count(line, "pk") == 1);
+    CHECK(count(line, "pj") == 1);
+    CHECK(count(line, "pm") == 1);
+    CHECK(count(r, "for (px, px.steady_min, ") == 1);
 }
 
 TEST_CASE("partition_loops: a loop over a clamp's tail is left whole", "[lower][partition]") {
