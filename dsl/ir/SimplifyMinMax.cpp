@@ -5,6 +5,7 @@
 //   min(min(e, x - 1), x)      ->  min(e, x - 1)
 //   max(min(e, 0) + m, m)      ->  m
 //   min(max(x, a), a)          ->  a
+//   min(max(min(w, h), l), h)  ->  min(max(w, l), h)
 
 #include "SimplifyInternal.h"
 
@@ -152,6 +153,15 @@ Expr Simplifier::visit_minmax(const Expr &orig, Expr a, Expr b) {
     using Dual = std::conditional_t<is_min, Max, Min>;
     if (match<Dual>(a, x, y) && (equal(x, b) || equal(y, b))) return b;
     if (match<Dual>(b, x, y) && (equal(x, a) || equal(y, a))) return a;
+    // A clamp of a value clamped at the same top: min(max(min(w, h), l), h)
+    // -> min(max(w, l), h) (both are h where w > h, or where l > h). A
+    // clamped loop variable (bounds inference's point of a guarded one)
+    // clamped again when its scope is resolved is such a value.
+    if (is_min) {
+        Expr inner, l, w, h;
+        if (match<Max>(a, inner, l) && match<Min>(inner, w, h) && equal(h, b))
+            return mutate(Min::make(Max::make(w, l), b));
+    }
     if (Expr pruned = prune_chain<Op>(a, b); pruned.defined()) return pruned;
     if (is_index_type(t) && t.is_scalar()) {
         // One end of the difference may decide it where both are not known:

@@ -580,3 +580,21 @@ TEST_CASE("Simplify: min of a max and one of its operands is that operand", "[si
     CHECK(simp(max(a, min(a, c))) == "a");
     CHECK(simp(min(max(a, b), c)) == "min(max(a, b), c)");  // no shared operand: kept
 }
+
+TEST_CASE("Simplify: a clamp of a value clamped at the same top is one clamp", "[simplify]") {
+    // Bounds inference's point of a loop variable guarded on both sides,
+    // clamp(y, lo, hi), clamped again when its scope is resolved.
+    Expr lo = var("lo"), hi = var("hi");
+    Expr once = min(max(y, lo), hi);
+    CHECK(simp(min(max(once, lo), hi)) == "min(max(y, lo), hi)");
+    CHECK(simp(min(max(min(x, hi), lo), hi)) == "min(max(x, lo), hi)");
+    CHECK(simp(min(max(min(x, hi), lo), z)) == "min(max(min(x, hi), lo), z)");  // another top: kept
+    // Both sides are hi where x > hi and where lo > hi.
+    for (int xv : {-5, 0, 3, 9})
+        for (int lv : {-2, 4, 12})
+            for (int hv : {-3, 5, 10}) {
+                std::map<std::string, Expr> at{{"x", xv}, {"lo", lv}, {"hi", hv}};
+                Expr before = min(max(min(x, hi), lo), hi), after = simplify(before);
+                CHECK(equal(simplify(substitute(at, before)), simplify(substitute(at, after))));
+            }
+}
