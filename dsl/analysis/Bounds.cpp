@@ -760,6 +760,33 @@ protected:
             sym_box[i] = interval_union(sym_box[i], sb[i]);
         }
     }
+    // Does narrowing the interval `iv` of the variable v (one of the loop
+    // variables kept as a symbol) at its upper (or lower) end by `b` close a
+    // guard on both sides of v itself? Ranged apart, each end is v clamped
+    // on its side, [max(v, lo), min(v, hi)]: as wide as the loop around it,
+    // though at each iteration it is the one point v (or nothing). That is
+    // a member of a compute_with group, guarded to its own range inside the
+    // fused loop yc: a Func computed inside it had a region of unknown
+    // extent, max(yc, 0) .. min(yc, yc.loop_max), and its buffer a loop
+    // and a stride of that extent. Kept one point, clamp(yc, 0, yc.loop_max),
+    // its region is one row:
+    //   if (0 <= yc && yc <= yc.loop_max) { ... f(yc) ... }   f: [clamp(yc, 0, yc.loop_max)], extent 1
+    static bool guarded_point(const std::string &v, const Interval &iv, bool upper, const Interval &b) {
+        if (!(upper ? b.max : b.min).defined() || !iv.bounded()) return false;
+        auto is_v = [&](const Expr &e) {
+            const auto *w = e.as<Variable>();
+            return w && w->name == v;
+        };
+        // The end narrowed is still v; the other is v clamped on its side
+        // by an earlier condition.
+        const Expr &open = upper ? iv.max : iv.min, &other = upper ? iv.min : iv.max;
+        if (!is_v(open)) return false;
+        const auto *lo = other.as<Max>();
+        const auto *hi = other.as<Min>();
+        if (upper && lo) return is_v(lo->a) || is_v(lo->b);
+        if (!upper && hi) return is_v(hi->a) || is_v(hi->b);
+        return false;
+    }
     void narrow(const Expr &c, std::vector<std::string> &pushed, Scope &scope) {
         if (const auto *a = c.as<And>()) {
             narrow(a->a, pushed, scope);
@@ -790,8 +817,15 @@ protected:
         const Interval *cur = scope.find(v->name);
         Interval iv = cur ? *cur : Interval::point(Expr(v));
         Interval b = bounds_of_expr_in_scope(bound, scope);
-        if (upper && b.max.defined()) iv.max = iv.max.defined() ? smin(iv.max, b.max) : b.max;
-        if (!upper && b.min.defined()) iv.min = iv.min.defined() ? smax(iv.min, b.min) : b.min;
+        if (guarded_point(v->name, iv, upper, b)) {
+            // v itself, guarded on both sides, is one point (clamped: where
+            // the guard fails nothing reads it).
+            Expr p = upper ? smin(iv.min, b.max) : smax(iv.max, b.min);
+            iv = Interval::point(p);
+        } else {
+            if (upper && b.max.defined()) iv.max = iv.max.defined() ? smin(iv.max, b.max) : b.max;
+            if (!upper && b.min.defined()) iv.min = iv.min.defined() ? smax(iv.min, b.min) : b.min;
+        }
         scope.push(v->name, iv);
         pushed.push_back(v->name);
     }

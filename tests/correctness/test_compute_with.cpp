@@ -98,6 +98,27 @@ TEST_CASE("compute_with: two intermediates fused inside their consumer", "[compu
     });
 }
 
+TEST_CASE("compute_with: a Func computed per row inside the fused loop, of one row", "[compute_with]") {
+    // f is computed at the fused loop over y and read by z1 only: its
+    // region is z1's row, clamped to z1's range (bounds inference keeps the
+    // guarded loop variable one point), where the fused loop also runs
+    // rows of z2 alone.
+    Twins p;
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y) * 7 - 3;
+    p.z1 = Func("z1");
+    p.z1(p.x, p.y) = f(p.x, p.y) + p.t(p.x, p.y) - p.in(p.x, p.y) * 7 + 5;  // = tv + 2, through f
+    p.z1.vectorize(p.x, 8);
+    p.z2.compute_with(p.z1, p.y);
+    p.t.compute_at(p.z1, p.y);
+    f.compute_at(p.z1, p.y).vectorize(p.x, 8);
+    std::string s = Pipeline({p.z1, p.z2}).lowered_stmt();
+    CHECK(s.find("allocate f[int32 * f.extent.0]") != std::string::npos);
+    p.run(64, 48, 0, 64, 48, 0);
+    p.run(30, 20, 3, 41, 9, -2);    // z2's rows around z1's
+    p.run(37, 50, -4, 12, 13, 20);  // z1's rows around z2's
+}
+
 TEST_CASE("compute_with: a stage with an update fused into another Func", "[compute_with]") {
     ImageParam in{Int(32), 1, "in"};
     Var x("x");

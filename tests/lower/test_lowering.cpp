@@ -224,6 +224,36 @@ TEST_CASE("bounds_inference: blur_x.compute_at(out, y) computes three rows per r
     CHECK_THAT(str(p.regions.inputs.at("input")), Catch::StartsWith("[(out.min.0 - 1), (out.extent.0 + out.min.0)]"));
 }
 
+TEST_CASE("bounds_inference: a Func computed inside a compute_with loop gets one row per iteration",
+          "[lower][bounds][compute_with]") {
+    // z2.compute_with(z1, y): the fused loop z1.s0.y runs over both
+    // ranges, and z1's stages are guarded to its own:
+    //   if (z1.s0.y >= z1.s0.y.loop_min && z1.s0.y <= z1.s0.y.loop_max) { ... f(x, z1.s0.y) ... }
+    // f, computed at that loop and read by z1 at its own row, is one row.
+    // Before, each end of its region was the loop variable clamped on its
+    // side apart, [max(z1.s0.y, loop_min), min(z1.s0.y, loop_max)], of
+    // unknown extent: f's buffer had a loop and a stride of that extent.
+    ImageParam in{Float(32), 2, "cin"};
+    Var x("x"), y("y");
+    Func f("cf"), z1("cz1"), z2("cz2"), out("cout");
+    f(x, y) = in(x, y) * 2.0f;
+    z1(x, y) = f(x, y) + 1.0f;
+    z2(x, y) = in(x, y + 1) - 1.0f;
+    out(x, y) = z1(x, y) + z2(x, y);
+    z1.compute_root();
+    z2.compute_root().compute_with(z1, y);
+    f.compute_at(z1, y);
+    Passes p(out);
+    std::string s = to_string(p.bounded());
+    INFO(s);
+    const std::string row = "min(max(cz1.s0.y, cz1.s0.y.loop_min), cz1.s0.y.loop_max)";
+    CHECK_THAT(s, Contains("let cf.s0.y.min = " + row + "\n"));
+    CHECK_THAT(s, Contains("let cf.s0.y.max = " + row + "\n"));
+    std::string lowered = out.lowered_stmt(no_asserts);
+    INFO(lowered);
+    CHECK_THAT(lowered, Contains("allocate cf[float32 * cf.extent.0]"));
+}
+
 // Regression test (was a bug, now fixed): with blur_x.compute_at(out, y) the input region is ~2x too tall in y:
 // box_touched ranges the producer's loop over [loop_min, loop_min +
 // loop_extent - 1] with loop_min (= out.s0.y - 1) and loop_extent (= 3) as
