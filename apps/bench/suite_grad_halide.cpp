@@ -179,18 +179,54 @@ void halide_bias_gelu_grad(const SuiteOptions &o, CaseResult &c, FBuf &in, FBuf 
         Derivative d = propagate_adjoints(output, seed);
         Func d_input = d(input), d_b = d(b);
         if (!scheduled) return Grads{{d_input, d_b}, ""};
-        // biased_adjoint: compute_root() split(y, yo, yi, 16) parallel(yo) vectorize(x, 8)
+        const int n = lanes();
+        Var xa = d_input.args()[0], ya = d_input.args()[1], yc("yc"), xo("xo"), xi("xi");
+        // d_input: split(y, yo, yi, 16) split(yo, yc, yo, 8, GuardWithIf) parallel(yc)
+        //     vectorize(x, natural_vector_size)
+        d_input.split(ya, yo, yi, 16).split(yo, yc, yo, 8, TailStrategy::GuardWithIf).parallel(yc).vectorize(xa, n);
+        // biased_adjoint: compute_at(d_input, yi) vectorize(x, natural_vector_size)
+        // Not translatable: see bias_chunk below. It is computed at the root
+        // in the same bands and chunks as d_input, a pass over memory that
+        // host_tiled does not make.
         Func biased_adjoint = d(biased);
+        Var bx = biased_adjoint.args()[0], by = biased_adjoint.args()[1];
         biased_adjoint.compute_root()
-            .split(biased_adjoint.args()[1], yo, yi, 16)
-            .parallel(yo)
-            .vectorize(biased_adjoint.args()[0], 8);
-        // d_input: split(y, yo, yi, 16) parallel(yo) vectorize(x, 8)
-        d_input.split(d_input.args()[1], yo, yi, 16).parallel(yo).vectorize(d_input.args()[0], 8);
-        // bias_adjoint: compute_root()
-        // bias_adjoint.update(0): reorder(x, bias_adjoint_r.x) vectorize(x, 8)
-        d_b.compute_root().update(0).reorder(d_b.args()[0], d_b.rvars(0)[0]).vectorize(d_b.args()[0], 8);
-        return Grads{{d_input, d_b}, ""};
+            .split(by, yo, yi, 16)
+            .split(yo, yc, yo, 8, TailStrategy::GuardWithIf)
+            .parallel(yc)
+            .vectorize(bx, n);
+        // d_bias: split(x, xo, xi, 16) parallel(xo) vectorize(xi)
+        // bias_adjoint: compute_at(d_bias, xo)
+        // bias_adjoint.update(0): split(bias_adjoint_r.x, rc, rr, 128) rfactor(rc, yc, bias_chunk)
+        //     reorder(x, rc) vectorize(x)
+        // Halide's d(b) is both: its pure stage and update run in d_bias's
+        // loops, 16 columns per parallel iteration, where Kiln fills a
+        // buffer of 16 (bias_adjoint) per iteration and copies it out.
+        Var xb = d_b.args()[0];
+        RVar rc("rc"), rr("rr");
+        d_b.split(xb, xo, xi, 16).parallel(xo).vectorize(xi);
+        Func bias_chunk = d_b.update(0).split(d_b.rvars(0)[0], rc, rr, 128).rfactor(rc, yc);
+        d_b.update(0).split(xb, xo, xi, 16).reorder(xi, rc, xo).parallel(xo).vectorize(xi);
+        // bias_chunk: compute_root() parallel(yc)
+        // bias_chunk.update(0): split(rr, yo, yi, 16) reorder(x, yi, yo, yc)
+        //     vectorize(x, natural_vector_size) parallel(yc) compute_with(d_input, x)
+        // All but the compute_with: Halide 14 fuses loops of the same full
+        // names only, and bias_chunk's row loops are named after d_b's RVar
+        // (r$x.rr.yi) where d_input's are named after its Var (v1.yi), so
+        // no renaming makes them match ("Invalid compute_with: names of dim
+        // 1 ... do not match"). bias_chunk runs as a pass of its own over
+        // biased_adjoint.
+        Var xc = bias_chunk.args()[0];
+        RVar ryo("yo"), ryi("yi");
+        bias_chunk.compute_root().parallel(yc);
+        bias_chunk.update(0)
+            .split(rr, ryo, ryi, 16)
+            .reorder(xc, ryi, ryo, yc)
+            .vectorize(xc, n)
+            .parallel(yc);
+        return Grads{{d_input, d_b},
+                     "bias_chunk's compute_with(d_input, x) (Halide fuses loops of the same names only), so "
+                     "biased_adjoint is computed at the root, not per row of d_input"};
     };
     // d_bias sums a column of rows terms (4096) in another order.
     add_rows(o, c, build, {&d_in, &d_bias}, 1e-4);
