@@ -621,6 +621,22 @@ template<typename F> inline F kiln_min_of_const(float c, F v) {
     return c < v ? F{} + c : v;
 }
 
+// max(c, v) lane by lane, nan in v staying nan: one maxps, as
+// kiln_min_of_const. Written as the select, g++ makes a compare into a
+// mask register and a masked move of each clamp in kiln_exp_f32.
+template<typename F> inline F kiln_max_of_const(float c, F v) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(F) == 64) return __builtin_ia32_maxps512_mask(F{} + c, v, v, (unsigned short)-1, 4);
+#endif
+#if defined(__AVX__)
+    if constexpr (sizeof(F) == 32) return __builtin_ia32_maxps256(F{} + c, v);
+#endif
+#if defined(__SSE__)
+    if constexpr (sizeof(F) == 16) return __builtin_ia32_maxps(F{} + c, v);
+#endif
+    return c > v ? F{} + c : v;
+}
+
 // Adding kiln_round_magic to |t| < 2^22 rounds it to an integer (ties to
 // even) and leaves n + 254 in the low bits of the sum.
 constexpr float kiln_round_magic = 12583166.0f;  // 1.5 * 2^23 + 254
@@ -656,8 +672,7 @@ template<typename F, typename I> inline F kiln_scale_by_exp2(F v, F n, F y) {
 
 template<typename F, typename I> inline F kiln_exp_f32(F x) {
     // Clamped (nan stays nan): e^89 overflows and e^-104 rounds to 0.
-    F xc = x > 89.0f ? F{} + 89.0f : x;
-    xc = xc < -104.0f ? F{} - 104.0f : xc;
+    F xc = kiln_max_of_const(-104.0f, kiln_min_of_const(89.0f, x));
     F r, y, c;
     F n = kiln_exp_reduce(xc, r, y, c);
     // e^(r+c) = 1 + r + (r^2 g(r) + c), g minimax on |r| <= ln2/2: the
@@ -673,7 +688,7 @@ template<typename F, typename I> inline F kiln_exp_f32(F x) {
 // e^x - 1 for x <= 88 (tanh's argument is at most 18.2): e^r - 1 by a
 // minimax polynomial, then 2^n (e^r - 1) + (2^n - 1), exact at n = 0.
 template<typename F, typename I> inline F kiln_expm1_f32(F x) {
-    F xc = x < -30.0f ? F{} - 30.0f : x;  // expm1 is -1 to float precision below -17
+    F xc = kiln_max_of_const(-30.0f, x);  // expm1 is -1 to float precision below -17
     F r, y, c;
     kiln_exp_reduce(xc, r, y, c);  // c is below tanh's accuracy
     F g = r * 1.984588127e-04f + 1.394066846e-03f;
