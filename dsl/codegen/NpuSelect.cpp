@@ -209,8 +209,21 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
     ScalarOwner owner(*this, r->name);
-    user_assert(r->types.size() == 1 && npu_dtype(r->types[0]) != npu::DType::U8)
-        << "NPU target: Func " << r->name << " has type " << (r->types.size() == 1 ? r->types[0].to_string() : "Tuple")
+    // A Tuple state (the online softmax's running maximum and rescaled sum)
+    // would need a per-chunk rescaling sequence, which rounds differently
+    // from the host's per-element update: refused rather than approximated.
+    user_assert(r->types.size() == 1)
+        << "NPU target: Func " << r->name << " returns a Tuple of " << r->types.size() << " values (computed at "
+        << f.schedule.compute_level.to_string() << "); the NPU code generator handles Funcs of one value only, "
+        << "in one tile or in chunks: a Tuple update whose values read each other, such as the online softmax's "
+           "running maximum and rescaled sum (m' = max(m, v), l' = l * exp(m - m') + exp(v - m')), has no NPU "
+           "instruction sequence. Give each value its own Func if no value's update reads another's; otherwise "
+           "write the state as reductions the NPU runs one after another (a max, then a sum of exp(v - max): the "
+           "two-pass form, which reads the input once more, split into chunks for rows longer than UB), or "
+           "compute "
+        << r->name << " on the host";
+    user_assert(npu_dtype(r->types[0]) != npu::DType::U8)
+        << "NPU target: Func " << r->name << " has type " << r->types[0].to_string()
         << "; the NPU code generator handles float32, float16 and bfloat16 Funcs (of one value) only, and int8 "
            "operand panels in L1 and int32 accumulators in L0C";
     const npu::DType dtype = npu_dtype(r->types[0]);

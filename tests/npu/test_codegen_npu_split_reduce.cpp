@@ -38,6 +38,21 @@ void chunked(Softmax &s, bool double_buffer, int sum_chunk = kChunk) {
     if (double_buffer) s.output.double_buffer();
 }
 
+// softmax's online form (generators/softmax.cpp, algorithm=online): the
+// row's running maximum m and sum l rescaled to it, one Tuple state.
+struct OnlineSoftmax {
+    ImageParam input{Float(32), 2, "input"};
+    Var x{"x"}, y{"y"};
+    RDom r{0, W, "r"};
+    Func stats{"stats"}, output{"output"};
+    OnlineSoftmax() {
+        stats(y) = Tuple(type_min(Float(32)), 0.0f);
+        Expr m = stats(y)[0], l = stats(y)[1], v = input(r, y), m2 = max(m, v);
+        stats(y) = Tuple(m2, l * exp(m - m2) + exp(v - m2));
+        output(x, y) = exp(input(x, y) - stats(y)[0]) / stats(y)[1];
+    }
+};
+
 void chunked(LayerNorm &l, bool double_buffer) {
     Var xo("xo"), xi("xi");
     RVar ro("ro"), ri("ri");
@@ -179,5 +194,34 @@ TEST_CASE("split row reductions the NPU cannot honour are refused, saying what t
                               Contains("NPU target: Func row_sum: the row reduction's reduction loop "
                                        "row_sum.s1.r.x.ri has extent 256 but its RDom variable r.x has extent 1024") &&
                                   Contains("reorder(ri, y, ro)"));
+    }
+    for (bool in_chunks : {true, false}) {
+        // The online softmax's Tuple state, in chunks as npu_long.sched runs the two-pass form or over whole
+        // rows: no NPU form (a chunk form would rescale per chunk and round differently from the host).
+        OnlineSoftmax s;
+        Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+        if (in_chunks) {
+            s.output.bound(s.x, 0, W).tile(s.x, s.y, xo, yo, xi, yi, kChunk, kRows);
+            s.stats.update().split(s.r.x, ro, ri, kChunk).reorder(ri, s.y, ro);
+        } else {
+            s.output.bound(s.x, 0, W).split(s.y, yo, yi, kRows);
+        }
+        s.stats.compute_at(s.output, yo);
+        REQUIRE_COMPILE_ERROR(
+            source(s.output),
+            Contains("NPU target: Func stats returns a Tuple of 2 values (computed at output.yo); the NPU code "
+                     "generator handles Funcs of one value only, in one tile or in chunks: a Tuple update whose "
+                     "values read each other, such as the online softmax's running maximum and rescaled sum") &&
+                Contains("write the state as reductions the NPU runs one after another (a max, then a sum of "
+                         "exp(v - max): the two-pass form, which reads the input once more, split into chunks for "
+                         "rows longer than UB), or compute stats on the host"));
+    }
+    {
+        // The same Tuple state and chunk loop run on the host: the error above is the NPU's alone.
+        OnlineSoftmax s;
+        Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+        s.output.bound(s.x, 0, W).tile(s.x, s.y, xo, yo, xi, yi, kChunk, kRows);
+        s.stats.compute_at(s.output, yo).update().split(s.r.x, ro, ri, kChunk).reorder(ri, s.y, ro);
+        REQUIRE_NOTHROW(Pipeline(s.output).compile_to_cpp_source("online_host", Target("host")));
     }
 }
