@@ -5,7 +5,8 @@
 //   bounds of (x + 1) * 2 with x in [a, b]            ->  [(a + 1)*2, (b + 1)*2]
 //   box of f read by  for (y, 0, 4) { g(y) = f(y - 1) + f(y + 1) }  ->  [-1, 4]
 //
-// A missing min or max means unbounded on that side.
+// A missing min or max means unbounded on that side. The interval
+// arithmetic is Bounds.cpp, the boxes BoxTouched.cpp.
 #pragma once
 #include <map>
 #include <set>
@@ -34,6 +35,10 @@ struct Interval {
         return i;
     }
 };
+
+// min(a, b) and max(a, b), simplified.
+Expr smin(const Expr &a, const Expr &b);
+Expr smax(const Expr &a, const Expr &b);
 
 // The union of two intervals (simplified).
 Interval interval_union(const Interval &a, const Interval &b);
