@@ -397,7 +397,51 @@ Interval interval_union(const Interval &a, const Interval &b) {
                     a.max.defined() && b.max.defined() ? smax(a.max, b.max) : Expr());
 }
 
+namespace {
+
+// An int32 expression without loads, calls or lets whose ranged names are
+// all single points is one value: the expression with those points put in.
+// Found in one walk and simplified once, where BoundsOf would simplify
+// again at every node (a box's min over all its accesses is a long min
+// chain, bounded again at every loop the box leaves: each step simplified
+// the chain below it once more, quadratic in its length).
+//   scope {t: [t, t], a: [x + 1, x + 1]}:  min(a - 1, t)  ->  [min(x, t), min(x, t)]
+bool point_value(const Expr &e, const Scope &scope, Expr &value) {
+    if (e.type() != Int(32) || scope.has_sums()) return false;
+    class Points : public IRVisitor {
+    public:
+        explicit Points(const Scope &s) : scope(s) {}
+        const Scope &scope;
+        std::map<std::string, Expr> values;
+        bool ok = true;
+        void include(const Expr &x) override {
+            if (ok) IRVisitor::include(x);
+        }
+        void visit(const Variable *op) override {
+            const Interval *i = scope.find(op->name);
+            if (!i) return;
+            if (!i->min.defined() || !i->min.same_as(i->max)) {
+                ok = false;
+                return;
+            }
+            const auto *self = i->min.as<Variable>();
+            if (!self || self->name != op->name) values[op->name] = i->min;
+        }
+        void visit(const Load *) override { ok = false; }
+        void visit(const Call *) override { ok = false; }
+        void visit(const Let *) override { ok = false; }
+    } points(scope);
+    points.include(e);
+    if (!points.ok) return false;
+    value = simplify(points.values.empty() ? e : substitute(points.values, e));
+    return true;
+}
+
+}  // namespace
+
 Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) {
+    Expr value;
+    if (e.defined() && point_value(e, scope, value)) return Interval::point(value);
     BoundsOf b(scope);
     Interval r = b.of(e);
     if (r.is_empty_marker) return Interval();

@@ -60,6 +60,7 @@ public:
     void push_sum(const Expr &e, const Interval &i) { sums.emplace_back(e, i); }
     void pop_sum() { sums.pop_back(); }
     const Interval *find_sum(const Expr &e) const;
+    bool has_sums() const { return !sums.empty(); }
 
 private:
     std::map<std::string, std::vector<Interval>> m;

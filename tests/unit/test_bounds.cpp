@@ -327,6 +327,47 @@ TEST_CASE("box_touched: lets reach the box through arguments, loop bounds and co
     CHECK(str(box_touched(s, "f", true, false)) == "[1, 8]");
 }
 
+TEST_CASE("Bounds: names ranged to single points are put in and simplified once", "[bounds]") {
+    // t is its own point (a loop variable kept as a symbol), a the point x + 1.
+    Scope s;
+    s.push("t", Interval::point(var("t")));
+    s.push("a", Interval::point(x + 1));
+    CHECK(str(bounds_of_expr_in_scope(min(var("a") - 1, var("t")), s)) == "[min(x, t), min(x, t)]");
+    // One value, so a select of it stays one value (ranging its sides
+    // apart gave the union of both).
+    CHECK(str(bounds_of_expr_in_scope(select(var("t") > 0, var("t"), 0), s)) ==
+          "[select((t > 0), t, 0), select((t > 0), t, 0)]");
+    SECTION("a ranged name, a load or a known sum takes the general way") {
+        s.push("r", Interval(0, 3));
+        CHECK(str(bounds_of_expr_in_scope(var("a") + var("r"), s)) == "[(x + 1), (x + 4)]");
+        CHECK(str(bounds_of_expr_in_scope(Load::make(Int(32), "idx", var("t")), s)) == "[-inf, +inf]");
+        Scope sums;
+        sums.push_sum(var("t") + var("u"), Interval(Expr(), 9));
+        CHECK(str(bounds_of_expr_in_scope(var("t") + var("u"), sums)) == "[(t + u), min((t + u), 9)]");
+    }
+}
+
+TEST_CASE("box_touched: a repeated access counts under each scope it appears in", "[bounds][box]") {
+    // The same access text under two loops, two branches of a guard and
+    // two lets of one name: each occurrence adds its own range.
+    Expr i = var("i"), k = var("k");
+    Stmt loops = Block::make(loop("i", 0, 10, Evaluate::make(call("f", {i}) + call("f", {i}))),
+                             loop("i", 20, 10, Evaluate::make(call("f", {i}))));
+    CHECK(str(box_touched(loops, "f", true, false)) == "[0, 29]");
+    Stmt branches = loop("i", 0, 10,
+                         IfThenElse::make(i < 4, Evaluate::make(call("f", {i * 2})),
+                                          Evaluate::make(call("f", {i * 2}) + call("f", {i * 2 + 1}))));
+    CHECK(str(box_touched(branches, "f", true, false)) == "[0, 19]");
+    Stmt lets = Block::make(LetStmt::make("k", Expr(3), Evaluate::make(call("f", {k}))),
+                            LetStmt::make("k", Expr(8), Evaluate::make(call("f", {k}))));
+    CHECK(str(box_touched(lets, "f", true, false)) == "[3, 8]");
+    // Taps sharing one dimension's interval: the box is the same as from
+    // each tap once.
+    Stmt taps = loop("i", 0, 10, Evaluate::make(call("f", {i - 1, k}) + call("f", {i + 1, k}) +
+                                                call("f", {i - 1, k + 1}) + call("f", {i + 1, k + 1})));
+    CHECK(str(box_touched(taps, "f", true, false)) == "[-1, 10][k, (k + 1)]");
+}
+
 TEST_CASE("monotonic: the direction of an expression in a variable", "[bounds][monotonic]") {
     Expr x = var("x"), n = var("n");
     CHECK(monotonic(x * 8 + n, "x") == Monotonic::Increasing);
