@@ -94,6 +94,10 @@ public:
     std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> ranges;  // constant bounds of variables in scope
     std::map<std::string, std::vector<Expr>> let_values;  // int lets in scope, for cancelling differences
     std::map<std::string, std::vector<ModRem>> alignment;  // int lets in scope: their residues
+    // Trivial lets in scope (constants, variables): the value each name
+    // stands for, put in where the name is met; an undefined entry is a
+    // name bound again inside (a let or loop that is not trivial).
+    std::map<std::string, std::vector<Expr>> replacements;
 
     // Simplify.cpp: what the rules ask.
     Linear linearize_expanded(const Expr &e, int depth = 0);
@@ -138,6 +142,12 @@ protected:
 
     // SimplifyStmt.cpp
     template<typename T, typename Body> Body visit_let(const T *op, const Body &body);
+    Expr visit(const Variable *op) override;
+    // While a name is bound again inside a trivial let's body, it is itself.
+    bool shadows(const std::string &n) const {
+        auto it = replacements.find(n);
+        return it != replacements.end() && !it->second.empty();
+    }
     Expr visit(const Let *op) override;
     Stmt visit(const LetStmt *op) override;
     Stmt visit(const For *op) override;

@@ -19,8 +19,16 @@ template<typename T, typename Body>
 Body Simplifier::visit_let(const T *op, const Body &body) {
     Expr v = mutate(op->value);
     if (is_const(v) || v.template as<Variable>()) {
-        return mutate(substitute(op->name, v, body));
+        // Put in as the body is simplified, not substituted first: that
+        // rebuilt the whole body once per such let (camera_pipe's lowered
+        // statement has hundreds, each over the rest of the pipeline).
+        replacements[op->name].push_back(v);
+        Body b = mutate(body);
+        replacements[op->name].pop_back();
+        return b;
     }
+    bool shadowed = shadows(op->name);
+    if (shadowed) replacements[op->name].push_back(Expr());
     int64_t lo, hi;
     bool bounded = !v.type().is_float() && v.type().is_scalar() && const_bounds(v, lo, hi);
     bool indexed = is_index_type(v.type()) && v.type().is_scalar();
@@ -35,9 +43,16 @@ Body Simplifier::visit_let(const T *op, const Body &body) {
         alignment[op->name].pop_back();
     }
     if (bounded) ranges[op->name].pop_back();
+    if (shadowed) replacements[op->name].pop_back();
     if (!uses_name(b, op->name)) return b;
     if (v.same_as(op->value) && b.same_as(body)) return Body(op);
     return T::make(op->name, v, b);
+}
+
+Expr Simplifier::visit(const Variable *op) {
+    auto it = replacements.find(op->name);
+    if (it == replacements.end() || it->second.empty() || !it->second.back().defined()) return Expr(op);
+    return it->second.back();
 }
 
 Expr Simplifier::visit(const Let *op) { return visit_let(op, op->body); }
@@ -52,7 +67,10 @@ Stmt Simplifier::visit(const For *op) {
     int64_t ml, mh, el, eh;
     bool bounded = const_bounds(mn, ml, mh) && const_bounds(ex, el, eh);
     if (bounded) ranges[op->name].push_back({ml, mh + eh - 1});
+    bool shadowed = shadows(op->name);
+    if (shadowed) replacements[op->name].push_back(Expr());
     Stmt b = mutate(op->body);
+    if (shadowed) replacements[op->name].pop_back();
     if (bounded) ranges[op->name].pop_back();
     if (!b.defined()) return Stmt();
     if (mn.same_as(op->min) && ex.same_as(op->extent) && b.same_as(op->body)) return Stmt(op);
@@ -70,11 +88,24 @@ Stmt Simplifier::visit(const IfThenElse *op) {
     return IfThenElse::make(c, t, e);
 }
 
+// The message's values are printed as they are, not simplified; only the
+// trivial lets around them are put in.
 Stmt Simplifier::visit(const AssertStmt *op) {
     Expr c = mutate(op->condition);
     if (is_one(c)) return Stmt();
-    if (c.same_as(op->condition)) return Stmt(op);
-    return AssertStmt::make(c, op->error_code, op->message);
+    std::map<std::string, Expr> values;
+    for (const auto &r : replacements)
+        if (!r.second.empty() && r.second.back().defined()) values[r.first] = r.second.back();
+    std::vector<Expr> message = op->message;
+    bool changed = !c.same_as(op->condition);
+    if (!values.empty()) {
+        for (Expr &m : message) {
+            Expr put = substitute(values, m);
+            changed |= !put.same_as(m);
+            m = put;
+        }
+    }
+    return changed ? AssertStmt::make(c, op->error_code, message) : Stmt(op);
 }
 
 Stmt Simplifier::visit(const ProducerConsumer *op) {

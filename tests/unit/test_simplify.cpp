@@ -405,6 +405,23 @@ TEST_CASE("Simplify: lets", "[simplify]") {
     CHECK(simp(s) == "for (i, 0, 8) {\n let t = (i + 1)\n o[t] = x\n}\n");
 }
 
+TEST_CASE("Simplify: a trivial let's name is put in where it is met, until bound again", "[simplify]") {
+    Expr t = var("t");
+    // Bound again by a let of another value: the inner t is that value.
+    Stmt inner = LetStmt::make("t", x + y, Store::make("o", t, 1));
+    CHECK(simp(LetStmt::make("t", 4, Block::make(Store::make("o", t, 0), inner))) ==
+          "o[0] = 4\nlet t = (x + y)\no[1] = t\n");
+    // ... and by a loop: the loop's variable, not the let's value.
+    Stmt loop = For::make("t", 0, x, ForType::Serial, Store::make("o", t, t));
+    CHECK(simp(LetStmt::make("t", y, Block::make(Store::make("o", t, 0), loop))) ==
+          "o[0] = y\nfor (t, 0, x) {\n o[t] = t\n}\n");
+    // A chain of trivial lets resolves to the first value, in an
+    // assertion's message too (whose values are not simplified).
+    Stmt check = AssertStmt::make(x < t, -1, {StringImm::make("t is "), var("u") + 0});
+    CHECK(simp(LetStmt::make("t", 7, LetStmt::make("u", t, check))) ==
+          "assert((x < 7), -1, \"t is \", (7 + 0))\n");
+}
+
 TEST_CASE("Simplify: statements", "[simplify]") {
     Expr i = var("i");
     SECTION("a loop of extent one becomes a let, then the let is substituted") {
