@@ -22,8 +22,8 @@
 namespace kiln {
 namespace internal {
 
-// to_string(e), memoized, shared with the cache (copying a key copies a
-// pointer, not the text).
+// to_string(e), printed once per node and kept in it; the key shares
+// ownership of the node (copying a key copies a pointer, not the text).
 using ExprKey = std::shared_ptr<const std::string>;
 ExprKey expr_key(const Expr &e);
 

@@ -3,6 +3,7 @@
 // The node classes themselves live in dsl/ir/IR.h; this header only needs the
 // base classes so that user code can hold and combine expressions.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,12 @@ struct IRNode : std::enable_shared_from_this<IRNode> {
 struct BaseExprNode : IRNode {
     BaseExprNode(IRNodeType t, Type ty) : IRNode(t), type(ty) {}
     Type type;
+    ~BaseExprNode() override { delete printed.load(); }
+    // The node's printed text once something has asked for it (the
+    // simplifier's ordering key, dsl/ir/ExprKey.h), owned by the node;
+    // nodes never change, so neither does the text. Set once, atomically,
+    // since nodes may be shared between threads.
+    mutable std::atomic<const std::string *> printed{nullptr};
 };
 
 struct BaseStmtNode : IRNode {
