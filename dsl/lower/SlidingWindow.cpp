@@ -31,10 +31,23 @@ Expr unslid(const Expr &e) {
 //   let blur_x.s0.y.min = blur_y.s0.y.min - 2
 // so the lets that move with the loop are expanded through the earlier ones,
 // as windows (a consumer's slid min by its whole window), to y - 2.
-bool region_lets_at(const Stmt &body, const FunctionContents &f, const std::string &loop,
-                    std::map<std::string, Expr> &lets) {
-    if (f.args.empty()) return false;  // a zero-dimensional Func has nothing to slide
-    std::map<std::string, Expr> moving;  // the lets that move with the loop, expanded
+//
+// The expansion does not depend on f, and sliding and folding ask for every
+// Func of a group at the same loop (local_laplacian's strips hold the lets
+// of all its levels: expanding them once per Func and question was half of
+// storage folding), so the last loops' expansions are kept, with their
+// bodies (a kept node cannot be freed and its address reused).
+const std::map<std::string, Expr> &expanded_lets(const Stmt &body, const std::string &loop) {
+    struct Entry {
+        Stmt body;
+        std::map<std::string, Expr> lets;
+    };
+    thread_local std::map<std::pair<const void *, std::string>, Entry> cache;
+    auto key = std::make_pair((const void *)body.get(), loop);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second.lets;
+    if (cache.size() >= 64) cache.clear();
+    std::map<std::string, Expr> lets, moving;  // moving: the lets that move with the loop, expanded
     Stmt s = body;
     while (const auto *l = s.as<LetStmt>()) {
         Expr v = moving.empty() ? l->value : substitute(moving, l->value);
@@ -45,6 +58,13 @@ bool region_lets_at(const Stmt &body, const FunctionContents &f, const std::stri
         lets[l->name] = v;
         s = l->body;
     }
+    return cache.emplace(key, Entry{body, std::move(lets)}).first->second.lets;
+}
+
+bool region_lets_at(const Stmt &body, const FunctionContents &f, const std::string &loop,
+                    std::map<std::string, Expr> &lets) {
+    if (f.args.empty()) return false;  // a zero-dimensional Func has nothing to slide
+    lets = expanded_lets(body, loop);
     for (size_t d = 0; d < f.args.size(); d++)
         if (!lets.count(region_let(f, (int)d, "min")) || !lets.count(region_let(f, (int)d, "max"))) return false;
     return true;
