@@ -301,7 +301,7 @@ protected:
         Interval iv = bounds_of_expr_in_scope(raw, scope);
         if (iv.bounded() && equal(iv.min, iv.max)) return iv;
         if (depends_on_scope(raw, false)) return iv;
-        Expr v = simplify(substituted);
+        const Expr &v = substituted;  // simplified as it was stored
         if (!depends_on_scope(v)) return Interval::point(v);
         // Lets that vary together (the min and max of a region, both
         // following a tile loop t) cancel in the substituted value, where
