@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "ir/ExprKey.h"
 #include "ir/Function.h"
@@ -26,8 +27,9 @@ int64_t euclid_div(int64_t a, int64_t b) {
 
 class Evaluator {
 public:
-    Evaluator(const std::map<std::string, int64_t> &v, const std::map<std::string, Expr> &f) : values(v), floats(f) {}
-    const std::map<std::string, int64_t> &values;
+    Evaluator(const std::unordered_map<std::string, int64_t> &v, const std::map<std::string, Expr> &f)
+        : values(v), floats(f) {}
+    const std::unordered_map<std::string, int64_t> &values;
     const std::map<std::string, Expr> &floats;
 
     // A float expression in its type's precision (float32 rounds each
@@ -240,10 +242,13 @@ bool same_counts(const LoopCounts &a, const LoopCounts &b) {
 
 class Walker {
 public:
-    Walker(std::map<std::string, int64_t> v, const std::map<std::string, Expr> &f,
+    Walker(const std::map<std::string, int64_t> &v, const std::map<std::string, Expr> &f,
            const std::map<std::string, int> &innermost)
-        : values(std::move(v)), ev(values, f), innermost(innermost) {}
-    std::map<std::string, int64_t> values;
+        : values(v.begin(), v.end()), ev(values, f), innermost(innermost) {}
+    // Looked up for every variable of every expression evaluated: hashed,
+    // as the names share long prefixes (f.s0.x.x.loop_extent) that an
+    // ordered map compares again at every level.
+    std::unordered_map<std::string, int64_t> values;
     Evaluator ev;
     LoopCounts out;
     std::map<const For *, int> needs_iteration;
