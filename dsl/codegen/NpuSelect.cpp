@@ -210,18 +210,19 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
     ScalarOwner owner(*this, r->name);
     // A Tuple state (the online softmax's running maximum and rescaled sum)
-    // would need a per-chunk rescaling sequence, which rounds differently
-    // from the host's per-element update: refused rather than approximated.
-    user_assert(r->types.size() == 1)
-        << "NPU target: Func " << r->name << " returns a Tuple of " << r->types.size() << " values (computed at "
-        << f.schedule.compute_level.to_string() << "); the NPU code generator handles Funcs of one value only, "
-        << "in one tile or in chunks: a Tuple update whose values read each other, such as the online softmax's "
-           "running maximum and rescaled sum (m' = max(m, v), l' = l * exp(m - m') + exp(v - m')), has no NPU "
-           "instruction sequence. Give each value its own Func if no value's update reads another's; otherwise "
-           "write the state as reductions the NPU runs one after another (a max, then a sum of exp(v - max): the "
-           "two-pass form, which reads the input once more, split into chunks for rows longer than UB), or "
-           "compute "
-        << r->name << " on the host";
+    // is a row statistic: one UB column per value (value_key), updated
+    // together by select_online_reduction.
+    if (r->types.size() > 1) {
+        bool same = true;
+        for (const Type &t : r->types) same &= t == Float(32);
+        user_assert(same && r->bounds.size() == 1 && memory_of(r->name, f.schedule.compute_level.is_root()) == MemoryType::UB)
+            << "NPU target: Func " << r->name << " returns a Tuple of " << r->types.size() << " values (computed at "
+            << f.schedule.compute_level.to_string() << "); the NPU code generator handles a Tuple only as a 1-D "
+            << "float32 row statistic in UB (the online softmax's running maximum and rescaled sum, one UB column per "
+               "value, compute_at inside the loop of its consumer's tiles); give each value its own Func, or "
+               "compute "
+            << r->name << " on the host";
+    }
     user_assert(npu_dtype(r->types[0]) != npu::DType::U8)
         << "NPU target: Func " << r->name << " has type " << r->types[0].to_string()
         << "; the NPU code generator handles float32, float16 and bfloat16 Funcs (of one value) only, and int8 "
@@ -327,9 +328,10 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         << "operand panel in L1 (store_in(L1)) or an int32 matrix accumulator in L0C (store_in(L0C)), whose "
         << "epilogue (bias, ReLU, requantization) the fix pipe applies as the output is stored; compute it in "
            "float32, or store it in L1 or L0C";
-    ub_buffer[r->name] = add_buffer(r->name, r->name, rows, cols, f.schedule.double_buffer,
-                                    m == MemoryType::L0C ? npu::Mem::L0C : m == MemoryType::L1 ? npu::Mem::L1 : npu::Mem::UB,
-                                    dtype);
+    for (size_t i = 0; i < r->types.size(); i++)
+        ub_buffer[value_key(r->name, (int)i)] =
+            add_buffer(value_key(r->name, (int)i), r->name, rows, cols, f.schedule.double_buffer,
+                       m == MemoryType::L0C ? npu::Mem::L0C : m == MemoryType::L1 ? npu::Mem::L1 : npu::Mem::UB, dtype);
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
@@ -545,9 +547,11 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     n.fx = fx;
     const For *outer = fy ? fy : fx, *inner = fy && fx ? fx : nullptr;
     const Provide *p = begin_stage(inner ? std::vector<const For *>{outer, inner} : std::vector<const For *>{outer}, n.lets);
-    user_assert(p->values.size() == 1) << "NPU target: Func " << p->name
-                                       << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each "
-                                          "value its own Func";
+    // A Tuple reaches here only as a 1-D Func in UB (realize()): its pure
+    // definition (one tile per value) or its update over a row tile.
+    user_assert(p->values.size() == 1 || ub_buffer.count(p->name))
+        << "NPU target: Func " << p->name
+        << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each value its own Func";
     Expr ey_e = fy ? simplify(fy->extent) : Expr(), ex_e = fx ? simplify(fx->extent) : Expr();
     const int64_t *ey = fy ? const_int(ey_e) : nullptr, *ex = fx ? const_int(ex_e) : nullptr;
     check_npu_tile(p->name, fy, fx, ey, ex);
@@ -599,12 +603,15 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             zeroed.insert(ub->second);
             return;
         }
-        plan_halos(p->values[0], n);
-        count_repeats(p->values[0], n);
-        halo_reads = true;
-        if (buf.dtype == npu::DType::F32) select(p->values[0], ub->second, n, out);
-        else select_narrowed(p->values[0], ub->second, n, out);
-        halo_reads = false;
+        for (size_t i = 0; i < p->values.size(); i++) {  // a Tuple's values, each into its own buffer
+            plan_halos(p->values[i], n);
+            count_repeats(p->values[i], n);
+            halo_reads = true;
+            const int b = ub_buffer.at(value_key(p->name, (int)i));
+            if (buf.dtype == npu::DType::F32) select(p->values[i], b, n, out);
+            else select_narrowed(p->values[i], b, n, out);
+            halo_reads = false;
+        }
         return;
     }
     // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE; or, when its value

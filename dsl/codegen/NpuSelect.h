@@ -103,7 +103,12 @@ private:
     const Target &target;
     const std::map<std::string, Shape> shapes;
     std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
-    std::map<std::string, int> ub_buffer;            // Func -> its UB buffer
+    std::map<std::string, int> ub_buffer;            // Func (value_key) -> its UB buffer
+    // The key of value i of a Func in ub_buffer: its name for value 0,
+    // "f[i]" for the further values of a Tuple, each in a buffer of its own.
+    static std::string value_key(const std::string &f, int i) {
+        return i ? f + "[" + std::to_string(i) + "]" : f;
+    }
     std::map<std::string, std::vector<Expr>> ub_mins;  // Func -> its realization's min per dimension
     std::map<std::string, int> ub_cols;                // 2-D Func in UB -> the columns of its region (unpadded)
     std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
@@ -333,6 +338,11 @@ private:
     // reduction (TROWSUM / TROWMAX into f's column), or with f indexed by x
     // a column reduction (TCOLSUM / TCOLMAX into f's row).
     void select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out);
+    // A Tuple state updated over a row tile whose update is a running
+    // maximum and a sum rescaled to it (the online softmax): per tile or
+    // chunk, TROWMAX, TMAX, the rescale factor and TROWSUM_ACC
+    // (NpuSelectReduce.cpp). Any other Tuple update is refused.
+    void select_online_reduction(const Provide *p, const Nest &n, bool rows, std::vector<NpuItem> &out);
     void check_one_rvar(const std::string &f, const std::string &loops, const char *op);
     // The reduction's loop `loop` (of extent `extent`) must cover its
     // RVar's whole extent: one instruction does not accumulate across a

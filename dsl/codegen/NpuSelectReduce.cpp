@@ -6,7 +6,10 @@
 // another value, and a row split into chunks (split(r.x, ro, ri, C) with
 // ro the loop directly around the tile: a row longer than a tile), adds
 // in the host's order and the result is bitwise the host's. A max per
-// chunk is TROWMAX into a temporary, then TMAX into f.
+// chunk is TROWMAX into a temporary, then TMAX into f. A Tuple state
+// whose update is a running maximum and a sum rescaled to it (the online
+// softmax) is one short sequence per tile or chunk, below; it rescales per
+// chunk where the host rescales per element, so it is not bitwise the host's.
 //
 //   for (y, 0, 2) for (r, 0, 1024) row_sum(y) = row_sum(y) + exps(r, y)
 //   ->
@@ -16,6 +19,13 @@
 //   ->
 //   for (ro, 0, 8) { TLOAD(sum.t0 <- input window at column ro*2048)   MTE2
 //                    TROWSUM_ACC(sum <- sum.t0) }                      V
+//
+//   for (ro, 0, 4) for (y, 0, 8) for (ri, 0, 256)
+//     stats(y) = {max(m, v), l * exp(m - max(m, v)) + exp(v - max(m, v))}
+//   ->
+//   for (ro, 0, 4) { TLOAD(t0 <- input chunk)                          MTE2
+//                    TROWMAX, TMAX, TSUB, TEXP, TMUL, TCOPY (columns)
+//                    TROWEXPANDSUB, TEXP, TROWSUM_ACC (the chunk)    } V
 #include <cmath>
 #include <sstream>
 
@@ -75,6 +85,17 @@ void Selector::check_whole_rvar(const std::string &f, const For *loop, const Exp
 
 void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<NpuItem> &out) {
     const std::string &f = p->name;
+    if (p->values.size() > 1) {  // a Tuple state: the online form's running maximum and rescaled sum
+        check_one_rvar(f, n.fy->name + " and " + n.fx->name, "TROWMAX and TROWSUM_ACC");
+        const bool rows = shape_of(f, 1) == Shape::Column;
+        const For *chunks = rows ? split_rvar_loop(f, n.fx, n.C, "online reduction's chunk") : nullptr;
+        if (rows && !chunks)
+            check_whole_rvar(f, n.fx, substitute(n.lets, n.fx->extent), "online reduction", "TROWMAX",
+                             "tile only the loops of the Funcs that read it, or split it with the chunk loop directly "
+                             "around the reduction's tile: split(r.x, ro, ri, 2048) reorder(ri, y, ro)");
+        select_online_reduction(p, n, rows, out);
+        return;
+    }
     Expr value, x, y;
     {
         const char *op = p->values[0].as<Max>() ? "TROWMAX / TCOLMAX" : "TROWSUM / TCOLSUM";
@@ -140,6 +161,77 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     int t = temp(r, c);
     instr(out, op, {tile_operand(t, r, c, false), v});
     instr(out, rule->tile, {d, d, tile_operand(t, r, c, false)});
+}
+
+// The online form's update, recognized by its algebra:
+//   f(y) = {max(f(y)[0], v), f(y)[1] * exp(f(y)[0] - M) + exp(v - M)}
+// with M the first value (max(f(y)[0], v)), v any tile expression. Per
+// tile (a chunk of the row when the RVar is split), with m = f[0], l = f[1]:
+//   TROWMAX(t <- v); TMAX(t <- t, m)          t = m', the new maximum
+//   TSUB(s <- m, t); TEXP(s <- s)             s = exp(m - m')
+//   TMUL(l <- l, s); TCOPY(m <- t)            l rescaled once per chunk
+//   TROWEXPANDSUB(e <- v, m); TEXP(e <- e); TROWSUM_ACC(l <- e)
+// v is loaded once and read twice. The host rescales l per element; here
+// it is rescaled per chunk, so l rounds differently (m is the same).
+void Selector::select_online_reduction(const Provide *p, const Nest &n, bool rows, std::vector<NpuItem> &out) {
+    const std::string &f = p->name;
+    auto self = [&](const Expr &e, int i) {
+        const Call *c = e.as<Call>();
+        return c && c->name == f && c->value_index == i && c->args.size() == 1 && equal(c->args[0], p->args[0]);
+    };
+    Expr v;
+    const Expr &m2 = p->values[0];
+    if (const Max *mx = m2.as<Max>()) v = self(mx->a, 0) ? mx->b : self(mx->b, 0) ? mx->a : Expr();
+    auto exp_minus_max = [&](const Expr &e) {  // a, from exp(a - m2)
+        const Call *c = e.as<Call>();
+        const Sub *d = c && c->name == "exp" && c->args.size() == 1 ? c->args[0].as<Sub>() : nullptr;
+        return d && equal(d->b, m2) ? d->a : Expr();
+    };
+    auto is_exp_of = [&](const Expr &e, const Expr &a) {
+        Expr x = exp_minus_max(e);
+        return x.defined() && equal(x, a);
+    };
+    auto is_rescaled = [&](const Expr &e) {  // f[1] * exp(f[0] - m2), either order
+        const Mul *mu = e.as<Mul>();
+        return mu && ((self(mu->a, 1) && self(exp_minus_max(mu->b), 0)) ||
+                      (self(mu->b, 1) && self(exp_minus_max(mu->a), 0)));
+    };
+    const Add *ad = p->values.size() == 2 && v.defined() ? p->values[1].as<Add>() : nullptr;
+    const bool online = rows && ad && ((is_rescaled(ad->a) && is_exp_of(ad->b, v)) || (is_rescaled(ad->b) && is_exp_of(ad->a, v)));
+    user_assert(online)
+        << "NPU target: Func " << f << " returns a Tuple of " << p->values.size() << " values (computed at "
+        << func(f).schedule.compute_level.to_string() << ") whose update the NPU has no instruction sequence for: a "
+        << "Tuple update over a row tile must be the online softmax's running maximum and rescaled sum, " << f
+        << "(y) = {max(m, v), l * exp(m - max(m, v)) + exp(v - max(m, v))} with m = " << f << "(y)[0] and l = " << f
+        << "(y)[1], reduced along the row; it is {" << p->values[0] << ", "
+        << (p->values.size() > 1 ? p->values[1] : Expr()) << "}. Give each value its own Func if no value's update "
+        << "reads another's; otherwise write the state as reductions the NPU runs one after another (a max, then a "
+           "sum of exp(v - max): the two-pass form, which reads the input once more, split into chunks for rows "
+           "longer than UB), or compute "
+        << f << " on the host";
+    const int mb = ub_buffer.at(value_key(f, 0)), lb = ub_buffer.at(value_key(f, 1));
+    Window w = window(f, p->args, n);
+    Expr offset = ub_offset(f, w);
+    const int64_t *o = const_int(offset);
+    user_assert(o && *o == 0) << "NPU target: Func " << f << " is reduced into its UB buffers at an offset of "
+                              << offset << " elements; a reduction writes its whole buffer in one instruction, so "
+                              << "compute_at " << f << " at the loop of the tiles that read it, over the same rows";
+    const int R = n.R, C = n.C;
+    count_repeats(v, n);
+    Operand x = select(v, -1, n, out);
+    Operand m = tile_operand(mb, R, 1, false), l = tile_operand(lb, R, 1, false);
+    const int t = temp(R, 1), s = temp(R, 1), e = temp(R, C);
+    Operand T = tile_operand(t, R, 1, false), S = tile_operand(s, R, 1, false), E = tile_operand(e, R, C, false);
+    instr(out, npu::Op::TROWMAX, {T, again(x)});
+    instr(out, npu::Op::TMAX, {T, T, m});
+    instr(out, npu::Op::TSUB, {S, m, T});
+    instr(out, npu::Op::TEXP, {S, S});
+    instr(out, npu::Op::TMUL, {l, l, S});
+    instr(out, npu::Op::TCOPY, {m, T});
+    instr(out, npu::Op::TROWEXPANDSUB, {E, again(x), m});
+    release(x, -1);
+    instr(out, npu::Op::TEXP, {E, E});
+    instr(out, npu::Op::TROWSUM_ACC, {l, E});
 }
 
 }  // namespace npu_select

@@ -133,7 +133,7 @@ Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector
     const int R = n.R, C = n.C;
     Window w = window(c->name, c->args, n);
     w.fill = fill;
-    auto ub = ub_buffer.find(c->name);
+    auto ub = ub_buffer.find(value_key(c->name, c->value_index));
     internal_assert(!fill.defined() || ub == ub_buffer.end()) << "padded_read() accepts GM reads only";
     if (ub != ub_buffer.end()) {
         Expr off = ub_offset(c->name, w);
