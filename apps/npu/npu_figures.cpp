@@ -15,7 +15,8 @@
 //    double-buffered with 2-row tiles, and with their 2-D intermediate
 //    through GM: the same GM, roofline and busy figures, and UB's peak; and
 //    over rows longer than UB (width=16384, 16384 x 64, npu_long.sched: the
-//    row reductions chunk by chunk).
+//    row reductions chunk by chunk; softmax's online form under
+//    online/npu_long.sched too).
 // 3. GEMM + bias + ReLU through the code generator (generators/gemm.cpp,
 //    depth=128, schedules/gemm/npu.sched, f32, 1024 x 128 x 128) and written
 //    by hand against kiln_npu.h (f16 inputs, f32 accumulation, double-buffered
@@ -226,6 +227,16 @@ json run_rows(const std::string &name, const std::string &source_dir) {
     rows.push_back(figures("rows of 16384, chunks, double-buffered",
                            run_generator(name, lparams, long_rows, lb, name + "_long_db"), 2 * lbytes + lvec,
                            4 * lbytes + (LH / 16) * lvec));
+    if (name == "softmax") {  // the online form (a Tuple state): the input read twice, not three times
+        const std::string online = read_file(source_dir + "/schedules/softmax/online/npu_long.sched");
+        const std::vector<std::string> oparams = {"width=16384", "algorithm=online"};
+        rows.push_back(figures("online, rows of 16384, chunks",
+                               run_generator(name, oparams, single_buffered(online), lb, name + "_online_long_sb"),
+                               2 * lbytes, 3 * lbytes));
+        rows.push_back(figures("online, rows of 16384, chunks, double-buffered",
+                               run_generator(name, oparams, online, lb, name + "_online_long_db"), 2 * lbytes,
+                               3 * lbytes));
+    }
     return rows;
 }
 

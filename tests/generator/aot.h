@@ -40,6 +40,7 @@
 #include "softmax_host_tiled.h"
 #include "softmax_long_npu.h"
 #include "softmax_npu.h"
+#include "softmax_online_long_npu.h"
 #include "softmax_unfused.h"
 #include "softplus_auto.h"
 #include "softplus_fused.h"

@@ -2,6 +2,10 @@
 // unfused schedule computes, bit for bit, on images whose sizes are not
 // multiples of the tiles or vectors and on outputs that do not start at 0;
 // the unfused blur3x3 is also checked against a plain C++ reference.
+// softmax's online form on the NPU is the exception: it rescales its sum
+// per chunk, so it is held to a stated tolerance of the host's instead.
+#include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "aot.h"
@@ -222,4 +226,25 @@ TEST_CASE("generator: layernorm and softmax over rows longer than UB (width=1638
     // 1024 (TROWSUM_ACC continues each row's sum from the chunks before it,
     // in the host's order), so the outputs are the host's bit for bit.
     check_rows_on_npu(16384, 37, 0, softmax_long_npu, layernorm_long_npu);  // 37: not a multiple of 16-row tiles
+}
+
+TEST_CASE("generator: softmax's online form over rows longer than UB on the npu target is within 1e-5 of the host",
+          "[generator][npu][chunks][online]") {
+    // schedules/softmax/online/npu_long.sched: the running maximum and sum
+    // (a Tuple state) chunk by chunk, the sum rescaled once per chunk where
+    // the host rescales it per element, so the outputs differ in the last
+    // bits: each within a relative 1e-5 of the host's fused two-pass
+    // kernel (measured: 3.5e-6 at 16384 columns of values in [-4, 4]).
+    const int width = 16384, rows = 37;  // 37: not a multiple of 16-row tiles
+    Buffer<float> in(width, rows), host(width, rows), npu(width, rows);
+    fill_random(in, -4.0, 4.0);
+    REQUIRE(softmax_fused(in.raw_buffer(), host.raw_buffer()) == 0);
+    REQUIRE(softmax_online_long_npu(in.raw_buffer(), npu.raw_buffer()) == 0);
+    double worst = 0;
+    host.for_each_element([&](int x, int y) {
+        worst = std::max(worst, std::abs((double)npu(x, y) - host(x, y)) / std::abs((double)host(x, y)));
+    });
+    INFO("largest relative difference " << worst);
+    CHECK(worst < 1e-5);
+    CHECK(worst > 0);  // rescaled per chunk: not the host's bit for bit
 }
