@@ -507,7 +507,9 @@ public:
     // realizations; with inner loops, or guards and realizations that do not
     // move with it, multiplied out if its first and last iterations count
     // the same; stepped through otherwise.
+    int64_t visits_left = kiln_count_loop_visits;
     void walk_for(const For *op, int64_t mult) {
+        if (visits_left > 0) visits_left--;
         int64_t mn, ex;
         if (!ev.eval(op->min, mn) || !ev.eval(op->extent, ex)) {
             out.exact = false;
@@ -536,6 +538,13 @@ public:
         }
         if (!cached->second) {
             walk(op->body, mult * ex);
+            return;
+        }
+        if (visits_left <= 0) {  // the budget spent: the first iteration stands for all
+            out.sampled = true;
+            values[op->name] = mn;
+            walk(op->body, mult * ex);
+            values.erase(op->name);
             return;
         }
         std::map<int64_t, LoopCounts> probed;  // the counts of one iteration, by its value of the variable

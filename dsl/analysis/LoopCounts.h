@@ -88,7 +88,18 @@ struct LoopCounts {
     std::map<std::string, FuncCounts> funcs;
     int64_t parallel_loops = 0;  // parallel loops started (each is a fork and a join)
     bool exact = true;  // false if some bound could not be evaluated
+    // Counting visits loops at most kiln_count_loop_visits times in all;
+    // past that, a loop whose body changes with its variable is counted as
+    // its first iteration times its extent, and `sampled` is set.
+    bool sampled = false;
 };
+
+// The loop visits one count_loop_nest makes before it samples: 20x the most
+// any shipped schedule or searched candidate needs (25k), a few seconds.
+// Schedules whose windows change with every iteration of every level of a
+// fused pyramid otherwise took minutes (local_laplacian under the search's
+// default rule: 139 s).
+constexpr int64_t kiln_count_loop_visits = 500000;
 
 // `values`: every free Int variable the loop bounds need; `float_values`:
 // float scalars as constants (a bound like `int(1 / r_sigma) + 2`), whose

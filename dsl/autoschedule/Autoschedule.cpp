@@ -102,7 +102,9 @@ PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents
     LoopCounts counts =
         count_loop_nest(body, sz.concrete.values, sz.concrete.float_values, innermost_storage_dims(env));
     if (counts_out) *counts_out = counts;
-    return predict_cost(counts, baseline, env, out_names, sz.input_bytes, m);
+    PipelineCost cost = predict_cost(counts, baseline, env, out_names, sz.input_bytes, m);
+    cost.sampled = counts.sampled;
+    return cost;
 }
 
 struct Evaluation {
@@ -159,7 +161,13 @@ public:
         Evaluation final = evaluate(s);
         if (!final.legal) return fallback("the chosen schedule does not lower: " + final.error);
         if (o.autotune > 0) s = autotune_state(s);
-        result.predicted = evaluated.at(writer.render(s)).cost.total;
+        const PipelineCost &chosen = evaluated.at(writer.render(s)).cost;
+        if (chosen.sampled)
+            skip("exact counts of the chosen schedule: counting its loops took over " +
+                 std::to_string(kiln_count_loop_visits) +
+                 " visits, so the loops left were counted from their first iteration (the prediction is an "
+                 "estimate)");
+        result.predicted = chosen.total;
         result.schedule = ScheduleFile::parse(writer.render(s), "autoschedule");
         result.schedule_text = writer.render(s, &why);
         snapshot.restore();
@@ -300,6 +308,9 @@ private:
             std::snprintf(s, sizeof(s), "; %s scatters its vectors, %.0f stores each", name.c_str(), c.scatters);
             note += s;
         }
+        if (e.cost.sampled)
+            note += "; an estimate: counting its loops took over " + std::to_string(kiln_count_loop_visits) +
+                    " visits, and the loops left were counted from their first iteration";
         return note;
     }
 

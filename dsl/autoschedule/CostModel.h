@@ -47,6 +47,7 @@ struct FuncCost {
 struct PipelineCost {
     CostTerms total;
     std::map<std::string, FuncCost> funcs;  // the Funcs computed (not inlined) in the candidate
+    bool sampled = false;  // from counts that reached their budget of loop visits (LoopCounts::sampled)
 };
 
 // `env`: the pipeline's Funcs (for their types); `outputs`: their names;

@@ -477,7 +477,11 @@ std::string report_html(const PipelineReport &r, const Palette &pal) {
     h += "<p class=\"note\">Counted for " + sizes + ". Allocations over " + human_bytes(r.cache_bytes) +
          " are counted as memory traffic (written once and read back once per point); smaller ones stay in cache. "
          "Unfused: every computed Func moved to compute_root." +
-         (r.exact ? "" : " <b>Approximate:</b> some loop bounds depend on values known only when running.") + "</p>";
+         (r.exact ? "" : " <b>Approximate:</b> some loop bounds depend on values known only when running.") +
+         (r.sampled ? " <b>Estimated:</b> counting reached its budget of loop visits; the loops left were counted "
+                      "from their first iteration."
+                    : "") +
+         "</p>";
     return h;
 }
 

@@ -171,6 +171,7 @@ PipelineReport Pipeline::report(const std::map<std::string, std::vector<int>> &s
     LoopCounts fused = count_loop_nest(fused_nest, values, cs.float_values);
     LoopCounts unfused = count_loop_nest(report_loop_nest(outs, t, true), values, cs.float_values);
     r.exact = fused.exact && unfused.exact;
+    r.sampled = fused.sampled || unfused.sampled;
 
     Environment defs = find_environment(outs);  // the definitions before inlining
     std::vector<std::string> order = realization_order(out_names, defs);
@@ -289,6 +290,9 @@ std::string PipelineReport::to_text() const {
     os << "memory traffic: " << megabytes(memory_bytes) << " MB (unfused: " << megabytes(memory_bytes_unfused)
        << " MB), saved " << megabytes(bytes_saved()) << " MB\n";
     if (!exact) os << "(approximate: some loop bounds depend on values not known before running)\n";
+    if (sampled)
+        os << "(estimated: counting stopped probing after " << internal::kiln_count_loop_visits
+           << " loop visits; the loops left were counted from their first iteration)\n";
     if (npu_read_bytes >= 0)
         os << "NPU GM traffic (each tile's box, rows in 32-byte blocks, no cache): read " << npu_read_bytes
            << " bytes, written " << npu_write_bytes << (npu_exact ? "" : " (approximate)") << "\n";
@@ -302,6 +306,7 @@ std::string PipelineReport::to_json() const {
     j["assumed_sizes"] = assumed;
     j["cache_bytes"] = cache_bytes;
     j["exact"] = exact;
+    j["sampled"] = sampled;
     j["input_bytes"] = input_bytes;
     j["output_bytes"] = output_bytes;
     j["memory_bytes"] = memory_bytes;

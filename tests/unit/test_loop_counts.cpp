@@ -275,3 +275,30 @@ TEST_CASE("cost model: outputs written where their size fits, pages only of bloc
     PipelineCost beyond = predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m);
     CHECK(beyond.funcs.at("u").terms.memory == Approx(256 * 256 * 4 / m.dram_bytes_per_ns));
 }
+
+TEST_CASE("loop counts: a nest that would take more than the budget of loop visits is sampled",
+          "[loop_counts]") {
+    // The innermost extent changes irregularly with both outer variables,
+    // so no range of either outer loop counts the same throughout: counting
+    // visits the innermost loop once per (y, x), n * n times in all.
+    Expr x = var("x"), y = var("y"), k = var("k");
+    auto nest = [&](Expr n) {
+        Expr extent = ((x * y + x) % 7) + 1;
+        return loop("y", 0, n, loop("x", 0, n, loop("k", 0, extent, Provide::make("f", f32(1), {x, y, k}))));
+    };
+    // Below the budget: exact, equal to stepping through.
+    int64_t small = 60, want = 0;
+    for (int64_t yy = 0; yy < small; yy++)
+        for (int64_t xx = 0; xx < small; xx++) want += ((xx * yy + xx) % 7) + 1;
+    auto c = count_loop_nest(nest(var("n")), {{"n", small}});
+    CHECK(c.exact);
+    CHECK_FALSE(c.sampled);
+    CHECK(c.funcs["f"].stores == want);
+    // Past it (900 * 900 > kiln_count_loop_visits): the loops left are
+    // counted from their first iteration, and the counts say so.
+    REQUIRE(900 * 900 > kiln::internal::kiln_count_loop_visits);
+    auto big = count_loop_nest(nest(var("n")), {{"n", 900}});
+    CHECK(big.sampled);
+    CHECK(big.funcs["f"].stores >= 900 * 900);      // every (y, x) at least once
+    CHECK(big.funcs["f"].stores <= 900 * 900 * 7);  // and at most the widest extent
+}

@@ -64,6 +64,9 @@ struct PipelineReport {
     int64_t memory_bytes = 0, memory_bytes_unfused = 0;  // totals, inputs and outputs included
     int64_t bytes_saved() const { return memory_bytes_unfused - memory_bytes; }
     bool exact = true;  // false if some loop bound could not be evaluated
+    // true if counting reached its budget of loop visits and took some
+    // loops' first iterations for all of theirs (an estimate)
+    bool sampled = false;
     // NPU targets: GM bytes read and written by the schedule's tiles (-1: not an NPU target)
     int64_t npu_read_bytes = -1, npu_write_bytes = -1;
     bool npu_exact = true;  // false if a tile's box could not be evaluated or changes size
