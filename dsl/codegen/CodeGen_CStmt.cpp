@@ -23,6 +23,7 @@ namespace codegen_c {
 namespace {
 
 bool allocation_on_stack(const Allocate *op) {
+    if (!op->owns_memory()) return false;  // a pointer chosen at run time
     const int64_t *n = as_const_int(op->size);
     return n && *n * op->type.bytes() <= 64 * 1024;  // thread stacks are MiBs
 }
@@ -210,8 +211,14 @@ void CodeGen_C::visit(const Allocate *op) {
             if (const Mul *m = e.as<Mul>()) return Mul::make(widen(m->a), widen(m->b));
             return e.type() == Int(64) ? e : Cast::make(Int(64), e);
         };
-        line() << "kiln_heap " << heap << "(" << unparen(print(op->size.as<Mul>() ? widen(op->size) : op->size)) << ", sizeof(" << type << "));\n";
-        line() << "if (!" << heap << ".ptr) {\n";
+        std::string size = unparen(print(op->size.as<Mul>() ? widen(op->size) : op->size)), in_place;
+        // An output's buffer when in_place holds: nothing to allocate then.
+        if (!op->owns_memory()) {
+            in_place = print(op->in_place);
+            size = in_place + " ? 0 : " + paren(size);
+        }
+        line() << "kiln_heap " << heap << "(" << size << ", sizeof(" << type << "));\n";
+        line() << "if (" << (in_place.empty() ? "" : "!" + in_place + " && ") << "!" << heap << ".ptr) {\n";
         indent++;
         line() << "kiln_error(\"" << escape(func.name + ": out of memory allocating ", true)
                << "%lld elements (%lld bytes) for '" << escape(op->name, true)
@@ -220,7 +227,8 @@ void CodeGen_C::visit(const Allocate *op) {
         emit_fail("kiln_error_out_of_memory");
         indent--;
         line() << "}\n";
-        line() << type << " *" << name << " = (" << type << " *)" << heap << ".ptr;\n";
+        line() << type << " *" << name << " = " << (in_place.empty() ? "" : in_place + " ? " + names.get(op->in_output) + " : ")
+               << "(" << type << " *)" << heap << ".ptr;\n";
     }
     include(op->body);
     slot_lanes.erase(op->name);

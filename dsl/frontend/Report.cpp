@@ -25,6 +25,8 @@ Stmt report_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs
                       bool materialize_inlined, SlidingReports *sliding, std::map<std::string, std::string> *into) {
     LowerOptions o;
     o.stop = LowerStop::LoopNest;
+    Environment env;
+    o.env = &env;
     o.sliding = sliding;
     if (unfused) {
         o.rewrite = [&](Environment &env) {
@@ -47,7 +49,7 @@ Stmt report_loop_nest(const std::vector<std::shared_ptr<FunctionContents>> &outs
     if (t.has(Target::NPU)) return s;
     std::vector<std::string> out_names;
     for (const auto &f : outs) out_names.push_back(f->name);
-    return realize_into_outputs(s, out_names, false, into);
+    return realize_into_outputs(s, out_names, env, false, into);
 }
 
 }  // namespace internal

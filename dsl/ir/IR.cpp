@@ -177,9 +177,13 @@ Stmt Provide::make(const std::string &name, std::vector<Expr> values, std::vecto
     n->args = std::move(args);
     return mks(std::move(n));
 }
-Stmt Allocate::make(const std::string &name, Type t, Expr size, Stmt body) {
+Stmt Allocate::make(const std::string &name, Type t, Expr size, Stmt body, const std::string &in_output,
+                    Expr in_place) {
     internal_assert(size.defined() && body.defined()) << "Allocate of undefined";
+    internal_assert(in_output.empty() == !in_place.defined()) << "Allocate of " << name << ": output without condition";
     auto n = std::make_shared<Allocate>();
+    n->in_output = in_output;
+    n->in_place = std::move(in_place);
     n->name = name;
     n->type = t;
     n->size = std::move(size);
@@ -187,8 +191,9 @@ Stmt Allocate::make(const std::string &name, Type t, Expr size, Stmt body) {
     return mks(std::move(n));
 }
 Stmt Realize::make(const std::string &name, std::vector<Type> types, std::vector<Range> bounds, Stmt body,
-                   std::vector<Expr> fold_factors) {
+                   std::vector<Expr> fold_factors, const std::string &in_output, Expr in_place) {
     internal_assert(body.defined()) << "Realize of undefined";
+    internal_assert(in_output.empty() == !in_place.defined()) << "Realize of " << name << ": output without condition";
     internal_assert(!types.empty()) << "Realize of " << name << " with no types";
     fold_factors.resize(bounds.size());
     auto n = std::make_shared<Realize>();
@@ -196,6 +201,8 @@ Stmt Realize::make(const std::string &name, std::vector<Type> types, std::vector
     n->types = std::move(types);
     n->bounds = std::move(bounds);
     n->fold_factors = std::move(fold_factors);
+    n->in_output = in_output;
+    n->in_place = std::move(in_place);
     n->body = std::move(body);
     return mks(std::move(n));
 }

@@ -242,7 +242,16 @@ struct Allocate : StmtNode<Allocate> {
     Type type;
     Expr size;  // in elements
     Stmt body;
-    static Stmt make(const std::string &name, Type t, Expr size, Stmt body);
+    // Storage shared with an output (realize_into_outputs): if `in_output`
+    // is set, the buffer is output `in_output`'s memory when `in_place`
+    // holds at run time (nothing is allocated; its stride lets are the
+    // output's), and an allocation of its own otherwise.
+    std::string in_output;
+    Expr in_place;
+    static Stmt make(const std::string &name, Type t, Expr size, Stmt body, const std::string &in_output = "",
+                     Expr in_place = Expr());
+    // Whether no output or other buffer can share this one's memory.
+    bool owns_memory() const { return in_output.empty(); }
 };
 struct Range {
     Expr min, extent;
@@ -257,8 +266,13 @@ struct Realize : StmtNode<Realize> {
     std::vector<Range> bounds;
     std::vector<Expr> fold_factors;
     Stmt body;
+    // As Allocate's: output `in_output`'s buffer when `in_place` holds at
+    // run time (the realized region is then the output buffer's), else an
+    // allocation of its own.
+    std::string in_output;
+    Expr in_place;
     static Stmt make(const std::string &name, std::vector<Type> types, std::vector<Range> bounds, Stmt body,
-                     std::vector<Expr> fold_factors = {});
+                     std::vector<Expr> fold_factors = {}, const std::string &in_output = "", Expr in_place = Expr());
     static Stmt make(const std::string &name, Type t, std::vector<Range> bounds, Stmt body,
                      std::vector<Expr> fold_factors = {}) {
         return make(name, std::vector<Type>{t}, std::move(bounds), std::move(body), std::move(fold_factors));

@@ -192,11 +192,20 @@ void IRPrinter::visit(const Provide *op) {
     }
     os << '\n';
 }
+// " in out if (cond)": storage that is an output's buffer when cond holds.
+void IRPrinter::print_in_output(const std::string &output, const Expr &in_place) {
+    if (output.empty()) return;
+    os << " in " << output << " if (";
+    include(in_place);
+    os << ')';
+}
 void IRPrinter::visit(const Allocate *op) {
     do_indent();
     os << "allocate " << op->name << '[' << op->type.to_string() << " * ";
     include(op->size);
-    os << "]\n";
+    os << ']';
+    print_in_output(op->in_output, op->in_place);
+    os << '\n';
     include(op->body);
     do_indent();
     os << "free " << op->name << '\n';
@@ -217,6 +226,7 @@ void IRPrinter::visit(const Realize *op) {
         }
     }
     os << ')';
+    print_in_output(op->in_output, op->in_place);
     braced(op->body);
 }
 void IRPrinter::visit(const Block *op) {

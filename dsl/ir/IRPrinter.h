@@ -28,6 +28,7 @@ protected:
     void print_list(const std::vector<Expr> &v);
     void call(const std::string &name, const std::vector<Expr> &args);  // name(a, b, ...)
     void braced(const Stmt &body);  // " {", the body indented, "}"
+    void print_in_output(const std::string &output, const Expr &in_place);
     void binary(const Expr &a, const Expr &b, const char *op);
 #define KILN_VISIT_DECL(N) void visit(const N *) override;
     KILN_FOR_EACH_EXPR_NODE(KILN_VISIT_DECL)

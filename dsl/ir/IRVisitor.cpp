@@ -82,6 +82,7 @@ void IRVisitor::visit(const Provide *op) {
 }
 void IRVisitor::visit(const Allocate *op) {
     include(op->size);
+    if (op->in_place.defined()) include(op->in_place);
     include(op->body);
 }
 void IRVisitor::visit(const Realize *op) {
@@ -89,6 +90,7 @@ void IRVisitor::visit(const Realize *op) {
         include(r.min);
         include(r.extent);
     }
+    if (op->in_place.defined()) include(op->in_place);
     include(op->body);
 }
 void IRVisitor::visit(const Block *op) {
@@ -228,9 +230,10 @@ Stmt IRMutator::visit(const Provide *op) {
 }
 Stmt IRMutator::visit(const Allocate *op) {
     Expr sz = mutate(op->size);
+    Expr c = op->in_place.defined() ? mutate(op->in_place) : Expr();
     Stmt b = mutate(op->body);
-    if (sz.same_as(op->size) && b.same_as(op->body)) return Stmt(op);
-    return Allocate::make(op->name, op->type, sz, b);
+    if (sz.same_as(op->size) && c.same_as(op->in_place) && b.same_as(op->body)) return Stmt(op);
+    return Allocate::make(op->name, op->type, sz, b, op->in_output, c);
 }
 Stmt IRMutator::visit(const Realize *op) {
     bool changed = false;
@@ -240,9 +243,10 @@ Stmt IRMutator::visit(const Realize *op) {
         changed |= !n.min.same_as(r.min) || !n.extent.same_as(r.extent);
         bounds.push_back(n);
     }
+    Expr c = op->in_place.defined() ? mutate(op->in_place) : Expr();
     Stmt b = mutate(op->body);
-    changed |= !b.same_as(op->body);
-    return changed ? Realize::make(op->name, op->types, bounds, b, op->fold_factors) : Stmt(op);
+    changed |= !b.same_as(op->body) || !c.same_as(op->in_place);
+    return changed ? Realize::make(op->name, op->types, bounds, b, op->fold_factors, op->in_output, c) : Stmt(op);
 }
 Stmt IRMutator::visit(const Block *op) {
     Stmt f = mutate(op->first), r = mutate(op->rest);

@@ -123,15 +123,18 @@ Stmt Simplifier::visit(const Realize *op) {
         bounds.push_back({mutate(r.min), mutate(r.extent)});
         changed |= !bounds.back().min.same_as(r.min) || !bounds.back().extent.same_as(r.extent);
     }
-    return changed ? Realize::make(op->name, op->types, bounds, body, op->fold_factors) : Stmt(op);
+    Expr c = op->in_place.defined() ? mutate(op->in_place) : Expr();
+    changed |= !c.same_as(op->in_place);
+    return changed ? Realize::make(op->name, op->types, bounds, body, op->fold_factors, op->in_output, c) : Stmt(op);
 }
 
 Stmt Simplifier::visit(const Allocate *op) {
     Expr sz = mutate(op->size);
+    Expr c = op->in_place.defined() ? mutate(op->in_place) : Expr();
     Stmt b = mutate(op->body);
     if (!b.defined()) return Stmt();
-    if (sz.same_as(op->size) && b.same_as(op->body)) return Stmt(op);
-    return Allocate::make(op->name, op->type, sz, b);
+    if (sz.same_as(op->size) && c.same_as(op->in_place) && b.same_as(op->body)) return Stmt(op);
+    return Allocate::make(op->name, op->type, sz, b, op->in_output, c);
 }
 
 }  // namespace simplifier

@@ -126,7 +126,7 @@ class EliminateCSE : public IRMutator {
     std::set<std::string> allocated;  // the pipeline's own buffers in scope
 
     Stmt visit(const Allocate *op) override {
-        const bool fresh = allocated.insert(op->name).second;
+        const bool fresh = op->owns_memory() && allocated.insert(op->name).second;
         Stmt s = IRMutator::visit(op);
         if (fresh) allocated.erase(op->name);
         return s;

@@ -132,7 +132,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     // Before flattening, which gives a realized Func an allocation and the
     // outputs their buffers, by name.
     if (!target.has(Target::NPU))
-        s = pass("realize into outputs", s, [&] { return realize_into_outputs(s, out_names); });
+        s = pass("realize into outputs", s, [&] { return realize_into_outputs(s, out_names, env); });
     s = pass("storage flattening", s, [&] { return storage_flattening(s, env); });
     // After flattening, which names the buffers' strides, and the entry
     // checks, which its own come before: a buffer of the wrong size is

@@ -37,35 +37,6 @@ protected:
     }
 };
 
-// f's stores and reads become the output's: f(...) = e -> out(...) = e, and
-// f(...) read by f's own updates -> out(...), a call of the output by itself.
-class Rename : public IRMutator {
-public:
-    Rename(const std::string &from, const std::string &to) : from(from), to(to) {}
-
-protected:
-    const std::string &from, &to;
-    using IRMutator::visit;
-    Stmt visit(const Provide *op) override {
-        Stmt s = IRMutator::visit(op);
-        if (op->name != from) return s;
-        const Provide *p = s.as<Provide>();
-        return Provide::make(to, p->values, p->args);
-    }
-    Expr visit(const Call *op) override {
-        Expr e = IRMutator::visit(op);
-        if (op->call_type != Call::Func || op->name != from) return e;
-        const Call *c = e.as<Call>();
-        return Call::make(c->type, to, c->args, Call::Func, nullptr, nullptr, c->value_index);
-    }
-    Stmt visit(const ProducerConsumer *op) override {
-        Stmt s = IRMutator::visit(op);
-        if (op->name != from) return s;
-        const ProducerConsumer *pc = s.as<ProducerConsumer>();
-        return ProducerConsumer::make(to, pc->is_producer, pc->body);
-    }
-};
-
 // Whether a Provide of `func` by one of its update stages writes at a loop
 // variable of that stage in every dimension (f.s1.x, f.s1.y): an update of
 // every point, such as a sum per point over an RDom, not of an edge or a
@@ -81,11 +52,13 @@ bool updates_every_point(const std::string &func, const Provide *p) {
 
 class RealizeIntoOutputs : public IRMutator {
 public:
-    RealizeIntoOutputs(const std::vector<std::string> &outputs, bool rename, std::map<std::string, std::string> *into)
-        : outputs(outputs), rename(rename), into(into) {}
+    RealizeIntoOutputs(const std::vector<std::string> &outputs, const Environment &env, bool rename,
+                       std::map<std::string, std::string> *into)
+        : outputs(outputs), env(env), rename(rename), into(into) {}
 
 protected:
     const std::vector<std::string> &outputs;
+    const Environment &env;
     const bool rename;
     std::map<std::string, std::string> *into;
     using IRMutator::visit;
@@ -112,6 +85,12 @@ protected:
         Stmt s = IRMutator::visit(op);
         const Realize *r = s.as<Realize>();
         if (!r || r->types.size() != 1) return s;
+        // Stored with another dimension innermost (reorder_storage): the
+        // output's layout would not be f's.
+        auto f = env.find(r->name);
+        if (f != env.end() && !f->second->schedule.storage_dims.empty() &&
+            f->second->schedule.storage_dims[0] != f->second->args[0])
+            return s;
         for (const Expr &f : r->fold_factors)
             if (f.defined()) return s;
         const Block *b = r->body.as<Block>();
@@ -138,16 +117,26 @@ protected:
         }
         if (!same.defined()) return s;
         if (into) (*into)[r->name] = out;
-        Stmt into_output = rename ? Rename(r->name, out).mutate(Stmt(produce)) : Stmt(produce);
-        return IfThenElse::make(same, into_output, s);
+        // The fusion report counts f's stages as f's own in the output,
+        // with no allocation or copy.
+        if (!rename) return IfThenElse::make(same, Stmt(produce), s);
+        // Host code: f's producer once, storing into the output's buffer or
+        // its own allocation as chosen at run time; the copy only for the
+        // latter.
+        const std::string in_place_name = r->name + ".in_place";
+        Expr in_place = make_var(in_place_name, Bool());
+        Stmt copy = ProducerConsumer::make(r->name, false, IfThenElse::make(!in_place, consume->body));
+        Stmt realize = Realize::make(r->name, r->types, r->bounds, Block::make(Stmt(produce), copy), r->fold_factors,
+                                     out, in_place);
+        return LetStmt::make(in_place_name, same, realize);
     }
 };
 
 }  // namespace
 
-Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, bool rename,
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, const Environment &env, bool rename,
                           std::map<std::string, std::string> *into) {
-    return RealizeIntoOutputs(outputs, rename, into).mutate(s);
+    return RealizeIntoOutputs(outputs, env, rename, into).mutate(s);
 }
 
 }  // namespace internal

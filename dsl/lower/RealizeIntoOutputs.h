@@ -1,18 +1,21 @@
 // An output that only copies a Func computed at the root, out(x, y) =
 // f(x, y), computes f in the output's buffer instead of in an allocation of
 // its own, when f's region is the output's (a test at run time; otherwise
-// the copy runs as before). A generator's Output set() from an adjoint with
+// f is computed in its allocation and copied, as before). f's producer is
+// emitted once: the realization is the output's buffer or an allocation as
+// the test decides, and storage flattening addresses either through the
+// strides it chooses then. A generator's Output set() from an adjoint with
 // update definitions is such a copy (docs/autodiff.md): the adjoint is
 // computed at the root, then copied into the Output.
 //
-//   realize f([f.x.min, f.x.extent]) {            if ((f.x.min == out.min.0) && (f.x.extent == out.extent.0)) {
-//    produce f {                                    produce out {
-//     for (...) f(x) = g(x)                           for (...) out(x) = g(x)
-//     for (...) f(e) = f(e) + h(r)          ->         for (...) out(e) = out(e) + h(r)
-//    }                                              }
-//    consume f {                                   } else {
-//     produce out {                                  realize f(...) { ... }    (as before)
-//      for (...) out(x) = f(x)                     }
+//   realize f([f.x.min, f.x.extent]) {        let f.in_place = (f.x.min == out.min.0) && (f.x.extent == out.extent.0)
+//    produce f {                              realize f([f.x.min, f.x.extent]) in out if (f.in_place) {
+//     for (...) f(x) = g(x)                     produce f {
+//     for (...) f(e) = f(e) + h(r)       ->      for (...) f(x) = g(x)
+//    }                                           for (...) f(e) = f(e) + h(r)
+//    consume f {                                }
+//     produce out {                             consume f {
+//      for (...) out(x) = f(x)                   if (!f.in_place) produce out { for (...) out(x) = f(x) }
 //
 // The output must be the only reader of f, its one definition a store of
 // f at its own coordinates, of f's type, and f's updates must each write
@@ -29,21 +32,28 @@
 // calls by name) and after bounds inference. Host targets only: the NPU's
 // code generator places its buffers itself.
 //
-// With `rename` false (the fusion report), f keeps its name in the branch
-// that computes it in place, which has no realize of f: a count of the loop
-// nest charges f's stages to f and no allocation or copy. `into`, if given,
-// gets each such f and its output.
+// A Func stored with another dimension innermost (reorder_storage) is
+// left alone: the output's layout is not its own. `env` gives the Funcs'
+// schedules.
+//
+// With `rename` false (the fusion report), the pass writes the choice as
+// two branches instead: if (the test) produce f (no realize of f; f keeps
+// its name) else the realize as before, so that a count of the loop nest
+// charges f's stages to f and no allocation or copy. `into`, if given, gets
+// each such f and its output.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
+#include "RealizationOrder.h"
 #include "ir/IR.h"
 
 namespace kiln {
 namespace internal {
 
-Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, bool rename = true,
+Stmt realize_into_outputs(const Stmt &s, const std::vector<std::string> &outputs, const Environment &env,
+                          bool rename = true,
                           std::map<std::string, std::string> *into = nullptr);
 
 }  // namespace internal

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ir/IRVisitor.h"
+#include "kiln/IROperator.h"
 
 namespace kiln {
 namespace internal {
@@ -51,6 +52,8 @@ protected:
     Stmt visit(const Realize *op) override {
         int n = (int)op->types.size();
         const std::vector<size_t> order = storage_order(op->name, op->bounds.size());
+        internal_assert(op->in_output.empty() || (n == 1 && (order.empty() || order[0] == 0)))
+            << "realize " << op->name << " in " << op->in_output << ": a Tuple or a reordered storage";
         for (int i = 0; i < n; i++) {
             folds[tuple_buffer_name(op->name, i, n)] = op->fold_factors;
             if (!order.empty() && order[0] != 0) innermost[tuple_buffer_name(op->name, i, n)] = order[0];
@@ -78,11 +81,14 @@ protected:
             Expr extent = folded ? r.fold_factors[d] : r.bounds[d].extent;
             lets.push_back({name + ".min." + dn, folded ? Expr(0) : r.bounds[d].min});
             lets.push_back({name + ".extent." + dn, extent});
-            lets.push_back({name + ".stride." + dn,
-                            k == 0 ? Expr(1) : make_var(name + ".stride." + prev) * make_var(name + ".extent." + prev)});
+            Expr stride = k == 0 ? Expr(1) : make_var(name + ".stride." + prev) * make_var(name + ".extent." + prev);
+            // Storage that is an output's buffer when r.in_place holds (its
+            // region is then the buffer's, so only the strides differ).
+            if (k > 0 && !r.in_output.empty()) stride = select(r.in_place, make_var(r.in_output + ".stride." + dn), stride);
+            lets.push_back({name + ".stride." + dn, stride});
             size = size * make_var(name + ".extent." + dn);
         }
-        Stmt s = Allocate::make(name, type, size, body);
+        Stmt s = Allocate::make(name, type, size, body, r.in_output, r.in_place);
         for (auto it = lets.rbegin(); it != lets.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
         return s;
     }

@@ -23,6 +23,14 @@
 //         f.0[x - f.0.min.0] = f.0.value
 //         f.1[x - f.1.min.0] = f.1.value
 //
+// A realization that is an output's buffer when a condition holds at run
+// time (realize_into_outputs) takes that buffer's strides then, chosen
+// when it starts; the producer is emitted once and addresses either:
+//
+//   realize f([x0, w], [y0, h]) in out if (f.in_place) { ... }
+//     ->  let f.stride.1 = select(f.in_place, out.stride.1, f.stride.0 * f.extent.0) ...
+//         allocate f[float32 * (f.extent.0 * f.extent.1)] in out if (f.in_place) { ... }
+//
 // `env` tells which Funcs are Tuples. Postcondition: no Realize, Provide or
 // Func/Image Call.
 #pragma once

@@ -6,7 +6,7 @@ namespace kiln {
 namespace internal {
 
 Stmt StoreLoopMutator::visit(const Allocate *op) {
-    bool added = tracks(op) && allocations.insert(op->name).second;
+    bool added = op->owns_memory() && tracks(op) && allocations.insert(op->name).second;
     Stmt s = IRMutator::visit(op);
     if (added) allocations.erase(op->name);
     return s;

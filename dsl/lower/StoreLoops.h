@@ -1,7 +1,8 @@
 // What hoist_invariant_loads and promote_accumulators both rewrite: an
 // innermost serial loop whose body is lets, then one Store into a buffer
 // the pipeline allocates (in scope), which therefore overlaps no input,
-// output or other allocation.
+// output or other allocation (not one that may be an output's buffer,
+// Allocate::owns_memory()).
 //
 //   allocate f[..] { ... for (r, min, extent) { let a = ..  f[i] = g(a, ..) } ... }
 //                        ^ rewrite({loop, body, lets {a}, store f[i]})

@@ -35,6 +35,18 @@ TEST_CASE("realize_into_outputs: a copied root Func with updates, in place and n
         for (int j = 0; j < 6; j++)
             for (int i = 0; i < 12; i++) REQUIRE(o(i, j) == want(i, j));
     }
+    SECTION("in place in a cropped view of a larger buffer: the output's strides") {
+        // f's stores take the view's row stride (16), not f's extent (12).
+        Buffer<float> big(16, 9);
+        big.fill(-7.0f);
+        Buffer<float> o = big.cropped(0, 2, 12).cropped(1, 1, 6);
+        o.set_min(0, 0);
+        out.realize(o);
+        for (int j = 0; j < 6; j++)
+            for (int i = 0; i < 12; i++) REQUIRE(o(i, j) == want(i, j));
+        for (int i = 0; i < 16; i++) REQUIRE(big(i, 0) == -7.0f);  // untouched around the view
+        for (int j = 1; j < 7; j++) REQUIRE((big(0, j) == -7.0f && big(1, j) == -7.0f && big(14, j) == -7.0f));
+    }
     SECTION("f's update writes outside the output: f is copied") {
         Buffer<float> o(7, 4);
         o.set_min(3, 1);
