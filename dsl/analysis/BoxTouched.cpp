@@ -162,7 +162,6 @@ protected:
     std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
-    // `what` describes the access, for an unbounded one (printed only then).
     // The accesses, and each dimension's intervals, merged since the scopes
     // (and so the boxes' starts) last changed, by their printed text.
     // Inlined Funcs repeat an access many times in one expression, and
@@ -180,6 +179,7 @@ protected:
         if (merged.insert(interval_key(dim, which, i)).second) b[dim] = interval_union(b[dim], i);
     }
 
+    // `what` describes the access, for an unbounded one (printed only then).
     template<typename What>
     void merge(const std::vector<Expr> &args, const What &what) {
         start(args.size());

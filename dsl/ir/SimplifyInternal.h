@@ -143,11 +143,15 @@ protected:
     // SimplifyStmt.cpp
     template<typename T, typename Body> Body visit_let(const T *op, const Body &body);
     Expr visit(const Variable *op) override;
-    // While a name is bound again inside a trivial let's body, it is itself.
-    bool shadows(const std::string &n) const {
+    // Entries live only while their lets or loops are in scope.
+    void push_replacement(const std::string &n, const Expr &v) { replacements[n].push_back(v); }
+    void pop_replacement(const std::string &n) {
         auto it = replacements.find(n);
-        return it != replacements.end() && !it->second.empty();
+        it->second.pop_back();
+        if (it->second.empty()) replacements.erase(it);
     }
+    // While a name is bound again inside a trivial let's body, it is itself.
+    bool shadows(const std::string &n) const { return replacements.count(n) > 0; }
     Expr visit(const Let *op) override;
     Stmt visit(const LetStmt *op) override;
     Stmt visit(const For *op) override;

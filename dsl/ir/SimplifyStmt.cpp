@@ -22,13 +22,13 @@ Body Simplifier::visit_let(const T *op, const Body &body) {
         // Put in as the body is simplified, not substituted first: that
         // rebuilt the whole body once per such let (camera_pipe's lowered
         // statement has hundreds, each over the rest of the pipeline).
-        replacements[op->name].push_back(v);
+        push_replacement(op->name, v);
         Body b = mutate(body);
-        replacements[op->name].pop_back();
+        pop_replacement(op->name);
         return b;
     }
     bool shadowed = shadows(op->name);
-    if (shadowed) replacements[op->name].push_back(Expr());
+    if (shadowed) push_replacement(op->name, Expr());
     int64_t lo, hi;
     bool bounded = !v.type().is_float() && v.type().is_scalar() && const_bounds(v, lo, hi);
     bool indexed = is_index_type(v.type()) && v.type().is_scalar();
@@ -43,7 +43,7 @@ Body Simplifier::visit_let(const T *op, const Body &body) {
         alignment[op->name].pop_back();
     }
     if (bounded) ranges[op->name].pop_back();
-    if (shadowed) replacements[op->name].pop_back();
+    if (shadowed) pop_replacement(op->name);
     if (!uses_name(b, op->name)) return b;
     if (v.same_as(op->value) && b.same_as(body)) return Body(op);
     return T::make(op->name, v, b);
@@ -51,7 +51,7 @@ Body Simplifier::visit_let(const T *op, const Body &body) {
 
 Expr Simplifier::visit(const Variable *op) {
     auto it = replacements.find(op->name);
-    if (it == replacements.end() || it->second.empty() || !it->second.back().defined()) return Expr(op);
+    if (it == replacements.end() || !it->second.back().defined()) return Expr(op);
     return it->second.back();
 }
 
@@ -68,9 +68,9 @@ Stmt Simplifier::visit(const For *op) {
     bool bounded = const_bounds(mn, ml, mh) && const_bounds(ex, el, eh);
     if (bounded) ranges[op->name].push_back({ml, mh + eh - 1});
     bool shadowed = shadows(op->name);
-    if (shadowed) replacements[op->name].push_back(Expr());
+    if (shadowed) push_replacement(op->name, Expr());
     Stmt b = mutate(op->body);
-    if (shadowed) replacements[op->name].pop_back();
+    if (shadowed) pop_replacement(op->name);
     if (bounded) ranges[op->name].pop_back();
     if (!b.defined()) return Stmt();
     if (mn.same_as(op->min) && ex.same_as(op->extent) && b.same_as(op->body)) return Stmt(op);
@@ -95,7 +95,7 @@ Stmt Simplifier::visit(const AssertStmt *op) {
     if (is_one(c)) return Stmt();
     std::map<std::string, Expr> values;
     for (const auto &r : replacements)
-        if (!r.second.empty() && r.second.back().defined()) values[r.first] = r.second.back();
+        if (r.second.back().defined()) values[r.first] = r.second.back();
     std::vector<Expr> message = op->message;
     bool changed = !c.same_as(op->condition);
     if (!values.empty()) {
