@@ -51,7 +51,11 @@ def main(paths):
         for system, entries in systems.items():
             if system == "kiln":
                 continue
-            best = min(e["best_ms"] for e, _, _ in entries)
+            ran = [e["best_ms"] for e, _, _ in entries if "best_ms" in e]
+            if not ran:  # refused or failed in every run: say so
+                anchors.append(f"{system} failed ({entries[0][0].get('failure', 'no time')[:60]})")
+                continue
+            best = min(ran)
             same = entries[0][0].get("same_work", True)
             if system == "halide":
                 halide = f"{best / kiln:.2f}"
