@@ -578,6 +578,10 @@ private:
     static constexpr const char *vector_updates = "updates vectorized, lane by lane at their indices";
     static constexpr const char *serial_updates = "updates serial over their RVars, small dimensions unrolled";
 
+    // The most points a Func may have for tile_groups to offer it loops
+    // without a parallel one.
+    static constexpr int64_t serial_points = 1 << 18;
+
     // Each group's loop structure: strips of rows or 2-D tiles of a few
     // sizes. Returns the groups whose kind of structure changed.
     std::set<std::string> tile_groups(State &s) {
@@ -609,6 +613,20 @@ private:
                     if (w >= 2 * tx) options.push_back({Structure::Strips, tx, 0});
             }
             options.push_back(Structure());
+            // Where each parallel loop wakes the workers (tens of us), a
+            // Func small enough that starting one may cost more than it
+            // saves is also tried without one. Not for larger Funcs, to
+            // spare the search an evaluation per group; not with spinning
+            // workers, whose loops start in a microsecond or two (offered
+            // there too, it changed only toy-sized choices: gemm_grad's
+            // residual at 45x29, predictions within 3 us).
+            int64_t points = 1;
+            for (int64_t e : f.extent) points *= e;
+            if (o.machine.workers_sleep && points <= serial_points) {
+                Structure serial;
+                serial.serial = true;
+                options.push_back(serial);
+            }
             AutoscheduleDecision d;
             d.func = f.name;
             std::vector<State> states;

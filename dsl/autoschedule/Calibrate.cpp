@@ -199,17 +199,27 @@ Calibration calibrate_host(const CalibrationOptions &o) {
     report << fmt("DRAM %.1f bytes/ns one core, %.1f", m.dram_bytes_per_ns, m.dram_total_bytes_per_ns)
            << " all " << m.threads << " threads (triad over " << (n * 4 >> 20) << " MiB arrays)\n";
 
-    // Starting a parallel loop (fork and join of the OpenMP team).
+    // Starting a parallel loop (fork and join of the OpenMP team), as this
+    // process's OpenMP environment runs it: with libgomp's workers spinning
+    // between loops (its default), or asleep (OMP_WAIT_POLICY=passive),
+    // when each loop wakes them. The other figure keeps its default: a
+    // process cannot change its wait policy once OpenMP has started.
     const int loops = o.quick ? 20 : 2000;
     volatile int touched = 0;
-    m.parallel_loop_ns = best_ns(runs, [&] {
-                             for (int l = 0; l < loops; l++) {
+    const double start_ns = best_ns(runs, [&] {
+                                for (int l = 0; l < loops; l++) {
 #pragma omp parallel for num_threads(m.threads)
-                                 for (int t = 0; t < m.threads; t++) touched = t;
-                             }
-                         }) /
-                         loops;
-    report << fmt("parallel loop: %.2f us to start and join (%.0f threads)\n", m.parallel_loop_ns / 1000, m.threads);
+                                    for (int t = 0; t < m.threads; t++) touched = t;
+                                }
+                            }) /
+                            loops;
+    const bool asleep = MachineModel::detected().workers_sleep;
+    (asleep ? m.parallel_wake_ns : m.parallel_loop_ns) = start_ns;
+    report << fmt("parallel loop: %.2f us to start and join (%.0f threads), its workers ", start_ns / 1000, m.threads)
+           << (asleep ? "woken (OMP_WAIT_POLICY=passive; the spinning workers' figure is the default: measure it without "
+                        "the passive policy)\n"
+                      : "spinning (the figure for sleeping workers is the default: measure it with "
+                        "OMP_WAIT_POLICY=passive)\n");
 
     // One heap allocation (64 KiB, used and freed), and the first touch of
     // a page of fresh memory.

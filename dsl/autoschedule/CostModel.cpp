@@ -103,7 +103,7 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
         double t = (double)bytes / bandwidth(bytes <= m.l3_bytes ? "L3" : "DRAM", output_speedup, m);
         pc.total.memory += t;
     }
-    pc.total.overhead += (double)counts.parallel_loops * m.parallel_loop_ns;
+    pc.total.overhead += (double)counts.parallel_loops * m.parallel_start_ns();
     return pc;
 }
 

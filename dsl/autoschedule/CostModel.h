@@ -19,7 +19,7 @@
 //              unrolled block's iterations once); inputs are read once from
 //              DRAM (L3 if they fit) and outputs written once, likewise.
 //              Divided by the same speedup, DRAM capped at its total bandwidth.
-//   overhead = parallel loops started * parallel_loop_ns
+//   overhead = parallel loops started * parallel_start_ns() (woken or spinning workers)
 //              + realizations of allocations over 16 KiB * allocation_ns
 //              + the 4 KiB pages of each Func's largest allocation over
 //                kiln_heap_large_keep (256 MiB; the runtime keeps smaller

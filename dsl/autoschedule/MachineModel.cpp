@@ -3,6 +3,7 @@
 // the process may run on), and the rates from the machine file
 // kiln-calibrate wrote, if any (else their defaults, Autoschedule.h).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,15 @@ bool threads_set_by_environment() {
     return s && std::atoi(s) > 0;
 }
 
+// Whether libgomp's workers sleep between parallel loops: the passive wait
+// policy, or a spin count of 0 (which is what the policy sets).
+bool workers_sleep_by_environment() {
+    const char *policy = std::getenv("OMP_WAIT_POLICY"), *spins = std::getenv("GOMP_SPINCOUNT");
+    std::string p = policy ? policy : "";
+    std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+    return p == "passive" || (spins && std::string(spins) == "0");
+}
+
 std::string read_word(const std::string &path) {
     std::ifstream f(path);
     std::string s;
@@ -70,6 +80,7 @@ const std::vector<Field> &fields() {
         {"dram_bytes_per_ns", &MachineModel::dram_bytes_per_ns},
         {"dram_total_bytes_per_ns", &MachineModel::dram_total_bytes_per_ns},
         {"parallel_loop_ns", &MachineModel::parallel_loop_ns},
+        {"parallel_wake_ns", &MachineModel::parallel_wake_ns},
         {"allocation_ns", &MachineModel::allocation_ns},
         {"page_ns", &MachineModel::page_ns},
     };
@@ -142,6 +153,7 @@ std::string MachineModel::file_text(const std::string &header) const {
 MachineModel MachineModel::detected() {
     MachineModel m;
     m.threads = kiln_num_threads();  // what the parallel loops will use
+    m.workers_sleep = workers_sleep_by_environment();
     // A loop the schedule leaves serial and g++ vectorizes (-O3
     // -march=native) runs at the host's full float width: the model's
     // error over the suite was least so (docs/autoschedule.md, "The model's
@@ -175,10 +187,11 @@ std::string MachineModel::to_string() const {
     std::snprintf(s, sizeof(s),
                   "L1 %lld KiB, L2 %lld KiB, L3 %lld MiB, %d threads, %.1f GHz x %.0f ops/cycle; "
                   "bandwidth per core L1 %.0f, L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f) bytes/ns; "
-                  "parallel loop %.1f us (%s)",
+                  "parallel loop %.1f us%s (%s)",
                   (long long)(l1_bytes >> 10), (long long)(l2_bytes >> 10), (long long)(l3_bytes >> 20), threads, ghz,
                   ops_per_cycle, l1_bytes_per_ns, l2_bytes_per_ns, l3_bytes_per_ns, dram_bytes_per_ns,
-                  dram_total_bytes_per_ns, parallel_loop_ns / 1000,
+                  dram_total_bytes_per_ns, parallel_start_ns() / 1000,
+                  workers_sleep ? ", its workers woken (OMP_WAIT_POLICY=passive)" : "",
                   source == "defaults" ? "rates: defaults" : ("calibrated: " + source).c_str());
     return s;
 }

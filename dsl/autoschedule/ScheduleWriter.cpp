@@ -165,7 +165,7 @@ std::string ScheduleWriter::root_directives(const FuncInfo &f, const Structure &
                (f.args.size() > 2 ? f.args.back() : s.rows_outer ? y + "o" : x + "o") + ")";
     default: {
         std::string d = vec ? "vectorize(" + x + ", natural_vector_size)" : "";
-        if (f.args.size() >= 2) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
+        if (f.args.size() >= 2 && !s.serial) d += std::string(d.empty() ? "" : " ") + "parallel(" + f.args.back() + ")";
         return d;
     }
     }
@@ -216,7 +216,8 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
                << lanes << ": compute_at(" << f.name << ", " << f.args[0] << ") vectorize(" << u << ")\n"
                << lanes << ".update(0): reorder(" << u << ", " << base << "o) vectorize(" << u << ")\n";
         } else if (p != Place::Root || !s.structure.at(f.name).bare) {
-            for (const std::string &u : update_stanzas(f, p == Place::Root, s.serial_updates.count(f.name)))
+            bool parallel = p == Place::Root && !s.structure.at(f.name).serial;
+            for (const std::string &u : update_stanzas(f, parallel, s.serial_updates.count(f.name)))
                 os << u << "\n";
         }
     }

@@ -34,6 +34,9 @@ struct Structure {
     // all its columns read: attention's row statistics), else columns of
     // blocks (each column panel of a GEMM's B read once).
     bool rows_outer = false;
+    // Plain: no parallel loop either (a Func too small to pay for starting
+    // one: convolution weights folded once per call).
+    bool serial = false;
     bool same_loops(const Structure &o) const { return kind == o.kind && rows_outer == o.rows_outer; }
     std::string to_string() const {
         switch (kind) {
@@ -43,7 +46,7 @@ struct Structure {
         case Blocks:
             return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows" +
                    (rows_outer ? ", rows of blocks outermost" : "");
-        default: return "no tiling";
+        default: return serial ? "no tiling, serial" : "no tiling";
         }
     }
 };

@@ -537,3 +537,38 @@ TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") 
     }
     CHECK(ScheduleFile::parse(res.schedule_text) == res.schedule);
 }
+
+TEST_CASE("autoschedule: a small Func stays serial where its workers sleep between parallel loops",
+          "[autoschedule]") {
+    // A 64x64 output is 4096 points of work: a few microseconds on one core,
+    // less than waking a sleeping worker (MachineModel::parallel_wake_ns).
+    // Each search gets Funcs of its own (it applies its choice to them).
+    auto search = [](int size, const MachineModel &m) {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        Func g("g");
+        g(x, y) = in(x, y) * 2.0f + 1.0f;
+        AutoscheduleOptions o = fixed_machine();
+        o.machine = m;
+        return autoschedule(Pipeline(g), avx2, {{"g", {size, size}}}, o);
+    };
+    MachineModel m = fixed_machine().machine;
+    m.workers_sleep = true;
+    AutoscheduleResult sleeping = search(64, m);
+    INFO(sleeping.explanation);
+    CHECK(stanza(sleeping.schedule_text, "g").find("parallel(") == std::string::npos);
+    CHECK(sleeping.schedule_text.find("no tiling, serial") != std::string::npos);
+    // Spinning workers: no serial form is offered (a loop starts in a
+    // microsecond or two), and the parallel loop stays.
+    m.workers_sleep = false;
+    AutoscheduleResult spinning = search(64, m);
+    INFO(spinning.explanation);
+    CHECK(spinning.explanation.find("no tiling, serial") == std::string::npos);
+    CHECK(stanza(spinning.schedule_text, "g").find("parallel(") != std::string::npos);
+    // A large Func is not offered the serial form at all.
+    m.workers_sleep = true;
+    AutoscheduleResult large = search(2048, m);
+    INFO(large.explanation);
+    CHECK(large.explanation.find("no tiling, serial") == std::string::npos);
+    CHECK(stanza(large.schedule_text, "g").find("parallel(") != std::string::npos);
+}

@@ -125,13 +125,44 @@ TEST_CASE("host() reads the machine file $KILN_MACHINE names; none means the def
     }
 }
 
+TEST_CASE("detected() says the workers sleep under the passive wait policy, and a loop then costs a wake-up",
+          "[machine]") {
+    {
+        ScopedEnv policy("OMP_WAIT_POLICY", "PASSIVE");
+        MachineModel m = MachineModel::detected();
+        CHECK(m.workers_sleep);
+        CHECK(m.parallel_start_ns() == m.parallel_wake_ns);
+        CHECK(m.to_string().find("its workers woken (OMP_WAIT_POLICY=passive)") != std::string::npos);
+    }
+    {
+        ScopedEnv policy("OMP_WAIT_POLICY", "active");
+        ScopedEnv spins("GOMP_SPINCOUNT", "0");  // what the passive policy sets
+        CHECK(MachineModel::detected().workers_sleep);
+    }
+    {
+        ScopedEnv policy("OMP_WAIT_POLICY", "active");
+        ScopedEnv spins("GOMP_SPINCOUNT", "10000");
+        MachineModel m = MachineModel::detected();
+        CHECK(!m.workers_sleep);
+        CHECK(m.parallel_start_ns() == m.parallel_loop_ns);
+        CHECK(m.to_string().find("woken") == std::string::npos);
+    }
+    // The machine file sets the wake-up's cost, not whether workers sleep.
+    TempFile f("parallel_wake_ns = 12345\n");
+    ScopedEnv policy("OMP_WAIT_POLICY", "passive");
+    MachineModel m = MachineModel::detected().with_file(f.path);
+    CHECK(m.workers_sleep);
+    CHECK(m.parallel_start_ns() == 12345);
+}
+
 TEST_CASE("calibrate_host measures every rate and its file reads back", "[machine][calibrate]") {
     CalibrationOptions o;
     o.quick = true;
     Calibration c = calibrate_host(o);
     const MachineModel &m = c.machine;
     for (double v : {m.ghz, m.ops_per_cycle, m.div_cycles, m.l1_bytes_per_ns, m.l2_bytes_per_ns, m.l3_bytes_per_ns,
-                     m.dram_bytes_per_ns, m.dram_total_bytes_per_ns, m.parallel_loop_ns, m.allocation_ns, m.page_ns}) {
+                     m.dram_bytes_per_ns, m.dram_total_bytes_per_ns, m.parallel_loop_ns, m.parallel_wake_ns, m.allocation_ns,
+                     m.page_ns}) {
         CHECK(std::isfinite(v));
         CHECK(v > 0);
     }

@@ -48,7 +48,18 @@ struct MachineModel {
     double div_cycles = 8, transcendental_cycles = 20;  // per vector, beyond one operation
     double l1_bytes_per_ns = 100, l2_bytes_per_ns = 50, l3_bytes_per_ns = 25;  // per core
     double dram_bytes_per_ns = 15, dram_total_bytes_per_ns = 30;  // one core, all cores
-    double parallel_loop_ns = 3000;      // starting one parallel loop (fork and join)
+    double parallel_loop_ns = 3000;      // starting one parallel loop (fork and join), its workers spinning
+    // Starting one whose workers sleep: they must be woken (a futex, and on a
+    // virtual machine an idle virtual CPU's wake-up). Measured 37-54 us on
+    // the 2-core Zen 4 virtual machines Kiln is developed on.
+    double parallel_wake_ns = 40000;
+    // Whether the workers sleep between parallel loops, so that every loop
+    // pays parallel_wake_ns: OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=0 in
+    // the environment of the search (detected()); the kernels are assumed
+    // to run in the same one. Otherwise they spin between loops and a loop
+    // pays parallel_loop_ns.
+    bool workers_sleep = false;
+    double parallel_start_ns() const { return workers_sleep ? parallel_wake_ns : parallel_loop_ns; }
     double allocation_ns = 200;          // one heap allocation
     double page_ns = 150;                // first touch of a 4 KiB page of a fresh allocation
 
