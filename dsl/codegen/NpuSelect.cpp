@@ -49,12 +49,14 @@
 #include "CNames.h"
 #include "CodeGen_C.h"
 #include "ir/Error.h"
+#include "ir/ExprKey.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "lower/Lower.h"
 #include "lower/RealizationOrder.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "ir/Util.h"
 
 namespace kiln {
 namespace internal {
@@ -209,18 +211,22 @@ int Selector::add_buffer(const std::string &name, const std::string &owner, int 
 void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const FunctionContents &f = func(r->name);
     ScalarOwner owner(*this, r->name);
-    // A Tuple state (the online softmax's running maximum and rescaled sum)
-    // is a row statistic: one UB column per value (value_key), updated
-    // together by select_online_reduction.
+    // A Tuple state is one UB buffer per value (value_key): a 1-D row
+    // statistic (the online softmax's running maximum and rescaled sum, one
+    // column per value, updated together by select_online_reduction), or a
+    // 2-D tile per value (flash attention's running state, with its
+    // accumulator), updated tile by tile by select_tile.
     if (r->types.size() > 1) {
         bool same = true;
         for (const Type &t : r->types) same &= t == Float(32);
-        user_assert(same && r->bounds.size() == 1 && memory_of(r->name, f.schedule.compute_level.is_root()) == MemoryType::UB)
+        user_assert(same && (r->bounds.size() == 1 || r->bounds.size() == 2) &&
+                    memory_of(r->name, f.schedule.compute_level.is_root()) == MemoryType::UB)
             << "NPU target: Func " << r->name << " returns a Tuple of " << r->types.size() << " values (computed at "
-            << f.schedule.compute_level.to_string() << "); the NPU code generator handles a Tuple only as a 1-D "
-            << "float32 row statistic in UB (the online softmax's running maximum and rescaled sum, one UB column per "
-               "value, compute_at inside the loop of its consumer's tiles); give each value its own Func, or "
-               "compute "
+            << f.schedule.compute_level.to_string() << "); the NPU code generator handles a Tuple only as float32 "
+            << "values in UB, one buffer per value, compute_at inside the loop of its consumer's tiles: a 1-D row "
+               "statistic (the online softmax's running maximum and rescaled sum, one UB column per value) or a "
+               "2-D tile per value (a running state updated elementwise, such as flash attention's); give each "
+               "value its own Func, or compute "
             << r->name << " on the host";
     }
     user_assert(npu_dtype(r->types[0]) != npu::DType::U8)
@@ -541,14 +547,59 @@ int Selector::result(int dst, int R, int C, std::initializer_list<const Operand 
     return temp(R, C);
 }
 
+// The values of a Func in UB, each into its own buffer. A Tuple's update
+// reads the values before it (flash attention's state: m' = max(m, v), then
+// l and acc rescaled by exp(m - m')), so a value a later value reads is
+// computed into a temporary and copied into its buffer after the last
+// value; a value read by no later one is computed in place (the tile's
+// last instruction writes it, after every read of its old value). The
+// temporary also stands for the value's expression where a later value
+// repeats it (m' above), as a repeated subexpression does.
+//
+//   state(c, i) = {max(m, v), l * exp(m - max(m, v)) + ...}   (m = state[0], l = state[1])
+//   ->
+//   TMAX(state.t0 <- m, v)             m', into a temporary: l reads m
+//   TSUB, TEXP, TMUL, ... (l <- ...)   l in place, reading m and m' (state.t0)
+//   TCOPY(m <- state.t0)
+void Selector::select_values(const Provide *p, const Nest &n, npu::DType dtype, std::vector<NpuItem> &out) {
+    struct ReadsValue : IRVisitor {
+        std::string f;
+        int index = 0;
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Call *c) override {
+            found |= c->name == f && c->value_index == index;
+            IRVisitor::visit(c);
+        }
+    };
+    std::vector<std::pair<int, int>> copies;  // (value's buffer, temporary)
+    for (const Expr &v : p->values) count_repeats(v, n);  // a subexpression of two values: computed once
+    for (size_t i = 0; i < p->values.size(); i++) {
+        ReadsValue later;
+        later.f = p->name, later.index = (int)i;
+        for (size_t j = i + 1; j < p->values.size(); j++) later.include(p->values[j]);
+        plan_halos(p->values[i], n);
+        halo_reads = true;
+        const int b = ub_buffer.at(value_key(p->name, (int)i));
+        const int dst = later.found ? temp(n.R, n.C) : b;
+        if (dtype == npu::DType::F32) select(p->values[i], dst, n, out);
+        else select_narrowed(p->values[i], dst, n, out);
+        halo_reads = false;
+        if (!later.found) continue;
+        copies.emplace_back(b, dst);
+        if (shareable(p->values[i], n)) shared[*expr_key(p->values[i])] = tile_operand(dst, n.R, n.C, false);
+    }
+    for (const auto &[b, t] : copies) instr(out, npu::Op::TCOPY, {tile_operand(b, n.R, n.C, false), tile_operand(t, n.R, n.C, false)});
+}
+
 void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
     Nest n;
     n.fy = fy;
     n.fx = fx;
     const For *outer = fy ? fy : fx, *inner = fy && fx ? fx : nullptr;
     const Provide *p = begin_stage(inner ? std::vector<const For *>{outer, inner} : std::vector<const For *>{outer}, n.lets);
-    // A Tuple reaches here only as a 1-D Func in UB (realize()): its pure
-    // definition (one tile per value) or its update over a row tile.
+    // A Tuple reaches here only as a Func in UB (realize()): its pure
+    // definition or update, one tile per value, or its update over a row tile.
     user_assert(p->values.size() == 1 || ub_buffer.count(p->name))
         << "NPU target: Func " << p->name
         << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each value its own Func";
@@ -571,6 +622,16 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     if (p->args.size() == 1 && fy && fx) {
         select_reduction(p, n, out);
         return;
+    }
+    for (const For *l : {fy, fx}) {  // a Tuple's elementwise update: its RDom loops around the tile
+        const ReductionVariable *rv = l && p->values.size() > 1 ? rvar_of(p->name, l) : nullptr;
+        user_assert(!rv) << "NPU target: Func " << p->name << " returns a Tuple of " << p->values.size()
+                         << " values and its update's loop " << l->name << " over the RDom variable " << rv->name
+                         << " is a loop of its tile; the NPU updates a Tuple of " << p->args.size()
+                         << "-D tiles elementwise, each value one tile per iteration of the RDom (only a 1-D "
+                            "Tuple is reduced along a row, as the online softmax's state), so reorder the "
+                            "update's loops to put the RDom's outside the tile: reorder("
+                         << join(func(p->name).args) << ", " << rv->name << ")";
     }
     Window w = window(p->name, p->args, n);
     auto ub = ub_buffer.find(p->name);
@@ -603,15 +664,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             zeroed.insert(ub->second);
             return;
         }
-        for (size_t i = 0; i < p->values.size(); i++) {  // a Tuple's values, each into its own buffer
-            plan_halos(p->values[i], n);
-            count_repeats(p->values[i], n);
-            halo_reads = true;
-            const int b = ub_buffer.at(value_key(p->name, (int)i));
-            if (buf.dtype == npu::DType::F32) select(p->values[i], b, n, out);
-            else select_narrowed(p->values[i], b, n, out);
-            halo_reads = false;
-        }
+        select_values(p, n, buf.dtype, out);
         return;
     }
     // Output or GM Func: compute into a UB tile (of the output's type), then TSTORE; or, when its value

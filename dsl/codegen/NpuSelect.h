@@ -401,6 +401,9 @@ private:
     // update whose extent is known only at run time: a user error saying to
     // give the RDom constant bounds (bound() cannot).
     void check_rvar_extent(const std::string &f, const For *loop);
+    // The RDom variable of one of f's updates that `loop` runs over (split
+    // or not), with the update's stage number; nullptr for a pure loop.
+    const ReductionVariable *rvar_of(const std::string &f, const For *loop, int *stage = nullptr) const;
 
     // The Func whose own loops decide the region f is computed over: f when
     // it is an output or compute_root, else the root of its compute_at chain.
@@ -416,6 +419,9 @@ private:
     // for the dimension it runs over, else constant tiles in general.
     std::string tile_extent_fix(const std::string &f, const For *loop) const;
 
+    // The values of p, a Func in UB, each into its buffer; a Tuple's value
+    // that a later value reads goes through a temporary (NpuSelect.cpp).
+    void select_values(const Provide *p, const Nest &n, npu::DType dtype, std::vector<NpuItem> &out);
     // The tile of one stage: fy and/or fx (a 1-D tile has one), with a Provide inside.
     void select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out);
 };

@@ -72,24 +72,33 @@ void Selector::check_npu_tile(const std::string &f, const For *fy, const For *fx
                                     << x << " a multiple of 8 (or drop npu_tile to let the tile pad its rows)";
 }
 
-void Selector::check_rvar_extent(const std::string &f, const For *loop) {
+const ReductionVariable *Selector::rvar_of(const std::string &f, const For *loop, int *stage_out) const {
     const std::string prefix = f + ".s";
-    if (loop->name.rfind(prefix, 0) != 0) return;
+    if (loop->name.rfind(prefix, 0) != 0) return nullptr;
     size_t dot = loop->name.find('.', prefix.size());
     int stage = std::atoi(loop->name.substr(prefix.size(), dot - prefix.size()).c_str());
     const FunctionContents &fc = func(f);
-    if (stage < 1 || stage > (int)fc.updates.size() || !fc.updates[stage - 1].rdom) return;
+    if (stage < 1 || stage > (int)fc.updates.size() || !fc.updates[stage - 1].rdom) return nullptr;
     const std::string var = loop->name.substr(dot + 1);
-    for (const auto &rv : fc.updates[stage - 1].rdom->vars) {
-        if (var != rv.name && var.rfind(rv.name + ".", 0) != 0) continue;
-        user_assert(is_const(simplify(rv.extent)))
-            << "NPU target: Func " << f << ": the RDom variable " << rv.name << " of " << fc.stage_name(stage)
-            << " spans " << rv.extent << " elements, which is known only at run time; its loop " << loop->name
-            << " is a loop of the tile, and a tile has a constant shape (a reduction covers its whole RDom in "
-            << "one instruction), so give the RDom constant bounds: RDom(0, 1024) in the algorithm, or a "
-            << "generator's constant width (softmax and layernorm: width=1024). bound() on a Func does not change "
-               "an RDom's extent";
-    }
+    for (const auto &rv : fc.updates[stage - 1].rdom->vars)
+        if (var == rv.name || var.rfind(rv.name + ".", 0) == 0) {
+            if (stage_out) *stage_out = stage;
+            return &rv;
+        }
+    return nullptr;
+}
+
+void Selector::check_rvar_extent(const std::string &f, const For *loop) {
+    int stage = 0;
+    const ReductionVariable *rv = rvar_of(f, loop, &stage);
+    if (!rv) return;
+    user_assert(is_const(simplify(rv->extent)))
+        << "NPU target: Func " << f << ": the RDom variable " << rv->name << " of " << func(f).stage_name(stage)
+        << " spans " << rv->extent << " elements, which is known only at run time; its loop " << loop->name
+        << " is a loop of the tile, and a tile has a constant shape (a reduction covers its whole RDom in "
+        << "one instruction), so give the RDom constant bounds: RDom(0, 1024) in the algorithm, or a "
+        << "generator's constant width (softmax and layernorm: width=1024). bound() on a Func does not change "
+           "an RDom's extent";
 }
 
 std::string Selector::region_root(const std::string &f) const {

@@ -804,15 +804,16 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                                     "UB one plane (dimensions 0 and 1) at a time"));
     }
     {
-        Chain c;  // a 2-D Tuple-valued Func (a Tuple compiles only as a row statistic: the online softmax's state)
+        Chain c;  // a Tuple-valued Func in GM (a Tuple compiles as float32 values in UB, one buffer each)
         Func t("t"), out("out");
         t(c.x, c.y) = Tuple(c.input(c.x, c.y), c.input(c.x, c.y) * 2.0f);
         out(c.x, c.y) = t(c.x, c.y)[0] + t(c.x, c.y)[1];
         out.tile(c.x, c.y, c.xo, c.yo, c.xi, c.yi, 64, 8);
-        t.compute_at(out, c.xo);
+        t.compute_root();
         REQUIRE_COMPILE_ERROR(source(out), Contains("NPU target: Func t returns a Tuple of 2 values (computed at "
-                                                    "out.xo); the NPU code generator handles a Tuple only as a 1-D "
-                                                    "float32 row statistic in UB") &&
+                                                    "root); the NPU code generator handles a Tuple only as float32 "
+                                                    "values in UB, one buffer per value, compute_at inside the loop "
+                                                    "of its consumer's tiles") &&
                                                Contains("give each value its own Func, or compute t on the host"));
     }
     {
