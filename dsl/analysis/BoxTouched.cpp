@@ -159,6 +159,7 @@ protected:
     const std::set<std::string> *required;      // stage variables taken over their regions only
     const std::set<std::string> *required_min;  // ... at or above their regions' mins only
     Scope scope, sym;  // loop variables ranged; loop variables as symbols
+    std::vector<std::string> inner_loops;  // the loops of the statement around the visit
     std::map<std::string, Expr> kept_values;
     std::map<std::string, Expr> let_values;  // lets inside the statement, substituted
 
@@ -320,6 +321,7 @@ protected:
         Interval mn = bounds_of_expr_in_scope(first, scope);
         Interval mx = bounds_of_expr_in_scope(last, scope);
         scope.push(op->name, Interval(mn.min, mx.max));
+        inner_loops.push_back(op->name);
         Expr self = Variable::make(Int(32), op->name);
         sym.push(op->name, Interval::point(self));
         Box outer_sym = sym_box;  // the body's symbolic box is bounded over the loop alone
@@ -328,6 +330,7 @@ protected:
         include(op->body);
         sym.pop(op->name);
         scope.pop(op->name);
+        inner_loops.pop_back();
         scopes_changed();
         Interval range(mn.min, mx.max);
         for (Interval &i : sym_box) {
@@ -482,7 +485,14 @@ protected:
         const Interval *cur = scope.find(v->name);
         Interval iv = cur ? *cur : Interval::point(Expr(v));
         Interval b = bounds_of_expr_in_scope(bound, scope);
-        if (guarded_point(v->name, iv, upper, b)) {
+        // Only a variable from outside the statement: a loop inside it is
+        // ranged over its iterations, and there the ends clamped apart are
+        // exact (at the first iteration max(first, lo), not the point's
+        // min(max(first, lo), hi)). Sliding needs that: a compute_with
+        // member's rows written, the fused loop inside the statement, are
+        // its own rows [lo, hi] only so (camera_pipe's g_r and g_b).
+        const bool inner = std::find(inner_loops.begin(), inner_loops.end(), v->name) != inner_loops.end();
+        if (!inner && guarded_point(v->name, iv, upper, b)) {
             // v itself, guarded on both sides, is one point (clamped: where
             // the guard fails nothing reads it).
             Expr p = upper ? smin(iv.min, b.max) : smax(iv.max, b.min);

@@ -203,6 +203,20 @@ TEST_CASE("box_touched: reads and writes of a loop nest", "[bounds][box]") {
     box_touched(s, "f", true, true, &found);
     CHECK(found);
 
+    SECTION("a loop guarded on both sides: its ends, or one point when it is outside") {
+        // A compute_with member in the fused loop yc (lowering, ComputeWith):
+        //   for (yc, lo, e) { if (yc >= lo && yc <= hi) { g(yc) = ... } }
+        // Ranged over the loop, the rows written start at lo itself, as
+        // sliding_window must prove to slide g (camera_pipe's g_r and g_b);
+        // kept as the point clamp(yc, lo, hi), they started at min(lo, hi).
+        Expr yc = var("yc"), lo = var("lo"), hi = var("hi");
+        Stmt body = IfThenElse::make(And::make(GE::make(yc, lo), LE::make(yc, hi)),
+                                     Provide::make("g", call("f", {yc}), {yc}));
+        CHECK(str(box_touched(loop("yc", lo, var("e"), body), "g", false, true)) ==
+              "[lo, min(((e + lo) - 1), hi)]");
+        // The loop outside the statement: one point (a Func computed inside it is one row).
+        CHECK(str(box_touched(body, "f", true, false)) == "[min(max(yc, lo), hi), min(max(yc, lo), hi)]");
+    }
     SECTION("two dimensions, symbolic loop bounds, clamped coordinates") {
         Expr i = var("i"), j = var("j");
         Stmt t = loop("j", 0, 3,
