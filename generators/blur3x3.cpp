@@ -10,9 +10,9 @@
 // for the schedule files, are the adjoints output_adjoint (d_output, zero
 // outside its region), blur_x_adjoint (a gather from three rows of
 // output_adjoint), input_adjoint (a gather from three columns of
-// blur_x_adjoint, plus one update per edge and corner that sums what the
-// repeated edges read) and d_input, its copy into the output buffer. The
-// forward Funcs are not needed: the blur is linear.
+// blur_x_adjoint, plus one update per edge that sums what the repeated
+// edges read, the columns' taking the corners) and d_input, its copy into
+// the output buffer. The forward Funcs are not needed: the blur is linear.
 #include <kiln/Generator.h>
 #include <kiln/kiln.h>
 

@@ -41,11 +41,14 @@ Linear linear_in(const Expr &e, const std::string &v) {
 
 // One value of a solved variable, valid where `cond` holds; or, for a tail
 // of a clamp, every value in [tail_min, tail_min + tail_extent), all read at
-// the clamp's end `fixed`.
+// the clamp's end `fixed`; or, for a clamp summed after another's tail
+// (`whole`), every value of the variable's range, read at the clamp of it.
 struct Choice {
     Expr value, cond;
     Expr tail_min, tail_extent, fixed;
+    bool whole = false;
     bool tail() const { return fixed.defined(); }
+    bool summed() const { return tail() || whole; }
 };
 
 // clamp(v + b, lo, hi), as clamp() builds it or reordered: v + b, lo, hi.
@@ -67,8 +70,9 @@ bool as_clamp(const Expr &e, Expr &inner, Expr &lo, Expr &hi) {
 
 // The values of v for which access == u, when there are few: a*v + b == u
 // (one value, if a divides u - b), (v + b) / k == u (k values); and of a
-// clamped v + b, with v in `range`, the one value inside [lo, hi] and the
-// two tails that the clamp sends to lo and to hi.
+// clamped v + b, with v in `range`, the one value inside [lo, hi], the
+// two tails that the clamp sends to lo and to hi, and the whole range (for
+// the sums at another clamp's ends, gather_or_scatter).
 std::vector<Choice> invert(const Expr &access, const std::string &v, const Expr &u, const Interval &range) {
     Expr clamped, lo, hi;
     if (range.bounded() && as_clamp(access, clamped, lo, hi) && !expr_uses_var(lo, v) && !expr_uses_var(hi, v)) {
@@ -79,7 +83,8 @@ std::vector<Choice> invert(const Expr &access, const std::string &v, const Expr 
         Choice below{Expr(), Expr(), range.min, simplify(max(lo - l.b - range.min, zero)), lo};
         Expr above_min = simplify(hi - l.b + 1);
         Choice above{Expr(), Expr(), above_min, simplify(max(range.max - above_min + 1, zero)), hi};
-        return {inside, below, above};
+        Choice whole{Expr(), Expr(), range.min, simplify(range.max - range.min + 1), Expr(), true};
+        return {inside, below, above, whole};
     }
     Linear l = linear_in(access, v);
     if (l.ok && l.a != 0) {
@@ -263,24 +268,58 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
     if (!left_region.empty()) shared = RDom(left_region, target + "_r");
 
     // Every combination of the solved variables' choices adds a term: those
-    // without a clamp's tail to one gather, each with tails an update of its own.
+    // without a clamp's tail to one gather, each with tails an update of its
+    // own. Of several clamped variables, the first with a tail picks it and
+    // every later one is summed whole (written at its clamp), so a clamp in
+    // n dimensions sums its ends in 2n updates, not one per edge and corner
+    // (3^n - 1): in 2-D the left and right columns take their corners,
+    //
+    //   g_adj(0, clamp(ry, 0, h - 1)) += c[x -> rx, y -> ry]     rx over [f.min.x, -1], ry over f's rows
+    //   g_adj(u, 0) += select(0 <= u <= w - 1, c[x -> u, y -> ry], 0)    ry over [f.min.y, -1]
+    //
+    // and the same at w - 1 and h - 1.
     std::vector<std::pair<std::string, const std::vector<Choice> *>> solved(s.solutions.size());
     std::transform(s.solutions.begin(), s.solutions.end(), solved.begin(),
                    [](const auto &kv) { return std::make_pair(kv.first, &kv.second); });
+    auto clamped_var = [&](size_t j) {
+        const std::vector<Choice> &c = *solved[j].second;
+        return std::any_of(c.begin(), c.end(), [](const Choice &k) { return k.whole; });
+    };
+    // A combination is taken when each clamped variable is whole exactly
+    // when an earlier variable picked a tail.
+    auto wanted = [&](const std::vector<size_t> &pick) {
+        bool after_tail = false;
+        for (size_t j = 0; j < pick.size(); j++) {
+            const Choice &c = (*solved[j].second)[pick[j]];
+            if (clamped_var(j) && c.whole != after_tail) return false;
+            after_tail |= c.tail();
+        }
+        return true;
+    };
+    // The next combination, the first variable's choice fastest; false after the last.
+    auto advance = [&](std::vector<size_t> &pick) {
+        for (size_t j = 0; j < pick.size(); j++) {
+            if (++pick[j] < solved[j].second->size()) return true;
+            pick[j] = 0;
+        }
+        return false;
+    };
     std::vector<size_t> pick(solved.size(), 0);
     std::vector<AdjointTerm> terms(1);
     Expr total;
     Type t = contribution.type();
-    while (true) {
+    for (bool more = true; more; more = advance(pick)) {
+        if (!wanted(pick)) continue;
         std::vector<std::pair<Expr, Expr>> region = left_region;
         std::vector<const Choice *> choice(solved.size());
         for (size_t j = 0; j < solved.size(); j++) {
             choice[j] = &(*solved[j].second)[pick[j]];
-            if (choice[j]->tail()) region.push_back({choice[j]->tail_min, choice[j]->tail_extent});
+            if (choice[j]->summed()) region.push_back({choice[j]->tail_min, choice[j]->tail_extent});
         }
         const bool tails = region.size() > left_region.size();
         RDom rdom = tails ? RDom(region, target + "_r" + std::to_string(terms.size())) : shared;
-        // The dimensions after the variables left are the clamps' tails.
+        // The dimensions after the variables left are the clamps' tails (and
+        // the whole clamped ranges summed with them).
         for (size_t k = left_region.size(); tails && k < region.size(); k++) rdom.get()->vars[k].boundary_tail = true;
         std::map<std::string, Expr> forward, adjoint;
         std::vector<Expr> lhs;
@@ -289,12 +328,14 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
         for (size_t k = 0; k < left.size(); k++) forward[left[k]] = adjoint[left[k]] = rdom[(int)k];
         // A solved value may use the variables left (x = u - r.x): they are the RDom's.
         const std::map<std::string, Expr> summed = forward;
+        std::vector<size_t> whole_args;  // written at the clamp of their RVar, once forward is complete
         for (size_t j = 0, tail = left.size(); j < solved.size(); j++) {
             const std::string &v = solved[j].first;
             const Choice &c = *choice[j];
-            if (c.tail()) {
+            if (c.summed()) {
                 forward[v] = adjoint[v] = rdom[(int)tail++];
-                lhs[s.arg_of[v]] = c.fixed;
+                if (c.tail()) lhs[s.arg_of[v]] = c.fixed;
+                else whole_args.push_back(s.arg_of[v]);
                 continue;
             }
             const Expr value = substitute(summed, c.value);
@@ -321,6 +362,7 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
         if (cond.defined()) value = Select::make(simplify(cond), value, make_zero(t));
         for (size_t i = 0; i < access_args.size(); i++)
             if (!s.arg_solved[i]) lhs[i] = simplify(substitute(forward, access_args[i]));
+        for (size_t i : whole_args) lhs[i] = simplify(substitute(forward, access_args[i]));
         if (tails) {
             terms.push_back({lhs, value, true});
         } else {
@@ -328,12 +370,6 @@ std::vector<AdjointTerm> gather_or_scatter(const std::string &target, const std:
             terms[0].scatter = scatter;
             total = total.defined() ? total + value : value;
         }
-        size_t j = 0;
-        for (; j < pick.size(); j++) {
-            if (++pick[j] < solved[j].second->size()) break;
-            pick[j] = 0;
-        }
-        if (j == pick.size()) break;
     }
     terms[0].value = total;
     std::map<std::string, Expr> rename;

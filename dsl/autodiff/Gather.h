@@ -25,6 +25,16 @@
 //                              g_adj(0) += c[x -> rx]       rx over [f.min, -1]
 //                              g_adj(w - 1) += c[x -> rx]   rx over [w, f.max]
 //
+// Clamped in several dimensions, each end of each clamp is one update, in
+// which the clamps of the dimensions before are inside and those after
+// run over the reader's whole range, written at their clamp: 2n updates
+// in n dimensions, the corners summed with the first dimension's ends:
+//
+//   g(clamp(x, 0, w - 1), clamp(y, 0, h - 1))
+//     ->  g_adj(0, clamp(ry, 0, h - 1)) += c[x -> rx, y -> ry]     rx over [f.min.x, -1], ry over [f.min.y, f.max.y]
+//         g_adj(u, 0) += select(0 <= u <= w - 1, c[x -> u, y -> ry], 0)    ry over [f.min.y, -1]
+//         (and the same at w - 1 and at h - 1)
+//
 // A read no solution inverts (a data-dependent index, two Vars in one
 // argument, the select of a mirrored boundary) becomes a general scatter,
 // an update over an RDom spanning the variables it leaves:

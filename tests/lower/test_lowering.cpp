@@ -1520,3 +1520,62 @@ TEST_CASE("partition_loops: a loop over a clamp's tail is left whole", "[lower][
         }
     }
 }
+
+TEST_CASE("autodiff + partition_loops: a 2-D clamp's edge sums take the corners", "[lower][partition]") {
+    // The adjoint of a 3x3 box sum of repeat_edge(in): autodiff sums each
+    // end of each clamp once (docs/autodiff.md): the first and last rows
+    // over the tail in y, and the first and last columns over the tail in
+    // x and every row the reader covers, written at the clamp of the row,
+    // so the columns take the corners. 4 updates, before 8 (one per edge
+    // and corner, each its own copy of the nine guarded taps); each loop
+    // over a tail, or running with one, is left whole.
+    ImageParam in(Float(32), 2, "cin"), d_out(Float(32), 2, "cdout");
+    Var x("x"), y("y");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func out("cout");
+    out(x, y) = clamped(x - 1, y - 1) + clamped(x, y - 1) + clamped(x + 1, y - 1) + clamped(x - 1, y) +
+                clamped(x, y) + clamped(x + 1, y) + clamped(x - 1, y + 1) + clamped(x, y + 1) + clamped(x + 1, y + 1);
+    Func d_in("cd_in");
+    d_in(x, y) = propagate_adjoints(out, d_out)(in)(x, y);
+    d_in.vectorize(x, 8);
+    std::string s = d_in.lowered_stmt(no_asserts);
+    INFO(s);
+    CHECK(s.find("cin_adjoint.s4.") != std::string::npos);
+    CHECK(s.find("cin_adjoint.s5.") == std::string::npos);
+    for (int k = 1; k <= 4; k++) {
+        std::string stage = "cin_adjoint.s" + std::to_string(k) + ".";
+        CHECK(s.find(stage) != std::string::npos);
+        CHECK(s.find(stage + "cin_adjoint_r" + std::to_string(k) + ".x.steady") == std::string::npos);
+        CHECK(s.find(stage + "cin_adjoint_r" + std::to_string(k) + ".y.steady") == std::string::npos);
+    }
+    // Correct where d_out lies inside the input, covers it, and reaches 1
+    // or 3 points past it, by different amounts in x and in y.
+    const int w = 13, h = 9;
+    Buffer<float> im(w, h);
+    im.fill(0.0f);
+    in.set(im);
+    for (auto [px, py] : std::vector<std::pair<int, int>>{{-2, -2}, {0, 0}, {1, 3}, {3, 1}, {-1, 2}, {3, 3}}) {
+        Buffer<float> g(w + 2 * px, h + 2 * py);
+        g.set_min(-px, -py);
+        g.for_each_element([&](int i, int j) { g(i, j) = (float)((i * 5 + j * 7 + 11) % 13) - 6.0f; });
+        d_out.set(g);
+        Buffer<float> o(w, h);
+        d_in.realize(o);
+        auto clampi = [](int v, int n) { return std::min(std::max(v, 0), n - 1); };
+        Buffer<double> want(w, h);
+        want.fill(0.0);
+        g.for_each_element([&](int i, int j) {
+            for (int dj = -1; dj <= 1; dj++)
+                for (int di = -1; di <= 1; di++) want(clampi(i + di, w), clampi(j + dj, h)) += g(i, j);
+        });
+        int bad = 0;
+        std::string first;
+        for (int j = 0; j < h; j++)
+            for (int i = 0; i < w; i++)
+                if (std::abs(o(i, j) - want(i, j)) > 1e-4 && bad++ == 0)
+                    first = "(" + std::to_string(i) + ", " + std::to_string(j) + "): " + std::to_string(o(i, j)) +
+                            " vs " + std::to_string(want(i, j));
+        INFO("d_out reaches " << px << ", " << py << " points past the input; first wrong point " << first);
+        CHECK(bad == 0);
+    }
+}

@@ -70,19 +70,62 @@ TEST_CASE("autodiff: a clamp's tails are marked boundary_tail, the summed Vars a
     CHECK(without == 1);    // the interior's sum over y
 
     // A 2-D repeat_edge: the image's adjoint gathers from the boundary
-    // Func's adjoint at clamp(x), clamp(y): one tail at each edge, two at
-    // each corner.
+    // Func's adjoint at clamp(x), clamp(y), and sums each end of each clamp
+    // in one update: the first row and the last over the tail in y (x
+    // inside), the first column and the last over the tail in x and every
+    // row, written at clamp(y), so the columns take the corners.
     ImageParam in2(Float(32), 2, "min2"), d_out2(Float(32), 2, "mdout2");
     Func clamped2 = BoundaryConditions::repeat_edge(in2);
     Func out2("mout2");
     out2(x, y) = clamped2(x - 1, y) + clamped2(x + 1, y + 1);
-    int edges = 0, corners = 0;
-    for (const MarkedDom &m : marked_doms(propagate_adjoints(out2, d_out2))) {
+    Derivative d2 = propagate_adjoints(out2, d_out2);
+    int rows = 0, columns = 0;
+    for (const MarkedDom &m : marked_doms(d2)) {
         INFO(m.stage);
-        for (bool t : m.tail) CHECK(t);  // no Var is left: every dimension is a tail
-        if (m.tail.size() == 1) edges++;
-        if (m.tail.size() == 2) corners++;
+        for (bool t : m.tail) CHECK(t);  // no Var is left: every dimension is a tail or runs with one
+        if (m.tail.size() == 1) rows++;
+        if (m.tail.size() == 2) columns++;
     }
-    CHECK(edges == 4);
-    CHECK(corners == 4);
+    CHECK(rows == 2);
+    CHECK(columns == 2);
+    // The columns write at a clamp of their row, the rows at the adjoint's Var.
+    const FunctionContents &a2 = *d2(in2).contents();
+    REQUIRE(a2.num_stages() == 5);  // the gather and 4 sums, not 8 (one per edge and corner)
+    auto is_own_var = [&](const Expr &e, int i) {
+        const Variable *v = e.as<Variable>();
+        return v && v->name == a2.args[i];
+    };
+    int clamped_rows = 0;
+    for (int k = 1; k < a2.num_stages(); k++) {
+        const Definition &def = a2.stage(k);
+        INFO(a2.stage_name(k) << ": (" << def.args[0] << ", " << def.args[1] << ")");
+        REQUIRE(def.rdom);
+        CHECK_FALSE(is_own_var(def.args[1], 1));  // every sum writes one row or a clamp of its RVar
+        if (def.rdom->vars.size() == 2) {
+            CHECK_FALSE(is_own_var(def.args[0], 0));  // the first or the last column
+            CHECK(to_string(def.args[0]).find(def.rdom->name) == std::string::npos);
+            CHECK(to_string(def.args[1]).find(def.rdom->vars[1].name) != std::string::npos);
+            CHECK(def.args[1].as<Variable>() == nullptr);  // clamped, not the RVar itself
+            clamped_rows++;
+        } else {
+            CHECK(is_own_var(def.args[0], 0));  // the adjoint's Var x
+            CHECK(to_string(def.args[1]).find(def.rdom->name) == std::string::npos);  // the first or the last row
+        }
+    }
+    CHECK(clamped_rows == 2);
+
+    // In 3-D: 6 sums (each end of each clamp), not 26 (3^3 - 1).
+    ImageParam in3(Float(32), 3, "min3"), d_out3(Float(32), 3, "mdout3");
+    Func clamped3 = BoundaryConditions::repeat_edge(in3);
+    Func out3("mout3");
+    Var z("z");
+    out3(x, y, z) = clamped3(x - 1, y, z + 1) + clamped3(x, y + 1, z);
+    std::vector<int> by_dims(4, 0);
+    for (const MarkedDom &m : marked_doms(propagate_adjoints(out3, d_out3))) {
+        INFO(m.stage);
+        for (bool t : m.tail) CHECK(t);
+        REQUIRE(m.tail.size() <= 3);
+        by_dims[m.tail.size()]++;
+    }
+    CHECK(by_dims == std::vector<int>{0, 2, 2, 2});
 }

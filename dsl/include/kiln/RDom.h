@@ -19,8 +19,10 @@ struct ReductionVariable {
     Expr min, extent;
     // Made by autodiff for the points a clamp sends to one of its ends
     // (autodiff/Gather.h): the reader's overhang beyond the clamped range,
-    // a stencil's reach when the output covers the input. Its loop runs a
-    // few times, so lowering leaves it whole (partition_loops).
+    // a stencil's reach when the output covers the input, and the whole
+    // range of a later clamped dimension summed with it (an edge's sum
+    // taking its corners). Its loop runs a few times, or holds one that
+    // does, so lowering leaves it whole (partition_loops).
     bool boundary_tail = false;
 };
 struct ReductionDomainContents {
