@@ -233,6 +233,7 @@ Pipeline GeneratorBase::build_pipeline() {
         internal::record_adjoint_images(nullptr);
     };
     try {
+        internal::FuncNameScope names;  // anonymous Funcs named alike in every build
         call_generate();
     } catch (...) {
         stop_recording();

@@ -158,7 +158,7 @@ std::string where_var_message(const ReductionDomainContents &r, const std::strin
 
 }  // namespace
 
-Func::Func() : Func(unique_name('f')) {}
+Func::Func() : Func(anonymous_func_name("f")) {}
 Func::Func(const std::string &name) : func(std::make_shared<FunctionContents>()) {
     user_assert(!name.empty()) << "A Func needs a non-empty name";
     func->name = name;

@@ -37,13 +37,8 @@ protected:
     }
 };
 
-// "sum", then "sum_1", "sum_2", ... in this process.
 std::string func_name(const std::string &given, const char *kind) {
-    if (!given.empty()) return given;
-    static std::mutex m;
-    static std::map<std::string, int> uses;
-    std::lock_guard<std::mutex> lock(m);
-    return derived_name(uses, kind);
+    return given.empty() ? anonymous_func_name(kind) : given;
 }
 
 struct Reduction {

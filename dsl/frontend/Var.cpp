@@ -19,9 +19,23 @@ namespace kiln {
 using namespace internal;
 
 namespace internal {
-std::string unique_name(char prefix) {
-    static std::atomic<int> counter{0};
-    return std::string(1, prefix) + std::to_string(counter++);
+namespace {
+std::atomic<int> name_counter{0};
+thread_local FuncNameScope *func_names = nullptr;  // the innermost scope on this thread
+}  // namespace
+std::string unique_name(char prefix) { return std::string(1, prefix) + std::to_string(name_counter++); }
+FuncNameScope::FuncNameScope() : outer(func_names) { func_names = this; }
+FuncNameScope::~FuncNameScope() { func_names = outer; }
+std::string anonymous_func_name(const std::string &kind) {
+    if (func_names) {
+        int n = func_names->uses[kind]++;
+        return kind == "f" ? "f" + std::to_string(n) : n == 0 ? kind : kind + "_" + std::to_string(n);
+    }
+    if (kind == "f") return unique_name('f');
+    static std::mutex m;
+    static std::map<std::string, int> uses;
+    std::lock_guard<std::mutex> lock(m);
+    return derived_name(uses, kind);
 }
 std::string derived_name(std::map<std::string, int> &uses, const std::string &base) {
     int n = uses[base]++;

@@ -195,6 +195,45 @@ TEST_CASE("generator api: several outputs, and a generator made without the regi
     CHECK_THAT(g.describe(), Contains("(unregistered generator)") && Contains("output  diff: float32 buffer, 1-D"));
 }
 
+TEST_CASE("generator api: anonymous Funcs get the same names in every build, so a .sched can name them",
+          "[generator][names]") {
+    // A helper that makes Funcs without names, as Halide's apps do (a
+    // demosaic's interleave), and an inline reduction (named "sum", "sum_1").
+    struct Anonymous : Generator<Anonymous> {
+        Input<Buffer<float, 2>> in{"in"};
+        Output<Buffer<float, 2>> out{"out"};
+        static Func twice(Func g) {
+            Var x("x"), y("y");
+            Func f;
+            f(x, y) = g(x, y) * 2.0f;
+            return f;
+        }
+        void generate() {
+            Var x("x"), y("y");
+            RDom r(0, 3, "r");
+            Func a = twice(in), b = twice(a);
+            out(x, y) = b(x, y) + sum(in(x + r, y)) + sum(a(x, y + r));
+        }
+    };
+    auto func_names = [](const Pipeline &p) {
+        std::vector<std::string> n;
+        for (const auto &[name, f] : p.functions()) n.push_back(name);
+        return n;
+    };
+    Func before;  // made outside a build: the process-wide count goes on
+    Anonymous g1, g2;
+    Pipeline p1 = g1.build_pipeline();
+    Func between;
+    Pipeline p2 = g2.build_pipeline();
+    CHECK(func_names(p1) == func_names(p2));
+    CHECK(func_names(p1) == std::vector<std::string>{"f0", "f1", "in_im", "out", "sum", "sum_1"});
+    CHECK(before.name() != between.name());
+    // A schedule naming them applies to either build.
+    for (Pipeline *p : {&p1, &p2})
+        CHECK_NOTHROW(ScheduleFile::parse("f0: compute_root()\nsum_1: compute_at(out, y)\n", "anonymous.sched")
+                          .apply(*p, Target("host")));
+}
+
 TEST_CASE("generator api: an Output set from an adjoint, with the output's adjoint an Input", "[generator][grad]") {
     // d_input = d (sum of d_output * 2 * in^2) / d in = 4 * in * d_output, over d_output's region.
     enum class Mode { Good, Twice, Undefined };

@@ -48,6 +48,28 @@ Expr param_variable(const std::shared_ptr<ParameterContents> &p, const std::stri
 // Throws CompileError when a Param's range is empty (both ends constant, lo > hi).
 void check_param_range(const std::string &name, const Expr &lo, const Expr &hi);
 std::string unique_name(char prefix);
+// The name of a Func made without one: of `kind` "f", f0, f1, ... (a
+// `Func f;`); of another kind, kind, kind_1, kind_2, ... (an inline
+// reduction's "sum", a "lambda"). Counted per FuncNameScope while one lives
+// on this thread, else per process.
+std::string anonymous_func_name(const std::string &kind);
+// A generator's build opens one, so its anonymous Funcs get the same names
+// in every build in one process and a .sched file naming them works for
+// each (kiln-lab builds a generator once per schedule). A name met twice in
+// a pipeline is made unique there (lower/UniqueNames.h). Only Funcs: a Var
+// or RDom is known by its name, so two of one name would be one.
+class FuncNameScope {
+public:
+    FuncNameScope();
+    ~FuncNameScope();
+    FuncNameScope(const FuncNameScope &) = delete;
+    FuncNameScope &operator=(const FuncNameScope &) = delete;
+
+private:
+    friend std::string anonymous_func_name(const std::string &kind);
+    std::map<std::string, int> uses;
+    FuncNameScope *outer;
+};
 // The name of a Func derived from another Func or an image (a boundary
 // condition, an image's Func, a wrapper, an rfactor intermediate): base the
 // first time `uses` (the parent's count) sees it, then base_1, base_2, ...
