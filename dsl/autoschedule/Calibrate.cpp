@@ -213,7 +213,7 @@ Calibration calibrate_host(const CalibrationOptions &o) {
                                 }
                             }) /
                             loops;
-    const bool asleep = MachineModel::detected().workers_sleep;
+    const bool asleep = m.workers_sleep;  // detected() above read the environment
     (asleep ? m.parallel_wake_ns : m.parallel_loop_ns) = start_ns;
     report << fmt("parallel loop: %.2f us to start and join (%.0f threads), its workers ", start_ns / 1000, m.threads)
            << (asleep ? "woken (OMP_WAIT_POLICY=passive; the spinning workers' figure is the default: measure it without "
