@@ -28,8 +28,8 @@ FuncNameScope::FuncNameScope() : outer(func_names) { func_names = this; }
 FuncNameScope::~FuncNameScope() { func_names = outer; }
 std::string anonymous_func_name(const std::string &kind) {
     if (func_names) {
-        int n = func_names->uses[kind]++;
-        return kind == "f" ? "f" + std::to_string(n) : n == 0 ? kind : kind + "_" + std::to_string(n);
+        if (kind == "f") return "f" + std::to_string(func_names->uses[kind]++);
+        return derived_name(func_names->uses, kind);
     }
     if (kind == "f") return unique_name('f');
     static std::mutex m;
