@@ -9,7 +9,13 @@
 //     with [first, last] = output's columns
 //   gelu_in.save(BFloat(16)):
 //     forward outputs: output, and gelu_in_bfloat16(x, y) = bfloat16(gelu_in(x, y))
+#include <limits>
+#include <set>
+
+#include "analysis/ConcreteSizes.h"
+#include "ir/Simplify.h"
 #include "kiln/Derivative.h"
+#include "lower/Lower.h"
 #include "lower/SavedResiduals.h"
 #include "ir/Error.h"
 #include "ir/IRVisitor.h"
@@ -116,19 +122,76 @@ std::vector<Func> internal::copy_pipeline(const std::vector<Func> &outputs) {
     return r;
 }
 
+std::map<std::string, std::vector<int>> internal::read_extents(const std::vector<Func> &outputs,
+                                                                const std::set<std::string> &inputs,
+                                                                const std::map<std::string, std::vector<int>> &sizes,
+                                                                const Target &t) {
+    std::map<std::string, std::vector<int>> r;
+    for (const Func &o : outputs)
+        if (!sizes.count(o.name())) return r;  // no size to infer from
+    std::vector<std::shared_ptr<FunctionContents>> outs = contents_of(outputs);
+    ConcreteSizes cs = concrete_sizes(outs, sizes, "read_extents");
+    LowerOptions lo;
+    lo.stop = LowerStop::LoopNest;
+    PipelineRegions regions;
+    lo.regions = &regions;
+    const Stmt body = lower(outs, "", {}, t, lo).body;
+    const std::map<std::string, Expr> values = substitutions(cs);
+    // The boxes may name the loop nest's lets (a reduction's bounds).
+    class Lets : public IRVisitor {
+    public:
+        std::map<std::string, Expr> found;
+        void visit(const LetStmt *op) override {
+            found[op->name] = op->value;
+            IRVisitor::visit(op);
+        }
+    } lets;
+    lets.include(body);
+    auto concrete = [&](Expr e) {
+        for (int depth = 0; depth < 16 && !as_const_int(e); depth++) {
+            Expr next = simplify(substitute(lets.found, substitute(values, e)));
+            if (equal(next, e)) break;
+            e = next;
+        }
+        return simplify(substitute(values, e));
+    };
+    for (const std::string &name : inputs) {
+        auto box = regions.inputs.find(name);
+        if (box == regions.inputs.end()) continue;
+        std::vector<int> ext;
+        for (const Interval &i : box->second) {
+            if (!i.bounded()) break;
+            const Expr e = concrete(i.max - i.min + 1);
+            const int64_t *n = as_const_int(e);
+            if (!n || *n < 1 || *n > std::numeric_limits<int>::max()) break;
+            ext.push_back((int)*n);
+        }
+        if (ext.size() == box->second.size()) r[name] = ext;
+    }
+    return r;
+}
+
 void internal::residual_sizes(const std::vector<SavedResidual> &saved, const std::vector<Func> &forward,
+                              const std::vector<Func> &backward, const Target &t,
                               std::map<std::string, std::vector<int>> &sizes) {
+    std::set<std::string> unsized;
     for (const auto &r : saved) {
         if (sizes.count(r.buffer->name)) continue;
+        unsized.insert(r.buffer->name);
         for (const Func &f : forward) {
             auto it = sizes.find(f.name());
             if (it == sizes.end() || (int)it->second.size() != r.buffer->dimensions) continue;
             std::vector<int> ext = it->second;
             if (r.how == Residual::Bits) ext[0] = (ext[0] + 7) / 8;
             sizes[r.buffer->name] = ext;
+            unsized.erase(r.buffer->name);
             break;
         }
     }
+    if (unsized.empty()) return;
+    // No forward output's size given: the box the backward pass reads
+    // (already in bytes for bits, which it reads at x / 8).
+    for (const auto &[name, ext] : read_extents(backward, unsized, sizes, t)) sizes[name] = ext;
 }
 
 Pipeline forward_with_residuals(const std::vector<Func> &forward, const std::vector<Func> &backward) {

@@ -141,7 +141,7 @@ private:
         std::map<std::string, std::vector<int>> s = sizes;
         std::vector<SavedResidual> saved;
         find_environment(contents_of(backward.outputs()), &saved);
-        residual_sizes(saved, forward, s);
+        residual_sizes(saved, forward, backward.outputs(), t, s);
         return autoschedule(backward, t, s, options);
     }
     CostTerms evaluate() { return autoschedule_now().predicted; }
@@ -160,17 +160,21 @@ private:
                 d.note += std::string(to_string(how)) + ": " + first_line(e.what()) + "; ";
                 continue;
             }
-            std::map<std::string, std::vector<int>> s = sizes;
-            residual_sizes(saved, forward, s);
             restore();
+            std::map<std::string, std::vector<int>> s = sizes;
+            residual_sizes(saved, forward, backward.outputs(), t, s);
             d.saved = autoschedule(backward, t, s, options).predicted;
             d.bytes = 0;
             for (const SavedResidual &r : saved) {
                 if (r.func != c.name()) continue;
                 auto it = s.find(r.buffer->name);
+                user_assert(it != s.end())
+                    << "choose_saves: saving " << c.name() << " (save(" << to_string(how) << ")) needs the size of its "
+                    << "buffer " << r.buffer->name << ", which neither the sizes given nor the region the backward "
+                    << "pass reads of it tell; give a size for " << r.buffer->name << " or for a forward output with "
+                    << r.buffer->dimensions << " dimensions";
                 int64_t bytes = r.buffer->type.bytes();
-                if (it != s.end())
-                    for (int e : it->second) bytes *= e;
+                for (int e : it->second) bytes *= e;
                 d.bytes = bytes;
             }
             // The forward pass writes it, unless it is the output it writes anyway.

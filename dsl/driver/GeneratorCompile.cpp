@@ -384,7 +384,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         // (the backward pass's schedule of a Func both compute stays its own).
         forward = Pipeline(internal::copy_pipeline(forward.outputs()));
         std::map<std::string, std::vector<int>> fsizes = sizes;
-        internal::residual_sizes(saved, g.differentiated(), fsizes);
+        internal::residual_sizes(saved, g.differentiated(), p.outputs(), o.target, fsizes);
         AutoscheduleResult f = autoschedule(forward, o.target, fsizes, search);
         std::string commented;
         std::istringstream lines(f.schedule_text);
@@ -398,7 +398,7 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     for (const Func &f : g.differentiated()) dims[f.name()] = f.dimensions();
     for (const auto &r : saved) dims[r.buffer->name] = r.buffer->dimensions;
     check_estimates(g, o.estimates, dims);
-    internal::residual_sizes(saved, g.differentiated(), sizes);
+    internal::residual_sizes(saved, g.differentiated(), p.outputs(), o.target, sizes);
     for (const Func &f : g.differentiated()) {  // sized the residuals; not a buffer of this kernel
         bool residual = false;
         for (const auto &r : saved) residual |= r.buffer->name == f.name();

@@ -24,6 +24,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,21 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
 // Sizes for the residual buffers `sizes` does not give (autodiff/Residuals.cpp):
 // a saved Func is computed over the domain of a forward output with as many
 // dimensions, so it takes that output's size if `sizes` has it (dimension 0
-// in bytes of 8 points for bits). Others are left out.
+// in bytes of 8 points for bits); if none is given, the extents of the box
+// the `backward` pipeline reads of the buffer at its outputs' sizes. Others
+// (boxes not constant there) are left out.
 void residual_sizes(const std::vector<SavedResidual> &saved, const std::vector<Func> &forward,
+                    const std::vector<Func> &backward, const Target &t,
                     std::map<std::string, std::vector<int>> &sizes);
+
+// The extents of the boxes the pipeline of `outputs` reads of the input
+// buffers `inputs` (bounds inference under the Funcs' current schedules), at
+// the outputs' `sizes`; an input whose box is not constant there, or all of
+// them if an output has no size, is left out.
+std::map<std::string, std::vector<int>> read_extents(const std::vector<Func> &outputs,
+                                                     const std::set<std::string> &inputs,
+                                                     const std::map<std::string, std::vector<int>> &sizes,
+                                                     const Target &t);
 
 // The FunctionContents of each Func.
 std::vector<std::shared_ptr<FunctionContents>> contents_of(const std::vector<Func> &fs);

@@ -192,3 +192,24 @@ TEST_CASE("choose_saves keeps the ReLU's bit and drops the product from the back
 
     // tests/generator/test_gradients.cpp runs such a choice (gemm_relu_grad_auto).
 }
+
+TEST_CASE("choose_saves sizes a residual by the region the backward pass reads of it", "[autodiff][residuals][autoschedule]") {
+    // No forward Func's size given: the bits of bias_add are the box the
+    // backward pass reads of them (13 columns in 2 bytes, 7 rows), not a
+    // residual of no size that any budget admits and the forward pass writes
+    // for free.
+    Gemm g;
+    std::map<std::string, std::vector<int>> sizes = {{"A_adjoint", {Gemm::K, Gemm::M}},
+                                                     {"B_adjoint", {Gemm::N, Gemm::K}},
+                                                     {"bias_adjoint", {Gemm::N}},
+                                                     {"d_output", {Gemm::N, Gemm::M}}};
+    SaveChoices c = choose_saves(Pipeline(g.adjoints()), {g.output}, Target::host(), sizes, 0,
+                                 AutoscheduleOptions::reproducible());
+    INFO(c.explanation);
+    REQUIRE(!c.decisions.empty());
+    CHECK(c.decisions[0].func == "bias_add");
+    REQUIRE(c.decisions[0].how == Residual::Bits);
+    CHECK(c.decisions[0].bytes == 2 * Gemm::M);
+    CHECK(c.bytes == 2 * Gemm::M);
+    CHECK(c.decisions[0].write_ns > 0);
+}
