@@ -496,6 +496,28 @@ private:
                     states.push_back(c);
                 }
             }
+            // The group root of a matrix product's register blocks
+            // (FuncInfo::block_root), placed before the product: also at the
+            // root in register blocks with the product computed per block,
+            // which its own two options (the product then at the root,
+            // untiled) would never show.
+            for (const auto &[m, mi] : info) {
+                if (mi.matrix_rvar.empty() || mi.block_root != f.name || f.args.size() < 2 ||
+                    f.extent[0] < 2 * f.lanes || f.extent[1] < block_rows(mi) || !s.place.count(m))
+                    continue;
+                for (bool rows_outer : {false, true}) {
+                    if (!budget_left()) break;
+                    State c = s;
+                    place(c, f, Place::Root, "");
+                    c.structure[f.name] = {Structure::Blocks, 2, block_rows(mi), false, rows_outer};
+                    place(c, mi, Place::Inner, f.name);
+                    Evaluation e = evaluate(c);
+                    d.alternatives.push_back({writer.option_name(c, f.name, Place::Root) + ", " +
+                                                  c.structure[f.name].to_string() + " with " + m + " per block",
+                                              e.legal, e.cost.total, note_for(e, f.name, Place::Root)});
+                    states.push_back(c);
+                }
+            }
             // In register blocks: also per row (or column) of blocks, the
             // group's blocks in the other order.
             if (!g.empty() && s.structure.at(g).kind == Structure::Blocks && budget_left()) {
