@@ -10,6 +10,7 @@
 
 #include "codegen/CNames.h"
 #include "analysis/ConcreteSizes.h"
+#include "autoschedule/Snapshot.h"
 #include "driver/NpuReport.h"
 #include "ir/Error.h"
 #include "ir/Util.h"
@@ -349,8 +350,12 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     user_assert(o.autotune == 0 || o.schedule_file == "auto")
         << "kiln-gen --autotune " << o.autotune << " chooses among the autoscheduler's candidates; it needs -s auto, "
         << "not -s " << (o.schedule_file.empty() ? "(none)" : o.schedule_file);
+    // A backward generator's Funcs before the search schedules them: the
+    // forward pass is scheduled from these (below).
+    std::unique_ptr<internal::Snapshot> unscheduled;
     if (o.schedule_file == "auto" && !g.differentiated().empty()) {
         // A backward generator: which forward Funcs to save too (docs/autodiff.md).
+        unscheduled = std::make_unique<internal::Snapshot>(p);
         SaveChoices saves = choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget, search);
         chosen = saves.backward;
         chosen.explanation = saves.explanation;
@@ -380,9 +385,13 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
         forward = sched.schedule_forward(forward, o.target);
     }
     if (o.schedule_file == "auto" && !saved.empty()) {
-        // The forward pass is scheduled on its own, on copies of its Funcs
-        // (the backward pass's schedule of a Func both compute stays its own).
+        // The forward pass is scheduled on its own, on copies of its Funcs as
+        // they were before the backward pass's search (whose schedule of a
+        // Func both compute stays the backward pass's), with the saves made.
+        internal::Snapshot backward_schedule(p);
+        unscheduled->restore(/*keep_saves=*/true);
         forward = Pipeline(internal::copy_pipeline(forward.outputs()));
+        backward_schedule.restore();
         std::map<std::string, std::vector<int>> fsizes = sizes;
         internal::residual_sizes(saved, g.differentiated(), p.outputs(), o.target, fsizes);
         AutoscheduleResult f = autoschedule(forward, o.target, fsizes, search);

@@ -469,6 +469,20 @@ TEST_CASE("generator api: -s auto chooses a backward generator's forward pass fo
     CHECK_THAT(sched, Contains("_forward(), the forward pass") && Contains("output 131x97") && !Contains("1024x1024"));
 }
 
+TEST_CASE("generator api: -s auto schedules the forward pass from Funcs the backward search has not scheduled",
+          "[generator][autoschedule][grad]") {
+    // softmax_grad's backward schedule computes `output` at d_input's rows;
+    // the forward pass, whose output it is, must not start from that (its
+    // search could not lower and left the forward kernel unscheduled).
+    const std::string sched = auto_schedule_of("softmax_grad", {{"input", {256, 64}}, {"d_output", {256, 64}},
+                                                                {"d_input", {256, 64}}});
+    INFO(sched);
+    CHECK_THAT(sched, Contains("exps: save") && Contains("_forward(), the forward pass") &&
+                          !Contains("could not schedule") && Contains("\n# output: split(y, "));
+    // The residuals' sizes: exps as the forward output (256x64), row_sum one per row.
+    CHECK_THAT(sched, Contains("exps 256x64") && Contains("row_sum 64") && !Contains("0.0 KiB"));
+}
+
 TEST_CASE("generator api: -s auto --autotune runs the best candidates on the generator's inputs",
           "[generator][autoschedule][autotune]") {
     auto g = GeneratorRegistry::create("blur3x3");
