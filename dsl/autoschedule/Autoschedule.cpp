@@ -724,10 +724,36 @@ AutoscheduleOptions AutoscheduleOptions::reproducible(int max_states) {
     return o;
 }
 
+namespace {
+
+// The search applies its directives over the schedule it finds: a loop a
+// Func's schedule already split (split, tile, vectorize or unroll with a
+// factor, fuse) clashes with every candidate's own split of it, and the
+// search would fall back to no schedule. (A parallel or vector mark on a
+// loop left whole does not: the bits a forward pass saves come with one.)
+void check_loops_unscheduled(const Pipeline &p) {
+    for (const auto &[name, f] : p.functions()) {
+        const FunctionContents &c = *f.contents();
+        for (int i = 0; i < c.num_stages(); i++) {
+            const std::vector<Split> &splits = c.stage(i).schedule.splits;
+            if (splits.empty()) continue;
+            const std::string &v = splits[0].old_var;
+            user_error << "autoschedule: Func " << name << (i == 0 ? "" : ".update(" + std::to_string(i - 1) + ")")
+                       << " already has loops scheduled (" << (splits[0].kind == Split::FuseVars ? "fuse into " : "split of ")
+                       << v.substr(v.rfind('.') + 1) << "); the search chooses every Func's loops and applies them "
+                       << "over the schedule it finds, where these would clash. Call it on Funcs whose loops are not "
+                       << "scheduled (build the pipeline again), or schedule them from a .sched file instead";
+        }
+    }
+}
+
+}  // namespace
+
 AutoscheduleResult autoschedule(const Pipeline &p, const Target &t,
                                 const std::map<std::string, std::vector<int>> &estimates,
                                 const AutoscheduleOptions &options) {
     user_assert(!p.outputs().empty()) << "autoschedule: the pipeline has no outputs";
+    check_loops_unscheduled(p);
     user_assert(options.autotune >= 0 && options.autotune <= AutoscheduleOptions::max_autotune)
         << "autoschedule: autotune " << options.autotune << " is not a number of candidates to run; use 0 (the cost "
         << "model alone) or 1 to " << AutoscheduleOptions::max_autotune << " (each candidate is compiled and run)";

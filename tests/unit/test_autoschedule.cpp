@@ -449,6 +449,27 @@ TEST_CASE("autoschedule: a matrix product is computed in register blocks of its 
           "matmul.update(0): reorder(x, y, k.x) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
 }
 
+TEST_CASE("autoschedule: Funcs whose loops are scheduled already are an error", "[autoschedule][error]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func f("f"), g("g");
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(x, y) + 1.0f;
+    const std::map<std::string, std::vector<int>> sizes = {{"g", {256, 256}}};
+    f.compute_root().parallel(y);  // a level, and a mark on a loop left whole, are the search's to change
+    CHECK_NOTHROW(autoschedule(Pipeline(g), avx2, sizes, fixed_machine()));
+    // A second search over the first's loops would clash with every candidate.
+    CHECK_THROWS_WITH(autoschedule(Pipeline(g), avx2, sizes, fixed_machine()),
+                      Catch::Contains("autoschedule: Func g already has loops scheduled (split of ") &&
+                          Catch::Contains("); the search chooses every Func's loops and applies them over the "
+                                          "schedule it finds, where these would clash"));
+    Func h("h");
+    h(x, y) = in(x, y) + 1.0f;
+    h.vectorize(x, 8);
+    CHECK_THROWS_WITH(autoschedule(Pipeline(h), avx2, {{"h", {256, 256}}}, fixed_machine()),
+                      Catch::Contains("autoschedule: Func h already has loops scheduled (split of x)"));
+}
+
 TEST_CASE("autoschedule: a product's consumer read twice is weighed at the root in register blocks",
           "[autoschedule]") {
     // bias_add has two consumers (a forward pass writing its output and the
