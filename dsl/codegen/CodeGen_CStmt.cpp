@@ -15,18 +15,13 @@
 #include "codegen/VectorSlots.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "lower/BoundAllocations.h"
 
 namespace kiln {
 namespace internal {
 namespace codegen_c {
 
 namespace {
-
-bool allocation_on_stack(const Allocate *op) {
-    if (!op->owns_memory()) return false;  // a pointer chosen at run time
-    const int64_t *n = as_const_int(op->size);
-    return n && *n * op->type.bytes() <= 64 * 1024;  // thread stacks are MiBs
-}
 
 // Whether emitting s produces a `return` (a failed assert or a failed heap
 // allocation): in the body of a parallel loop, such a failure records its

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "AddEntryChecks.h"
+#include "BoundAllocations.h"
 #include "BoundsInference.h"
 #include "BufferConstraints.h"
 #include "CSE.h"
@@ -145,6 +146,7 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("vectorize loops", s, [&] { return vectorize_loops(s, sources); });
     s = pass("partition loops", s, [&] { return partition_loops(s, sources); });
     s = pass("simplify", s, [&] { return simplify(s); });
+    if (!target.has(Target::NPU)) s = pass("bound allocations", s, [&] { return bound_allocations(s); });
     // On simplified vector code; the NPU's instruction selection matches
     // selects as they are.
     if (!target.has(Target::NPU)) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "BoundAllocations.h"
 #include "StoreLoops.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -226,10 +227,7 @@ protected:
     }
 
     // A small allocation of constant size is a local array already.
-    bool tracks(const Allocate *op) override {
-        const int64_t *n = as_const_int(op->size);
-        return !(n && *n * op->type.bytes() <= 64 * 1024);  // as CodeGen_C places it
-    }
+    bool tracks(const Allocate *op) override { return !allocation_on_stack(op); }
 
     Stmt rewrite(const StoreLoop &l) override {
         const For *op = l.loop;
