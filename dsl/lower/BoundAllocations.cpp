@@ -54,15 +54,22 @@ class BoundSizes : public IRMutator {
 
     Stmt visit(const For *op) override {
         facts.push_loop(op->name, op->min, op->extent);
+        loops++;
         Stmt s = IRMutator::visit(op);
+        loops--;
         facts.pop_loop(op->name);
         return s;
     }
+    int loops = 0;  // around the statement visited
 
     Stmt visit(const Allocate *op) override {
         Stmt body = mutate(op->body);
         Expr size = op->size;
-        if (op->owns_memory() && !as_const_int(size)) {
+        // Outside every loop an allocation is taken once a call: a heap
+        // block costs nothing there, and the query would (a compute_root
+        // Func's size follows the image's; camera_pipe unfused spent a
+        // quarter of its lowering on such queries).
+        if (op->owns_memory() && !as_const_int(size) && loops > 0) {
             const int64_t limit = stack_allocation_bytes / op->type.bytes();
             std::optional<int64_t> n = size_bound(size, facts, limit);
             if (n && *n <= limit) size = make_const(size.type(), *n);

@@ -17,7 +17,8 @@
 // one bounded below zero counts as zero: an access means every extent is at
 // least 1. A size with no provable constant bound,
 // or a bound past stack_allocation_bytes, is left as it was (a heap block
-// of the exact size), as is an allocation that may be an output's buffer.
+// of the exact size), as is an allocation that may be an output's buffer
+// and one outside every loop (taken once a call).
 //
 // Precondition: flattened (an Allocate's size is the product of its
 // extents), loops partitioned and simplified: a tile in a steady loop

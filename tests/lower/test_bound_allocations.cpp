@@ -48,12 +48,15 @@ TEST_CASE("bound_allocations: a clamped tile's run-time size gets its constant b
     CHECK(allocation_on_stack(s.as<Allocate>()));
 }
 
-TEST_CASE("bound_allocations: no constant bound, or one past the stack's share, keeps the size",
+TEST_CASE("bound_allocations: no constant bound, one past the stack's share, or no loop keeps the size",
           "[lower][bound_allocations]") {
     Stmt unbounded = tile_of(var("width"));  // rows of a run-time width
     CHECK(bound_allocations(unbounded).same_as(unbounded));
     Stmt large = tile_of(65536);  // 2 rows of 65536 int16: 256 KiB, a heap block of its exact size
     CHECK(bound_allocations(large).same_as(large));
+    // Outside every loop (taken once a call) it is not worth the query.
+    Stmt once = tile_of(64).as<For>()->body;
+    CHECK(bound_allocations(once).same_as(once));
 }
 
 TEST_CASE("bound_allocations: a Func per tile of a GuardWithIf split goes on the stack", "[lower][bound_allocations]") {
