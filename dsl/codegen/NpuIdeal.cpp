@@ -103,13 +103,13 @@ private:
 // operands, or false.
 bool matrix_update(const FunctionContents &f, const Definition &d, Type &operand) {
     const Add *add = d.values.size() == 1 && d.rdom ? d.values[0].as<Add>() : nullptr;
-    if (!add || f.args.size() != 2) return false;
+    if (!add || f.args.size() < 2) return false;  // 3-D: a plane per value of the further dimensions
     for (const Expr *self : {&add->a, &add->b}) {
         const Call *c = self->as<Call>();
         const Mul *mul = (self == &add->a ? add->b : add->a).as<Mul>();
         if (!c || c->name != f.name || !mul) continue;
         const Call *a = npu_select::matrix_read_of(mul->a), *b = npu_select::matrix_read_of(mul->b);
-        if (!a || !b || a->args.size() != 2 || b->args.size() != 2) continue;
+        if (!a || !b || a->args.size() < 2 || b->args.size() < 2) continue;
         operand = a->type;
         return true;
     }

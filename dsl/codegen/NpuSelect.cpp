@@ -237,11 +237,13 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     const size_t dims = r->bounds.size();
     bool at_root = f.schedule.compute_level.is_root();
     MemoryType m = memory_of(r->name, at_root);
-    // A 3-D or 4-D Func in UB is computed one plane at a time: a 2-D tile at
-    // a loop inside the loops over its further dimensions (channels, batches).
-    for (size_t d = 2; d < dims; d++) {
+    // A 3-D or 4-D Func in UB (or L0C) is computed one plane at a time: a 2-D
+    // tile at a loop inside the loops over its further dimensions (channels,
+    // batches, key blocks); a planar Func a column or row of one plane.
+    const size_t td = tile_dims(r->name, dims);
+    for (size_t d = td; d < dims; d++) {
         const Expr e = simplify(r->bounds[d].extent);
-        user_assert(m == MemoryType::UB && is_one(e))
+        user_assert((m == MemoryType::UB || (m == MemoryType::L0C && td == 2)) && is_one(e))
             << "NPU target: Func " << r->name << " has " << dims << " dimensions and is stored in " << to_string(m)
             << " (computed at " << f.schedule.compute_level.to_string() << ") over " << expand(r->bounds[d].extent)
             << " values of dimension " << d << "; tiles are 2-D, so the NPU code generator computes a 3-D or 4-D "
@@ -283,11 +285,11 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         return;
     }
     // L1 holds a copy of an input's window (an operand panel, select_tile checks it is one).
-    user_assert(m == MemoryType::UB || ((m == MemoryType::L0C || m == MemoryType::L1) && dims == 2))
+    user_assert(m == MemoryType::UB || (m == MemoryType::L0C && td == 2) || (m == MemoryType::L1 && dims == 2))
         << "NPU target: Func " << r->name << " is stored in " << to_string(m)
         << ", but it is computed and read by the vector pipe (V), which reaches only UB; store_in(UB) it (L1, "
            "L0A, L0B and L0C hold matrix operands)";
-    Expr x0 = simplify(r->bounds[0].extent), x1 = dims >= 2 ? simplify(r->bounds[1].extent) : x0;
+    Expr x0 = expand(r->bounds[0].extent), x1 = dims >= 2 ? expand(r->bounds[1].extent) : x0;
     const int64_t *e0 = const_int(x0), *e1 = const_int(x1);
     if (!(e0 && e1)) {
         std::ostringstream region;  // with the enclosing lets expanded: in the user's terms
@@ -319,7 +321,7 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
                    << rdom_hint;
     }
     int rows = (int)*e1, cols = (int)*e0;
-    if (dims == 1) {
+    if (td == 1) {
         bool column = shape_of(r->name, 1) == Shape::Column;
         rows = column ? (int)*e0 : 1;
         cols = column ? 1 : (int)*e0;
@@ -341,7 +343,7 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
-    if (dims >= 2) ub_cols[r->name] = cols;
+    if (td == 2) ub_cols[r->name] = cols;
     stmt(r->body, out);
 }
 
@@ -353,7 +355,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
         auto ub = ub_buffer.find(p->name);
         const Add *add = p->values.size() == 1 ? p->values[0].as<Add>() : nullptr;
         const Call *self = add ? (add->a.as<Call>() ? add->a.as<Call>() : add->b.as<Call>()) : nullptr;
-        if (p->args.size() == 2 && ((ub != ub_buffer.end() && k.buffers[ub->second].memory == npu::Mem::L0C) ||
+        if (tile_dims(p->name, p->args.size()) == 2 && ((ub != ub_buffer.end() && k.buffers[ub->second].memory == npu::Mem::L0C) ||
                                     (self && self->name == p->name))) {
             select_matmul(f, inner, third, out);
             return;
@@ -364,7 +366,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
         return;
     }
     if (const Provide *p = skip_lets(f->body).as<Provide>()) {  // a 1-D tile
-        bool row = p->args.size() == 1 && shape_of(p->name, 1) == Shape::Row;
+        bool row = tile_dims(p->name, p->args.size()) == 1 && shape_of(p->name, 1) == Shape::Row;
         select_tile(row ? nullptr : f, row ? f : nullptr, out);
         return;
     }
@@ -418,8 +420,10 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
     call << ")";
     // A 3-D or 4-D read: its dimensions 0 and 1 are the tile's x and y, the
     // others fixed within the tile (constants or loops around it), which
-    // pick the plane the 2-D window lies in (a channel of an image).
-    for (size_t d = 2; d < args.size(); d++) {
+    // pick the plane the 2-D window lies in (a channel of an image); a
+    // planar Func's dimension 0 is the tile's y or x, the others its plane.
+    const size_t tile_dims = this->tile_dims(name, args.size());
+    for (size_t d = tile_dims; d < args.size(); d++) {
         Expr e = expand(substitute(n.lets, args[d]));
         for (const For *l : {n.fx, n.fy})
             user_assert(!l || !expr_uses_var(e, l->name))
@@ -431,30 +435,51 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
                 << " the innermost two, or index " << name << " by constants or outer loops beyond dimension 1";
         w.outer.push_back(e);
     }
-    const size_t tile_dims = std::min<size_t>(args.size(), 2);
+    // A coordinate of a 2-D window that no loop of the tile moves: a Func
+    // indexed first by an outer loop (algorithm=online's block_max(kb, i)).
+    auto fixed_hint = [&](size_t d) {
+        return "; its coordinate " + std::to_string(d) + " is fixed within the tile, as a Func indexed by an outer "
+               "loop (a key block kb) in dimension " + std::to_string(d) + " is: make that index the last "
+               "dimension (" + name + "(i, kb) rather than " + name + "(kb, i): a Func computed at that loop then "
+               "holds one plane, a tile or a column of one value per row; attention's algorithm=online_planes is "
+               "its online form written so)";
+    };
     for (size_t d = 0; d < tile_dims; d++) {
-        bool along_x = args.size() >= 2 ? d == 0 : w.shape == Shape::Row;
+        bool along_x = tile_dims == 2 ? d == 0 : w.shape == Shape::Row;
         const For *l = along_x ? n.fx : n.fy, *other = along_x ? n.fy : n.fx;
+        const Expr coord = expand(substitute(n.lets, args[d]));
+        const bool fixed = tile_dims == 2 && !(n.fx && expr_uses_var(coord, n.fx->name)) &&
+                           !(n.fy && expr_uses_var(coord, n.fy->name));
+        user_assert(l || !fixed) << "NPU target: Func " << current << " reads " << call.str() << fixed_hint(d);
         user_assert(l) << "NPU target: Func " << current << " reads " << name << " along "
                        << (along_x ? "x" : "y") << " (" << name << " is a "
                        << (along_x ? "row, one value per column" : "column, one value per row") << "), but "
                        << current << "'s tile is 1-D along " << (along_x ? "y" : "x")
                        << "; a 1-D Func's tile reads only 1-D Funcs of the same orientation, so read " << name
                        << " in a 2-D tile or give this use its own Func computed along " << (along_x ? "y" : "x");
-        Expr e = expand(substitute(n.lets, args[d]));
+        Expr e = coord;
         Expr v, lo, hi;  // a clamped coordinate (repeat_edge) whose bounds do not move with the tile
-        if (args.size() >= 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&
+        if (tile_dims == 2 && match_clamp(e, v, lo, hi) && !expr_uses_var(lo, l->name) &&
             !expr_uses_var(hi, l->name) && !(other && (expr_uses_var(lo, other->name) || expr_uses_var(hi, other->name)))) {
             e = v;
             w.lo[along_x ? 0 : 1] = lo;
             w.hi[along_x ? 0 : 1] = hi;
         }
         Expr off = simplify(e - Variable::make(Int(32), l->name));
+        // A coordinate clamped on one side only: a blocked reduction's last block clamped to the data's end.
+        const bool one_side = e.as<Min>() || e.as<Max>();
         user_assert(!expr_uses_var(off, l->name) && !(other && expr_uses_var(off, other->name)))
             << "NPU target: Func " << current << " reads " << call.str()
             << "; a tile instruction reads a window that moves with the tile, so each coordinate must be the "
                "tile's own coordinate plus a constant offset, or that clamped to fixed bounds (no scaling or "
-               "transposing)";
+               "transposing)"
+            << (one_side ? "; its coordinate " + std::to_string(d) +
+                               " is clamped on one side only, as a block of a blocked loop is where the last block "
+                               "would run past the data's end (attention's algorithm=online_planes with seq not a "
+                               "multiple of key_block): make the extent a multiple of the block, or clamp both "
+                               "sides (repeat_edge)"
+                         : std::string())
+            << (fixed ? fixed_hint(d) : std::string());
         (along_x ? w.x0 : w.y0) = simplify(substitute(l->name, l->min, e));
     }
     return w;
@@ -463,18 +488,19 @@ Selector::Window Selector::window(const std::string &name, const std::vector<Exp
 Expr Selector::ub_offset(const std::string &name, const Window &w) {
     const std::vector<Expr> &mins = ub_mins[name];
     const NpuBuffer &b = k.buffers[ub_buffer[name]];
-    if (w.shape == Shape::Column) return simplify(expand(w.y0) - expand(mins[0]));
-    if (w.shape == Shape::Row) return simplify(expand(w.x0) - expand(mins[0]));
     // A 3-D Func in UB holds one plane (realize() checks its outer extents are 1): the one read.
-    for (size_t d = 0; d < w.outer.size() && d + 2 < mins.size(); d++) {
-        Expr off = simplify(w.outer[d] - expand(mins[d + 2]));
+    const size_t td = mins.size() - w.outer.size();
+    for (size_t d = 0; d < w.outer.size() && d + td < mins.size(); d++) {
+        Expr off = simplify(w.outer[d] - expand(mins[d + td]));
         user_assert(is_zero(off))
-            << "NPU target: Func " << current << " reads " << name << " at coordinate " << d + 2 << " = "
+            << "NPU target: Func " << current << " reads " << name << " at coordinate " << d + td << " = "
             << w.outer[d] << ", " << off << " from the one plane its UB buffer holds (" << name
-            << " is computed one plane at a time, at a loop inside the loop over its dimension " << d + 2
+            << " is computed one plane at a time, at a loop inside the loop over its dimension " << d + td
             << "); read the plane being computed, or compute_at " << name
             << " outside that loop and reduce its planes to 2-D Funcs";
     }
+    if (w.shape == Shape::Column) return simplify(expand(w.y0) - expand(mins[0]));
+    if (w.shape == Shape::Row) return simplify(expand(w.x0) - expand(mins[0]));
     return simplify((expand(w.x0) - expand(mins[0])) + (expand(w.y0) - expand(mins[1])) * b.cols);
 }
 
@@ -603,7 +629,9 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
     user_assert(p->values.size() == 1 || ub_buffer.count(p->name))
         << "NPU target: Func " << p->name
         << " returns a Tuple; the NPU code generator handles Funcs of one value only, so give each value its own Func";
-    Expr ey_e = fy ? simplify(fy->extent) : Expr(), ex_e = fx ? simplify(fx->extent) : Expr();
+    // With the enclosing lets expanded: an extent of lets that are constants is constant.
+    Expr ey_e = fy ? expand(substitute(n.lets, fy->extent)) : Expr(),
+         ex_e = fx ? expand(substitute(n.lets, fx->extent)) : Expr();
     const int64_t *ey = fy ? const_int(ey_e) : nullptr, *ex = fx ? const_int(ex_e) : nullptr;
     check_npu_tile(p->name, fy, fx, ey, ex);
     for (const For *l : {fy, fx})
@@ -619,7 +647,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             << " forms its tile and must stay serial (no vectorize, unroll or parallel there)";
     if (fy) n.R = (int)*ey;
     if (fx) n.C = (int)*ex;
-    if (p->args.size() == 1 && fy && fx) {
+    if (tile_dims(p->name, p->args.size()) == 1 && fy && fx) {
         select_reduction(p, n, out);
         return;
     }
@@ -698,6 +726,10 @@ using namespace npu_select;
 class FindShapes : public IRVisitor {
 public:
     std::map<std::string, Shape> shape;
+    // Funcs of 2 or more dimensions realized over one value of each
+    // dimension from 1 on, and more than one of dimension 0: a per-row
+    // statistic of one plane (block_max(i, kb) computed at the loop over kb).
+    std::set<std::string> planar;
 
     void propagate() {
         for (bool changed = true; changed;) {
@@ -717,16 +749,18 @@ private:
     void visit_1d_tile(const Provide *p, const std::string &var) {
         struct Reads : IRVisitor {
             std::string var;
+            const std::set<std::string> *planar = nullptr;
             std::set<std::string> names;
             using IRVisitor::visit;
             void visit(const Call *c) override {
-                if ((c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1 &&
-                    expr_uses_var(c->args[0], var))
+                if ((c->call_type == Call::Func || c->call_type == Call::Image) &&
+                    (c->args.size() == 1 || planar->count(c->name)) && expr_uses_var(c->args[0], var))
                     names.insert(c->name);
                 IRVisitor::visit(c);
             }
         } reads;
         reads.var = var;
+        reads.planar = &planar;
         for (const Expr &v : p->values) reads.include(v);
         reads_1d[p->name].insert(reads.names.begin(), reads.names.end());
     }
@@ -757,20 +791,30 @@ private:
                 fy = f, fx = inner;
                 lets.clear();
                 for (auto &kv : l) lets[kv.first] = substitute(lets, kv.second);
-                if (p->args.size() == 1) note(p->name, p->args[0]);
+                if (one_d(p->name, p->args)) note(p->name, p->args[0]);
                 for (const Expr &v : p->values) include(v);
                 fy = fx = nullptr;
                 return;
             }
         } else {
             const Provide *p = b->as<Provide>();
-            if (p && p->args.size() == 1) visit_1d_tile(p, f->name);
+            if (p && one_d(p->name, p->args)) visit_1d_tile(p, f->name);
         }
         IRVisitor::visit(f);
     }
     void visit(const Call *c) override {
-        if (fy && (c->call_type == Call::Func || c->call_type == Call::Image) && c->args.size() == 1) note(c->name, c->args[0]);
+        if (fy && (c->call_type == Call::Func || c->call_type == Call::Image) && one_d(c->name, c->args))
+            note(c->name, c->args[0]);
         IRVisitor::visit(c);
+    }
+    void visit(const Realize *r) override {
+        bool one_plane = r->bounds.size() >= 2 && !is_one(simplify(r->bounds[0].extent));
+        for (size_t d = 1; d < r->bounds.size(); d++) one_plane &= is_one(simplify(r->bounds[d].extent));
+        if (one_plane) planar.insert(r->name);
+        IRVisitor::visit(r);
+    }
+    bool one_d(const std::string &name, const std::vector<Expr> &args) const {
+        return args.size() == 1 || planar.count(name);
     }
 };
 
@@ -781,7 +825,7 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, cons
     FindShapes shapes;
     shapes.include(loop_nest);
     shapes.propagate();
-    Selector s(name, env, outputs, t, shapes.shape, share_subexpressions);
+    Selector s(name, env, outputs, t, shapes.shape, shapes.planar, share_subexpressions);
     s.stmt(loop_nest, s.k.body);
     return s.k;
 }

@@ -77,9 +77,10 @@ struct Nest {
 class Selector {
 public:
     Selector(const std::string &kernel_name, const Environment &env, const std::vector<std::string> &outputs,
-             const Target &t, std::map<std::string, Shape> shapes, bool share_subexpressions)
+             const Target &t, std::map<std::string, Shape> shapes, std::set<std::string> planar,
+             bool share_subexpressions)
         : kernel_name(kernel_name), env(env), outputs(outputs), target(t), shapes(std::move(shapes)),
-          share_subexpressions(share_subexpressions) {}
+          planar(std::move(planar)), share_subexpressions(share_subexpressions) {}
 
     NpuKernel k;
 
@@ -102,6 +103,11 @@ private:
     const std::vector<std::string> &outputs;
     const Target &target;
     const std::map<std::string, Shape> shapes;
+    // Funcs of 2 or more dimensions computed over one value of each
+    // dimension from 1 on (FindShapes): a per-row statistic of one key
+    // block, block_max(i, kb), is a column of its plane kb. Their tiles
+    // span dimension 0 alone; the further dimensions pick the plane.
+    const std::set<std::string> planar;
     std::vector<std::pair<std::string, Expr>> lets;  // enclosing lets, outermost first
     std::map<std::string, int> ub_buffer;            // Func (value_key) -> its UB buffer
     // The key of value i of a Func in ub_buffer: its name for value 0,
@@ -150,8 +156,13 @@ private:
         return *it->second;
     }
 
+    // The dimensions of `name` (read or written with `dims` coordinates) that its tile spans: 2, or 1
+    // for a 1-D Func and a planar one; the others pick the plane.
+    size_t tile_dims(const std::string &name, size_t dims) const {
+        return planar.count(name) ? 1 : std::min<size_t>(dims, 2);
+    }
     Shape shape_of(const std::string &name, size_t dims) const {
-        if (dims >= 2) return Shape::Full;  // 3-D and 4-D: planes of 2-D tiles
+        if (tile_dims(name, dims) >= 2) return Shape::Full;  // 3-D and 4-D: planes of 2-D tiles
         auto it = shapes.find(name);
         return it == shapes.end() ? Shape::Column : it->second;
     }

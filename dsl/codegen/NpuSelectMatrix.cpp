@@ -159,7 +159,9 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
                    << "A(k, y) * B(x, k) onto TMATMUL, with C stored in L0C (store_in(L0C)), not " << p->values[0];
     };
     auto ub = ub_buffer.find(p->name);
-    if (p->args.size() != 2 || ub == ub_buffer.end() || k.buffers[ub->second].memory != npu::Mem::L0C) shape_error();
+    if (tile_dims(p->name, p->args.size()) != 2 || ub == ub_buffer.end() ||
+        k.buffers[ub->second].memory != npu::Mem::L0C)
+        shape_error();
     const For *loops[3] = {l0, l1, l2};
     auto loop_of = [&](const Expr &e) -> const For * {
         Expr x = expand(substitute(inner, e));
@@ -179,17 +181,26 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
     if (!fx || !fy || fx == fy || !mul || !self || self->name != p->name) shape_error();
     // cast<float>(A(k, y)) of a 16-bit A, cast<int32_t>(A(k, y)) of an int8 A: A itself.
     const Call *a = matrix_read_of(mul->a), *b = matrix_read_of(mul->b);
-    if (!a || !b || a->args.size() != 2 || b->args.size() != 2) shape_error();
+    if (!a || !b || tile_dims(a->name, a->args.size()) != 2 || tile_dims(b->name, b->args.size()) != 2) shape_error();
+    // C, A and B may be planes of 3-D Funcs (attention's block_pv(c, i, kb) += probs(j, i, kb) * V(c, j)):
+    // their coordinates from 2 on are fixed within the nest.
+    for (const Call *o : {a, b})
+        for (size_t d = 2; d < o->args.size(); d++)
+            if (loop_of(o->args[d])) shape_error();
+    for (size_t d = 2; d < p->args.size(); d++)
+        if (loop_of(p->args[d])) shape_error();
     if (loop_of(a->args[1]) != fy) std::swap(a, b);  // A(k, y), B(x, k) or transposed B(k, x)
     if (loop_of(a->args[0]) != fk || loop_of(a->args[1]) != fy ||
         !((loop_of(b->args[0]) == fx && loop_of(b->args[1]) == fk) ||
           (loop_of(b->args[0]) == fk && loop_of(b->args[1]) == fx)))
         shape_error();
-    Expr m = simplify(fy->extent), n_ = simplify(fx->extent), k_ = simplify(fk->extent);
+    // With the enclosing lets expanded: an extent of lets that are constants is constant.
+    auto extent = [&](const For *l) { return expand(substitute(inner, l->extent)); };
+    Expr m = extent(fy), n_ = extent(fx), k_ = extent(fk);
     const int64_t *M = const_int(m), *N = const_int(n_), *K = const_int(k_);
     user_assert(M && N && K) << "NPU target: Func " << p->name << ": the matrix update's loops " << fy->name << ", "
-                             << fx->name << " and " << fk->name << " have extents " << fy->extent << ", "
-                             << fx->extent << " and " << fk->extent
+                             << fx->name << " and " << fk->name << " have extents " << extent(fy) << ", "
+                             << extent(fx) << " and " << extent(fk)
                              << "; TMATMUL has a constant shape, so tile C by constants and give the reduction a "
                                 "constant extent";
     for (const For *l : loops)

@@ -103,7 +103,10 @@ void Selector::select_reduction(const Provide *p, const Nest &n, std::vector<Npu
     }
     auto is_self = [&](const Expr &e) {
         const Call *c = e.as<Call>();
-        return c && c->name == f && c->args.size() == 1 && equal(c->args[0], p->args[0]);
+        if (!c || c->name != f || c->args.size() != p->args.size()) return false;
+        for (size_t d = 0; d < c->args.size(); d++)  // a planar Func's plane too
+            if (!equal(c->args[d], p->args[d])) return false;
+        return true;
     };
     const NpuOpRule *rule = npu_op_rule(p->values[0]);
     if (rule && npu::op_kind(rule->row) == npu::Kind::Reduce && binary_operands(p->values[0], x, y))

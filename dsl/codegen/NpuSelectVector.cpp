@@ -292,7 +292,7 @@ bool Selector::scalar_only(const Expr &e, const Nest &n) const {
 
 bool Selector::is_narrow(const Expr &e, const Nest &n) const {
     const Call *c = read_of(e);
-    return n.fx && n.fy && c && c->args.size() == 1 && shape_of(c->name, 1) != Shape::Full;
+    return n.fx && n.fy && c && shape_of(c->name, c->args.size()) != Shape::Full;
 }
 
 Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, const Expr &y, int dst, const Nest &n,

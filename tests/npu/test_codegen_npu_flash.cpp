@@ -1,0 +1,176 @@
+// Flash attention on the NPU (issue 20): attention's online algorithm in
+// generators/attention.cpp's `algorithm=online_planes` form, with the key
+// block kb the outermost dimension of every per-block Func. At one block
+// (the state's block loop) scores(jj, i, kb) and block_pv(c, i, kb) are
+// planes accumulated in L0C by TMATMUL, probs(jj, i, kb) a tile in UB, and
+// block_max(i, kb), block_sum(i, kb) columns of the query rows (planar
+// Funcs: TROWMAX, TROWSUM); the state (m, l, acc) merges them per block as
+// a Tuple of 2-D tiles. The arithmetic and its order are the host's, so the
+// output is the host's bit for bit.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <kiln/kiln.h>
+#include <nlohmann/json.hpp>
+
+#include "error/expect_error.h"
+#include "npu_pipelines.h"
+
+using namespace kiln;
+using nlohmann::json;
+using namespace npu_pipelines;
+
+namespace {
+
+constexpr int D = 64, S = 256, B = 64, R = 32;  // features, tokens, keys per block, query rows per tile
+
+// generators/attention.cpp's online_planes with dim=D seq=S key_block=B (every block whole). The
+// refusals: `block_first` indexes the block maximum by block first, block_max(kb, i), as
+// algorithm=online does; `keys` not a multiple of B clamps the last block's keys to the last one.
+struct Flash {
+    ImageParam Q{Float(32), 2, "Q"}, K{Float(32), 2, "K"}, V{Float(32), 2, "V"};
+    Var c{"c"}, i{"i"}, j{"j"}, r{"r"}, jj{"jj"}, kb{"kb"}, ib{"ib"}, ii{"ii"}, kbo{"kbo"}, kbi{"kbi"};
+    RDom rd{0, D, "rd"}, rj{0, B, "rj"}, rb;
+    Func key_t{"key_t"}, scores{"scores"}, block_max{"block_max"}, probs{"probs"}, block_sum{"block_sum"},
+        block_pv{"block_pv"}, state{"state"}, output{"output"};
+    explicit Flash(bool block_first = false, int keys = S) : rb(0, (keys + B - 1) / B, "rb") {
+        const Expr lowest = std::numeric_limits<float>::lowest(), alpha = 1.0f / sqrt(cast<float>(D));
+        auto bmax = [&](Expr i, Expr kb) { return block_first ? block_max(kb, i) : block_max(i, kb); };
+        key_t(j, r) = K(r, j);
+        scores(jj, i, kb) = 0.0f;
+        scores(jj, i, kb) += Q(rd, i) * key_t(keys % B ? min(kb * B + jj, keys - 1) : kb * B + jj, rd);
+        bmax(i, kb) = lowest;
+        bmax(i, kb) = max(bmax(i, kb), scores(rj, i, kb));
+        probs(jj, i, kb) = exp((scores(jj, i, kb) - bmax(i, kb)) * alpha);
+        block_sum(i, kb) = 0.0f;
+        block_sum(i, kb) += probs(rj, i, kb);
+        block_pv(c, i, kb) = 0.0f;
+        block_pv(c, i, kb) += probs(rj, i, kb) * V(c, kb * B + rj);
+        state(c, i) = Tuple(lowest, 0.0f, 0.0f);
+        Expr m = state(c, i)[0], l = state(c, i)[1], acc = state(c, i)[2], bm = bmax(i, rb);
+        Expr m2 = max(m, bm), a = exp((m - m2) * alpha), b = exp((bm - m2) * alpha);
+        state(c, i) = Tuple(m2, l * a + block_sum(i, rb) * b, acc * a + block_pv(c, i, rb) * b);
+        output(c, i) = state(c, i)[2] / state(c, i)[1];
+    }
+    // Every stage at the root: the host's oracle.
+    void host() {
+        for (Func *f : {&key_t, &scores, &block_max, &probs, &block_sum, &block_pv, &state}) f->compute_root();
+    }
+    // schedules/attention/online_planes/npu.sched: per tile of R query rows the state and Q's rows (in
+    // L1), and per block (kbo, rb split by 1 so that the loop has a name) the block's S, statistics, P
+    // and P V.
+    void npu(bool double_buffer) {
+        output.bound(c, 0, D).split(i, ib, ii, R);
+        state.compute_at(output, ib);
+        state.update().split(rb, kbo, kbi, 1).reorder(c, i, kbi, kbo);
+        for (Func *f : {&scores, &block_max, &probs, &block_sum, &block_pv}) f->compute_at(state, kbo);
+        Q.in(scores).compute_at(output, ib).store_in(MemoryType::L1);
+        scores.store_in(MemoryType::L0C);
+        block_pv.store_in(MemoryType::L0C);
+        if (double_buffer) {
+            for (Func *f : {&output, &scores, &block_max, &probs, &block_sum, &block_pv}) f->double_buffer();
+            Q.in(scores).double_buffer();
+        }
+    }
+};
+
+void fill(Buffer<float, 2> &q, Buffer<float, 2> &k, Buffer<float, 2> &v) {
+    for (int t = 0; t < S; t++)
+        for (int f = 0; f < D; f++) {
+            // Scores of a few units (after the 1/√d scale) whose row maximum moves from block to block.
+            q(f, t) = 2.0f * std::sin(0.31f * f + 0.17f * t);
+            k(f, t) = 2.0f * std::cos(0.23f * f - 0.11f * t) + std::sin(0.05f * t);
+            v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("flash attention (online, key blocks as planes) on the NPU: equal to the host bit for bit",
+          "[npu][codegen][attention][online]") {
+    Buffer<float, 2> q(D, S), k(D, S), v(D, S), host(D, S);
+    fill(q, k, v);
+    {
+        Flash f;
+        f.host();
+        f.Q.set(q);
+        f.K.set(k);
+        f.V.set(v);
+        f.output.realize(host);
+    }
+    // A float64 reference, the softmax over all keys at once; the host within 1e-5 of it relative to
+    // max(1, |output|).
+    double worst = 0;
+    for (int t = 0; t < S; t++) {
+        std::vector<double> s(S);
+        double m = -INFINITY;
+        for (int key = 0; key < S; key++) {
+            double sum = 0;
+            for (int f = 0; f < D; f++) sum += (double)q(f, t) * k(f, key);
+            s[key] = sum / std::sqrt((double)D);
+            m = std::max(m, s[key]);
+        }
+        double l = 0;
+        for (double &x : s) l += (x = std::exp(x - m));
+        for (int f = 0; f < D; f++) {
+            double o = 0;
+            for (int key = 0; key < S; key++) o += s[key] * v(f, key);
+            o /= l;
+            worst = std::max(worst, std::abs(host(f, t) - o) / std::max(1.0, std::abs(o)));
+        }
+    }
+    INFO("host against float64: " << worst);
+    CHECK(worst < 1e-5);
+    const int tiles = S / R, blocks = S / B;
+    json r[2];
+    for (int db = 0; db < 2; db++) {
+        Flash f;
+        f.npu(db == 1);
+        Buffer<float, 2> npu(D, S);
+        r[db] = run_npu_args(Pipeline(f.output), {{"Q", q}, {"K", k}, {"V", v}, {"output", npu}},
+                             db ? "flash_db" : "flash_sb");
+        CHECK(r[db]["race_count"] == 0);
+        int bad = 0;
+        for (int t = 0; t < S; t++)
+            for (int c = 0; c < D; c++) bad += npu(c, t) != host(c, t);
+        CHECK(bad == 0);
+        // Per tile and block: S = Q Kᵀ and P V on the matrix unit, the block's maximum and sum as columns.
+        CHECK(r[db]["instructions_by_op"]["TMATMUL"] == 2 * tiles * blocks);
+        CHECK(r[db]["instructions_by_op"]["TROWMAX"] == tiles * blocks);
+        CHECK(r[db]["instructions_by_op"]["TROWSUM"] == tiles * blocks);
+        CHECK(r[db]["dma_bytes"]["UB->L1"] == 4 * (uint64_t)S * S);  // P, UB -> L1 -> L0A, never GM
+        // The output once; K and V once per tile of query rows, Q once (into L1, Q.in(scores)).
+        CHECK(r[db]["gm_write_bytes"] == 4 * (uint64_t)D * S);
+        CHECK(r[db]["gm_read_bytes"] == 4 * (uint64_t)D * S * (2 * tiles + 1));
+        CHECK(r[db]["dma_bytes"]["L1->L0A"] == 4 * (uint64_t)D * S * blocks + 4 * (uint64_t)S * S);  // Q, P per block
+        INFO(r[db].dump(1));
+    }
+    CHECK(r[1]["cycles"] < r[0]["cycles"]);
+}
+
+TEST_CASE("flash attention forms the NPU does not take are refused with the fix", "[npu][codegen][attention][errors]") {
+    {
+        // Statistics indexed by block first (algorithm=online's block_max(kb, i)): at the block loop the
+        // Func's dimension 0 is fixed, not a coordinate of its tile.
+        Flash f(true);
+        f.npu(false);
+        REQUIRE_COMPILE_ERROR(Pipeline(f.output).compile_to_cpp_source("flash_block_first", Target("npu")),
+                              Contains("Func block_max reads block_max(") &&
+                                  Contains("its coordinate 0 is fixed within the tile") &&
+                                  Contains("make that index the last dimension (block_max(i, kb) rather than "
+                                           "block_max(kb, i)"));
+    }
+    {
+        // A partial last block: its keys clamped to the last key, a window clamped on one side.
+        Flash f(false, S - 8);
+        f.npu(false);
+        REQUIRE_COMPILE_ERROR(Pipeline(f.output).compile_to_cpp_source("flash_partial", Target("npu")),
+                              Contains("Func scores reads K(") &&
+                                  Contains("its coordinate 1 is clamped on one side only") &&
+                                  Contains("make the extent a multiple of the block"));
+    }
+}
