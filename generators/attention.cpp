@@ -44,6 +44,15 @@
 // times the few flops of the merge and keeps the state one Tuple.) The last
 // block may be partial: its missing keys count as -inf (max), 0 (sums).
 //
+// algorithm=online_planes is the same algorithm, the same arithmetic in the
+// same order, with the key block as the last dimension of every per-block
+// Func: scores(jj, i, kb) (key kb·B + jj), block_max(i, kb), probs(jj, i,
+// kb), block_sum(i, kb), block_pv(c, i, kb). Computed at the state's loop
+// over blocks, each holds one block: a tile of the query rows, or a column
+// of them, which is what the NPU computes (schedules/attention/
+// online_planes/npu.sched, docs/npu.md "Flash attention"; there seq must
+// be a multiple of key_block).
+//
 // attention_grad: the backward pipeline of two_pass. Given the adjoint of
 // the output (d_output), it computes d_query, d_key and d_value by Kiln's
 // reverse-mode autodiff (docs/autodiff.md) of the same algorithm:
@@ -103,9 +112,12 @@ protected:
 
 class Attention : public AttentionBase<Attention> {
 public:
-    enum class Algorithm { TwoPass, Online };
-    GeneratorParam<Algorithm> algorithm{"algorithm", Algorithm::TwoPass,
-                                        {{"two_pass", Algorithm::TwoPass}, {"online", Algorithm::Online}}};
+    enum class Algorithm { TwoPass, Online, OnlinePlanes };
+    GeneratorParam<Algorithm> algorithm{"algorithm",
+                                        Algorithm::TwoPass,
+                                        {{"two_pass", Algorithm::TwoPass},
+                                         {"online", Algorithm::Online},
+                                         {"online_planes", Algorithm::OnlinePlanes}}};
     GeneratorParam<int> key_block{"key_block", 32, 1, 4096};  // B, keys per block (algorithm=online)
     // d and seq fixed at compile time when > 0 (the NPU's TMATMUL has a constant shape); 0: the buffers'.
     GeneratorParam<int> dim{"dim", 0, 0, 1 << 16};
@@ -114,6 +126,7 @@ public:
 
     void generate() {
         Expr d = dim > 0 ? Expr((int)dim) : Q.dim(0).extent(), keys = seq > 0 ? Expr((int)seq) : K.dim(1).extent();
+        if (algorithm.value() == Algorithm::OnlinePlanes) return online_planes(keys, d);
         Func scores = define_scores(d);
         if (algorithm.value() == Algorithm::Online) return online(scores, keys, d);
         two_pass(scores, keys, d, output);
@@ -139,6 +152,46 @@ private:
         Expr m = state(c, i)[0], l = state(c, i)[1], acc = state(c, i)[2], bm = block_max(rb, i);
         Expr m2 = max(m, bm), a = exp((m - m2) * alpha), b = exp((bm - m2) * alpha);
         state(c, i) = Tuple(m2, l * a + block_sum(rb, i) * b, acc * a + block_pv(c, rb, i) * b);
+        output(c, i) = state(c, i)[2] / state(c, i)[1];
+    }
+
+    // The online algorithm with the key block kb as the last (outermost)
+    // dimension of every per-block Func: scores(jj, i, kb) is key kb·B + jj,
+    // the block's statistics are block_max(i, kb) and block_sum(i, kb), one
+    // value per query row, and block_pv(c, i, kb). At one block a per-block
+    // Func is a tile of the query rows (or a column of them), which the NPU
+    // computes per iteration of the state's block loop. The arithmetic, and
+    // its order, is online's. With seq a multiple of B (seq= given) every
+    // block is whole and no key is masked.
+    void online_planes(Expr keys, Expr d) {
+        Var kb("kb"), jj("jj");
+        const int B = (int)key_block;
+        const bool whole = seq > 0 && seq % B == 0;
+        Expr blocks = (keys + (B - 1)) / B;
+        RDom rd(0, d, "rd"), rj(0, B, "rj"), rb(0, blocks, "rb");
+        Expr lowest = std::numeric_limits<float>::lowest(), alpha = 1.0f / sqrt(cast<float>(d));
+        // Key kb·B + jj, clamped to the last key when the last block is partial; `inside` masks the
+        // reductions over the block's keys rj.
+        Expr key = kb * B + jj, key_r = kb * B + rj, inside = key_r < keys;
+        if (!whole) key = min(key, keys - 1);
+        Expr key_rc = whole ? key_r : min(key_r, keys - 1);
+        auto masked = [&](Expr e, Expr none) { return whole ? e : select(inside, e, none); };
+        Func key_t("key_t"), scores("scores"), block_max("block_max"), probs("probs"), block_sum("block_sum"),
+            block_pv("block_pv"), state("state");
+        key_t(j, r) = K(r, j);
+        scores(jj, i, kb) = 0.0f;
+        scores(jj, i, kb) += Q(rd, i) * key_t(key, rd);
+        block_max(i, kb) = lowest;
+        block_max(i, kb) = max(block_max(i, kb), masked(scores(rj, i, kb), lowest));
+        probs(jj, i, kb) = exp((scores(jj, i, kb) - block_max(i, kb)) * alpha);
+        block_sum(i, kb) = 0.0f;
+        block_sum(i, kb) += masked(probs(rj, i, kb), 0.0f);
+        block_pv(c, i, kb) = 0.0f;
+        block_pv(c, i, kb) += masked(probs(rj, i, kb) * V(c, key_rc), 0.0f);
+        state(c, i) = Tuple(lowest, 0.0f, 0.0f);
+        Expr m = state(c, i)[0], l = state(c, i)[1], acc = state(c, i)[2], bm = block_max(i, rb);
+        Expr m2 = max(m, bm), a = exp((m - m2) * alpha), b = exp((bm - m2) * alpha);
+        state(c, i) = Tuple(m2, l * a + block_sum(i, rb) * b, acc * a + block_pv(c, i, rb) * b);
         output(c, i) = state(c, i)[2] / state(c, i)[1];
     }
 };

@@ -24,6 +24,9 @@
 // 4. blur3x3 and unsharp (schedules/<name>/npu.sched, 1024 x 128) and two-pass
 //    attention (schedules/attention/npu.sched, dim=64 seq=128, 1024 queries):
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
+//    Flash attention (algorithm=online_planes, schedules/attention/
+//    online_planes/npu.sched) beside it at seq=128 and alone at seq=4096,
+//    where the two-pass form's row of S no longer fits (its error recorded).
 // 5. bf16 (type=bfloat16): softmax and layernorm under npu.sched in the
 //    tables of 2., and GEMM + bias + ReLU through the code generator at
 //    1024 x 128 x 256 (16- and 32-row tiles), 512 x 512 x 512 (32 x 32 tiles,
@@ -295,6 +298,21 @@ json run_stencil(const std::string &name, int halo, const std::string &source_di
     return rows;
 }
 
+// The attention figures of report r into g (d features, nq queries, seq keys): busy cycles, GM
+// bytes against the ideal (Q, K, V read once, O written once), the roofline (the largest of V's and
+// M's busy cycles and GM bytes over 64 B/cycle) and the ideal stream's.
+void attention_figures(const json &r, json &g, const std::vector<const char *> &pipes, int d, int nq, int seq) {
+    for (const char *pipe : pipes) g["busy_cycles"][pipe] = r["pipes"][pipe]["busy_cycles"];
+    g["gm_ideal_bytes"] = 4.0 * (2 * d * nq + 2 * d * seq);
+    g["dma_bytes"] = r["dma_bytes"];
+    g["peak_bytes"] = r["peak_bytes"];
+    double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["pipes"]["M"]["busy_cycles"].get<double>(),
+                             r["gm_read_bytes"].get<double>() / 64, r["gm_write_bytes"].get<double>() / 64});
+    g["roofline_cycles"] = bound;
+    g["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
+    against_ideal(r, r["ideal"], g);
+}
+
 // Two-pass attention (generators/attention.cpp, dim=64 seq=128; 1024 queries) under
 // schedules/attention/npu.sched: both products on the matrix unit, the
 // softmax on the vector unit, P moved UB -> L1 -> L0A.
@@ -307,17 +325,41 @@ json run_attention(const std::string &source_dir) {
     std::map<std::string, Buffer<>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
     std::string sched = read_file(source_dir + "/schedules/attention/npu.sched");
     const std::vector<const char *> pipes = {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"};
-    json f = buffering_figures("attention", {"dim=64", "seq=128"}, sched, bufs, pipes, [&](const json &r, json &g) {
-        for (const char *pipe : pipes) g["busy_cycles"][pipe] = r["pipes"][pipe]["busy_cycles"];
-        g["gm_ideal_bytes"] = 4.0 * (2 * D * NQ + 2 * D * S);  // Q, K, V read once, O written once
-        g["dma_bytes"] = r["dma_bytes"];
-        double bound = std::max({r["pipes"]["V"]["busy_cycles"].get<double>(), r["pipes"]["M"]["busy_cycles"].get<double>(),
-                                 r["gm_read_bytes"].get<double>() / 64, r["gm_write_bytes"].get<double>() / 64});
-        g["roofline_cycles"] = bound;
-        g["cycles_over_roofline"] = r["cycles"].get<double>() / bound;
-        against_ideal(r, r["ideal"], g);
-    });
+    json f = buffering_figures("attention", {"dim=64", "seq=128"}, sched, bufs, pipes,
+                               [&](const json &r, json &g) { attention_figures(r, g, pipes, D, NQ, S); });
     f["kernel"] = "attention d=64, 1024 queries x 128 keys, f32, code generator (schedules/attention/npu.sched)";
+    return f;
+}
+
+// Attention's online form (algorithm=online_planes: key blocks as planes)
+// under schedules/attention/online_planes/npu.sched, 1024 queries against
+// `seq` keys in blocks of `block`, single- and double-buffered; and the
+// two-pass form at the same seq (its figures, or the error that it does
+// not fit). The roofline as run_attention's: the largest of V's and M's
+// busy cycles and GM bytes over 64 B/cycle.
+json run_attention_online(const std::string &source_dir, int seq, int block) {
+    const int D = 64, NQ = 1024;
+    Buffer<float> q(D, NQ), k(D, seq), v(D, seq), out(D, NQ);
+    q.for_each_element([&](int f, int t) { q(f, t) = std::sin(0.31f * f + 0.17f * t); });
+    k.for_each_element([&](int f, int t) { k(f, t) = std::cos(0.23f * f - 0.11f * t); });
+    v.for_each_element([&](int f, int t) { v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f); });
+    std::map<std::string, Buffer<>> bufs = {{"Q", q}, {"K", k}, {"V", v}, {"output", out}};
+    const std::vector<const char *> pipes = {"M", "V", "MTE2", "MTE1", "MTE3", "FIX"};
+    auto extra = [&](const json &r, json &g) { attention_figures(r, g, pipes, D, NQ, seq); };
+    const std::string s = std::to_string(seq), b = std::to_string(block);
+    json f;
+    f["online"] = buffering_figures("attention", {"dim=64", "seq=" + s, "key_block=" + b, "algorithm=online_planes"},
+                                    read_file(source_dir + "/schedules/attention/online_planes/npu.sched"), bufs,
+                                    pipes, extra);
+    f["online"]["kernel"] = "flash attention d=64, 1024 queries x " + s + " keys in blocks of " + b +
+                            ", f32 (schedules/attention/online_planes/npu.sched)";
+    try {
+        f["two_pass"] = buffering_figures("attention", {"dim=64", "seq=" + s},
+                                          read_file(source_dir + "/schedules/attention/npu.sched"), bufs, pipes, extra);
+        f["two_pass"]["kernel"] = "two-pass attention d=64, 1024 queries x " + s + " keys (schedules/attention/npu.sched)";
+    } catch (const CompileError &e) {
+        f["two_pass_error"] = e.what();
+    }
     return f;
 }
 
@@ -507,6 +549,9 @@ int main(int argc, char **argv) {
     all["blur3x3"] = run_stencil("blur3x3", 1, KILN_SOURCE_DIR);
     all["unsharp"] = run_stencil("unsharp", 2, KILN_SOURCE_DIR);
     all["attention"] = run_attention(KILN_SOURCE_DIR);
+    for (int seq : {128, 4096})
+        for (int block : {64, 128})
+            if (block <= seq / 2) all["attention_online"].push_back(run_attention_online(KILN_SOURCE_DIR, seq, block));
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3", "unsharp"}) {
         std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write",
                     "ideal", "model", "cycles", "roofline", "ratio", "ideal roof", "ratio", "V%", "MTE2%", "UB peak");
@@ -551,6 +596,27 @@ int main(int argc, char **argv) {
                     100 * at[v]["busy_ratio"]["V"].get<double>(), 100 * at[v]["busy_ratio"]["MTE2"].get<double>(),
                     100 * at[v]["busy_ratio"]["MTE1"].get<double>(), 100 * at[v]["busy_ratio"]["MTE3"].get<double>(),
                     100 * at[v]["busy_ratio"]["FIX"].get<double>());
+    for (const json &a : all["attention_online"])
+        for (const char *form : {"two_pass", "online"}) {
+            if (!a.contains(form)) {
+                std::printf("two-pass attention at the same seq: %s\n", a["two_pass_error"].get<std::string>().c_str());
+                continue;
+            }
+            const json &x = a[form];
+            for (const char *v : {"single_buffered", "double_buffered"})
+                std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx; ideal stream's %.0f, %.2fx), GM read %.0f "
+                            "write %.0f (ideal %.0f), races %d, M %.1f%%, V %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, MTE3 "
+                            "%.1f%%, FIX %.1f%%, UB peak %.0f, L0C peak %.0f\n",
+                            x["kernel"].get<std::string>().c_str(), v, x[v]["cycles"].get<double>(),
+                            x[v]["roofline_cycles"].get<double>(), x[v]["cycles_over_roofline"].get<double>(),
+                            x[v]["ideal_roofline_cycles"].get<double>(), x[v]["cycles_over_ideal_roofline"].get<double>(),
+                            x[v]["gm_read_bytes"].get<double>(), x[v]["gm_write_bytes"].get<double>(),
+                            x[v]["gm_ideal_bytes"].get<double>(), x[v]["races"].get<int>(),
+                            100 * x[v]["busy_ratio"]["M"].get<double>(), 100 * x[v]["busy_ratio"]["V"].get<double>(),
+                            100 * x[v]["busy_ratio"]["MTE2"].get<double>(), 100 * x[v]["busy_ratio"]["MTE1"].get<double>(),
+                            100 * x[v]["busy_ratio"]["MTE3"].get<double>(), 100 * x[v]["busy_ratio"]["FIX"].get<double>(),
+                            x[v]["peak_bytes"]["UB"].get<double>(), x[v]["peak_bytes"]["L0C"].get<double>());
+        }
     const json &g = all["gemm"];
     std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
                 g["kernel"].get<std::string>().c_str(), g["cycles"].get<double>(),

@@ -702,6 +702,26 @@ TEST_CASE("generator api: the fusion report's NPU traffic model is the simulator
         CHECK(j["npu"]["gm_read_bytes"] == 3 * bytes + (name == "layernorm" ? 4 * 2 * 16384 * 4 : 0));
         CHECK(j["npu"]["gm_write_bytes"] == bytes);
     }
+    {
+        // Flash attention (algorithm=online_planes, schedules/attention/online_planes/npu.sched): per tile of
+        // 32 query rows K and V once, Q once (in L1), the output once.
+        auto g = GeneratorRegistry::create("attention");
+        g->set_generator_params({"dim=64", "seq=1024", "key_block=64", "algorithm=online_planes"});
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "npu_traffic_flash";
+        o.schedule_file = KILN_SOURCE_DIR "/schedules/attention/online_planes/npu.sched";
+        o.target = Target("npu");
+        o.emit = {"report"};
+        o.estimates = {{"output", {64, 256}}, {"Q", {64, 256}}, {"K", {64, 1024}}, {"V", {64, 1024}}};
+        compile_generator(*g, o);
+        nlohmann::json j = nlohmann::json::parse(read_file("generator_api_out/npu_traffic_flash.report.json"));
+        CHECK(j["npu_model"]["exact"] == true);
+        CHECK(j["npu_model"]["gm_read_bytes"] == j["npu"]["gm_read_bytes"]);
+        CHECK(j["npu_model"]["gm_write_bytes"] == j["npu"]["gm_write_bytes"]);
+        CHECK(j["npu"]["gm_read_bytes"] == (256 / 32) * 2 * 64 * 1024 * 4 + 64 * 256 * 4);
+        CHECK(j["npu"]["gm_write_bytes"] == 64 * 256 * 4);
+    }
     // Funcs in GM (compute_root): each written once in tiles, read back in its consumers' windows.
     for (const auto &[name, sched] : std::vector<std::pair<std::string, std::string>>{
              {"blur3x3", "output: tile(x, y, xo, yo, xi, yi, 64, 32)\n"

@@ -6,6 +6,9 @@
 #include "attention_fused.h"
 #include "attention_host_tiled.h"
 #include "attention_npu.h"
+#include "attention_online_host.h"
+#include "attention_online_planes_host.h"
+#include "attention_online_planes_npu.h"
 #include "attention_unfused.h"
 #include "conv_bn_folded_fused.h"
 #include "conv_bn_folded_host_tiled.h"
@@ -149,6 +152,25 @@ std::vector<Buffer<float>> conv_inputs(int cin, int cout, int w, int h) {
     return in;
 }
 
+// softmax(Q Kᵀ / √d) V in float64 for query row i (Q, K, V as (d, seq)): its d outputs.
+std::vector<double> attention_row_float64(const Buffer<float> &q, const Buffer<float> &k, const Buffer<float> &v,
+                                          int i) {
+    const int d = q.dim(0).extent(), seq = k.dim(1).extent();
+    std::vector<double> s(seq), out(d);
+    double m = -1e300, sum = 0;
+    for (int j = 0; j < seq; j++) {
+        s[j] = 0;
+        for (int r = 0; r < d; r++) s[j] += (double)q(r, i) * k(r, j);
+        m = std::max(m, s[j]);
+    }
+    for (int j = 0; j < seq; j++) sum += s[j] = std::exp((s[j] - m) / std::sqrt((double)d));
+    for (int c = 0; c < d; c++) {
+        for (int j = 0; j < seq; j++) out[c] += s[j] * v(c, j);
+        out[c] /= sum;
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("generator: conv host_tiled below its tile of 2 channel vectors x 6 pixels", "[generator][conv][regression]") {
@@ -194,19 +216,8 @@ TEST_CASE("generator: attention schedules agree and compute softmax(Q K^T / sqrt
     });
     int bad = 0;
     for (int i = 0; i < seq; i++) {
-        std::vector<double> s(seq);
-        double m = -1e300, sum = 0;
-        for (int j = 0; j < seq; j++) {
-            s[j] = 0;
-            for (int r = 0; r < d; r++) s[j] += (double)q(r, i) * k(r, j);
-            m = std::max(m, s[j]);
-        }
-        for (int j = 0; j < seq; j++) sum += s[j] = std::exp((s[j] - m) / std::sqrt((double)d));
-        for (int c = 0; c < d; c++) {
-            double o = 0;
-            for (int j = 0; j < seq; j++) o += s[j] * v(c, j);
-            bad += std::abs(ref(c, i) - o / sum) > 1e-5;
-        }
+        const std::vector<double> o = attention_row_float64(q, k, v, i);
+        for (int c = 0; c < d; c++) bad += std::abs(ref(c, i) - o[c]) > 1e-5;
     }
     CHECK(bad == 0);
 }
@@ -222,6 +233,36 @@ TEST_CASE("generator: attention on the npu target (dim=64 seq=128) equals the ho
     int differ = 0;
     host.for_each_element([&](int x, int y) { differ += host(x, y) != npu(x, y); });
     CHECK(differ == 0);
+}
+
+TEST_CASE("generator: flash attention (algorithm=online_planes) on the npu target equals the host target",
+          "[generator][npu][online]") {
+    // dim=64 seq=256 key_block=64: four key blocks merged into the running state per 32-row tile.
+    const int d = 64, seq = 256, queries = 100;  // queries not a multiple of the NPU's 32-row tiles
+    Buffer<float> q(d, queries), k(d, seq), v(d, seq), planes(d, queries), online(d, queries), npu(d, queries);
+    fill_random(q, -2, 2, 1);
+    fill_random(k, -2, 2, 2);
+    fill_random(v, -1, 1, 3);
+    REQUIRE(attention_online_planes_host(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), planes.raw_buffer()) == 0);
+    REQUIRE(attention_online_host(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), online.raw_buffer()) == 0);
+    REQUIRE(attention_online_planes_npu(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(), npu.raw_buffer()) == 0);
+    // online_planes is the online algorithm's arithmetic in its order: the same output on the host, and the
+    // NPU's is the host's bit for bit.
+    int differ_host = 0, differ_npu = 0;
+    planes.for_each_element([&](int x, int y) {
+        differ_host += planes(x, y) != online(x, y);
+        differ_npu += planes(x, y) != npu(x, y);
+    });
+    CHECK(differ_host == 0);
+    CHECK(differ_npu == 0);
+    // Against a float64 softmax over all keys at once: within 1e-5 relative to max(1, |output|).
+    double worst = 0;
+    for (int i = 0; i < queries; i++) {
+        const std::vector<double> o = attention_row_float64(q, k, v, i);
+        for (int c = 0; c < d; c++) worst = std::max(worst, std::abs(npu(c, i) - o[c]) / std::max(1.0, std::abs(o[c])));
+    }
+    INFO("NPU against float64: " << worst);
+    CHECK(worst < 1e-5);
 }
 
 TEST_CASE("generator: gemm (relu and gelu) on the npu target (depth=128) equals the host target", "[generator][npu]") {
