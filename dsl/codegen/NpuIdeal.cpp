@@ -116,27 +116,37 @@ bool matrix_update(const FunctionContents &f, const Definition &d, Type &operand
     return false;
 }
 
+// The ops of one value v of d into ops.
+void count_value(const FunctionContents &f, const Definition &d, const Expr &v, double reduce, ElementOps &ops) {
+    Expr a, b;
+    const Call *self = nullptr;
+    if (d.rdom && npu_select::binary_operands(v, a, b)) {
+        const Call *ca = a.as<Call>(), *cb = b.as<Call>();
+        self = ca && ca->name == f.name ? ca : cb && cb->name == f.name ? cb : nullptr;
+    }
+    if (!self) {
+        ops.include(v);
+        return;
+    }
+    ops.ops += reduce;
+    ops.include(self == a.as<Call>() ? b : a);
+}
+
 // The element-ops of one point of definition d of f: in an update over an
 // RDom, the accumulation (f(args) op e) is one reduce op, weighed by
-// `reduce`, plus e's.
+// `reduce`, plus e's. A Tuple value in `columns` (it does not vary along x)
+// weighs `column_weight` (1 / the extent of x: computed once per row).
 double stage_ops(const FunctionContents &f, const Definition &d, double transcendental, double reduce,
-                 std::map<std::string, bool> &widened) {
+                 std::map<std::string, bool> &widened, const std::set<int> &columns, double column_weight) {
     ElementOps ops(transcendental, widened);
-    for (const Expr &v : d.values) {
-        Expr a, b;
-        const Call *self = nullptr;
-        if (d.rdom && npu_select::binary_operands(v, a, b)) {
-            const Call *ca = a.as<Call>(), *cb = b.as<Call>();
-            self = ca && ca->name == f.name ? ca : cb && cb->name == f.name ? cb : nullptr;
-        }
-        if (!self) {
-            ops.include(v);
-            continue;
-        }
-        ops.ops += reduce;
-        ops.include(self == a.as<Call>() ? b : a);
+    double total = 0;
+    for (size_t i = 0; i < d.values.size(); i++) {
+        const Expr &v = d.values[i];
+        const double before = ops.ops;
+        count_value(f, d, v, reduce, ops);
+        total += (ops.ops - before) * (columns.count((int)i) ? column_weight : 1.0);
     }
-    return ops.ops;
+    return total;
 }
 
 // The elements of input `name` that the loop nest s reads: the box of its
@@ -198,6 +208,9 @@ NpuIdealStream npu_ideal_stream(const Pipeline &p, const std::map<std::string, s
         if (counts == base.funcs.end()) continue;  // an image's wrapper, inlined: a read
         const std::vector<int64_t> &points_of = counts->second.stage_stores;
         double ops = 0;
+        const std::set<int> columns = f.init.values.size() > 1 ? npu_select::tuple_column_values(f) : std::set<int>();
+        const double column_weight =
+            counts->second.largest.empty() ? 1.0 : 1.0 / (double)std::max<int64_t>(1, counts->second.largest[0]);
         for (int k = 0; k < f.num_stages() && k < (int)points_of.size(); k++) {
             const Definition &d = f.stage(k);
             const double points = (double)points_of[k];
@@ -206,7 +219,8 @@ NpuIdealStream npu_ideal_stream(const Pipeline &p, const std::map<std::string, s
                 s.matrix_cycles += points / ((double)m.matrix_m * m.matrix_n * m.matrix_k(npu_dtype(operand)));
                 continue;
             }
-            ops += points * stage_ops(f, d, (double)m.transcendental_factor, (double)m.reduce_factor, widened);
+            ops += points * stage_ops(f, d, (double)m.transcendental_factor, (double)m.reduce_factor, widened, columns,
+                                      column_weight);
         }
         s.vector_cycles_of[f.name] = ops * per_op;
         s.vector_cycles += ops * per_op;

@@ -13,7 +13,9 @@
 //   is the fused expand op's, so one op; a read, a constant initial value
 //   and a scalar that reads nothing, 1 / sqrt(64.0f), are none; a repeated
 //   subexpression counts once; a transcendental weighs the machine's
-//   transcendental factor; the accumulation of a reduction over an RDom is
+//   transcendental factor; a Tuple value that does not vary along x, flash
+//   attention's m and l, once per row (npu_select::tuple_column_values);
+//   the accumulation of a reduction over an RDom is
 //   one reduce op per point, weighed by the reduce factor; the widening of
 //   a 16-bit input, one conversion per element of the input however many
 //   Funcs read it), over the vector unit's bytes per cycle;

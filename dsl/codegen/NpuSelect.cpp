@@ -44,6 +44,7 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "NpuSelect.h"
 #include "CNames.h"
@@ -336,15 +337,49 @@ void Selector::realize(const Realize *r, std::vector<NpuItem> &out) {
         << "operand panel in L1 (store_in(L1)) or an int32 matrix accumulator in L0C (store_in(L0C)), whose "
         << "epilogue (bias, ReLU, requantization) the fix pipe applies as the output is stored; compute it in "
            "float32, or store it in L1 or L0C";
+    if (r->types.size() > 1 && td == 2 && dims == 2 && m == MemoryType::UB)
+        column_values[r->name] = tuple_column_values(f);
     for (size_t i = 0; i < r->types.size(); i++)
         ub_buffer[value_key(r->name, (int)i)] =
-            add_buffer(value_key(r->name, (int)i), r->name, rows, cols, f.schedule.double_buffer,
+            add_buffer(value_key(r->name, (int)i), r->name, rows, is_column_value(r->name, (int)i) ? 1 : cols,
+                       f.schedule.double_buffer,
                        m == MemoryType::L0C ? npu::Mem::L0C : m == MemoryType::L1 ? npu::Mem::L1 : npu::Mem::UB, dtype);
     std::vector<Expr> mins;
     for (size_t d = 0; d < dims; d++) mins.push_back(r->bounds[d].min);
     ub_mins[r->name] = mins;
     if (td == 2) ub_cols[r->name] = cols;
     stmt(r->body, out);
+}
+
+std::set<int> tuple_column_values(const FunctionContents &f) {
+    std::set<int> cols;
+    if (f.args.size() != 2) return cols;
+    for (const Definition &d : f.updates)  // an update at another x (f(x + 1, y) = ...) moves along x
+        if (d.args.size() != 2 || !d.args[0].as<Variable>() || d.args[0].as<Variable>()->name != f.args[0]) return cols;
+    struct Varies : IRVisitor {
+        const std::string &x, &f;
+        const std::set<int> &cols;
+        bool varies = false;
+        Varies(const std::string &x, const std::string &f, const std::set<int> &cols) : x(x), f(f), cols(cols) {}
+        using IRVisitor::visit;
+        void visit(const Variable *v) override { varies |= v->name == x; }
+        void visit(const Call *c) override {
+            if (c->name == f && cols.count(c->value_index)) return;  // a column value: the same at every x
+            varies |= c->name == f;
+            IRVisitor::visit(c);
+        }
+    };
+    for (int i = 0; i < (int)f.init.values.size(); i++) cols.insert(i);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i : std::set<int>(cols)) {
+            Varies v(f.args[0], f.name, cols);
+            for (int s = 0; s < f.num_stages(); s++) v.include(f.stage(s).values[i]);
+            if (v.varies) cols.erase(i), changed = true;
+        }
+    }
+    if (cols.size() == f.init.values.size()) cols.clear();
+    return cols;
 }
 
 void Selector::loop(const For *f, std::vector<NpuItem> &out) {
@@ -598,7 +633,7 @@ void Selector::select_values(const Provide *p, const Nest &n, npu::DType dtype, 
             IRVisitor::visit(c);
         }
     };
-    std::vector<std::pair<int, int>> copies;  // (value's buffer, temporary)
+    std::vector<std::tuple<int, int, int>> copies;  // (value's buffer, temporary, columns)
     for (const Expr &v : p->values) count_repeats(v, n);  // a subexpression of two values: computed once
     for (size_t i = 0; i < p->values.size(); i++) {
         ReadsValue later;
@@ -606,16 +641,20 @@ void Selector::select_values(const Provide *p, const Nest &n, npu::DType dtype, 
         for (size_t j = i + 1; j < p->values.size(); j++) later.include(p->values[j]);
         plan_halos(p->values[i], n);
         halo_reads = true;
+        // A column value is computed over the tile's column (y alone), its subexpressions as columns.
+        Nest nv = n;
+        if (is_column_value(p->name, (int)i)) nv.fx = nullptr, nv.C = 1;
         const int b = ub_buffer.at(value_key(p->name, (int)i));
-        const int dst = later.found ? temp(n.R, n.C) : b;
-        if (dtype == npu::DType::F32) select(p->values[i], dst, n, out);
-        else select_narrowed(p->values[i], dst, n, out);
+        const int dst = later.found ? temp(nv.R, nv.C) : b;
+        if (dtype == npu::DType::F32) select(p->values[i], dst, nv, out);
+        else select_narrowed(p->values[i], dst, nv, out);
         halo_reads = false;
         if (!later.found) continue;
-        copies.emplace_back(b, dst);
-        if (shareable(p->values[i], n)) shared[*expr_key(p->values[i])] = tile_operand(dst, n.R, n.C, false);
+        copies.emplace_back(b, dst, nv.C);
+        if (shareable(p->values[i], nv)) shared[*expr_key(p->values[i])] = tile_operand(dst, nv.R, nv.C, false);
     }
-    for (const auto &[b, t] : copies) instr(out, npu::Op::TCOPY, {tile_operand(b, n.R, n.C, false), tile_operand(t, n.R, n.C, false)});
+    for (const auto &[b, t, cols] : copies)
+        instr(out, npu::Op::TCOPY, {tile_operand(b, n.R, cols, false), tile_operand(t, n.R, cols, false)});
 }
 
 void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &out) {
@@ -667,7 +706,8 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
         const NpuBuffer &buf = k.buffers[ub->second];
         Expr offset = ub_offset(p->name, w);
         const int64_t *o = const_int(offset);
-        user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == padded_cols(n.C, buf.dtype))
+        const int value_cols = is_column_value(p->name, 0) ? 1 : n.C;  // a Tuple's value 0 may be a column
+        user_assert(o && *o == 0 && buf.rows == n.R && buf.cols == padded_cols(value_cols, buf.dtype))
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
             << "; a Func in UB is computed as one tile covering its buffer";

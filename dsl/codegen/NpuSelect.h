@@ -62,6 +62,13 @@ const Call *read_of(const Expr &e);
 // (cast<int32_t>: the matrix unit multiplies int8 and sums in int32).
 const Call *matrix_read_of(const Expr &e);
 
+// The values of a 2-D Tuple Func f that vary along x (its dimension 0)
+// neither in f's pure definition nor in its updates, but for reads of those
+// same values (at any x): a fixed point from all of them; none when every
+// value is one. The NPU keeps them as columns (flash attention's m and l),
+// and the ideal stream counts them once per row.
+std::set<int> tuple_column_values(const FunctionContents &f);
+
 // How a 1-D Func or image lies in a tile: one value per row (a column
 // R x 1, indexed by the tile's y) or one value per column (a row 1 x C,
 // indexed by x). 2-D Funcs are Full.
@@ -116,6 +123,15 @@ private:
         return i ? f + "[" + std::to_string(i) + "]" : f;
     }
     std::map<std::string, std::vector<Expr>> ub_mins;  // Func -> its realization's min per dimension
+    // A Tuple of 2-D tiles in UB: the values whose definitions do not vary
+    // along x (flash attention's m and l: per query row, whatever the
+    // feature c), each kept as a column R x 1 rather than a tile.
+    std::map<std::string, std::set<int>> column_values;
+    bool is_column_value(const std::string &f, int i) const {
+        auto it = column_values.find(f);
+        return it != column_values.end() && it->second.count(i);
+    }
+
     std::map<std::string, int> ub_cols;                // 2-D Func in UB -> the columns of its region (unpadded)
     std::map<std::string, int> loaded;                 // image window -> the UB tile it is loaded in (this loop body)
     std::map<std::string, int> expanded;               // (buffer, shape) -> its TROWEXPAND/TCOLEXPAND (this loop body)
@@ -339,6 +355,13 @@ private:
                           npu::Mem::UB, t);
     }
 
+    // o is a column (R x 1) in the 2-D tile of n.
+    bool is_column(const Operand &o, const Nest &n) const;
+    // rule's operation on column a (and column or scalar b; none for a unary op), into a new column.
+    Operand column_op(const NpuOpRule &rule, const Operand &a, const Operand &b, const Nest &n,
+                      std::vector<NpuItem> &out);
+    // A column operand as the value of the tile: itself, or widened (TROWEXPAND) into dst.
+    Operand widen(const Operand &col, int dst, const Nest &n, std::vector<NpuItem> &out);
     // A scalar operand spread over an R x C temporary (TDUP); tiles unchanged.
     Operand as_tile(Operand o, const Nest &n, std::vector<NpuItem> &out);
 

@@ -131,6 +131,18 @@ Operand Selector::expand_to(int b, Shape s, int dst, int R, int C, std::vector<N
 Operand Selector::select_call(const Call *c, int dst, const Nest &n, std::vector<NpuItem> &out, bool narrow,
                               const Expr &fill) {
     const int R = n.R, C = n.C;
+    if (is_column_value(c->name, c->value_index)) {
+        // A Tuple value kept as a column (it does not vary along x): the column of the tile's rows,
+        // whatever its coordinate 0.
+        Window w = window(c->name, {c->args[1]}, n);
+        Expr off = simplify(expand(w.y0) - expand(ub_mins[c->name][1]));
+        user_assert(is_zero(off)) << "NPU target: Func " << current << " reads " << c->name << "[" << c->value_index
+                                  << "] " << off << " rows from the rows its UB buffer holds; a tile instruction "
+                                  << "reads whole aligned tiles, so read the rows being computed";
+        const int b = ub_buffer.at(value_key(c->name, c->value_index));
+        if (narrow) return tile_operand(b, R, 1, false);
+        return expand_to(b, Shape::Column, dst, R, C, out);
+    }
     Window w = window(c->name, c->args, n);
     w.fill = fill;
     auto ub = ub_buffer.find(value_key(c->name, c->value_index));
@@ -292,7 +304,8 @@ bool Selector::scalar_only(const Expr &e, const Nest &n) const {
 
 bool Selector::is_narrow(const Expr &e, const Nest &n) const {
     const Call *c = read_of(e);
-    return n.fx && n.fy && c && shape_of(c->name, c->args.size()) != Shape::Full;
+    return n.fx && n.fy && c &&
+           (shape_of(c->name, c->args.size()) != Shape::Full || is_column_value(c->name, c->value_index));
 }
 
 Operand Selector::select_fused_expand(const NpuOpRule &rule, const Expr &x, const Expr &y, int dst, const Nest &n,
@@ -350,7 +363,11 @@ Operand Selector::select(const Expr &e, int dst, const Nest &n, std::vector<NpuI
     const ExprKey key = expr_key(e);
     auto count = repeats.find(*key);
     if (count == repeats.end() || count->second < 2) return select_value(e, dst, n, out);
-    if (auto hit = shared.find(*key); hit != shared.end()) return hit->second;
+    if (auto hit = shared.find(*key); hit != shared.end()) {
+        // A tile computed for a full value is not a column value's operand: computed again as a column.
+        if (hit->second.cols > n.C) return select_value(e, dst, n, out);
+        return hit->second;
+    }
     Operand o = select_value(e, dst, n, out);
     if (o.fresh && o.buffer >= 0) {
         o.fresh = false;
@@ -397,6 +414,7 @@ Operand Selector::select_value(const Expr &e, int dst, const Nest &n, std::vecto
            "+, -, *, /, min, max); compute it on the host or rewrite it";
     if (call) {
         Operand a = select(call->args[0], -1, n, out);
+        if (is_column(a, n)) return widen(column_op(*rule, a, Operand{}, n, out), dst, n, out);
         int t = result(dst, R, C, {&a});
         instr(out, rule->tile, {tile_operand(t, R, C, false), a});
         release(a, t);
@@ -411,6 +429,25 @@ Operand Selector::select_value(const Expr &e, int dst, const Nest &n, std::vecto
     if (fused.buffer >= 0) return fused;
     Operand a = select(x, -1, n, out);
     Operand b = equal(x, y) ? again(a) : select(y, -1, n, out);  // d * d: d once
+    // Columns of a 2-D tile (a Tuple's column values and their shared subexpressions, flash attention's
+    // exp(m - m')): column with column (or scalar) is a column op; a tile with a column the fused
+    // row-expand op, or the column widened first (TROWEXPAND) where the op has none.
+    const bool ca = is_column(a, n), cb = is_column(b, n);
+    if ((ca || a.buffer < 0) && (cb || b.buffer < 0) && (ca || cb)) return widen(column_op(*rule, a, b, n, out), dst, n, out);
+    if (cb && rule->row_expand != rule->tile) {
+        int t = result(dst, R, C, {&a});
+        instr(out, rule->row_expand, {tile_operand(t, R, C, false), a, b});
+        release(a, t);
+        return tile_operand(t, R, C, dst < 0);
+    }
+    if (ca && rule->commutes && rule->row_expand != rule->tile) {
+        int t = result(dst, R, C, {&b});
+        instr(out, rule->row_expand, {tile_operand(t, R, C, false), b, a});
+        release(b, t);
+        return tile_operand(t, R, C, dst < 0);
+    }
+    if (ca) a = expand_to(a.buffer, Shape::Column, -1, R, C, out);
+    if (cb) b = expand_to(b.buffer, Shape::Column, -1, R, C, out);
     int t = result(dst, R, C, {&a, &b});
     Operand d = tile_operand(t, R, C, false);
     if (a.buffer >= 0 && b.buffer >= 0) {
@@ -433,6 +470,32 @@ Operand Selector::select_value(const Expr &e, int dst, const Nest &n, std::vecto
     release(a, t);
     release(b, t);
     return tile_operand(t, R, C, dst < 0);
+}
+
+bool Selector::is_column(const Operand &o, const Nest &n) const {
+    return o.buffer >= 0 && o.cols == 1 && n.C > 1;
+}
+
+Operand Selector::column_op(const NpuOpRule &rule, const Operand &a, const Operand &b, const Nest &n,
+                            std::vector<NpuItem> &out) {
+    Nest column = n;
+    column.fx = nullptr, column.C = 1;
+    Operand ta = a.buffer >= 0 ? a : as_tile(a, column, out);  // a scalar on the left of a column
+    int t = result(-1, n.R, 1, {&ta, &b});
+    if (!b.code.empty() || b.buffer >= 0) {
+        const bool scalar = b.buffer < 0;
+        instr(out, scalar ? rule.scalar : rule.tile, {tile_operand(t, n.R, 1, false), ta, b});
+    } else {
+        instr(out, rule.tile, {tile_operand(t, n.R, 1, false), ta});
+    }
+    release(ta, t);
+    release(b, t);
+    return tile_operand(t, n.R, 1, true);
+}
+
+Operand Selector::widen(const Operand &col, int dst, const Nest &n, std::vector<NpuItem> &out) {
+    if (dst < 0) return col;
+    return expand_to(col.buffer, Shape::Column, dst, n.R, n.C, out);
 }
 
 void Selector::select_narrowed(const Expr &v, int dst, const Nest &n, std::vector<NpuItem> &out) {

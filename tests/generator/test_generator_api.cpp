@@ -704,7 +704,7 @@ TEST_CASE("generator api: the fusion report's NPU traffic model is the simulator
     }
     {
         // Flash attention (algorithm=online_planes, schedules/attention/online_planes/npu.sched): per tile of
-        // 32 query rows K and V once, Q once (in L1), the output once.
+        // 64 query rows K and V once, Q once (in L1), the output once.
         auto g = GeneratorRegistry::create("attention");
         g->set_generator_params({"dim=64", "seq=1024", "key_block=64", "algorithm=online_planes"});
         GeneratorCompileOptions o;
@@ -719,7 +719,7 @@ TEST_CASE("generator api: the fusion report's NPU traffic model is the simulator
         CHECK(j["npu_model"]["exact"] == true);
         CHECK(j["npu_model"]["gm_read_bytes"] == j["npu"]["gm_read_bytes"]);
         CHECK(j["npu_model"]["gm_write_bytes"] == j["npu"]["gm_write_bytes"]);
-        CHECK(j["npu"]["gm_read_bytes"] == (256 / 32) * 2 * 64 * 1024 * 4 + 64 * 256 * 4);
+        CHECK(j["npu"]["gm_read_bytes"] == (256 / 64) * 2 * 64 * 1024 * 4 + 64 * 256 * 4);
         CHECK(j["npu"]["gm_write_bytes"] == 64 * 256 * 4);
     }
     // Funcs in GM (compute_root): each written once in tiles, read back in its consumers' windows.

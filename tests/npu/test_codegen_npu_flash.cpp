@@ -5,8 +5,9 @@
 // planes accumulated in L0C by TMATMUL, probs(jj, i, kb) a tile in UB, and
 // block_max(i, kb), block_sum(i, kb) columns of the query rows (planar
 // Funcs: TROWMAX, TROWSUM); the state (m, l, acc) merges them per block as
-// a Tuple of 2-D tiles. The arithmetic and its order are the host's, so the
-// output is the host's bit for bit.
+// a Tuple of 2-D tiles whose m and l, which do not vary along x, are columns.
+// The arithmetic and its order are the host's, so the output is the host's
+// bit for bit.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -60,9 +61,9 @@ struct Flash {
     void host() {
         for (Func *f : {&key_t, &scores, &block_max, &probs, &block_sum, &block_pv, &state}) f->compute_root();
     }
-    // schedules/attention/online_planes/npu.sched: per tile of R query rows the state and Q's rows (in
-    // L1), and per block (kbo, rb split by 1 so that the loop has a name) the block's S, statistics, P
-    // and P V.
+    // schedules/attention/online_planes/npu.sched in tiles of R = 32 query rows (it has 64): per tile
+    // the state and Q's rows (in L1), and per block (kbo, rb split by 1 so that the loop has a name)
+    // the block's S, statistics, P and P V.
     void npu(bool double_buffer) {
         output.bound(c, 0, D).split(i, ib, ii, R);
         state.compute_at(output, ib);
@@ -142,6 +143,13 @@ TEST_CASE("flash attention (online, key blocks as planes) on the NPU: equal to t
         CHECK(r[db]["instructions_by_op"]["TMATMUL"] == 2 * tiles * blocks);
         CHECK(r[db]["instructions_by_op"]["TROWMAX"] == tiles * blocks);
         CHECK(r[db]["instructions_by_op"]["TROWSUM"] == tiles * blocks);
+        // m and l, which do not vary along the features c, are columns: merged by column ops, their
+        // rescale factors applied to acc and P V by TROWEXPANDMUL, the output divided by TROWEXPANDDIV;
+        // no tile of m (TROWEXPANDMAX) nor expanded statistic (TROWEXPAND).
+        CHECK(r[db]["instructions_by_op"]["TROWEXPANDMUL"] == 2 * tiles * blocks);
+        CHECK(r[db]["instructions_by_op"]["TROWEXPANDDIV"] == tiles);
+        CHECK(!r[db]["instructions_by_op"].contains("TROWEXPANDMAX"));
+        CHECK(!r[db]["instructions_by_op"].contains("TROWEXPAND"));
         CHECK(r[db]["dma_bytes"]["UB->L1"] == 4 * (uint64_t)S * S);  // P, UB -> L1 -> L0A, never GM
         // The output once; K and V once per tile of query rows, Q once (into L1, Q.in(scores)).
         CHECK(r[db]["gm_write_bytes"] == 4 * (uint64_t)D * S);
