@@ -9,7 +9,9 @@
 // and keeps the candidate that lowers the total most, while the residuals
 // fit the budget. A save can make other candidates moot (saving bias_add
 // drops matmul from the backward pass), so every round starts again from
-// the choices made.
+// the choices made. The backward pass with the same saves at the same sizes
+// is searched once: the final schedule is the last round's winner's search,
+// applied again.
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -142,8 +144,37 @@ private:
         std::vector<SavedResidual> saved;
         find_environment(contents_of(backward.outputs()), &saved);
         residual_sizes(saved, forward, backward.outputs(), t, s);
-        return autoschedule(backward, t, s, options);
+        return search(saved, s);
     }
+
+    // The backward pass autoscheduled with the residuals `saved` at sizes s,
+    // from the schedules the Funcs had before. The search depends on nothing
+    // else (the pipeline, target and options are the Chooser's), so one made
+    // before with the same saves and sizes is applied again, not repeated.
+    AutoscheduleResult search(const std::vector<SavedResidual> &saved, const std::map<std::string, std::vector<int>> &s) {
+        std::ostringstream key;
+        for (const SavedResidual &r : saved)
+            key << r.func << ":" << r.buffer->name << ":" << r.buffer->type.to_string() << ";";
+        for (const auto &[name, dims] : s) {
+            key << name << "=";
+            for (int e : dims) key << e << ",";
+            key << ";";
+        }
+        restore();
+        auto it = searched.find(key.str());
+        if (it != searched.end()) {
+            it->second.schedule.apply(backward, t);  // as autoschedule() leaves the Funcs
+            searches_reused++;
+            return it->second;
+        }
+        AutoscheduleResult r = autoschedule(backward, t, s, options);
+        states_evaluated += r.states_evaluated;
+        search_ms += r.search_ms;
+        return searched[key.str()] = r;
+    }
+    std::map<std::string, AutoscheduleResult> searched;  // by saves and sizes
+    int searches_reused = 0, states_evaluated = 0;
+    double search_ms = 0;
     CostTerms evaluate() { return autoschedule_now().predicted; }
 
     // The backward pass with c saved: bits if it lowers so, else whole.
@@ -163,7 +194,7 @@ private:
             restore();
             std::map<std::string, std::vector<int>> s = sizes;
             residual_sizes(saved, forward, backward.outputs(), t, s);
-            d.saved = autoschedule(backward, t, s, options).predicted;
+            d.saved = search(saved, s).predicted;
             d.bytes = 0;
             for (const SavedResidual &r : saved) {
                 if (r.func != c.name()) continue;
@@ -204,6 +235,13 @@ private:
             else s << "recompute -- " << (d.reason.empty() ? d.note : d.reason) << "\n";
         }
         s << "  residuals: " << kib(r.bytes) << "; the backward pass: " << r.predicted.to_string() << "\n";
+        char line[200];
+        std::snprintf(line, sizeof(line),
+                      "  searched the backward pass %d times (%d schedules, %.0f ms); %d search%s with the same saves "
+                      "applied again\n",
+                      (int)searched.size(), states_evaluated, search_ms, searches_reused,
+                      searches_reused == 1 ? "" : "es");
+        s << line;
         return s.str();
     }
 };

@@ -213,3 +213,33 @@ TEST_CASE("choose_saves sizes a residual by the region the backward pass reads o
     CHECK(c.bytes == 2 * Gemm::M);
     CHECK(c.decisions[0].write_ns > 0);
 }
+
+TEST_CASE("choose_saves applies its last round's search again, as searching again would choose",
+          "[autodiff][residuals][autoschedule]") {
+    std::map<std::string, std::vector<int>> sizes = {{"output", {256, 256}},   {"A", {256, 256}},
+                                                     {"B", {256, 256}},        {"bias", {256}},
+                                                     {"d_output", {256, 256}}, {"A_adjoint", {256, 256}},
+                                                     {"B_adjoint", {256, 256}}, {"bias_adjoint", {256}}};
+    Gemm g;
+    SaveChoices c = choose_saves(Pipeline(g.adjoints()), {g.output}, Target::host(), sizes, 0,
+                                 AutoscheduleOptions::reproducible());
+    INFO(c.explanation);
+    REQUIRE(!c.decisions.empty());
+    REQUIRE(c.decisions[0].how == Residual::Bits);
+    // Rounds: recompute everything, bias_add saved (chosen), then nothing
+    // left that it still computes; the final schedule is round one's.
+    CHECK_THAT(c.explanation, Catch::Contains("1 search with the same saves applied again"));
+
+    // The same saves searched afresh, on Funcs of their own.
+    Gemm h;
+    h.bias_add.save(Residual::Bits);
+    std::map<std::string, std::vector<int>> with_bits = sizes;
+    with_bits["bias_add_bits"] = {256 / 8, 256};  // dimension 0 in bytes of 8 points
+    AutoscheduleResult fresh =
+        autoschedule(Pipeline(h.adjoints()), Target::host(), with_bits, AutoscheduleOptions::reproducible());
+    CHECK(fresh.schedule_text == c.backward.schedule_text);
+    CHECK(fresh.predicted.total() == c.predicted.total());
+    CHECK(fresh.states_evaluated == c.backward.states_evaluated);
+    // And the schedule applied to g's Funcs is the one applied to h's.
+    CHECK(Pipeline(g.adjoints()).lowered_stmt() == Pipeline(h.adjoints()).lowered_stmt());
+}
