@@ -25,6 +25,10 @@ class FindAccesses : public MarkHolders {
 public:
     FindAccesses(const std::string &n, bool r, bool w, std::unordered_set<const void *> &out)
         : MarkHolders(out), name(n), reads(r), writes(w) {}
+    using MarkHolders::include;
+    void include(const Expr &e) override {  // reads are in expressions, writes (Provide) are statements
+        if (reads) MarkHolders::include(e);
+    }
 
 private:
     const std::string &name;
