@@ -22,6 +22,7 @@
 #include "ir/Error.h"
 #include "kiln/Autoschedule.h"
 #include "ir/Simplify.h"
+#include "ir/SimplifyMemo.h"
 #include "ir/Substitute.h"
 #include "lower/BoundsInference.h"
 #include "lower/Lower.h"
@@ -208,7 +209,10 @@ private:
         try {
             ScheduleFile::parse(text, "autoschedule").apply(p, t);
             std::map<std::string, std::string> outside;
-            e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside);
+            {
+                SimplifyMemo::Use use(simplified);
+                e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside);
+            }
             // Past a buffer where the baseline is not (where it is, every
             // schedule is: the buffer sizes given are too small, or assumed).
             if (counts_out) outside_baseline = outside;  // the baseline
@@ -225,6 +229,8 @@ private:
         return e;
     }
     std::map<std::string, Evaluation> evaluated;  // by schedule text
+    // The candidates' lowerings simplify mostly the same bounds again.
+    SimplifyMemo simplified;
     std::map<std::string, State> legal_states;     // the same, those that lower
 
     // AutoscheduleOptions::autotune: the model's choice and the schedules

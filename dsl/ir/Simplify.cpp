@@ -2,7 +2,11 @@
 // SimplifyInternal.h) ask of an expression: its linear form, its bounds.
 #include "Simplify.h"
 
+#include <cctype>
+
+#include "ExprKey.h"
 #include "SimplifyInternal.h"
+#include "SimplifyMemo.h"
 
 namespace kiln {
 namespace internal {
@@ -360,7 +364,49 @@ ModRem Simplifier::modulus_remainder(const Expr &e, int depth) {
 
 }  // namespace simplifier
 
-Expr simplify(const Expr &e) { return simplifier::Simplifier().mutate(e); }
+namespace {
+
+thread_local SimplifyMemo *current_memo = nullptr;
+
+// Whether e may be kept in a SimplifyMemo: not a float expression, nor one
+// whose text may show a float constant (a digit, a point and a digit:
+// "0.100000f"; such names as "b3.0" are left out too), nor a leaf.
+bool memo_keeps(const Expr &e, const std::string &text) {
+    if (e.type().is_float() || e.as<Variable>() || is_const(e)) return false;
+    for (size_t i = text.find('.'); i != std::string::npos; i = text.find('.', i + 1))
+        if (i > 0 && i + 1 < text.size() && std::isdigit((unsigned char)text[i - 1]) &&
+            std::isdigit((unsigned char)text[i + 1]))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+SimplifyMemo::Use::Use(SimplifyMemo &m) : outer(current_memo) { current_memo = &m; }
+SimplifyMemo::Use::~Use() { current_memo = outer; }
+
+Expr simplify(const Expr &e) {
+    SimplifyMemo *memo = current_memo;
+    if (!memo || !e.defined()) return simplifier::Simplifier().mutate(e);
+    ExprKey text = expr_key(e);
+    if (!memo_keeps(e, *text)) return simplifier::Simplifier().mutate(e);
+    auto it = memo->results.find(*text);
+    if (it != memo->results.end() && it->second.type == e.type()) {
+        memo->hits++;
+        return it->second.result;
+    }
+    memo->misses++;
+    Expr r = simplifier::Simplifier().mutate(e);
+    if (it != memo->results.end()) return r;  // the same text in another type: not kept
+    if (memo->text_bytes >= SimplifyMemo::max_text_bytes) {
+        memo->results.clear();
+        memo->text_bytes = 0;
+    }
+    memo->text_bytes += text->size();
+    std::string_view key = *text;  // into the text the entry keeps
+    memo->results.emplace(key, SimplifyMemo::Entry{std::move(text), e.type(), r});
+    return r;
+}
 Stmt simplify(const Stmt &s) { return simplifier::Simplifier().mutate(s); }
 Expr simplify(const Expr &e, const std::map<std::string, std::pair<int64_t, int64_t>> &var_ranges) {
     simplifier::Simplifier s;

@@ -319,6 +319,25 @@ TEST_CASE("autoschedule: a bad autotune count or an NPU target is an error that 
     }
 }
 
+TEST_CASE("autoschedule: the search's memo of simplifications predicts what a lowering without it does",
+          "[autoschedule]") {
+    // Its candidates are lowered with a memo of simplify() (ir/SimplifyMemo.h);
+    // predicted_time lowers the schedule chosen, applied to the Funcs, without one.
+    Blur b;
+    Func sharp("sharp"), out("out");
+    sharp(b.x, b.y) = 2.0f * b.blur_y(b.x, b.y) - b.blur_x(b.x, b.y);
+    out(b.x, b.y) = sharp(b.x - 1, b.y) + sharp(b.x + 1, b.y + 1) + b.clamped(b.x, b.y + 2);
+    std::map<std::string, std::vector<int>> sizes = {{"out", {1000, 600}}};
+    AutoscheduleResult r = autoschedule(Pipeline(out), avx2, sizes, fixed_machine());
+    INFO(r.schedule_text);
+    REQUIRE(r.skipped.empty());
+    REQUIRE(r.states_evaluated > 10);
+    CostTerms again = predicted_time(Pipeline(out), avx2, sizes, fixed_machine().machine);
+    CHECK(again.compute == r.predicted.compute);
+    CHECK(again.memory == r.predicted.memory);
+    CHECK(again.overhead == r.predicted.overhead);
+}
+
 TEST_CASE("autoschedule: predicted_time ranks a fused blur above the unfused one", "[autoschedule]") {
     Blur fused, unfused;
     fused.blur_y.split(fused.y, Var("yo"), Var("yi"), 16).vectorize(fused.x, 8).parallel(Var("yo"));

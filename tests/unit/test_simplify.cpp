@@ -6,6 +6,7 @@
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
+#include "ir/SimplifyMemo.h"
 #include "ir/Substitute.h"
 #include "unit/ir_helpers.h"
 
@@ -614,4 +615,39 @@ TEST_CASE("Simplify: a clamp of a value clamped at the same top is one clamp", "
                 Expr before = min(max(min(x, hi), lo), hi), after = simplify(before);
                 CHECK(equal(simplify(substitute(at, before)), simplify(substitute(at, after))));
             }
+}
+
+TEST_CASE("SimplifyMemo: a memo returns what simplify returns, for expressions of one type and text", "[simplify]") {
+    const Expr e = min(x + 3, x - 1) + (y * 2 - y);
+    const Expr g = (z + 8) / 8 * 8 - z;
+    const std::string plain = simp(e), plain_g = simp(g);
+    SimplifyMemo memo;
+    {
+        SimplifyMemo::Use use(memo);
+        CHECK(simp(e) == plain);
+        CHECK(memo.misses == 1);
+        CHECK(simp(min(x + 3, x - 1) + (y * 2 - y)) == plain);  // another tree of the same text
+        CHECK(memo.hits == 1);
+        CHECK(simp(g) == plain_g);
+        CHECK(memo.misses == 2);
+        // The same text in another type is simplified on its own.
+        const Expr narrow = min(x, y) + (y - y);
+        const Expr wide = min(var("x", Int(64)), var("y", Int(64))) + (var("y", Int(64)) - var("y", Int(64)));
+        REQUIRE(to_string(narrow) == to_string(wide));
+        CHECK(simplify(narrow).type() == Int(32));
+        CHECK(simplify(wide).type() == Int(64));
+        CHECK(simplify(narrow).type() == Int(32));
+        CHECK(memo.hits == 2);    // narrow again
+        CHECK(memo.misses == 4);  // narrow, then wide (not kept)
+        // Float constants print to 6 decimals: expressions showing one are not kept.
+        const Expr a = cast(Int(32), var("p", Float(32)) * f32(0.1)) + (x * 2 - x);
+        const Expr b = cast(Int(32), var("p", Float(32)) * f32(0.1000001)) + (x * 2 - x);
+        REQUIRE(to_string(a) == to_string(b));
+        simplify(a);
+        CHECK(equal(simplify(b), simplify(b)));
+        CHECK(memo.hits == 2);
+        CHECK(memo.misses == 4);
+    }
+    simp(e);  // no memo once the Use is gone
+    CHECK(memo.hits == 2);
 }
