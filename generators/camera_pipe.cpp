@@ -174,6 +174,12 @@ public:
         unsharp(x, y, c) = blur121(unsharp_y(x - 1, y, c), unsharp_y(x, y, c), unsharp_y(x + 1, y, c));
         mask(x, y, c) = cast<int16_t>(curved(x, y, c)) - cast<int16_t>(unsharp(x, y, c));
         processed(x, y, c) = saturating_cast<uint8_t>(curved(x, y, c) + (mask(x, y, c) * sharpen_strength_x32()) / 32);
+
+        // The sizes -s auto assumes without --estimate: Halide's app's.
+        input.set_estimates({{0, 2592}, {0, 1968}});
+        matrix_3200.set_estimates({{0, 4}, {0, 3}});
+        matrix_7000.set_estimates({{0, 4}, {0, 3}});
+        processed.set_estimates({{0, 2560}, {0, 1920}, {0, 3}});
     }
 };
 

@@ -58,6 +58,15 @@ public:
 protected:
     Var c{"c"}, x{"x"}, y{"y"};
 
+    // The sizes -s auto assumes without --estimate: a ResNet layer, 56x56,
+    // 64 -> 64 channels (the bench's).
+    static constexpr int channels = 64, width = 56;
+    void set_input_estimates() {
+        input.set_estimates({{0, channels}, {0, width + 2}, {0, width + 2}});
+        weights.set_estimates({{0, channels}, {0, channels}, {0, 3}, {0, 3}});
+        for (auto *per_channel : {&bias, &mean, &variance, &gamma, &beta}) per_channel->set_estimates({{0, channels}});
+    }
+
     // conv(c, x, y) = b(c) + Σ w(c, ci, rx, ry) · input(ci, x + rx, y + ry)
     Func convolution(Func w, Func b) {
         RDom r(0, input.dim(0).extent(), 0, 3, 0, 3, "r");
@@ -84,7 +93,11 @@ protected:
 class ConvBnRelu : public ConvBnBase<ConvBnRelu> {
 public:
     Output<Buffer<float, 3>> output{"output"};  // (Cout, W, H)
-    void generate() { conv_bn_relu(output); }
+    void generate() {
+        conv_bn_relu(output);
+        this->set_input_estimates();
+        output.set_estimates({{0, channels}, {0, width}, {0, width}});
+    }
 };
 
 class ConvBnReluGrad : public ConvBnBase<ConvBnReluGrad> {
@@ -104,6 +117,11 @@ public:
         d_bias.set(d(bias));
         d_gamma.set(d(gamma));
         d_beta.set(d(beta));
+        this->set_input_estimates();
+        d_output.set_estimates({{0, channels}, {0, width}, {0, width}});
+        d_input.set_estimates({{0, channels}, {0, width + 2}, {0, width + 2}});
+        d_weights.set_estimates({{0, channels}, {0, channels}, {0, 3}, {0, 3}});
+        for (auto *per_channel : {&d_bias, &d_gamma, &d_beta}) per_channel->set_estimates({{0, channels}});
     }
 };
 
@@ -118,6 +136,8 @@ public:
         folded_b(c) = (bias(c) - mean(c)) * scale(c) + beta(c);
         Func conv = convolution(folded_w, folded_b);
         output(c, x, y) = max(conv(c, x, y), 0.0f);
+        this->set_input_estimates();
+        output.set_estimates({{0, channels}, {0, width}, {0, width}});
     }
 };
 

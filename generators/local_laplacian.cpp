@@ -118,7 +118,12 @@ public:
     Input<float> beta{"beta", 1.0f};
     Output<Buffer<uint16_t, 3>> output{"output"};
 
-    void generate() { kiln_apps::define_local_laplacian(input, levels, alpha, beta, pyramid_levels, output); }
+    void generate() {
+        kiln_apps::define_local_laplacian(input, levels, alpha, beta, pyramid_levels, output);
+        // The sizes -s auto assumes without --estimate: Halide's app's.
+        input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
+        output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
+    }
 };
 
 KILN_REGISTER_GENERATOR(LocalLaplacian, local_laplacian)

@@ -7,11 +7,13 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 
 #include "ir/Error.h"
 #include "codegen/CNames.h"
 #include "ir/IR.h"
+#include "ir/Simplify.h"
 #include "ir/Util.h"
 
 namespace kiln {
@@ -110,6 +112,26 @@ GeneratorInputBase::GeneratorInputBase(const std::string &name) : GeneratorIOBas
 
 GeneratorOutputBase::GeneratorOutputBase(const std::string &name) : GeneratorIOBase(name) {
     internal::register_generator_member(this);
+}
+
+void GeneratorIOBase::set_estimates(const BoundaryConditions::Region &estimates) {
+    const Argument a = argument();
+    const std::string what =
+        std::string(dynamic_cast<const GeneratorInputBase *>(this) ? "Input '" : "Output '") + name_ + "'";
+    user_assert(a.is_buffer) << what << ": set_estimates() gives a buffer's size; a scalar has none";
+    user_assert((int)estimates.size() == a.dimensions)
+        << what << ": set_estimates() got " << estimates.size() << " dimension(s) for a " << a.dimensions
+        << "-D buffer; give {min, extent} for each dimension, e.g. {{0, 1024}, {0, 768}} for two";
+    std::vector<int> extents;
+    for (size_t d = 0; d < estimates.size(); d++) {
+        const Expr e = internal::simplify(estimates[d].second);
+        const int64_t *n = e.defined() ? as_const_int(e) : nullptr;
+        user_assert(n && *n > 0 && *n <= std::numeric_limits<int>::max())
+            << what << ": set_estimates(): the extent of dimension " << d << " is " << e
+            << ", not a positive integer constant; give a number (a GeneratorParam's value is one)";
+        extents.push_back((int)*n);
+    }
+    estimates_ = extents;
 }
 
 void GeneratorOutputBase::set(const Func &f) {

@@ -337,12 +337,22 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
 
     Pipeline p = g.build_pipeline();
     std::string schedule_text = "# The default schedule: every Func is inlined into its consumers.\n";
-    std::map<std::string, std::vector<int>> sizes = o.estimates;  // outputs not given: 1024 per dimension
+    // The buffers' sizes: --estimate's, or if it gives none the generator's
+    // own (set_estimates()); the two are not mixed, each being one problem
+    // size. Outputs left: 1024 per dimension.
+    std::map<std::string, std::vector<int>> sizes = o.estimates;
+    if (o.estimates.empty()) {
+        for (const GeneratorInputBase *in : g.inputs())
+            if (!in->estimates().empty()) sizes[in->name()] = in->estimates();
+        for (const GeneratorOutputBase *out : g.outputs())
+            if (!out->estimates().empty()) sizes[out->name()] = out->estimates();
+    }
+    const std::map<std::string, std::vector<int>> given = sizes;
     for (const auto *out : g.outputs())
         if (!sizes.count(out->name())) sizes[out->name()] = std::vector<int>(out->argument().dimensions, 1024);
     // A forward output not given is as large as its adjoint image, if given.
     for (const auto &[f, image] : g.adjoint_images())
-        if (!sizes.count(f) && o.estimates.count(image)) sizes[f] = o.estimates.at(image);
+        if (!sizes.count(f) && given.count(image)) sizes[f] = given.at(image);
     AutoscheduleResult chosen;
     // A budget of schedules, not of time: the same build gives the same schedule.
     AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));

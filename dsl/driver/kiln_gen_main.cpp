@@ -114,9 +114,8 @@ int main(int argc, char **argv) {
     app.add_flag("--list", c.list, "List the generators (or the one given by -g) with their params, inputs and outputs");
     app.add_flag("--print-cxx-flags", c.print_flags, "Print the compiler flags an emitted kernel for -t needs");
     app.add_option("--estimate", c.estimates,
-                   "A buffer size for -s auto and -e report / stmt_html: name=W[,H[,C]] (outputs default to 1024 per "
-                   "dimension); "
-                   "one per --estimate")
+                   "A buffer size for -s auto and -e report / stmt_html: name=W[,H[,C]]; one per --estimate. Without "
+                   "any, the generator's own (set_estimates()); outputs neither gives are 1024 per dimension")
         ->allow_extra_args(false)
         ->type_name("NAME=W,H");
     app.add_option("--residual-budget", c.compile.residual_budget,

@@ -74,9 +74,71 @@ public:
     }
 };
 
+// A generator that gives its buffers' sizes (set_estimates()), rightly or
+// in one of the wrong ways.
+class Estimated : public Generator<Estimated> {
+public:
+    enum class Mode { Good, WrongDims, NotConstant, Scalar };
+    GeneratorParam<Mode> mode{"mode", Mode::Good,
+                              {{"good", Mode::Good},
+                               {"wrong_dims", Mode::WrongDims},
+                               {"not_constant", Mode::NotConstant},
+                               {"scalar", Mode::Scalar}}};
+    Input<float> gain{"gain", 2.0f};
+    Input<Buffer<float, 2>> input{"input"};
+    Output<Buffer<float, 2>> output{"output"};
+
+    void generate() {
+        Var x("x"), y("y");
+        Func blur("blur");
+        blur(x, y) = input(x, y) + input(x + 1, y) + input(x, y + 1);
+        output(x, y) = blur(x, y) * gain;
+        input.set_estimates({{0, 301}, {0, 201}});
+        switch (mode.value()) {
+        case Mode::Good: output.set_estimates({{0, 300}, {0, 200}}); break;
+        case Mode::WrongDims: output.set_estimates({{0, 300}}); break;
+        case Mode::NotConstant: output.set_estimates({{0, input.width() - 1}, {0, 200}}); break;
+        case Mode::Scalar: gain.set_estimates({}); break;
+        }
+    }
+};
+
 }  // namespace
 
 KILN_REGISTER_GENERATOR(Probe, probe)
+KILN_REGISTER_GENERATOR(Estimated, estimated)
+
+TEST_CASE("generator api: a generator's own estimates size -s auto and the reports without --estimate",
+          "[generator][autoschedule][estimates]") {
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_estimated";
+    o.schedule_file = "auto";
+    o.emit = {"schedule", "report"};
+    compile_generator(*GeneratorRegistry::create("estimated"), o);
+    CHECK_THAT(read_file("generator_api_out/api_estimated.sched"),
+               Contains("Chosen by kiln::autoschedule for input 301x201, output 300x200;"));
+    CHECK_THAT(read_file("generator_api_out/api_estimated.report.txt"), Contains("300x200"));
+    // --estimate wins, and the generator's are not mixed in.
+    o.estimates["output"] = {64, 32};
+    compile_generator(*GeneratorRegistry::create("estimated"), o);
+    const std::string sched = read_file("generator_api_out/api_estimated.sched");
+    CHECK_THAT(sched, Contains("Chosen by kiln::autoschedule for output 64x32;") && !Contains("301x201"));
+
+    o.estimates.clear();
+    auto wrong = [&](const char *mode) -> std::function<void()> {
+        std::shared_ptr<GeneratorBase> g = GeneratorRegistry::create("estimated");
+        g->set_generator_param("mode", mode);
+        return [g, &o] { compile_generator(*g, o); };
+    };
+    require_compile_error(wrong("wrong_dims"), Contains("Output 'output': set_estimates() got 1 dimension(s) for a "
+                                                        "2-D buffer; give {min, extent} for each dimension"));
+    require_compile_error(wrong("not_constant"), Contains("Output 'output': set_estimates(): the extent of dimension 0 "
+                                                          "is ") &&
+                                                     Contains(", not a positive integer constant"));
+    require_compile_error(wrong("scalar"), Contains("Input 'gain': set_estimates() gives a buffer's size; a scalar "
+                                                    "has none"));
+}
 
 TEST_CASE("generator api: the registry lists and creates generators", "[generator]") {
     std::vector<std::string> list = GeneratorRegistry::list();

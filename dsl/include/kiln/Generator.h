@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "BoundaryConditions.h"
 #include "Error.h"
 #include "Func.h"
 #include "Param.h"
@@ -207,9 +208,21 @@ public:
     // For --list: "float32 buffer, 2-D", "float32 scalar = 1, range [0, 8]".
     virtual std::string describe() const = 0;
 
+    // A buffer's size for `kiln-gen -s auto` and the reports when --estimate
+    // gives none (docs/generators.md, "Estimates"): {min, extent} per
+    // dimension, constants once the GeneratorParams are set, as in Halide.
+    //
+    //   processed.set_estimates({{0, 2560}, {0, 1920}, {0, 3}});   // in generate()
+    void set_estimates(const BoundaryConditions::Region &estimates);
+    // The extents set_estimates() gave (empty if it was not called).
+    const std::vector<int> &estimates() const { return estimates_; }
+
 protected:
     explicit GeneratorIOBase(const std::string &name) : name_(name) {}
     std::string name_;
+
+private:
+    std::vector<int> estimates_;
 };
 
 class GeneratorInputBase : public GeneratorIOBase {
