@@ -135,7 +135,12 @@ std::map<std::string, std::vector<int>> internal::read_extents(const std::vector
     lo.stop = LowerStop::LoopNest;
     PipelineRegions regions;
     lo.regions = &regions;
-    const Stmt body = lower(outs, "", {}, t, lo).body;
+    Stmt body;
+    try {
+        body = lower(outs, "", {}, t, lo).body;
+    } catch (const CompileError &) {
+        return r;  // left unsized; the kernel's own lowering says what is wrong, where it is
+    }
     const std::map<std::string, Expr> values = substitutions(cs);
     // The boxes may name the loop nest's lets (a reduction's bounds).
     class Lets : public IRVisitor {
