@@ -17,6 +17,7 @@
 #include "Explain.h"
 #include "NpuSearch.h"
 #include "SearchSpace.h"
+#include "SearchClock.h"
 #include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
 #include "ir/Error.h"
@@ -118,7 +119,7 @@ class Autoscheduler {
 public:
     Autoscheduler(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,
                   const AutoscheduleOptions &o)
-        : p(p), t(t), o(o), snapshot(p), start(std::chrono::steady_clock::now()) {
+        : p(p), t(t), o(o), snapshot(p), clock(o.time_limit_is_cpu) {
         for (const Func &f : p.outputs()) {
             outs.push_back(f.contents());
             out_names.push_back(f.name());
@@ -182,7 +183,7 @@ private:
     const Target &t;
     const AutoscheduleOptions &o;
     Snapshot snapshot;
-    std::chrono::steady_clock::time_point start;
+    SearchClock clock;
     std::vector<std::shared_ptr<FunctionContents>> outs;
     std::vector<std::string> out_names;
     Sizes sz;
@@ -194,10 +195,6 @@ private:
     LoopCounts baseline;
     AutoscheduleResult result;
     std::map<std::string, std::string> why;  // "place:f", "loops:f" -> the .sched comment of f's decisions
-
-    double elapsed_ms() const {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    }
 
     Evaluation evaluate(const State &s, LoopCounts *counts_out = nullptr) {
         const std::string text = writer.render(s);
@@ -376,10 +373,11 @@ private:
             result.stopped_by = "state budget";
             result.skipped.push_back("the search stopped at its budget of " + std::to_string(o.max_states) +
                                      " evaluated schedules; later options kept their defaults");
-        } else if (elapsed_ms() > o.time_limit_ms) {
+        } else if (clock.limit_ms() > o.time_limit_ms) {
             result.stopped_by = "time limit";
             result.skipped.push_back("the search stopped at its time limit (" + std::to_string((int)o.time_limit_ms) +
-                                     " ms); later options kept their defaults");
+                                     (o.time_limit_is_cpu ? " ms of CPU time" : " ms") +
+                                     "); later options kept their defaults");
         }
         return result.stopped_by.empty();
     }
@@ -702,7 +700,7 @@ private:
     }
 
     void finish() {
-        result.search_ms = elapsed_ms();
+        result.search_ms = clock.wall_ms();
         explain(result, out_names[0], t, sizes, o);
     }
 };
@@ -727,6 +725,7 @@ AutoscheduleOptions AutoscheduleOptions::reproducible(int max_states) {
     AutoscheduleOptions o;
     o.max_states = max_states;
     o.time_limit_ms = generator_time_limit_ms;
+    o.time_limit_is_cpu = true;
     return o;
 }
 

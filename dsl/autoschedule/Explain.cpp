@@ -58,9 +58,9 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
                   r.predicted.to_string().c_str());
     const std::string summary = line;
     std::string budget = o.max_states > 0 ? std::to_string(o.max_states) + " schedules" : "no limit in schedules";
-    std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms (budget: %s, %.0f ms); predicted %s\n",
+    std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms (budget: %s, %.0f ms%s); predicted %s\n",
                   r.states_evaluated, r.search_ms, budget.c_str(), o.time_limit_ms,
-                  r.predicted.to_string().c_str());
+                  o.time_limit_is_cpu ? " of CPU time" : "", r.predicted.to_string().c_str());
     const std::string machine = t.has(Target::NPU) ? npu_machine_text() : o.machine.to_string();
     os << "Autoschedule for " << pipeline << " (target " << t.to_string() << "; sizes " << sz.str() << ")\n"
        << "machine: " << machine << "\n"

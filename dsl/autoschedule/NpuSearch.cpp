@@ -38,6 +38,7 @@
 #include "Autotune.h"
 #include "CostModel.h"
 #include "Explain.h"
+#include "SearchClock.h"
 #include "NpuCost.h"
 #include "Snapshot.h"
 #include "analysis/ConcreteSizes.h"
@@ -133,7 +134,7 @@ class NpuSearch {
 public:
     NpuSearch(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &estimates,
               const AutoscheduleOptions &o)
-        : p(p), t(t), o(o), snapshot(p), start(std::chrono::steady_clock::now()) {
+        : p(p), t(t), o(o), snapshot(p), clock(o.time_limit_is_cpu) {
         for (const Func &f : p.outputs()) outs.push_back(f.contents());
         out = outs[0]->name;
         sizes = estimates;
@@ -229,7 +230,7 @@ private:
     const Target &t;
     const AutoscheduleOptions &o;
     Snapshot snapshot;
-    std::chrono::steady_clock::time_point start;
+    SearchClock clock;
     std::vector<std::shared_ptr<FunctionContents>> outs;
     std::string out;
     std::map<std::string, std::vector<int>> sizes;
@@ -320,13 +321,10 @@ private:
         return states;
     }
 
-    double elapsed_ms() const {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    }
     bool budget_left() {
         if (!result.stopped_by.empty()) return false;
         if (o.max_states > 0 && result.states_evaluated >= o.max_states) result.stopped_by = "state budget";
-        else if (elapsed_ms() > o.time_limit_ms) result.stopped_by = "time limit";
+        else if (clock.limit_ms() > o.time_limit_ms) result.stopped_by = "time limit";
         if (!result.stopped_by.empty())
             result.skipped.push_back("the search stopped at its " + result.stopped_by + "; later options kept their defaults");
         return result.stopped_by.empty();
@@ -460,7 +458,7 @@ private:
     }
 
     void finish() {
-        result.search_ms = elapsed_ms();
+        result.search_ms = clock.wall_ms();
         explain(result, out, t, sizes, o);
     }
 };

@@ -473,7 +473,7 @@ TEST_CASE("generator api: -s auto stops at a budget of schedules and writes the 
                              Contains("not evaluated (state budget): the default rule"));
     CHECK(skipped(why[0]) == skipped(why[1]));
     CHECK_THAT(why[0], Contains("skipped: the search stopped at its budget of 6 evaluated schedules") &&
-                           Contains("(budget: 6 schedules, 120000 ms)"));
+                           Contains("(budget: 6 schedules, 120000 ms of CPU time)"));
     CHECK(skipped(why[0]).size() >= 2);  // the budget, and a Func or group it left to the default rule
     // The loop-nest page carries the explanation as its Autoschedule panel.
     CHECK_THAT(read_file("generator_api_out/api_harris_auto.html"),

@@ -146,6 +146,17 @@ TEST_CASE("autoschedule: out of time, the choices made so far are kept and the r
     CHECK(r.stopped_by == "time limit");
     CHECK(r.explanation.find("skipped: the search stopped at its time limit") != std::string::npos);
     CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+
+    // Generator builds count the limit in the search's CPU time, which a
+    // busy machine does not stretch (the clock's time it does).
+    CHECK(AutoscheduleOptions::reproducible().time_limit_is_cpu);
+    CHECK(!AutoscheduleOptions().time_limit_is_cpu);
+    o.time_limit_is_cpu = true;
+    Blur fresh;  // (b's Funcs carry the first search's loops)
+    AutoscheduleResult cpu = autoschedule(Pipeline(fresh.blur_y), avx2, {{"blur_y", {512, 512}}}, o);
+    CHECK(cpu.stopped_by == "time limit");
+    CHECK(cpu.skipped[0].find("time limit (0 ms of CPU time)") != std::string::npos);
+    CHECK(cpu.explanation.find(", 0 ms of CPU time); predicted") != std::string::npos);
 }
 
 TEST_CASE("autoschedule: out of time, a Func whose region is the same in every row goes to the root",

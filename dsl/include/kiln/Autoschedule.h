@@ -89,6 +89,9 @@ struct AutoscheduleOptions {
     // are kept; the explanation says what was skipped). Where the search
     // stops then depends on the machine's load: the interactive default.
     double time_limit_ms = 1000;
+    // Whether time_limit_ms counts the search's own CPU time (its thread's)
+    // instead of the time on the clock, which a busy machine stretches.
+    bool time_limit_is_cpu = false;
     // Stop searching after this many schedules evaluated (0: no limit).
     // A budget in schedules stops at the same point on every run, so the
     // same pipeline, sizes, target and machine give the same schedule.
@@ -97,8 +100,8 @@ struct AutoscheduleOptions {
     // What generator builds use (kiln-gen -s auto, kiln_add_library(...
     // SCHEDULE auto)), so that a build's output does not depend on how busy
     // the machine was: a budget of `max_states` schedules, and the time
-    // limit raised to an outer safety (generator_time_limit_ms) that only
-    // a machine far slower than usual reaches.
+    // limit raised to an outer safety (generator_time_limit_ms of the
+    // search's CPU time) that only a machine far slower than usual reaches.
     static constexpr int generator_max_states = 1500;
     static constexpr double generator_time_limit_ms = 120000;
     static AutoscheduleOptions reproducible(int max_states = generator_max_states);
