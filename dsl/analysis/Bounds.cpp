@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "Monotonic.h"
+#include "ir/ExprKey.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -383,6 +384,22 @@ protected:
 };
 
 }  // namespace
+
+std::string Scope::text(const std::string &within) const {
+    auto end = [](const Expr &e) { return e.defined() ? *expr_key(e) : std::string("?"); };
+    auto interval = [&](const Interval &i) {
+        return i.is_empty_marker ? std::string("[nothing]") : "[" + end(i.min) + ", " + end(i.max) + "]";
+    };
+    std::string t;
+    for (const auto &[name, stack] : m) {
+        if (within.find(name) == std::string::npos) continue;
+        t += name;
+        for (const Interval &i : stack) t += " " + interval(i);
+        t += "\n";
+    }
+    for (const auto &[e, i] : sums) t += "sum " + end(e) + " " + interval(i) + "\n";
+    return t;
+}
 
 const Interval *Scope::find_sum(const Expr &e) const {
     for (auto it = sums.rbegin(); it != sums.rend(); ++it)

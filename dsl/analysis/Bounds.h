@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -61,6 +62,9 @@ public:
     void pop_sum() { sums.pop_back(); }
     const Interval *find_sum(const Expr &e) const;
     bool has_sums() const { return !sums.empty(); }
+    // The bindings of the names `within` shows and every sum, printed: what
+    // bounds of expressions of that text see of the scope.
+    std::string text(const std::string &within) const;
 
 private:
     std::map<std::string, std::vector<Interval>> m;
@@ -99,6 +103,59 @@ Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes,
                 const Scope &outer = Scope(), LetList *kept = nullptr,
                 const std::set<std::string> *required = nullptr,
                 const std::set<std::string> *required_min = nullptr);
+
+// A memo of box_touched() results for a search that lowers one pipeline
+// many times (the autoscheduler lowers every candidate schedule; most of a
+// candidate's Funcs are read by the same statements as in the last one).
+//
+//   BoxMemo memo;                      // kept across the candidates
+//   { BoxMemo::Use use(memo);          // box_touched on this thread looks its call up first
+//     lower(...); }
+//
+// A call is keyed by its arguments and the text of what box_touched walks
+// of s: the statements that access the Func, each loop, let, guard and
+// realization around them as a header, the accesses' statements whole.
+// Within one pipeline a name has one type, and a float constant's text
+// (printed to 6 decimals) one value: its Funcs' definitions are the same in
+// every candidate. Only the search's own lowerings use it; code generation
+// never runs under a memo.
+class BoxMemo {
+public:
+    // Makes `m` the memo box_touched() uses on this thread while it lives
+    // (the one before it again after).
+    class Use {
+    public:
+        explicit Use(BoxMemo &m);
+        ~Use();
+        Use(const Use &) = delete;
+        Use &operator=(const Use &) = delete;
+
+    private:
+        BoxMemo *outer, &memo;
+    };
+    int64_t hits = 0, misses = 0;
+    // While a Use lives (one lowering): the Funcs and images each
+    // expression calls, by its node (the expression kept, so that the node
+    // stays the same), for finding the statements that read a Func without
+    // walking every expression again for each Func.
+    using Called = std::unordered_map<const void *, std::pair<Expr, std::set<std::string>>>;
+    Called called;
+
+    struct Entry {
+        bool found = false;
+        Box box;
+        LetList kept;
+        bool conflict = false;  // `kept` not given back (two lets of one name)
+    };
+    const Entry *find(const std::string &key) const;
+    void keep(const std::string &key, Entry e);
+
+private:
+    // The most characters of keys kept; past it the memo starts again.
+    static constexpr size_t max_text_bytes = 64 << 20;
+    size_t text_bytes = 0;
+    std::map<std::string, Entry> results;
+};
 
 // A visitor that records the statements inside which a subclass's visits
 // called mark(): the statements holding what it looks for.

@@ -21,18 +21,37 @@ namespace internal {
 namespace {
 
 // The statements of s that read (or write) `name` somewhere inside them.
+// With `called`, an expression's Funcs and images are looked up there (and
+// added the first time) instead of walking it.
 class FindAccesses : public MarkHolders {
 public:
-    FindAccesses(const std::string &n, bool r, bool w, std::unordered_set<const void *> &out)
-        : MarkHolders(out), name(n), reads(r), writes(w) {}
+    FindAccesses(const std::string &n, bool r, bool w, std::unordered_set<const void *> &out,
+                 BoxMemo::Called *called = nullptr)
+        : MarkHolders(out), name(n), reads(r), writes(w), called(called) {}
     using MarkHolders::include;
     void include(const Expr &e) override {  // reads are in expressions, writes (Provide) are statements
-        if (reads) MarkHolders::include(e);
+        if (!reads || !e.defined()) return;
+        if (!called) return MarkHolders::include(e);
+        auto it = called->find(e.get());
+        if (it == called->end()) {
+            class Calls : public IRVisitor {
+            public:
+                std::set<std::string> names;
+                void visit(const Call *op) override {
+                    if (op->call_type != Call::PureExtern) names.insert(op->name);
+                    IRVisitor::visit(op);
+                }
+            } calls;
+            calls.include(e);
+            it = called->emplace(e.get(), std::make_pair(e, std::move(calls.names))).first;
+        }
+        if (it->second.second.count(name)) mark();
     }
 
 private:
     const std::string &name;
     bool reads, writes;
+    BoxMemo::Called *called;
     void visit(const Call *op) override {
         if (reads && op->name == name && op->call_type != Call::PureExtern) mark();
         IRVisitor::visit(op);
@@ -71,8 +90,12 @@ public:
     // them would cost as much as the whole pipeline's bounds at every call.
     void collect(const Stmt &s) {
         FindAccesses(name, reads, writes, touching).include(s);
-        find_needed_lets(s);
-        include(s);
+        collect_marked(s);
+    }
+    // The same, with `marked` the statements that access the Func.
+    void collect_marked(const Stmt &s, std::unordered_set<const void *> marked) {
+        touching = std::move(marked);
+        collect_marked(s);
     }
     using IRVisitor::include;
     void include(const Stmt &s) override {
@@ -81,6 +104,10 @@ public:
 
 protected:
     std::unordered_set<const void *> touching;
+    void collect_marked(const Stmt &s) {
+        find_needed_lets(s);
+        include(s);
+    }
     // The lets whose ranges the box can depend on: those the accesses'
     // arguments, the loops' bounds and the conditions around them name,
     // directly or through other lets. The others are not ranged: in a
@@ -532,7 +559,113 @@ LetList lets_needed(const LetList &lets, const Box &box) {
     return needed;
 }
 
+// What a BoxCollector walks of s, printed: the statements that access the
+// Func (`touching`), a loop, let, guard, block or realization as a header
+// around what it holds (a let marked if it is a required stage variable, a
+// realization's bounds only if they read the Func), any other statement
+// whole; another statement is "_".
+struct TouchingText {
+    const std::unordered_set<const void *> &touching;
+    const std::string &name;
+    const std::set<std::string> *required, *required_min;
+    std::string &out;
+
+    static std::string text(const Expr &x) { return x.defined() ? *expr_key(x) : std::string("?"); }
+    bool reads_func(const Expr &x) const {
+        class Finds : public IRVisitor {
+        public:
+            const std::string &name;
+            bool found = false;
+            explicit Finds(const std::string &n) : name(n) {}
+            void visit(const Call *op) override {
+                found |= op->name == name;
+                IRVisitor::visit(op);
+            }
+        } f(name);
+        if (x.defined()) f.include(x);
+        return f.found;
+    }
+    void print(const Stmt &s) {
+        if (!s.defined()) return;
+        if (!touching.count(s.get())) {
+            out += "_\n";
+            return;
+        }
+        if (const auto *op = s.as<Block>()) {
+            print(op->first);
+            print(op->rest);
+        } else if (const auto *op = s.as<LetStmt>()) {
+            out += "let " + op->name;
+            if (required && required->count(op->name)) out += " required";
+            if (required_min && required_min->count(op->name)) out += " required_min";
+            out += " = " + text(op->value) + "\n";
+            print(op->body);
+        } else if (const auto *op = s.as<For>()) {
+            out += "for " + op->name + " " + std::to_string((int)op->for_type) + " " + text(op->min) + " " +
+                   text(op->extent) + " {\n";
+            print(op->body);
+            out += "}\n";
+        } else if (const auto *op = s.as<IfThenElse>()) {
+            out += "if " + text(op->condition) + " {\n";
+            print(op->then_case);
+            out += op->else_case.defined() ? "} else {\n" : "}\n";
+            if (op->else_case.defined()) {
+                print(op->else_case);
+                out += "}\n";
+            }
+        } else if (const auto *op = s.as<ProducerConsumer>()) {
+            out += (op->is_producer ? "produce " : "consume ") + op->name + " {\n";
+            print(op->body);
+            out += "}\n";
+        } else if (const auto *op = s.as<Realize>()) {
+            bool reads = reads_func(op->in_place);
+            for (const Range &r : op->bounds) reads |= reads_func(r.min) || reads_func(r.extent);
+            out += "realize " + op->name;
+            if (reads) {
+                for (const Range &r : op->bounds) out += " [" + text(r.min) + ", " + text(r.extent) + "]";
+                out += " in_place " + text(op->in_place);
+            }
+            out += " {\n";
+            print(op->body);
+            out += "}\n";
+        } else if (const auto *op = s.as<Provide>()) {
+            out += op->name + "(";
+            for (const Expr &a : op->args) out += text(a) + ", ";
+            out += ") =";
+            for (const Expr &v : op->values) out += " " + text(v);
+            out += "\n";
+        } else {
+            out += to_string(s) + "\n";
+        }
+    }
+};
+
+thread_local BoxMemo *current_box_memo = nullptr;
+
 }  // namespace
+
+BoxMemo::Use::Use(BoxMemo &m) : outer(current_box_memo), memo(m) {
+    current_box_memo = &m;
+    m.called.clear();
+}
+BoxMemo::Use::~Use() {
+    current_box_memo = outer;
+    memo.called.clear();
+}
+
+const BoxMemo::Entry *BoxMemo::find(const std::string &key) const {
+    auto it = results.find(key);
+    return it == results.end() ? nullptr : &it->second;
+}
+
+void BoxMemo::keep(const std::string &key, Entry e) {
+    if (text_bytes + key.size() > max_text_bytes) {
+        results.clear();
+        text_bytes = 0;
+    }
+    text_bytes += key.size();
+    results[key] = std::move(e);
+}
 
 void MarkHolders::include(const Stmt &s) {
     if (!s.defined()) return;
@@ -545,9 +678,32 @@ void MarkHolders::include(const Stmt &s) {
 
 Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes, bool *found, const Scope &outer,
                 LetList *kept, const std::set<std::string> *required, const std::set<std::string> *required_min) {
+    BoxMemo *memo = current_box_memo;
+    std::string key;
+    std::unordered_set<const void *> touching;
+    if (memo) {
+        FindAccesses(name, reads, writes, touching, &memo->called).include(s);
+        TouchingText{touching, name, required, required_min, key}.print(s);
+        key += std::string("\n") + name + (reads ? " reads" : "") + (writes ? " writes" : "") +
+               (kept ? " keeps" : "") + "\nscope\n" + outer.text(key);
+        if (const BoxMemo::Entry *e = memo->find(key)) {
+            memo->hits++;
+            if (found) *found = e->found;
+            if (kept && !e->conflict) *kept = e->kept;
+            return e->box;
+        }
+        memo->misses++;
+    }
     BoxCollector c(name, reads, writes, outer, kept != nullptr, required, required_min);
-    c.collect(s);
-    if (c.conflict) return box_touched(s, name, reads, writes, found, outer, nullptr, required, required_min);
+    if (memo) c.collect_marked(s, std::move(touching));
+    else c.collect(s);
+    if (c.conflict) {  // without keeping lets; `kept` is left as it is
+        bool any = false;
+        Box box = box_touched(s, name, reads, writes, &any, outer, nullptr, required, required_min);
+        if (found) *found = any;
+        if (memo) memo->keep(key, {any, box, LetList(), true});
+        return box;
+    }
     if (found) *found = c.found;
     Box box = c.box;
     for (size_t i = 0; i < box.size(); i++) {
@@ -561,6 +717,7 @@ Box box_touched(const Stmt &s, const std::string &name, bool reads, bool writes,
         if (!box[i].max.defined()) box[i].max = c.box[i].max;
     }
     if (kept) *kept = lets_needed(c.kept, box);
+    if (memo) memo->keep(key, {c.found, box, kept ? *kept : LetList()});
     return box;
 }
 

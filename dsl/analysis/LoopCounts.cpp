@@ -240,11 +240,47 @@ bool same_counts(const LoopCounts &a, const LoopCounts &b) {
     return true;
 }
 
+// Adds the counts of a part of a nest (a group, CountMemo) to those of
+// the rest: what walking it after the rest would have added.
+void add_counts(LoopCounts &into, const LoopCounts &part) {
+    for (const auto &[name, p] : part.funcs) {
+        FuncCounts &f = into.funcs[name];
+        f.stores += p.stores;
+        if (f.stage_stores.size() < p.stage_stores.size()) f.stage_stores.resize(p.stage_stores.size());
+        for (size_t k = 0; k < p.stage_stores.size(); k++) f.stage_stores[k] += p.stage_stores[k];
+        f.pure_stores += p.pure_stores;
+        f.loads += p.loads;
+        f.values_loaded += p.values_loaded;
+        f.realizations += p.realizations;
+        if (p.realizations && p.largest_points >= f.largest_points) {
+            f.largest_points = p.largest_points;
+            f.largest = p.largest;
+        }
+        f.arith += p.arith;
+        f.divs += p.divs;
+        f.transcendentals += p.transcendentals;
+        f.reads += p.reads;
+        f.memory_reads += p.memory_reads;
+        f.gathers += p.gathers;
+        f.scattered_stores += p.scattered_stores;
+        f.vector_stores += p.vector_stores;
+        f.serial_reduction_stores += p.serial_reduction_stores;
+        f.scalar_call_stores += p.scalar_call_stores;
+        f.vector_lanes = std::max(f.vector_lanes, p.vector_lanes);
+        f.parallel_stores += p.parallel_stores;
+        if (p.parallel_tasks)
+            f.parallel_tasks = f.parallel_tasks ? std::min(f.parallel_tasks, p.parallel_tasks) : p.parallel_tasks;
+    }
+    into.parallel_loops += part.parallel_loops;
+    into.exact &= part.exact;
+    into.sampled |= part.sampled;
+}
+
 class Walker {
 public:
     Walker(const std::map<std::string, int64_t> &v, const std::map<std::string, Expr> &f,
-           const std::map<std::string, int> &innermost)
-        : values(v.begin(), v.end()), ev(values, f), innermost(innermost) {}
+           const std::map<std::string, int> &innermost, CountMemo *memo)
+        : values(v.begin(), v.end()), ev(values, f), innermost(innermost), memo(memo) {}
     // Looked up for every variable of every expression evaluated: hashed,
     // as the names share long prefixes (f.s0.x.x.loop_extent) that an
     // ordered map compares again at every level.
@@ -498,9 +534,88 @@ public:
             if (!lanes && serial_reduction[op]) fc.serial_reduction_stores += mult;
             else if (!lanes && cc.transcendentals) fc.scalar_call_stores += mult;
         } else if (const auto *op = s.as<ProducerConsumer>()) {
-            walk(op->body, mult);
+            if (op->is_producer && frames.empty() && mult == 1) walk_group(op);
+            else walk(op->body, mult);
         }
         // AssertStmt, Evaluate: nothing to count.
+    }
+
+    // A group (CountMemo): counted apart and added, or its counts from the
+    // memo added where counting it again would not reach the budget of
+    // loop visits (so would count the same, taking the same visits).
+    CountMemo *memo;
+    void walk_group(const ProducerConsumer *op) {
+        std::string key;
+        if (memo) {
+            key = group_key(op);
+            const CountMemo::Entry *e = memo->find(key);
+            if (e && e->visits < visits_left) {
+                memo->hits++;
+                add_counts(out, e->counts);
+                visits_left -= e->visits;
+                return;
+            }
+            memo->misses++;
+        }
+        LoopCounts saved;
+        std::swap(saved, out);
+        const int64_t before = visits_left;
+        walk(op->body, 1);
+        LoopCounts group;
+        std::swap(group, out);
+        std::swap(out, saved);
+        add_counts(out, group);
+        // Kept if the budget was not reached: the visits it took are then
+        // all it takes, from any budget larger than that.
+        if (memo && !group.sampled && visits_left > 0) memo->keep(key, {std::move(group), before - visits_left});
+    }
+
+    // What a group's counts depend on: its text; the value of each variable
+    // it uses from outside it; and the text of the lets those name, through
+    // which vector_accesses finds a stride.
+    std::string group_key(const ProducerConsumer *op) const {
+        class Names : public IRVisitor {
+        public:
+            std::set<std::string> used, bound;
+            void visit(const Variable *v) override { used.insert(v->name); }
+            void visit(const LetStmt *l) override {
+                bound.insert(l->name);
+                IRVisitor::visit(l);
+            }
+            void visit(const Let *l) override {
+                bound.insert(l->name);
+                IRVisitor::visit(l);
+            }
+            void visit(const For *f) override {
+                bound.insert(f->name);
+                IRVisitor::visit(f);
+            }
+        } names;
+        Stmt group(op);
+        names.include(group);
+        std::string key = to_string(group);
+        std::vector<std::string> work;
+        for (const std::string &n : names.used)
+            if (!names.bound.count(n)) work.push_back(n);
+        for (const std::string &n : work) {
+            auto v = values.find(n);
+            key += "\n" + n + (v == values.end() ? std::string(" unknown") : " = " + std::to_string(v->second));
+        }
+        std::set<std::string> seen(work.begin(), work.end());
+        while (!work.empty()) {
+            std::string n = work.back();
+            work.pop_back();
+            for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
+                if (it->first != n) continue;
+                key += "\nlet " + n + " = " + *expr_key(it->second);
+                Names inner;
+                inner.include(it->second);
+                for (const std::string &m : inner.used)
+                    if (seen.insert(m).second) work.push_back(m);
+                break;
+            }
+        }
+        return key;
     }
 
     // One loop: multiplied out when its body has no inner loops, guards or
@@ -621,8 +736,8 @@ std::map<std::string, int> innermost_storage_dims(const std::map<std::string, st
 
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
                            const std::map<std::string, Expr> &float_values,
-                           const std::map<std::string, int> &innermost_dims) {
-    Walker w(values, float_values, innermost_dims);
+                           const std::map<std::string, int> &innermost_dims, CountMemo *memo) {
+    Walker w(values, float_values, innermost_dims, memo);
     w.walk(s, 1);
     return w.out;
 }

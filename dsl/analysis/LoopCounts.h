@@ -101,6 +101,49 @@ struct LoopCounts {
 // default rule: 139 s).
 constexpr int64_t kiln_count_loop_visits = 500000;
 
+// The counts of a loop nest's groups, kept for the next loop nest of the
+// same pipeline at the same values (the autoscheduler counts every
+// candidate schedule, and a candidate changes one group). A group is a
+// producer at the top of the nest, outside every loop (a Func computed at
+// the root, with the Funcs computed in its loops); its counts are keyed by
+// its text and, for each variable it uses from outside it, that variable's
+// value and the text of the lets it names (a vector access's stride is
+// found through them). One memo serves one pipeline, one set of `values`,
+// `float_values` and `innermost_dims`: they are not in the key.
+//
+//   CountMemo memo;                          // kept across the candidates
+//   count_loop_nest(body, values, floats, dims, &memo);  // a group whose text and
+//                                            // inputs were counted before: added again
+//
+// Counts with and without a memo are the same to the bit: every group's
+// counts are summed apart and added to the rest, memo or not.
+class CountMemo {
+public:
+    int64_t hits = 0, misses = 0;
+    struct Entry {
+        LoopCounts counts;
+        int64_t visits = 0;  // the loop visits counting it took (kiln_count_loop_visits)
+    };
+    const Entry *find(const std::string &key) const {
+        auto it = groups.find(key);
+        return it == groups.end() ? nullptr : &it->second;
+    }
+    void keep(const std::string &key, Entry e) {
+        if (text_bytes + key.size() > max_text_bytes) {
+            groups.clear();
+            text_bytes = 0;
+        }
+        text_bytes += key.size();
+        groups[key] = std::move(e);
+    }
+
+private:
+    // The most characters of keys kept; past it the memo starts again.
+    static constexpr size_t max_text_bytes = 64 << 20;
+    size_t text_bytes = 0;
+    std::map<std::string, Entry> groups;
+};
+
 // `values`: every free Int variable the loop bounds need; `float_values`:
 // float scalars as constants (a bound like `int(1 / r_sigma) + 2`), whose
 // arithmetic is evaluated in their type's precision; `innermost_dims`: the
@@ -108,7 +151,7 @@ constexpr int64_t kiln_count_loop_visits = 500000;
 // (innermost_storage_dims()), for which loads and stores are adjacent.
 LoopCounts count_loop_nest(const Stmt &s, const std::map<std::string, int64_t> &values,
                            const std::map<std::string, Expr> &float_values = {},
-                           const std::map<std::string, int> &innermost_dims = {});
+                           const std::map<std::string, int> &innermost_dims = {}, CountMemo *memo = nullptr);
 
 // Each Func of `env` stored with reorder_storage() another dimension than
 // its first innermost: the index of that argument.

@@ -93,7 +93,7 @@ std::map<std::string, std::string> outside_buffers(const PipelineRegions &region
 PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents>> &outs,
                               const std::vector<std::string> &out_names, const Target &t, const Sizes &sz,
                               const LoopCounts &baseline, const MachineModel &m, LoopCounts *counts_out = nullptr,
-                              std::map<std::string, std::string> *outside = nullptr) {
+                              std::map<std::string, std::string> *outside = nullptr, CountMemo *memo = nullptr) {
     LowerOptions lo;
     lo.stop = LowerStop::LoopNest;
     PipelineRegions regions;
@@ -102,7 +102,7 @@ PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents
     if (outside) *outside = outside_buffers(regions, sz);
     Environment env = find_environment(outs);
     LoopCounts counts =
-        count_loop_nest(body, sz.concrete.values, sz.concrete.float_values, innermost_storage_dims(env));
+        count_loop_nest(body, sz.concrete.values, sz.concrete.float_values, innermost_storage_dims(env), memo);
     if (counts_out) *counts_out = counts;
     PipelineCost cost = predict_cost(counts, baseline, env, out_names, sz.input_bytes, m);
     cost.sampled = counts.sampled;
@@ -208,7 +208,8 @@ private:
             std::map<std::string, std::string> outside;
             {
                 SimplifyMemo::Use use(simplified);
-                e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside);
+                BoxMemo::Use boxes(touched);
+                e.cost = cost_of_schedule(outs, out_names, t, sz, baseline, o.machine, counts_out, &outside, &counted);
             }
             // Past a buffer where the baseline is not (where it is, every
             // schedule is: the buffer sizes given are too small, or assumed).
@@ -228,6 +229,10 @@ private:
     std::map<std::string, Evaluation> evaluated;  // by schedule text
     // The candidates' lowerings simplify mostly the same bounds again.
     SimplifyMemo simplified;
+    // And take most boxes of the same statements again.
+    BoxMemo touched;
+    // And most of their groups are counted as the last candidate's were.
+    CountMemo counted;
     std::map<std::string, State> legal_states;     // the same, those that lower
 
     // AutoscheduleOptions::autotune: the model's choice and the schedules
