@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "ir/Error.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
 
 namespace kiln {
 namespace internal {
@@ -36,6 +38,19 @@ std::map<std::string, Expr> substitutions(const ConcreteSizes &c) {
     std::map<std::string, Expr> m = c.float_values;
     for (const auto &[name, v] : c.values) m[name] = Expr((int)v);
     return m;
+}
+
+std::optional<int64_t> constant_value(const Expr &e, const std::map<std::string, Expr> &values,
+                                      const std::map<std::string, Expr> &lets) {
+    Expr v = simplify(substitute(values, e));
+    // Each round replaces the lets named by one more level of the chain.
+    for (int depth = 0; depth < 16 && !as_const_int(v) && !lets.empty(); depth++) {
+        Expr next = simplify(substitute(values, substitute(lets, v)));
+        if (equal(next, v)) break;
+        v = next;
+    }
+    if (const int64_t *n = as_const_int(v)) return *n;
+    return std::nullopt;
 }
 
 ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ struct ConcreteSizes {
 
 // values and float_values as constants to substitute into Exprs.
 std::map<std::string, Expr> substitutions(const ConcreteSizes &c);
+
+// e at the concrete values: `values` (substitutions()) and then `lets`, the
+// values of lets e may name (a loop nest's, in terms of each other),
+// substituted until e simplifies to an integer constant; nullopt if it
+// does not.
+//
+//   constant_value(out.extent.0 - 1, {out.extent.0: 512})        -> 511
+//   constant_value(f.s0.x.max + 1, values, {f.s0.x.max: out.extent.0 - 1}) -> 512
+std::optional<int64_t> constant_value(const Expr &e, const std::map<std::string, Expr> &values,
+                                      const std::map<std::string, Expr> &lets = {});
 
 // A CompileError, for `caller`, if an output's size is missing.
 ConcreteSizes concrete_sizes(const std::vector<std::shared_ptr<FunctionContents>> &outs,

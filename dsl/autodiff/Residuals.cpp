@@ -152,22 +152,13 @@ std::map<std::string, std::vector<int>> internal::read_extents(const std::vector
         }
     } lets;
     lets.include(body);
-    auto concrete = [&](Expr e) {
-        for (int depth = 0; depth < 16 && !as_const_int(e); depth++) {
-            Expr next = simplify(substitute(lets.found, substitute(values, e)));
-            if (equal(next, e)) break;
-            e = next;
-        }
-        return simplify(substitute(values, e));
-    };
     for (const std::string &name : inputs) {
         auto box = regions.inputs.find(name);
         if (box == regions.inputs.end()) continue;
         std::vector<int> ext;
         for (const Interval &i : box->second) {
             if (!i.bounded()) break;
-            const Expr e = concrete(i.max - i.min + 1);
-            const int64_t *n = as_const_int(e);
+            std::optional<int64_t> n = constant_value(i.max - i.min + 1, values, lets.found);
             if (!n || *n < 1 || *n > std::numeric_limits<int>::max()) break;
             ext.push_back((int)*n);
         }

@@ -71,11 +71,9 @@ std::map<std::string, std::string> outside_buffers(const PipelineRegions &region
         auto it = sz.concrete.sizes.find(name);
         if (it == sz.concrete.sizes.end()) return;
         for (size_t d = 0; d < box.size() && d < it->second.size(); d++) {
-            // The simplified bounds outlive the pointers into them.
-            const Expr lo_e = box[d].has_lower() ? simplify(substitute(values, box[d].min)) : Expr();
-            const Expr hi_e = box[d].has_upper() ? simplify(substitute(values, box[d].max)) : Expr();
-            const int64_t *lo = lo_e.defined() ? as_const_int(lo_e) : nullptr;
-            const int64_t *hi = hi_e.defined() ? as_const_int(hi_e) : nullptr;
+            std::optional<int64_t> lo, hi;
+            if (box[d].has_lower()) lo = constant_value(box[d].min, values);
+            if (box[d].has_upper()) hi = constant_value(box[d].max, values);
             if ((lo && *lo < 0) || (hi && *hi >= it->second[d]))
                 found[name + ":" + std::to_string(d)] = std::string(what) + " " + name + " over [" +
                                                         std::to_string(lo ? *lo : 0) + ", " + std::to_string(hi ? *hi : 0) +

@@ -127,10 +127,9 @@ double measure_on_random_inputs(const Pipeline &p, const Target &t,
         auto box = regions.inputs.find(name);
         for (size_t d = 0; box != regions.inputs.end() && d < box->second.size() && d < extents.size(); d++) {
             const Interval &read = box->second[d];
-            const Expr lo_e = read.has_lower() ? simplify(substitute(values, read.min)) : Expr();
-            const Expr hi_e = read.has_upper() ? simplify(substitute(values, read.max)) : Expr();
-            const int64_t *lo = lo_e.defined() ? as_const_int(lo_e) : nullptr;
-            const int64_t *hi = hi_e.defined() ? as_const_int(hi_e) : nullptr;
+            std::optional<int64_t> lo, hi;
+            if (read.has_lower()) lo = constant_value(read.min, values);
+            if (read.has_upper()) hi = constant_value(read.max, values);
             int64_t first = lo ? std::min<int64_t>(*lo, 0) : 0, last = std::max<int64_t>(hi ? *hi : 0, extents[d] - 1);
             mins[d] = (int)first;
             extents[d] = (int)(last - first + 1);

@@ -302,3 +302,18 @@ TEST_CASE("loop counts: a nest that would take more than the budget of loop visi
     CHECK(big.funcs["f"].stores >= 900 * 900);      // every (y, x) at least once
     CHECK(big.funcs["f"].stores <= 900 * 900 * 7);  // and at most the widest extent
 }
+
+TEST_CASE("concrete sizes: a bound is constant through the values and the lets it names", "[loop_counts]") {
+    using kiln::internal::constant_value;
+    std::map<std::string, Expr> values = {{"out.extent.0", Expr(512)}, {"out.min.0", Expr(0)}};
+    // Through the values alone.
+    CHECK(constant_value(var("out.min.0") + var("out.extent.0") - 1, values) == 511);
+    // Through a chain of lets, each in terms of the next.
+    std::map<std::string, Expr> lets = {{"f.s0.x.max", var("f.s0.x.min") + var("out.extent.0") - 1},
+                                        {"f.s0.x.min", var("out.min.0") - 2}};
+    CHECK(constant_value(var("f.s0.x.max") - var("f.s0.x.min") + 1, values, lets) == 512);
+    CHECK(constant_value(var("f.s0.x.max"), values, lets) == 509);
+    // A value nothing gives stays unknown, with or without lets.
+    CHECK_FALSE(constant_value(var("in.extent.1"), values).has_value());
+    CHECK_FALSE(constant_value(var("f.s0.x.max") + var("n"), values, lets).has_value());
+}
