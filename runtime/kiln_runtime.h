@@ -31,6 +31,7 @@ enum kiln_error_code {
     kiln_error_specialize_fail = -14,       /* no specialization applies and the schedule said specialize_fail */
     kiln_error_constraint_violated = -15,   /* a buffer breaks a Dimension::set_min/set_extent/set_stride constraint */
     kiln_error_bad_split_factor = -16,      /* a split factor computed at run time (Params, buffer fields) is not positive */
+    kiln_error_output_too_large = -17,      /* an output computed at another output's loop is larger than what that loop computes */
     kiln_error_npu = -20,                   /* the NPU simulator rejected the kernel (capacity, bounds, race, deadlock) */
 };
 

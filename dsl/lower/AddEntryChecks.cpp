@@ -78,6 +78,30 @@ void check_box(std::vector<Stmt> &checks, const std::string &kernel, const std::
     }
 }
 
+// An output computed at a loop of another output writes what that output
+// reads of it, so its buffer must be no larger: one assertion per dimension.
+//   mean at output's loop y, output rows [0, 63], mean's buffer [0, 99]  ->  kiln_error_output_too_large
+void check_covered(std::vector<Stmt> &checks, const std::string &kernel, const std::string &buf, const Box &box,
+                   const std::string &at) {
+    for (size_t d = 0; d < box.size(); d++) {
+        std::string dn = std::to_string(d);
+        Expr bmin = make_var(buf + ".min." + dn), bext = make_var(buf + ".extent." + dn);
+        Expr lo = make_var(buf + ".computed.min." + dn), hi = make_var(buf + ".computed.max." + dn);
+        Expr cond = lo <= bmin && bmin + bext - 1 <= hi;
+        std::vector<Expr> msg = {
+            str(kernel + ": output '" + buf + "' is computed at the loop of compute_at(" + at + "), which computes it "
+                "over [" ),
+            lo, str(", "), hi, str("] in dimension " + dn + ", but the buffer covers ["), bmin, str(", "),
+            simplify(bmin + bext - 1),
+            str("]: the rest would be left unwritten. Pass a buffer of the region that loop computes, or compute " +
+                buf + " at the root")};
+        Stmt check = AssertStmt::make(cond, kiln_error_output_too_large, msg);
+        check = LetStmt::make(buf + ".computed.max." + dn, simplify(box[d].max), check);
+        check = LetStmt::make(buf + ".computed.min." + dn, simplify(box[d].min), check);
+        checks.push_back(check);
+    }
+}
+
 // Whether every variable of e is a Param or a buffer field (known on entry).
 bool known_on_entry(const Expr &e) {
     struct Find : IRVisitor {
@@ -128,6 +152,8 @@ Stmt add_entry_checks(const Stmt &s, const std::string &kernel, const PipelineRe
                   "; the schedule writes there (a ShiftInwards or RoundUp split whose tile is wider than the buffer, "
                   "or an update outside it): pass a buffer at least one tile large, or give the split "
                   "TailStrategy::GuardWithIf");
+    for (const auto &kv : regions.written_within)
+        check_covered(checks, kernel, kv.first, regions.outputs.at(kv.first), kv.second);
     for (const auto &kv : regions.output_reads)
         check_box(checks, kernel, kv.first, kv.second, Access::OutputRead,
                   "; Func " + join(find.readers[kv.first]) + " of this pipeline reads it there, and an output "

@@ -9,6 +9,10 @@
 // f.output_buffer().width() / 4) is asserted positive
 // (kiln_error_bad_split_factor): a factor of 0 would compute nothing.
 //
+// An output computed at a loop of another output (ScheduleFunctions.h,
+// computed_within_output) writes only what that loop computes: its buffer
+// must not be larger (kiln_error_output_too_large).
+//
 // They go after the outermost lets (which define the output regions) and
 // before any allocation or loop. Dropped by the no_asserts target feature.
 // Null pointers, types, dimensions and strides are checked by codegen's

@@ -1,6 +1,9 @@
 #include "BoundsInference.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -235,6 +238,120 @@ protected:
     }
 };
 
+// The names a statement defines: its loops' variables and its lets.
+std::set<std::string> defined_names(const Stmt &s) {
+    class Names : public IRVisitor {
+    public:
+        std::set<std::string> names;
+        using IRVisitor::include;
+        void include(const Expr &) override {}  // statements only
+        void visit(const For *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const LetStmt *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    } n;
+    n.include(s);
+    return n.names;
+}
+
+// The lets of `s` by name (the first of each name).
+std::map<std::string, Expr> let_values(const Stmt &s) {
+    class Lets : public IRVisitor {
+    public:
+        std::map<std::string, Expr> values;
+        using IRVisitor::include;
+        void include(const Expr &) override {}
+        void visit(const LetStmt *op) override {
+            values.emplace(op->name, op->value);
+            IRVisitor::visit(op);
+        }
+    } l;
+    l.include(s);
+    return l.values;
+}
+
+// An output computed at a loop of another output (computed_within_output)
+// writes, per iteration of the loops around it, the box its consumers read
+// there, into its buffer; the buffer is written whole only if those boxes
+// leave no gap between them (the entry checks then require the buffer to be
+// their hull). Proved per dimension: the box does not move with the loops
+// around it (`moving`: their variables and the lets inside them), so every
+// iteration writes the same box; or it is [v + a, v + b] for constants
+// a <= b, where v is a pure coordinate of the consumer output that the
+// loops fix (its let, f.s<k>.<var>, names no loop inside), which the
+// consumer's loops step through one value at a time (either end may be
+// clamped by a bound that does not move, as a GuardWithIf split's last tile
+// clamps it: the union is still one interval).
+//   mean at output's loop yi, read as mean(y):  box [output.s0.y, output.s0.y]  ->  covered
+//   the same under a GuardWithIf split:  [output.s0.y, min(output.s0.y, output.s0.y.loop_max)]  ->  covered
+//   mean at output's loop yo (bands of rows):  box [yo * 8 + ..., yo * 8 + ... + 7]  ->  error
+void check_within_output_covers(const FunctionContents &f, const Box &box, const LetList &kept,
+                                const Stmt &consumers, const std::set<std::string> &moving,
+                                const LetList &around, const Environment &env) {
+    const LoopLevel &cl = f.schedule.compute_level;
+    const FunctionContents &p = *env.at(cl.func());
+    const std::set<std::string> inner = defined_names(consumers);
+    const std::map<std::string, Expr> lets = let_values(consumers);
+    // In terms of the loops: the box's kept lets, then the lets around the
+    // site inside the loops (the regions of the other Funcs there), innermost
+    // first.
+    auto expand = [&](Expr e) {
+        for (auto it = kept.rbegin(); it != kept.rend(); ++it) e = substitute(it->first, it->second, e);
+        for (auto it = around.rbegin(); it != around.rend(); ++it) e = substitute(it->first, it->second, e);
+        return simplify(e);
+    };
+    // The consumer's pure coordinates the loops fix: one value per iteration.
+    std::vector<Expr> fixed;
+    for (int k = 0; k < p.num_stages(); k++)
+        for (const auto &v : p.args) {
+            const std::string name = p.stage_prefix(k) + v;
+            auto it = lets.find(name);
+            if (it != lets.end()) {  // split: defined inside, from the loops
+                if (!expr_uses_var_if(it->second, [&](const std::string &n) { return inner.count(n) > 0; }))
+                    fixed.push_back(expand(it->second));
+            } else if (moving.count(name)) {  // the loop itself, or a let around the site
+                fixed.push_back(expand(Variable::make(Int(32), name)));
+            }
+        }
+    auto moves = [&](const Expr &e) {
+        return expr_uses_var_if(e, [&](const std::string &n) { return moving.count(n) > 0 || inner.count(n) > 0; });
+    };
+    // e as v plus a constant, or that clamped by a bound that does not move
+    // (a GuardWithIf split's last tile reads only up to the region's end:
+    // min(v, max)); the iterations past the bound then compute less or nothing.
+    std::function<std::optional<int64_t>(const Expr &, const Expr &)> offset = [&](const Expr &e, const Expr &v) {
+        const Expr diff = simplify(e - v);  // outlives the pointer into it
+        if (const int64_t *c = as_const_int(diff)) return std::optional<int64_t>(*c);
+        Expr a, b;
+        if (const Min *m = e.as<Min>()) a = m->a, b = m->b;
+        if (const Max *m = e.as<Max>()) a = m->a, b = m->b;
+        if (!a.defined()) return std::optional<int64_t>();
+        if (!moves(b)) return offset(a, v);
+        if (!moves(a)) return offset(b, v);
+        return std::optional<int64_t>();
+    };
+    for (size_t d = 0; d < box.size(); d++) {
+        Expr lo = expand(box[d].min), hi = expand(box[d].max);
+        if (!moves(lo) && !moves(hi)) continue;
+        bool window = false;
+        for (const Expr &v : fixed) {
+            std::optional<int64_t> a = offset(lo, v), b = offset(hi, v);
+            window |= a && b && *a <= *b;
+        }
+        user_assert(window) << "Func " << f.name << " is an output of the pipeline computed at a loop of "
+                            << p.name << " (compute_at(" << cl.func() << ", " << cl.var() << ")), where each "
+                            << "iteration computes it over [" << lo << ", " << hi << "] in dimension " << d
+                            << "; Kiln cannot prove that the iterations together write all of its buffer. "
+                            << "Compute it at a loop of " << p.name << " where " << p.name << "'s coordinate is one "
+                            << "value per iteration (the innermost loop of its split) and read it at that coordinate "
+                            << "(plus a constant), or compute it at the root";
+    }
+}
+
 // Finds the producer/consumer pair of f and defines its region at the top
 // of the loop body (or branch, or statement) that holds the pair, after the
 // lets already there. Funcs are visited consumers first, so the consumers'
@@ -243,8 +360,10 @@ protected:
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out, int &copies, const StageVars &stage_vars)
-        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies), stage_vars(stage_vars) {}
+    DefineRegion(const FunctionContents &f, bool out, int &copies, const StageVars &stage_vars,
+                 const Environment *within = nullptr)
+        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies), stage_vars(stage_vars),
+          within(within) {}
     bool done = false;
 
     // The top of `body` with the pending lets and checks put after its
@@ -272,6 +391,20 @@ protected:
     bool pending = false;
     std::vector<std::pair<std::string, Expr>> pending_lets;
     std::vector<Stmt> pending_checks;
+    const Environment *within;  // f is an output computed at another's loop: the pipeline's Funcs
+    std::set<std::string> moving;  // loop variables around the node, and the lets inside loops
+    LetList around;                // those lets, outermost first
+    int loop_depth = 0;
+
+    Stmt visit(const LetStmt *op) override {
+        if (!within || loop_depth == 0) return ConstantLetsMutator::visit(op);
+        bool added = moving.insert(op->name).second;
+        around.push_back({op->name, op->value});
+        Stmt r = ConstantLetsMutator::visit(op);
+        around.pop_back();
+        if (added) moving.erase(op->name);
+        return r;
+    }
 
     // A loop body or a branch holds the lets of the pairs found in it.
     Stmt container(const Stmt &s) {
@@ -282,7 +415,11 @@ protected:
         return r;
     }
     Stmt visit(const For *op) override {
+        bool added = moving.insert(op->name).second;
+        loop_depth++;
         Stmt body = container(op->body);
+        loop_depth--;
+        if (added) moving.erase(op->name);
         if (body.same_as(op->body)) return Stmt(op);
         return For::make(op->name, op->min, op->extent, op->for_type, body);
     }
@@ -315,6 +452,7 @@ protected:
         Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept, &rounded.both,
                               &rounded.min_only);
         internal_assert(found) << "no consumer of " << func.name;
+        if (within) check_within_output_covers(func, box, kept, c->body, moving, around, *within);
         LetList lets = rename_kept(kept, box, copies);
         for (size_t d = 0; d < box.size(); d++) {
             bool has_bound = false;
@@ -515,10 +653,12 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
-        if (is_out || is_inlined(f, false)) continue;
-        DefineRegion def(f, false, copies, stage_vars);
+        const bool within = computed_within_output(f, outputs);
+        if ((is_out && !within) || is_inlined(f, false)) continue;
+        DefineRegion def(f, false, copies, stage_vars, within ? &env : nullptr);
         s = def.place_pending(def.mutate(s));
         internal_assert(def.done) << "producer of " << f.name << " not found";
+        if (within) continue;  // no storage to size: its buffer is the caller's
         // The loops of a compute_with group depend on every member's region
         // lets, so its storage is sized once the parent (realized first,
         // processed last) has its lets.
@@ -536,6 +676,7 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
     std::vector<Stmt> out_checks;
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
+        if (computed_within_output(f, outputs)) continue;  // the region its readers need, above
         // A Tuple computes the region of its first element's buffer; the
         // entry checks make sure the others cover it too.
         Box buf;
@@ -567,6 +708,10 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         kept = rename_kept(kept, written, copies);
         copied.insert(copied.end(), kept.begin(), kept.end());
         for (int i = 0; i < f.num_values(); i++) regions.outputs[f.buffer_name(i)] = written;
+        if (computed_within_output(f, outputs))
+            for (int i = 0; i < f.num_values(); i++)
+                regions.written_within[f.buffer_name(i)] =
+                    f.schedule.compute_level.func() + ", " + f.schedule.compute_level.var();
         // What the pipeline's other outputs read of it: the buffer must hold
         // it. A single output is read only by its own updates, which this
         // check is not about (and which would otherwise add a walk of the

@@ -35,6 +35,9 @@ struct PipelineRegions {
     std::map<std::string, Box> outputs;  // output buffer ("f", or "f.0", "f.1" for a Tuple) -> box written
     // Outputs other Funcs of the pipeline read (multi-output pipelines): box read.
     std::map<std::string, Box> output_reads;
+    // Outputs computed at a loop of another output (computed_within_output):
+    // buffer -> that loop ("output, y"); the box written must cover the buffer.
+    std::map<std::string, std::string> written_within;
 };
 
 Stmt bounds_inference(const Stmt &s, const std::vector<std::string> &outputs, const std::vector<std::string> &order,

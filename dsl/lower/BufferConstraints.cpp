@@ -1,5 +1,6 @@
 #include "BufferConstraints.h"
 
+#include "ScheduleFunctions.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -41,6 +42,14 @@ void check_output_buffer_uses(const Environment &env, const std::vector<std::str
 }  // namespace
 
 void check_npu_buffer_constraints(const Environment &env, const std::vector<std::string> &outputs) {
+    for (const auto &o : outputs) {
+        const FunctionContents &f = *env.at(o);
+        user_assert(!computed_within_output(f, outputs))
+            << "NPU target: Func " << o << " is an output of the pipeline computed at a loop of "
+            << f.schedule.compute_level.func() << " (compute_at(" << f.schedule.compute_level.func() << ", "
+            << f.schedule.compute_level.var() << ")), which the NPU target does not support (its outputs are "
+            << "written from tiles at the root); compute " << o << " at the root in the NPU build";
+    }
     for (const auto &p : pipeline_buffers(env, outputs))
         for (size_t d = 0; d < p->constraints.size(); d++) {
             const DimConstraint &c = p->constraints[d];

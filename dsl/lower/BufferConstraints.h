@@ -26,7 +26,8 @@ Stmt add_buffer_constraints(const Stmt &s, const std::string &kernel, const Envi
                             const std::vector<std::string> &outputs, bool checks);
 
 // The NPU target does not check buffers on entry: a CompileError naming the
-// first constrained buffer, instead of trusting the constraint silently.
+// first constrained buffer, instead of trusting the constraint silently; nor
+// does it write an output from another output's loops (computed_within_output).
 void check_npu_buffer_constraints(const Environment &env, const std::vector<std::string> &outputs);
 
 // The NPU kernel takes scalar Params as float32 or int32: a CompileError

@@ -474,15 +474,30 @@ Stmt after_outputs(const Inject &inject, const Stmt &s, std::set<std::string> re
 
 }  // namespace
 
+bool computed_within_output(const FunctionContents &f, const std::vector<std::string> &outputs) {
+    const LoopLevel &cl = f.schedule.compute_level;
+    return is_in(outputs, f.name) && !cl.is_inlined() && !cl.is_root();
+}
+
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                         const Environment &env) {
     std::map<std::string, std::set<std::string>> needs;  // outputs_needed()'s memo
     for (const auto &o : outputs) {
         const FunctionContents &f = *env.at(o);
+        if (!computed_within_output(f, outputs)) continue;
         const LoopLevel &cl = f.schedule.compute_level;
-        user_assert(cl.is_inlined() || cl.is_root())
-            << schedule_origin(f, "compute") << "Func " << o << " is an output of the pipeline and is scheduled compute_at(" << cl.to_string()
-            << "); outputs are always computed at the root — remove the compute_at";
+        std::string what = schedule_origin(f, "compute") + "Func " + o +
+                           " is an output of the pipeline and is scheduled compute_at(" + cl.func() + ", " + cl.var() + ")";
+        user_assert(is_in(outputs, cl.func()) && cl.func() != o)
+            << what << ", but " << cl.func() << " is not another output of this pipeline; an output is computed at "
+            << "the root, or at a loop of another output that reads it (its values are then written to its "
+            << "buffer there): compute it at the root, or at a loop of an output";
+        user_assert(!f.schedule.store_level_set)
+            << what << " and stored at " << f.schedule.store_level.to_string()
+            << ", but an output's storage is its buffer: remove the store_at";
+        user_assert(fusion_parent(f).empty() && fused_children(env, o).empty())
+            << what << " and fused with compute_with; an output computed at another output's loop cannot be "
+            << "fused: remove the compute_with, or compute it at the root";
     }
     // In realization order: an output another output reads is produced first.
     // A Func fused into an output is produced in its group (compute_with);
@@ -490,7 +505,8 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
     std::vector<std::string> groups;
     std::map<std::string, std::string> fused_into_output;
     for (const auto &n : order) {
-        if (!is_in(outputs, n) || !fusion_parent(*env.at(n)).empty()) continue;
+        if (!is_in(outputs, n) || !fusion_parent(*env.at(n)).empty() || computed_within_output(*env.at(n), outputs))
+            continue;
         groups.push_back(n);
         for (const auto &c : fused_children(env, n))
             if (!is_in(outputs, c)) fused_into_output[c] = n;
@@ -514,7 +530,8 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
         // A Func fused into another (compute_with) is placed with it; into
         // an output, it is stored at the root.
         if (fused_into_output.count(f.name)) s = realize(f, s);
-        if (is_out || is_inlined(f, false) || !fusion_parent(f).empty()) continue;
+        const bool within = computed_within_output(f, outputs);  // placed as any Func, without storage
+        if ((is_out && !within) || is_inlined(f, false) || !fusion_parent(f).empty()) continue;
         std::vector<std::string> group = fused_children(env, f.name);
         group.insert(group.begin(), f.name);
         LegalSites legal(group);
@@ -566,6 +583,7 @@ Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vect
             }
         std::vector<std::pair<const FunctionContents *, std::string>> stores;
         for (const auto &m : group) {
+            if (within) break;  // its buffer is its storage
             int si = store_site(*env.at(m), legal.common, ci, env);
             stores.push_back({env.at(m).get(), si < 0 ? "" : legal.common[si].loop});
         }

@@ -60,6 +60,16 @@ Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body)
 // The assembled loop nest of one stage.
 Stmt build_stage(const FunctionContents &f, int stage, bool is_output);
 
+// Is f an output computed at a loop of another output (compute_at(g, v)
+// with both outputs of the pipeline)? Such an output is a by-product of
+// g's loops: computed where the schedule says, per iteration the region g
+// reads, and stored in its own buffer instead of an allocation; bounds
+// inference proves its iterations write the whole buffer.
+//   mean, output outputs; mean.compute_at(output, y):
+//     produce output { for (output.s0.y, ...) {
+//       produce mean { mean(output.s0.y) = ... }  consume mean { for (output.s0.x, ...) { output(...) = ... } } } }
+bool computed_within_output(const FunctionContents &f, const std::vector<std::string> &outputs);
+
 Stmt schedule_functions(const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                         const Environment &env);
 

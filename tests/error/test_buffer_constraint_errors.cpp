@@ -73,3 +73,16 @@ TEST_CASE("error: buffer constraints on the NPU target", "[error][buffer_constra
                           Contains("NPU target: ImageParam in has a constraint on dimension 1") &&
                               Contains("remove it from the NPU build"));
 }
+
+TEST_CASE("error: an output computed at another output's loop on the NPU target", "[error][outputs_at]") {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func t("t"), out("out");
+    t(x, y) = in(x, y) * 2.0f;
+    out(x, y) = t(x, y) + 1.0f;
+    t.compute_at(out, y);
+    REQUIRE_COMPILE_ERROR(Pipeline({out, t}).compile_to_cpp_source("k", Target("npu")),
+                          Contains("NPU target: Func t is an output of the pipeline computed at a loop of out "
+                                   "(compute_at(out, y))") &&
+                              Contains("compute t at the root in the NPU build"));
+}
