@@ -372,7 +372,9 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
     // terms of order 1: 1e-5 of max(|want|, H / 10).
     check(b, {want_in, want_gamma, want_beta}, 1e-5, {1.0, 0.1 * H, 0.1 * H});
 
-    // saved.sched: the forward kernel writes the row statistics.
+    // saved.sched: the forward kernel writes the row statistics, from its
+    // rows' loops, summing in 16 lanes: the gradients within rounding of
+    // unfused's, at the tolerances above.
     auto forward = [=](const auto &a) {
         return layernorm_grad_saved_forward(a[0], a[1], a[2], epsilon, a[3], a[4], a[5], a[6]);
     };
@@ -385,7 +387,7 @@ TEST_CASE("generator: layernorm_grad equals the layer norm's gradients", "[gener
         r.set_min(Y0);
         rows.push_back(Buffer<void>(r));
     }
-    check_saved(b, "saved", forward, backward, image(0, 0, 23), rows);
+    check_saved_close(b, "saved", forward, backward, rows, 1e-5, {1.0, 0.1 * H, 0.1 * H});
 
     // saved_f16.sched and saved_bf16.sched: the same statistics rounded to
     // 16 bits (2 bytes a row), each equal to the float32 one rounded; the
