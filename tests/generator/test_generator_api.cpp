@@ -574,6 +574,49 @@ TEST_CASE("generator api: -s auto --autotune runs the best candidates on the gen
                                    "saves of a backward pipeline"));
 }
 
+TEST_CASE("generator api: a residual report whose recomputing counterfactual does not lower says so",
+          "[generator][grad][residuals]") {
+    // softmax_grad's saved_stats.sched as it was: without the saves, row_sum
+    // would be computed at the root (as the main section says) and read exps,
+    // which the backward kernel computes per band of rows: that does not
+    // lower, and the report says why instead of failing.
+    std::filesystem::create_directories("generator_api_out");
+    std::ofstream("generator_api_out/stats_root.sched")
+        << "d_input: split(y, yo, yi, 8) parallel(yo) vectorize(x, natural_vector_size)\n"
+        << "row_max: save() compute_root() parallel(y)\n"
+        << "row_max.update(0): split(r, ro, ri, 16) rfactor(ri, u, row_max_lanes) parallel(y)\n"
+        << "row_max_lanes: compute_at(row_max, y) reorder_storage(u, y) vectorize(u)\n"
+        << "row_max_lanes.update(0): reorder(u, ro) vectorize(u)\n"
+        << "row_sum: save() compute_root() parallel(y)\n"
+        << "exps: compute_at(d_input, yi) vectorize(x, natural_vector_size)\n"
+        << "output_adjoint: compute_inline()\n"
+        << "row_sum_adjoint: compute_at(d_input, yi)\n"
+        << "exps_adjoint: compute_inline()\n"
+        << "input_adjoint: compute_inline()\n"
+        << "[forward]\n"
+        << "exps: compute_inline()\n"
+        << "row_sum.update(0): split(r, ro, ri, natural_vector_size) rfactor(ri, u, row_sum_lanes) parallel(y)\n"
+        << "row_sum_lanes: compute_at(row_sum, y) vectorize(u)\n"
+        << "row_sum_lanes.update(0): reorder(u, ro) vectorize(u)\n"
+        << "output: split(y, yo, yi, 8) parallel(yo) vectorize(x, natural_vector_size)\n";
+    auto g = GeneratorRegistry::create("softmax_grad");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_softmax_grad";
+    o.schedule_file = "generator_api_out/stats_root.sched";
+    o.emit = {"report"};
+    compile_generator(*g, o);
+    CHECK_THAT(read_file("generator_api_out/api_softmax_grad.report.txt"),
+               Contains("residuals in all: 8.0 KiB") &&
+                   Contains("recomputing them instead:        not counted: this schedule does not lower without "
+                            "the saves (") &&
+                   Contains("Func exps is scheduled compute_at(d_input, yi)"));
+    auto json = nlohmann::json::parse(read_file("generator_api_out/api_softmax_grad.report.json"));
+    CHECK(json["saved"]["residual_bytes"] == 8192);
+    CHECK_THAT(json["saved"]["recompute_error"].get<std::string>(), Contains("Func exps is scheduled"));
+    CHECK(!json["saved"].contains("recompute_points_computed"));
+}
+
 TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward kernel and its report",
           "[generator][grad][residuals]") {
     auto g = GeneratorRegistry::create("gemm_grad");
