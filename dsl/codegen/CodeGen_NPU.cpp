@@ -24,8 +24,10 @@ namespace internal {
 namespace {
 
 // The tile of an operand: kiln_tile(core, [Mem::M, ]address, rows, cols, valid rows, valid cols, name[, DType::T]).
-std::string tile_code(const NpuBuffer &buf, const NpuArg &a) {
-    std::string addr = "kiln_addr(" + std::to_string(a.buffer) + ")", type = npu::dtype_name(buf.dtype);
+// With `next`, a double-buffered buffer's copy is the next iteration's (kiln_addr_ahead: software pipelining).
+std::string tile_code(const NpuBuffer &buf, const NpuArg &a, bool next = false) {
+    std::string addr = std::string(next ? "kiln_addr_ahead(" : "kiln_addr(") + std::to_string(a.buffer) + ")",
+                type = npu::dtype_name(buf.dtype);
     if (a.row0) addr += " + " + std::to_string(a.row0 * buf.cols * npu::dtype_size(buf.dtype));
     // A run-time row offset (a k-slice of an L1 panel): the tile is the slice's rows, inside the buffer.
     if (!a.row0_code.empty())
@@ -68,12 +70,16 @@ std::string c_name(const std::string &ir) { return npu_c_name(ir); }
 
 std::string npu_instr_code(const NpuKernel &k, const NpuItem &i) {
     std::string args;
-    for (size_t j = 0; j < i.args.size(); j++)
-        args += (j ? ", " : "") + (i.args[j].buffer >= 0 ? tile_code(k.buffers[i.args[j].buffer], i.args[j]) : i.args[j].code);
+    // An `ahead` instruction of a pipelined loop uses the next iteration's copy of the loop's buffers.
+    auto next = [&](const NpuBuffer &b) { return i.ahead_level >= 0 && b.copies > 1 && b.depth == i.ahead_level; };
+    for (size_t j = 0; j < i.args.size(); j++) {
+        const NpuArg &a = i.args[j];
+        args += (j ? ", " : "") + (a.buffer >= 0 ? tile_code(k.buffers[a.buffer], a, next(k.buffers[a.buffer])) : a.code);
+    }
     if (i.fix) {  // the fix pipe's epilogue: Fix().bias(tile).relu().scale(s)
         std::string fix = ", Fix()";
         if (i.args.size() > 2) {
-            fix += ".bias(" + tile_code(k.buffers[i.args[2].buffer], i.args[2]) + ")";
+            fix += ".bias(" + tile_code(k.buffers[i.args[2].buffer], i.args[2], next(k.buffers[i.args[2].buffer])) + ")";
             args = args.substr(0, args.rfind(", kiln_tile("));
         }
         args += fix + (i.relu ? ".relu()" : "") + (i.scale.empty() ? "" : ".scale(" + i.scale + ")");
@@ -102,6 +108,7 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     PassLog log;
     // Selection, then placement (which may ask for selection again: npu_select_and_place).
     NpuKernel k = npu_select_and_place(name, nest, find_environment(outputs), out_names, t, &log);
+    k = log.run("npu software pipelining", [&] { return npu_software_pipeline(std::move(k)); });
     k = log.run("npu sync insertion", [&] { return npu_insert_sync(std::move(k)); });
 
     std::ostringstream s;
@@ -137,20 +144,29 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
     s << "    static const uint32_t kiln_base[] = {" << base << "0u}, kiln_stride[] = {" << stride << "0u};\n"
       << "    static const int kiln_copies[] = {" << copies << "0};\n"
       << "    int32_t kiln_pp = 0, kiln_iter = 0;\n";
+    // The copy of the next iteration (a pipelined loop's first stage, NpuPipeline.cpp): kiln_iter has advanced.
     if (max_depth == 0) {
         s << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)kiln_pp * "
              "kiln_stride[b] : 0u); };\n";
+        if (k.has_ahead)
+            s << "    auto kiln_addr_ahead = [&](int b) { return kiln_base[b] + (uint32_t)(kiln_iter & 1) * "
+                 "kiln_stride[b]; };\n";
     } else {
         // Copies of buffers in nested loops (k-slices) alternate with their own loop: kiln_ppD, D the depth.
-        std::string pps = "&kiln_pp";
+        std::string pps = "&kiln_pp", iters = "&kiln_iter";
         for (int d = 1; d <= max_depth; d++) {
             s << "    int32_t kiln_pp" << d << " = 0, kiln_iter" << d << " = 0;\n";
             pps += ", &kiln_pp" + std::to_string(d);
+            iters += ", &kiln_iter" + std::to_string(d);
         }
         s << "    static const int kiln_depth[] = {" << depths << "0};\n"
           << "    int32_t *const kiln_pps[] = {" << pps << "};\n"
           << "    auto kiln_addr = [&](int b) { return kiln_base[b] + (kiln_copies[b] > 1 ? (uint32_t)*kiln_pps[kiln_depth[b]] * "
              "kiln_stride[b] : 0u); };\n";
+        if (k.has_ahead)
+            s << "    int32_t *const kiln_iters[] = {" << iters << "};\n"
+              << "    auto kiln_addr_ahead = [&](int b) { return kiln_base[b] + (uint32_t)(*kiln_iters[kiln_depth[b]] & 1) * "
+                 "kiln_stride[b]; };\n";
     }
     for (const LoweredArgument &a : args) {
         if (!a.is_buffer) continue;

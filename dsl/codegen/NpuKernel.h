@@ -7,6 +7,7 @@
 //     table, the on-chip buffers read and written from the operands);
 //   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories,
 //     shared by buffers whose live ranges do not overlap (NpuLiveness.h);
+//   npu_software_pipeline (NpuPipeline.cpp): loops rotated by one stage;
 //   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs and
 //     barriers, instructions too (their operands C++).
 //
@@ -86,6 +87,7 @@ struct NpuItem {
     std::vector<NpuItem> body;       // Loop
     int64_t trips = -1;              // Loop: its trip count where the extent is a constant (the NPU
                                      // search lowers with the estimated sizes substituted), else -1
+    std::string var, min, extent;    // Loop (serial): its variable, first value and extent, C++
     npu::Op op = npu::Op::TCOPY;     // Instr: op(args...), TMOV_T when transposing, TCMP's mode last
     std::vector<NpuArg> args;
     bool transpose = false;
@@ -103,6 +105,15 @@ struct NpuItem {
     int event = 0, event_parity = -1;
     int advances_parity = -1;        // Line: kiln_pp<level> = kiln_iter<level>++ & 1, this level
     std::vector<int> reads, writes;  // Instr: buffer indices, from the operands
+    // Software pipelining (NpuPipeline.cpp): an instruction of the first
+    // stage of a pipelined loop (`ahead`: it works on the next iteration's
+    // copies of the loop's double-buffered buffers), or one peeled out of
+    // the loop into its prologue or epilogue (`peeled`, which counts as an
+    // access in the loop's body for the buffers' levels, and is `ahead`
+    // too; a Loop marked `peeled` is a pipelined loop). npu_insert_sync
+    // sets ahead_level to the level of the loop.
+    bool ahead = false, peeled = false;
+    int ahead_level = -1;
 
     static NpuItem line(std::string t) {
         NpuItem i;
@@ -119,6 +130,8 @@ struct NpuKernel {
     std::map<std::string, NpuPlacement> placement;  // memory name -> its figures (npu_place_buffers)
     int shared_subexpressions = 0;        // repeated tile subexpressions computed once (selection)
     std::string overflow;                 // npu_place_buffers(k, false): why a memory overflows, else empty
+    std::vector<std::string> pipelined;   // Funcs scheduled software_pipeline() (selection)
+    bool has_ahead = false;               // some instruction is `ahead` (npu_software_pipeline)
 };
 
 // The NPU's passes, in order (see above); each may refuse the schedule (a
@@ -143,6 +156,11 @@ class PassLog;
 NpuKernel npu_select_and_place(const std::string &name, const Stmt &loop_nest,
                                const std::map<std::string, std::shared_ptr<FunctionContents>> &env,
                                const std::vector<std::string> &outputs, const Target &t, PassLog *log = nullptr);
+// Software pipelining of the loops the Funcs in k.pipelined are computed at
+// (NpuPipeline.cpp); after placement (the buffers' live ranges are the
+// loop's as written), before sync insertion. Refuses a misuse (a user error
+// naming the Func, the loop and the fix).
+NpuKernel npu_software_pipeline(NpuKernel k);
 // The machine the passes check against: $KILN_NPU_MACHINE's file, else the
 // default (a CompileError if the file does not parse).
 npu::Machine npu_target_machine();

@@ -424,6 +424,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
                  " += core.num_cores())";
     } else {
         l.text = "for (int32_t " + v + " = " + lo + "; " + v + " < " + lo + " + " + ext + "; " + v + "++)";
+        l.var = v, l.min = lo, l.extent = ext;
     }
     loop_vars.push_back(f->name);
     loop_stack.push_back(f);
@@ -867,6 +868,8 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, cons
     shapes.propagate();
     Selector s(name, env, outputs, t, shapes.shape, shapes.planar, share_subexpressions);
     s.stmt(loop_nest, s.k.body);
+    for (const auto &[fname, f] : env)
+        if (f->schedule.software_pipeline) s.k.pipelined.push_back(fname);
     return s.k;
 }
 

@@ -40,7 +40,22 @@
 //   for (yo) { WAIT_FLAG(FIX, M, ..); for (ko) { WAIT_FLAG(MTE1, MTE2, 1); TLOAD a1; ...; SET_FLAG(MTE1, MTE2, 1) }
 //              SET_FLAG(M, FIX, 0); WAIT_FLAG(M, FIX, 0); TMOV t <- c; ... }
 //   WAIT_FLAG(MTE1, MTE2, 1); ...
+//
+// A software-pipelined loop (NpuPipeline.cpp) runs stage A of iteration
+// k + 1 before stage B of iteration k; A's instructions use the other copy
+// of the loop's double-buffered buffers. An access and an earlier one
+// touch the same copy when their iterations' distance, counting A's as
+// one later, is even: then a flag (or a carried flag of distance one);
+// odd and in this iteration, none; odd and previous, a carried flag of two
+// copies as above. There each carried flag is set right after its last
+// source (and its wait), not at the end of the body, so A's results reach
+// the next iteration's B without waiting for this iteration's B.
+//
+//   for (kb) { A: TEXP p' <- s';  B: TMOV l1 <- p; TMOV l0a <- l1; ...; merge }   (p' = p's other copy)
+//   ->  for (kb) { TEXP p'; WAIT_FLAG(V, MTE3, 1); TMOV l1 <- p; SET_FLAG(V, MTE3, 1); ...; merge }
+//   (block k's TMOV waits for block k's TEXP, issued in iteration k - 1, not for the merge after it)
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -107,7 +122,12 @@ struct Access {
     npu::Pipe pipe;
     bool write;
     bool previous;             // from the previous iteration (second walk)
+    int block = 0;             // 1: an `ahead` access of a pipelined loop (the next iteration's copy)
+    size_t index = 0;          // the body item it is in
     std::set<npu::Pipe> ordered; // pipes known to run after this access
+    // Of a double-buffered buffer, pipes known to run after the same access
+    // two iterations before (the one that touched the same copy).
+    std::set<npu::Pipe> ordered_far;
 };
 
 // A carried flag class: (Q, P, double-buffered).
@@ -134,6 +154,7 @@ public:
 
     // Adds the flags to `body`; `before` and `after` get what goes around its loop.
     void run(std::vector<NpuItem> &body, bool loop) {
+        for (const NpuItem &i : body) pipelined |= block(i) == 1;
         std::vector<std::vector<std::pair<npu::Pipe, npu::Pipe>>> intra(body.size());
         walk(body, false, intra, nullptr);
         std::map<size_t, std::vector<Carried>> carried_at;
@@ -165,16 +186,24 @@ public:
                 for (const Carried &c : it->second)
                     out.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(c), std::get<1>(c), event[c], parity(c)));
             out.push_back(std::move(body[i]));
+            // A pipelined loop's carried flags are set after their last source (and their wait): iteration
+            // k's first stage then releases iteration k + 1's second without waiting for iteration k's second.
+            for (auto &kv : event)
+                if (pipelined && set_after.at(kv.first) == i)
+                    out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second,
+                                       parity(kv.first)));
         }
         for (auto &kv : event)
-            out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second, parity(kv.first)));
+            if (!pipelined)
+                out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second, parity(kv.first)));
         body = std::move(out);
         for (auto &kv : event)
             for (int copy = 0; copy < (std::get<2>(kv.first) ? 2 : 1); copy++) {
                 before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
                 after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
             }
-        double_buffered = false;
+        // A pipelined loop's copies alternate with it even without a carried flag of two copies.
+        double_buffered = pipelined;
         for (auto &kv : event) double_buffered |= std::get<2>(kv.first);
     }
 
@@ -183,6 +212,7 @@ public:
 
     std::vector<NpuItem> before, after;
     bool double_buffered = false;
+    bool pipelined = false;  // the body of a software-pipelined loop (NpuPipeline.cpp)
 
 private:
     const std::vector<NpuBuffer> &buffers;
@@ -190,16 +220,42 @@ private:
     std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next;
     std::vector<std::vector<int>> aliases;     // per buffer: the buffers sharing its bytes, itself too
     std::map<int, std::vector<Access>> state;  // per buffer: its last write, then the reads since
+    // A pipelined loop's carried flags: the body item after which each is set.
+    std::map<Carried, size_t> set_after;
 
     // b's copies alternate with the iterations of this body.
     bool alternates(int b) const { return buffers[b].copies > 1 && buffers[b].depth == level; }
+    // An instruction of this body's first stage, when it is a pipelined loop's: 1 (the next iteration).
+    int block(const NpuItem &i) const { return i.ahead && i.ahead_level == level ? 1 : 0; }
 
-    void order(npu::Pipe q, npu::Pipe p, bool only_previous, bool only_double) {
+    // A flag from pipe q to p orders q's accesses so far (only_previous: of
+    // the previous iteration) before p; a carried flag of two copies
+    // (only_double) those of the iteration before the previous one.
+    // A carried flag set after body item `upto` orders the previous
+    // iteration's accesses up to that item.
+    void order(npu::Pipe q, npu::Pipe p, bool only_previous, bool only_double, size_t upto = SIZE_MAX) {
         for (auto &kv : state) {
             if (only_double && !alternates(kv.first)) continue;
             for (Access &a : kv.second)
-                if (a.pipe == q && (!only_previous || a.previous)) a.ordered.insert(p);
+                if (a.pipe == q && (!only_previous || (a.previous && a.index <= upto))) {
+                    a.ordered_far.insert(p);
+                    if (!only_double) a.ordered.insert(p);
+                }
         }
+    }
+
+    // How an access at `block` relates to the earlier access a of buffer b:
+    // Same (one copy: flag it in this iteration, or carried from the
+    // previous one), Far (the other copy; carried from the iteration before
+    // the previous, which touched this copy) or None (the other copy, in
+    // this iteration). A pipelined loop's `ahead` accesses use the copy of
+    // the next iteration.
+    enum class Relation { None, Same, Far };
+    Relation relation(int b, const Access &a, int block) const {
+        if (!alternates(b)) return Relation::Same;
+        const bool same_copy = (block - a.block + (a.previous ? 1 : 0)) % 2 == 0;
+        if (same_copy) return Relation::Same;
+        return a.previous ? Relation::Far : Relation::None;
     }
 
     // Item i of the body: an instruction, or a nested loop (its own flags
@@ -238,17 +294,31 @@ private:
                 for (auto &qp : intra[i]) order(qp.first, qp.second, false, false);
             for (const NpuItem *in : ins) {
                 const npu::Pipe p = in->pipe;
+                const int block = this->block(*in);
                 auto need = [&](int b, bool write) {
                     for (int alias : aliases[b])
                         for (Access &a : state[alias]) {
-                            if (a.pipe == p || a.ordered.count(p) || !(write || a.write)) continue;
+                            const Relation r = relation(b, a, block);
+                            if (a.pipe == p || r == Relation::None || !(write || a.write)) continue;
+                            if ((r == Relation::Same ? a.ordered : a.ordered_far).count(p)) continue;
                             if (!a.previous) {
                                 intra[i].push_back({a.pipe, p});
                                 order(a.pipe, p, false, false);
-                            } else {
-                                bool dbl = alternates(b);
+                            } else if (!pipelined) {
+                                bool dbl = r == Relation::Far;
                                 (*carried)[i].push_back(Carried{a.pipe, p, dbl});
                                 order(a.pipe, p, true, dbl);
+                            } else {
+                                // One wait per class and iteration, before its first reader; the set after the
+                                // last source found (an earlier wait of p orders this item too).
+                                const Carried c{a.pipe, p, r == Relation::Far};
+                                auto at = set_after.find(c);
+                                if (at == set_after.end()) {
+                                    (*carried)[i].push_back(c);
+                                    at = set_after.emplace(c, i).first;
+                                }
+                                at->second = std::max({at->second, a.index, i});
+                                order(a.pipe, p, true, std::get<2>(c), at->second);
                             }
                         }
                 };
@@ -258,10 +328,22 @@ private:
                     if (shared(b)) need(b, true);
             }
             for (const NpuItem *in : ins) {
+                const int block = this->block(*in);
                 for (int b : in->reads)
-                    if (shared(b)) state[b].push_back(Access{in->pipe, false, false, {}});
-                for (int b : in->writes)
-                    if (shared(b)) state[b] = {Access{in->pipe, true, false, {}}};
+                    if (shared(b)) state[b].push_back(Access{in->pipe, false, false, block, i, {}, {}});
+                for (int b : in->writes) {
+                    if (!shared(b)) continue;
+                    // The write is ordered after every earlier access of its copy (and, when all of an
+                    // iteration's accesses use one copy, after the other copy's of the iteration before
+                    // the previous one), so it stands for them; the other copy's of a pipelined loop stay.
+                    std::vector<Access> &list = state[b];
+                    list.erase(std::remove_if(list.begin(), list.end(),
+                                              [&](const Access &a) {
+                                                  return !pipelined || relation(b, a, block) == Relation::Same;
+                                              }),
+                               list.end());
+                    list.push_back(Access{in->pipe, true, false, block, i, {}, {}});
+                }
             }
         }
     }
@@ -272,8 +354,10 @@ private:
 void buffer_levels(const std::vector<NpuItem> &body, int level, std::vector<int> &depth) {
     for (const NpuItem &i : body) {
         if (i.kind == NpuItem::Instr) {
-            for (int b : i.reads) depth[b] = std::min(depth[b], level);
-            for (int b : i.writes) depth[b] = std::min(depth[b], level);
+            // A pipelined loop's peeled iterations count as its body.
+            const int l = i.peeled ? level + 1 : level;
+            for (int b : i.reads) depth[b] = std::min(depth[b], l);
+            for (int b : i.writes) depth[b] = std::min(depth[b], l);
         } else if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) {
             // count_instrs > 0, so find_body finds the loop's level
             buffer_levels(*find_body(const_cast<std::vector<NpuItem> &>(i.body)), level + 1, depth);
@@ -294,6 +378,9 @@ void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vect
     for (NpuItem &i : body)
         if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0)
             sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after);
+    // The level whose next copies an `ahead` instruction uses: this body's, or the pipelined loop's it was peeled from.
+    for (NpuItem &i : body)
+        if (i.kind == NpuItem::Instr && i.ahead) i.ahead_level = i.peeled ? level + 1 : level;
     Syncer s(buffers, level, next);
     s.run(body, loop);
     if (s.double_buffered) {

@@ -487,6 +487,11 @@ Func &Func::double_buffer() {
     func->schedule.double_buffer = true;
     return *this;
 }
+Func &Func::software_pipeline() {
+    bump_definition_epoch();
+    func->schedule.software_pipeline = true;
+    return *this;
+}
 Func &Func::save(Residual how) {
     bump_definition_epoch();
     FuncSchedule &sched = func->schedule;

@@ -105,6 +105,7 @@ struct FuncSchedule {
     std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
     MemoryType memory_type = MemoryType::Auto;  // store_in() (NPU target)
     bool double_buffer = false;                 // double_buffer() (NPU target)
+    bool software_pipeline = false;             // software_pipeline() (NPU target)
     std::vector<StorageFold> storage_folds;     // fold_storage(), one per dimension at most
     std::vector<std::string> storage_dims;      // reorder_storage(): all args, innermost first; empty: args' order
     // save() (autodiff): a pipeline that neither outputs the Func nor its

@@ -154,6 +154,10 @@ const std::vector<Directive> &directives() {
          [](DirectiveCall &c) { c.func.store_in(memory(c.args[0])); }, "places the Func's buffer in one NPU memory"},
         {"double_buffer", Scope::Func, "double_buffer()", {{{}, 0}}, false, nullptr,
          [](DirectiveCall &c) { c.func.double_buffer(); }, "gives the Func's NPU buffer two copies so loads overlap compute"},
+        {"software_pipeline", Scope::Func, "software_pipeline()", {{{}, 0}}, false, nullptr,
+         [](DirectiveCall &c) { c.func.software_pipeline(); },
+         "NPU: runs the Func and what follows it in the body of the loop it is computed at one iteration behind "
+         "what precedes it, so the next iteration's first stage overlaps this one's second"},
         {"compute_with", Scope::Stage,
          "compute_with(func, var[, align]) or compute_with(func, var, loop, align[, loop, align, ...]); func may be "
          "an update stage, func.update(N)",

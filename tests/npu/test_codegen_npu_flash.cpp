@@ -64,7 +64,7 @@ struct Flash {
     // schedules/attention/online_planes/npu.sched in tiles of R = 32 query rows (it has 64): per tile
     // the state and Q's rows (in L1), and per block (kbo, rb split by 1 so that the loop has a name)
     // the block's S, statistics, P and P V.
-    void npu(bool double_buffer) {
+    void npu(bool double_buffer, bool pipeline = false) {
         output.bound(c, 0, D).split(i, ib, ii, R);
         state.compute_at(output, ib);
         state.update().split(rb, kbo, kbi, 1).reorder(c, i, kbi, kbo);
@@ -76,6 +76,8 @@ struct Flash {
             for (Func *f : {&output, &scores, &block_max, &probs, &block_sum, &block_pv}) f->double_buffer();
             Q.in(scores).double_buffer();
         }
+        // Software pipelining: block_pv and the merge run one block behind S, the statistics and P.
+        if (pipeline) block_pv.software_pipeline();
     }
 };
 
@@ -89,20 +91,23 @@ void fill(Buffer<float, 2> &q, Buffer<float, 2> &k, Buffer<float, 2> &v) {
         }
 }
 
+// The host's output (every stage at the root), the NPU's oracle.
+void host_output(Buffer<float, 2> &q, Buffer<float, 2> &k, Buffer<float, 2> &v, Buffer<float, 2> &out) {
+    Flash f;
+    f.host();
+    f.Q.set(q);
+    f.K.set(k);
+    f.V.set(v);
+    f.output.realize(out);
+}
+
 }  // namespace
 
 TEST_CASE("flash attention (online, key blocks as planes) on the NPU: equal to the host bit for bit",
           "[npu][codegen][attention][online]") {
     Buffer<float, 2> q(D, S), k(D, S), v(D, S), host(D, S);
     fill(q, k, v);
-    {
-        Flash f;
-        f.host();
-        f.Q.set(q);
-        f.K.set(k);
-        f.V.set(v);
-        f.output.realize(host);
-    }
+    host_output(q, k, v, host);
     // A float64 reference, the softmax over all keys at once; the host within 1e-5 of it relative to
     // max(1, |output|).
     double worst = 0;
@@ -180,5 +185,110 @@ TEST_CASE("flash attention forms the NPU does not take are refused with the fix"
                               Contains("Func scores reads K(") &&
                                   Contains("its coordinate 1 is clamped on one side only") &&
                                   Contains("make the extent a multiple of the block"));
+    }
+}
+
+TEST_CASE("flash attention software-pipelined on the NPU: block k + 1's S and P before block k's P V",
+          "[npu][codegen][attention][online][software_pipeline]") {
+    Buffer<float, 2> q(D, S), k(D, S), v(D, S), host(D, S);
+    fill(q, k, v);
+    host_output(q, k, v, host);
+    const int tiles = S / R, blocks = S / B;
+    json r[2];
+    for (int sp = 0; sp < 2; sp++) {
+        Flash f;
+        f.npu(true, sp == 1);
+        Buffer<float, 2> npu(D, S);
+        r[sp] = run_npu_args(Pipeline(f.output), {{"Q", q}, {"K", k}, {"V", v}, {"output", npu}},
+                             sp ? "flash_sp" : "flash_db2");
+        CHECK(r[sp]["race_count"] == 0);
+        int bad = 0;
+        for (int t = 0; t < S; t++)
+            for (int c = 0; c < D; c++) bad += npu(c, t) != host(c, t);
+        CHECK(bad == 0);
+        // The same instructions, in another order.
+        CHECK(r[sp]["instructions_by_op"]["TMATMUL"] == 2 * tiles * blocks);
+        CHECK(r[sp]["instructions_by_op"]["TROWMAX"] == tiles * blocks);
+        CHECK(r[sp]["instructions_by_op"]["TEXP"] == r[0]["instructions_by_op"]["TEXP"]);
+        CHECK(r[sp]["gm_read_bytes"] == 4 * (uint64_t)D * S * (2 * tiles + 1));
+        INFO(r[sp].dump(1));
+    }
+    // The vector unit takes block k + 1's softmax while block k's P goes round the matrix unit.
+    INFO("double-buffered " << r[0]["cycles"] << ", software-pipelined " << r[1]["cycles"]);
+    CHECK(r[1]["cycles"].get<double>() < 0.95 * r[0]["cycles"].get<double>());
+}
+
+TEST_CASE("software pipelining: the first stage of block 0 before the loop, of block k + 1 before block k's second",
+          "[npu][codegen][lowering][software_pipeline]") {
+    Flash f;
+    f.npu(true, true);
+    const std::string src =
+        Pipeline(f.output).compile_to_cpp_source("flash_order", Pipeline(f.output).infer_arguments(), Target("npu"));
+    const std::string loop = "for (int32_t v_state_s1_rb_x_kbo_pipe = (int32_t)0; v_state_s1_rb_x_kbo_pipe < "
+                             "(int32_t)0 + (int32_t)4 - 1; v_state_s1_rb_x_kbo_pipe++) {";
+    const size_t at = src.find(loop), end = src.find("core.TROWEXPANDDIV(");
+    REQUIRE(at != std::string::npos);
+    REQUIRE(end != std::string::npos);
+    auto find = [&](const std::string &what, size_t from, size_t to) {
+        size_t p = src.find(what, from);
+        return p < to ? p : std::string::npos;
+    };
+    // Prologue: block 0's S and P (the next copies: kiln_iter1 has not advanced yet), no P V.
+    const size_t tile = src.find("for (int32_t v_output_s0_i_ib");
+    REQUIRE(tile != std::string::npos);
+    CHECK(find("const int32_t v_state_s1_rb_x_kbo = (int32_t)0;", tile, at) != std::string::npos);
+    CHECK(find("\"probs\")", tile, at) != std::string::npos);
+    CHECK(find("core.TEXP(kiln_tile(core, kiln_addr_ahead(", tile, at) != std::string::npos);
+    CHECK(find("\"block_pv", tile, at) == std::string::npos);
+    // The loop: block kbo_pipe + 1's S, maximum, P and sum, then block kbo_pipe's P -> L1, P V and the merge.
+    const size_t next = find("const int32_t v_state_s1_rb_x_kbo = v_state_s1_rb_x_kbo_pipe + 1;", at, end);
+    const size_t self = find("const int32_t v_state_s1_rb_x_kbo = v_state_s1_rb_x_kbo_pipe;", at, end);
+    REQUIRE(next != std::string::npos);
+    REQUIRE(self != std::string::npos);
+    CHECK(next < self);
+    const size_t exp = find("core.TEXP(kiln_tile(core, kiln_addr_ahead(", next, self);
+    const size_t p_to_l1 = find("\"block_pv.a1\"), kiln_tile(core, kiln_addr(", self, end);
+    const size_t pv = find("core.TMATMUL(kiln_tile(core, Mem::L0C, kiln_addr(", self, end);
+    CHECK(exp != std::string::npos);
+    CHECK(p_to_l1 != std::string::npos);
+    CHECK(pv != std::string::npos);
+    CHECK(find("\"block_pv", next, self) == std::string::npos);
+    CHECK(find("core.TEXP(kiln_tile(core, kiln_addr(11)", self, end) == std::string::npos);
+    // Epilogue: the last block's P V and merge, on the copies the loop's last first stage wrote.
+    const size_t last = find("const int32_t v_state_s1_rb_x_kbo = (int32_t)0 + (int32_t)4 - 1;", pv, end);
+    CHECK(last != std::string::npos);
+    CHECK(find("core.TMATMUL(kiln_tile(core, Mem::L0C, kiln_addr_ahead(", last, end) != std::string::npos);
+}
+
+TEST_CASE("software_pipeline() misused is refused with the fix", "[npu][codegen][errors][software_pipeline]") {
+    {
+        // P crosses the stage boundary with one copy: block k + 1's P would overwrite block k's before P V reads it.
+        Flash f;
+        f.npu(false, true);
+        for (Func *g : {&f.output, &f.scores, &f.block_max, &f.block_sum, &f.block_pv}) g->double_buffer();
+        REQUIRE_COMPILE_ERROR(Pipeline(f.output).compile_to_cpp_source("flash_sp_single", Target("npu")),
+                              Contains("Func block_pv is scheduled software_pipeline(), so probs (probs)") &&
+                                  Contains("computed before block_pv in the loop v_state_s1_rb_x_kbo") &&
+                                  Contains("add double_buffer() to probs"));
+    }
+    {
+        // The first Func of the loop's body: no stage before it.
+        Flash f;
+        f.npu(true);
+        f.scores.software_pipeline();
+        REQUIRE_COMPILE_ERROR(Pipeline(f.output).compile_to_cpp_source("flash_sp_first", Target("npu")),
+                              Contains("Func scores is scheduled software_pipeline(), but it is the first Func with "
+                                       "instructions in the body of the loop v_state_s1_rb_x_kbo") &&
+                                  Contains("put software_pipeline() on the Func that starts the second stage"));
+    }
+    {
+        // Not computed in a loop of the kernel (inlined).
+        Flash f;
+        f.npu(true);
+        f.key_t.software_pipeline();
+        REQUIRE_COMPILE_ERROR(Pipeline(f.output).compile_to_cpp_source("flash_sp_inline", Target("npu")),
+                              Contains("Func key_t is scheduled software_pipeline(), but it is not computed in a "
+                                       "loop of the NPU kernel") &&
+                                  Contains("compute_at(consumer, loop) it"));
     }
 }

@@ -172,7 +172,8 @@ TEST_CASE("sched: unknown directives, argument counts and argument kinds", "[sch
         {"f: vectorise(x)",
          "t.sched:1:4: unknown directive 'vectorise'; did you mean 'vectorize'? Directives: split, fuse, reorder, "
          "tile, vectorize, unroll, parallel, serial, compute_root, compute_at, compute_inline, store_root, "
-         "store_at, fold_storage, reorder_storage, bound, align_bounds, rfactor, save, store_in, double_buffer, compute_with, "
+         "store_at, fold_storage, reorder_storage, bound, align_bounds, rfactor, save, store_in, double_buffer, "
+         "software_pipeline, compute_with, "
          "prefetch, npu_tile"},
         {"f: split(x, xo, xi)",
          "t.sched:1:4: split takes 4 or 5 arguments: split(old, outer, inner, factor[, tail]); found 3"},

@@ -297,6 +297,15 @@ public:
     // previous one. Other targets ignore both.
     Func &store_in(MemoryType m);
     Func &double_buffer();
+    // NPU target: software pipelining of the loop the Func is computed at
+    // (docs/npu.md, "Software pipelining"): the Func's instructions and those
+    // after them in the loop's body run one iteration behind the ones before
+    // them, so iteration k + 1's first stage is issued before iteration k's
+    // second. What the first stage computes for the second must be
+    // double_buffer()ed. Other targets ignore it.
+    //   for (kb) { S = Q K[kb]; P = exp(S); O += P V[kb] }    (block_pv.software_pipeline())
+    //   ->  S, P of block 0; for (kb < n - 1) { S, P of kb + 1; O += P V[kb] }; O += P V[n - 1]
+    Func &software_pipeline();
     // Autodiff (docs/autodiff.md, "Saving forward values"): keep this forward
     // Func for the backward pass instead of recomputing it there. A pipeline
     // that does not output the Func (the backward pass) reads it from

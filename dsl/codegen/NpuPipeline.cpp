@@ -1,0 +1,189 @@
+// Software pipelining of a tile-NPU loop (Func::software_pipeline()): the
+// loop a Func F is computed at is split into two stages, A (the items before
+// F's first instruction) and B (F's and what follows), and rotated by one
+// stage, so that iteration k + 1's stage A is issued before iteration k's
+// stage B. The pipes run their queues in program order, so without this the
+// vector unit takes block k's stage-B work before block k + 1's stage-A work
+// and waits for whatever stage B waits for (a product on the matrix unit);
+// rotated, it has block k + 1's work to do meanwhile.
+//
+//   for (kb = 0; kb < n; kb++) { A(kb); B(kb) }
+//   ->
+//   { kb = 0; A(kb) }                                        prologue (peeled)
+//   for (kb_pipe = 0; kb_pipe < n - 1; kb_pipe++) {
+//       { kb = kb_pipe + 1; A(kb) }                          ahead
+//       { kb = kb_pipe; B(kb) }
+//   }
+//   { kb = n - 1; B(kb) }                                    epilogue (peeled)
+//
+// A's scalar lines (lets) are repeated in front of B, with the loop variable
+// rebound. A value A computes for B lives across one iteration, so it must
+// have two copies (double_buffer()): A's instructions are `ahead` and use
+// the copy of the next iteration, B's the copy of this one (CodeGen_NPU.cpp,
+// kiln_addr_ahead); npu_insert_sync then orders the accesses knowing which
+// copy each touches (NpuSync.cpp). Runs after buffer placement: the live
+// ranges are the loop's as written, in which each stage's temporaries are
+// dead outside it, and that stays true rotated.
+#include <algorithm>
+#include <functional>
+
+#include "NpuKernel.h"
+#include "ir/Error.h"
+
+namespace kiln {
+namespace internal {
+
+namespace {
+
+// Where F's first instruction is: the item list holding it and its index,
+// and the loop item whose body that list is (nullptr at the top level).
+struct Site {
+    std::vector<NpuItem> *list = nullptr;
+    size_t index = 0;
+    NpuItem *loop = nullptr;
+};
+
+bool writes_func(const NpuKernel &k, const NpuItem &i, const std::string &f) {
+    for (int b : i.writes)
+        if (k.buffers[b].owner == f) return true;
+    return false;
+}
+
+// Instructions at the top level (a nest's loop-invariant loads, hoisted before it) are in no loop's body.
+bool find_first(const NpuKernel &k, std::vector<NpuItem> &items, NpuItem *loop, const std::string &f, Site &out) {
+    for (size_t n = 0; n < items.size(); n++) {
+        NpuItem &i = items[n];
+        if (loop && i.kind == NpuItem::Instr && writes_func(k, i, f)) {
+            out = Site{&items, n, loop};
+            return true;
+        }
+        if (i.kind == NpuItem::Loop && find_first(k, i.body, &i, f, out)) return true;
+    }
+    return false;
+}
+
+bool has_instrs(const std::vector<NpuItem> &items) {
+    for (const NpuItem &i : items)
+        if (i.kind == NpuItem::Instr || has_instrs(i.body)) return true;
+    return false;
+}
+
+// `items` with their instructions marked, in a scope binding the loop variable to `value`.
+std::vector<NpuItem> scope(const std::string &var, const std::string &value, const std::vector<NpuItem> &lines,
+                           std::vector<NpuItem> items, bool ahead, bool peeled) {
+    std::vector<NpuItem> out{NpuItem::line("{"), NpuItem::line("const int32_t " + var + " = " + value + ";")};
+    for (const NpuItem &l : lines) out.push_back(l);
+    for (NpuItem &i : items) {
+        if (i.kind == NpuItem::Instr) i.ahead = ahead, i.peeled = peeled;
+        out.push_back(std::move(i));
+    }
+    out.push_back(NpuItem::line("}"));
+    return out;
+}
+
+void pipeline(NpuKernel &k, const std::string &f) {
+    Site s;
+    const std::string what = "NPU target: Func " + f + " is scheduled software_pipeline(), ";
+    user_assert(find_first(k, k.body, nullptr, f, s))
+        << what << "but it is not computed in a loop of the NPU kernel (it is inlined, or computed at the root); "
+        << "software_pipeline() runs the Func, and what follows it in the body of the loop it is computed at, one "
+           "iteration behind what precedes it there: compute_at(consumer, loop) it with the Funcs of that "
+           "loop's first stage, or remove software_pipeline()";
+    NpuItem &loop = *s.loop;
+    const std::string name = loop.var.empty() ? loop.text : loop.var;
+    user_assert(!loop.var.empty() && !loop.ahead && !loop.peeled)
+        << what << "but the loop it is computed at (" << name << ") is "
+        << (loop.var.empty() ? "parallel (across cores)" : "pipelined already, by another Func's software_pipeline()")
+        << "; software_pipeline() takes a serial loop, once: remove it from " << f << " or compute " << f
+        << " at a serial loop of its own";
+    user_assert(loop.trips != 0)
+        << what << "but the loop it is computed at (" << name << ") runs no iteration; remove software_pipeline()";
+    std::vector<NpuItem> &body = *s.list;
+    std::vector<NpuItem> a(body.begin(), body.begin() + (long)s.index), b(body.begin() + (long)s.index, body.end());
+    for (const NpuItem &i : body)
+        user_assert(i.kind != NpuItem::Loop || !has_instrs(i.body))
+            << what << "but the body of the loop it is computed at (" << name << ") holds a loop of its own with "
+            << "instructions (" << i.text << "); software_pipeline() splits a body of tile instructions: compute "
+            << f << " at the innermost loop around the tiles, or remove software_pipeline()";
+    user_assert(has_instrs(a))
+        << what << "but it is the first Func with instructions in the body of the loop " << name
+        << ", so there is no stage before it to run ahead; put software_pipeline() on the Func that starts the second "
+           "stage (the first one that should run one iteration behind)";
+    // What A writes that B reads or writes lives across an iteration: two copies. What B writes, A must not read:
+    // A would see the value of two iterations before.
+    std::vector<int> a_writes, a_reads;
+    for (const NpuItem &i : a) {
+        a_writes.insert(a_writes.end(), i.writes.begin(), i.writes.end());
+        a_reads.insert(a_reads.end(), i.reads.begin(), i.reads.end());
+    }
+    for (const NpuItem &i : b) {
+        for (int x : i.writes) {
+            user_assert(std::find(a_reads.begin(), a_reads.end(), x) == a_reads.end())
+                << what << "but " << k.buffers[x].owner << " (" << k.buffers[x].name << "), which the loop "
+                << name << " updates in " << f << "'s stage, is read before " << f << " in that loop: run one "
+                << "iteration ahead, that read would see the value of the iteration before the previous one. "
+                   "Pipeline the loop at a Func after every reader of "
+                << k.buffers[x].owner << ", or remove software_pipeline()";
+        }
+        std::vector<int> uses = i.reads;
+        uses.insert(uses.end(), i.writes.begin(), i.writes.end());
+        for (int x : uses)
+            user_assert(k.buffers[x].copies > 1 ||
+                        std::find(a_writes.begin(), a_writes.end(), x) == a_writes.end())
+                << what << "so " << k.buffers[x].owner << " (" << k.buffers[x].name << "), computed before " << f
+                << " in the loop " << name << " and read by " << f << "'s stage, holds the next iteration's value "
+                << "while this iteration's is read: add double_buffer() to " << k.buffers[x].owner
+                << " for its two copies";
+    }
+    // A's scalar lines (lets), repeated in front of B and of the epilogue.
+    std::vector<NpuItem> lines;
+    for (const NpuItem &i : a)
+        if (i.kind == NpuItem::Line) lines.push_back(i);
+    const std::string v = loop.var, lo = loop.min, ext = loop.extent, it = v + "_pipe";
+    NpuItem rotated = loop;
+    rotated.text = "for (int32_t " + it + " = " + lo + "; " + it + " < " + lo + " + " + ext + " - 1; " + it + "++)";
+    rotated.var = it, rotated.extent = ext + " - 1", rotated.trips = loop.trips < 0 ? -1 : loop.trips - 1;
+    rotated.peeled = true;  // pipelined once
+    rotated.body = scope(v, it + " + 1", {}, a, true, false);
+    for (NpuItem &i : scope(v, it, lines, b, false, false)) rotated.body.push_back(std::move(i));
+    std::vector<NpuItem> out = scope(v, lo, {}, a, true, true);
+    out.push_back(std::move(rotated));
+    for (NpuItem &i : scope(v, lo + " + " + ext + " - 1", lines, b, true, true)) out.push_back(std::move(i));
+    // Replace the loop in its parent list.
+    std::function<bool(std::vector<NpuItem> &)> replace = [&](std::vector<NpuItem> &items) {
+        for (size_t n = 0; n < items.size(); n++) {
+            if (&items[n] == s.loop) {
+                items.erase(items.begin() + (long)n);
+                items.insert(items.begin() + (long)n, out.begin(), out.end());
+                return true;
+            }
+            if (items[n].kind == NpuItem::Loop && replace(items[n].body)) return true;
+        }
+        return false;
+    };
+    const bool top = std::any_of(k.body.begin(), k.body.end(), [&](const NpuItem &i) { return &i == s.loop; });
+    if (top || loop.trips < 0) {
+        // A loop of the nest's top level, or of a trip count known only at run time: its prologue and epilogue
+        // go in a loop of one trip (none when the loop has none), so that they are a loop body, run only when
+        // the loop runs, as the peeled iterations of a nested loop of constant trips are.
+        NpuItem once;
+        once.kind = NpuItem::Loop;
+        const std::string trips = loop.trips < 0 ? "(" + ext + " >= 1 ? 1 : 0)" : "1";
+        once.text = "for (int32_t kiln_once = 0; kiln_once < " + trips + "; kiln_once++)";
+        once.trips = loop.trips < 0 ? -1 : 1;
+        once.body = std::move(out);
+        out = {std::move(once)};
+    }
+    internal_assert(replace(k.body)) << "software pipelining: the loop of " << f << " is not in the kernel";
+    k.has_ahead = true;
+}
+
+}  // namespace
+
+NpuKernel npu_software_pipeline(NpuKernel k) {
+    for (const std::string &f : k.pipelined) pipeline(k, f);
+    return k;
+}
+
+}  // namespace internal
+}  // namespace kiln
