@@ -25,7 +25,8 @@
 //    attention (schedules/attention/npu.sched, dim=64 seq=128, 1024 queries):
 //    GM bytes against the ideal, cycles against the roofline, busy ratios.
 //    Flash attention (algorithm=online_planes, schedules/attention/
-//    online_planes/npu.sched) beside it at seq=128 and alone at seq=4096,
+//    online_planes/npu.sched: single-buffered, double-buffered with and
+//    without its software_pipeline()) beside it at seq=128 and alone at seq=4096,
 //    where the two-pass form's row of S no longer fits (its error recorded).
 // 5. bf16 (type=bfloat16): softmax and layernorm under npu.sched in the
 //    tables of 2., and GEMM + bias + ReLU through the code generator at
@@ -170,9 +171,15 @@ std::string read_file(const std::string &path) {
 }
 
 // The schedule text without its double_buffer() directives.
-std::string single_buffered(std::string s) {
-    for (size_t at; (at = s.find(" double_buffer()")) != std::string::npos;) s.erase(at, 16);
+// The schedule without `directive` (" double_buffer()").
+std::string without(std::string s, const std::string &directive) {
+    for (size_t at; (at = s.find(directive)) != std::string::npos;) s.erase(at, directive.size());
     return s;
+}
+
+// Single-buffered, and so not software-pipelined (which needs two copies).
+std::string single_buffered(const std::string &s) {
+    return without(without(s, " software_pipeline()"), " double_buffer()");
 }
 
 // softmax and layernorm: fused (npu.sched single- and double-buffered) and
@@ -250,10 +257,13 @@ json buffering_figures(const std::string &generator, const std::vector<std::stri
                        std::map<std::string, Buffer<>> &bufs, const std::vector<const char *> &pipes,
                        const std::function<void(const json &r, json &g)> &extra = nullptr) {
     json f;
-    for (int db = 0; db < 2; db++) {
-        json r = run_generator(generator, params, db ? sched : single_buffered(sched), bufs,
-                               generator + (db ? "_db" : "_sb"));
-        json &g = f[db ? "double_buffered" : "single_buffered"];
+    // A software-pipelined schedule (double-buffered) also without its software_pipeline().
+    const bool pipelined = sched.find(" software_pipeline()") != std::string::npos;
+    for (int db = 0; db < (pipelined ? 3 : 2); db++) {
+        json r = run_generator(generator, params,
+                               db == 0 ? single_buffered(sched) : db == 1 ? sched : without(sched, " software_pipeline()"),
+                               bufs, generator + (db == 0 ? "_sb" : db == 1 ? "_db" : "_db_np"));
+        json &g = f[db == 0 ? "single_buffered" : db == 1 ? "double_buffered" : "double_buffered_not_pipelined"];
         g["cycles"] = r["cycles"];
         for (const char *pipe : pipes) g["busy_ratio"][pipe] = r["pipes"][pipe]["busy_ratio"];
         g["gm_read_bytes"] = r["gm_read_bytes"];
@@ -603,7 +613,8 @@ int main(int argc, char **argv) {
                 continue;
             }
             const json &x = a[form];
-            for (const char *v : {"single_buffered", "double_buffered"})
+            for (const char *v : {"single_buffered", "double_buffered_not_pipelined", "double_buffered"}) {
+                if (!x.contains(v)) continue;
                 std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx; ideal stream's %.0f, %.2fx), GM read %.0f "
                             "write %.0f (ideal %.0f), races %d, M %.1f%%, V %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, MTE3 "
                             "%.1f%%, FIX %.1f%%, UB peak %.0f, L0C peak %.0f\n",
@@ -616,6 +627,7 @@ int main(int argc, char **argv) {
                             100 * x[v]["busy_ratio"]["MTE2"].get<double>(), 100 * x[v]["busy_ratio"]["MTE1"].get<double>(),
                             100 * x[v]["busy_ratio"]["MTE3"].get<double>(), 100 * x[v]["busy_ratio"]["FIX"].get<double>(),
                             x[v]["peak_bytes"]["UB"].get<double>(), x[v]["peak_bytes"]["L0C"].get<double>());
+            }
         }
     const json &g = all["gemm"];
     std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
