@@ -126,8 +126,9 @@ StageVars rounded_stage_vars(const Environment &env, const std::vector<std::stri
 struct RoundedIn {
     std::set<std::string> both, min_only;
 };
-RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
-    class Loops : public IRVisitor {
+// The names a statement defines: its loops' variables and its lets.
+std::set<std::string> defined_names(const Stmt &s) {
+    class Names : public IRVisitor {
     public:
         std::set<std::string> names;
         using IRVisitor::include;
@@ -136,14 +137,23 @@ RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
             names.insert(op->name);
             IRVisitor::visit(op);
         }
-    } loops;
+        void visit(const LetStmt *op) override {
+            names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    } n;
+    n.include(s);
+    return n.names;
+}
+
+RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
     bool any_shift = false;
     for (const auto &kv : vars) any_shift |= !kv.second.loop.empty();
-    if (any_shift) loops.include(s);
+    const std::set<std::string> names = any_shift ? defined_names(s) : std::set<std::string>();
     RoundedIn in;
     for (const auto &kv : vars) {
         if (kv.second.loop.empty()) in.both.insert(kv.first);
-        else if (loops.names.count(kv.second.loop)) in.min_only.insert(kv.first);
+        else if (names.count(kv.second.loop)) in.min_only.insert(kv.first);  // its outer loop is in s
     }
     return in;
 }
@@ -237,26 +247,6 @@ protected:
         return LetStmt::make(op->name, op->value, body);
     }
 };
-
-// The names a statement defines: its loops' variables and its lets.
-std::set<std::string> defined_names(const Stmt &s) {
-    class Names : public IRVisitor {
-    public:
-        std::set<std::string> names;
-        using IRVisitor::include;
-        void include(const Expr &) override {}  // statements only
-        void visit(const For *op) override {
-            names.insert(op->name);
-            IRVisitor::visit(op);
-        }
-        void visit(const LetStmt *op) override {
-            names.insert(op->name);
-            IRVisitor::visit(op);
-        }
-    } n;
-    n.include(s);
-    return n.names;
-}
 
 // The lets of `s` by name (the first of each name).
 std::map<std::string, Expr> let_values(const Stmt &s) {
