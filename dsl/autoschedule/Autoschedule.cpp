@@ -157,6 +157,17 @@ public:
         std::set<std::string> changed = place_funcs(s);
         for (const std::string &g : tile_groups(s)) changed.insert(g);
         if (!changed.empty()) place_funcs(s, &changed);  // the Funcs whose groups have new loops
+        // Last, the outputs other outputs read, in their readers' loops as
+        // those now are (placed earlier, a row statistic in an output's rows
+        // kept the output from the register blocks a matrix product in it
+        // needs: attention_grad's forward pass); then the Funcs of the
+        // groups they joined again, those computed in a moved output's own
+        // loops among them (to_root).
+        place_funcs(s, nullptr, /*outputs=*/true);
+        std::set<std::string> joined;
+        for (const std::string &f : order)
+            if (info[f].output && s.group.count(f)) joined.insert(s.group.at(f));
+        if (!joined.empty()) place_funcs(s, &joined);
 
         Evaluation final = evaluate(s);
         if (!final.legal) return fallback("the chosen schedule does not lower: " + final.error);
@@ -264,7 +275,7 @@ private:
     }
     // What state s decided for Func f of a kind of decision ("" if none).
     std::string decision_of(const State &s, const std::string &f, const std::string &kind) const {
-        if (kind == "place:") return info.at(f).output ? "" : writer.option_name(s, f, s.place.at(f));
+        if (kind == "place:") return !s.place.count(f) ? "" : writer.option_name(s, f, s.place.at(f));
         if (kind == "loops:") return s.structure.count(f) ? s.structure.at(f).to_string() : "";
         if (kind == "updates:") return !info.at(f).scatter ? "" : s.serial_updates.count(f) ? serial_updates : vector_updates;
         return info.at(f).rvar.empty() ? "" : s.rfactored.count(f) ? "rfactor(" + info.at(f).rvar + ")" : "serial reduction";
@@ -275,7 +286,7 @@ private:
     std::set<std::string> consumer_groups(const State &s, const std::string &f) const {
         std::set<std::string> groups;
         for (const std::string &c : info.at(f).consumers) {
-            Place p = info.at(c).output ? Place::Root : s.place.at(c);
+            Place p = s.place_of(c);
             if (p == Place::Root) groups.insert(c);
             else if (p == Place::Inline) {
                 auto g = consumer_groups(s, c);
@@ -294,8 +305,9 @@ private:
         } else {
             const FuncCost &c = it->second;
             char s[200];
-            std::string where = c.level == "DRAM" ? "over L3 (" + kib(o.machine.l3_bytes) + "): DRAM"
-                                                  : "fits " + c.level;
+            std::string where = c.level == "DRAM"     ? "over L3 (" + kib(o.machine.l3_bytes) + "): DRAM"
+                                : c.level == "output" ? "written to its buffer"
+                                                      : "fits " + c.level;
             std::snprintf(s, sizeof(s), "recompute %.2fx; %s per realization, %s", c.recompute,
                           kib(c.footprint_bytes).c_str(), where.c_str());
             note = s;
@@ -402,6 +414,7 @@ private:
             to_root(s, f.wrapper);
         }
         s.place[f.name] = p;
+        if (f.output && p == Place::Root) s.place.erase(f.name);  // an output's default
         s.group.erase(f.name);
         if (p == Place::Inline) s.serial_updates.erase(f.name);
         if (p == Place::Root) {
@@ -411,6 +424,20 @@ private:
         s.structure.erase(f.name);
         if (p != Place::Inline) s.group[f.name] = g;
         to_root(s, f.name);
+    }
+    // An output placed (by the outputs' pass of place_funcs) in group g
+    // after the Funcs of its own group were placed: those (in `before`)
+    // go with it, each at the same level of g's loops where g has one (a
+    // statistic per row of the output it feeds, now per row of g), else
+    // they stay at the root where place() put them. Costed without them,
+    // the move would be weighed against passes of their own.
+    void take_members(State &s, const State &before, const std::string &r, const std::string &g) const {
+        for (const auto &[m, mg] : before.group) {
+            if (mg != r || writer.loops_for(g, s.structure.at(g), before.place.at(m)).first.empty()) continue;
+            s.place[m] = before.place.at(m);
+            s.group[m] = g;
+            s.structure.erase(m);
+        }
     }
     // The Funcs computed in group root r's loops go to the root, each with
     // loops of its own.
@@ -427,15 +454,21 @@ private:
     }
 
     // Consumers first: inline, in its consumers' group, or at the root.
+    // With `outputs`, the outputs that other outputs read instead: at the
+    // root, or in their readers' group when its root is an output (computed
+    // at that output's loop and written to its own buffer there; not
+    // sliding: an output's storage is its buffer, so it takes no store_at).
+    // Lowering refuses the sites whose iterations do not cover its buffer,
+    // which makes them illegal here.
     // With `only`, just the Funcs consumed in those groups.
     // Returns the groups whose loops a placement changed (a matrix product's
     // register blocks, the order of a group's blocks).
-    std::set<std::string> place_funcs(State &s, const std::set<std::string> *only = nullptr) {
+    std::set<std::string> place_funcs(State &s, const std::set<std::string> *only = nullptr, bool outputs = false) {
         std::set<std::string> changed;
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
             const FuncInfo &f = info.at(*it);
-            if (f.output) continue;
-            if (f.pointwise) {
+            if (f.output != outputs || (f.output && f.consumers.empty())) continue;
+            if (f.pointwise && !f.output) {
                 s.place[f.name] = Place::Inline;
                 s.group.erase(f.name);
                 s.structure.erase(f.name);
@@ -447,16 +480,19 @@ private:
             if (only && std::none_of(groups.begin(), groups.end(), [&](const std::string &g) { return only->count(g); }))
                 continue;
             std::vector<Place> options;
-            if (!f.updates) options.push_back(Place::Inline);
+            if (!f.updates && !f.output) options.push_back(Place::Inline);
             std::string g = groups.size() == 1 ? *groups.begin() : "";
+            if (f.output && (g.empty() || !info.at(g).output)) continue;  // at the root
             // Per strip only where the group cannot slide (a sliding window
             // stores about as much and computes each point once).
             if (!g.empty())
                 for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
                     if (!writer.loops_for(g, s.structure.at(g), p).first.empty() &&
-                        !(p == Place::Outer && options.back() == Place::Sliding))
+                        !(p == Place::Sliding && f.output) &&
+                        !(p == Place::Outer && !options.empty() && options.back() == Place::Sliding))
                         options.push_back(p);
             options.push_back(Place::Root);
+            if (f.output && !budget_left()) continue;  // out of budget: an output stays at the root
             if (!budget_left()) {
                 // Out of budget: sliding in its consumers' group, or per row
                 // or tile, or at the root, without evaluating it. Per row or
@@ -478,14 +514,16 @@ private:
             for (Place p : options) {
                 State c = s;
                 place(c, f, p, g);
+                if (f.output && p != Place::Root) take_members(c, s, f.name, g);
                 if (!budget_left()) break;
                 Evaluation e = evaluate(c);
                 d.alternatives.push_back({writer.option_name(c, f.name, p), e.legal, e.cost.total, note_for(e, f.name, p)});
                 states.push_back(c);
             }
             // A matrix product: also per register block of its group, the
-            // group's loops made register blocks to match.
-            const FuncInfo *gi = g.empty() ? nullptr : &info.at(g);
+            // group's loops made register blocks to match. (These options
+            // that change a group's loops are not offered to an output.)
+            const FuncInfo *gi = g.empty() || f.output ? nullptr : &info.at(g);
             const int rows = block_rows(f);
             if (!f.matrix_rvar.empty() && f.block_root == g && gi && gi->args.size() >= 2 && gi->extent[0] >= 2 * gi->lanes &&
                 gi->extent[1] >= rows) {
@@ -509,7 +547,7 @@ private:
             // which its own two options (the product then at the root,
             // untiled) would never show.
             for (const auto &[m, mi] : info) {
-                if (mi.matrix_rvar.empty() || mi.block_root != f.name || f.args.size() < 2 ||
+                if (f.output || mi.matrix_rvar.empty() || mi.block_root != f.name || f.args.size() < 2 ||
                     f.extent[0] < 2 * f.lanes || f.extent[1] < block_rows(mi) || !s.place.count(m))
                     continue;
                 for (bool rows_outer : {false, true}) {
@@ -527,7 +565,7 @@ private:
             }
             // In register blocks: also per row (or column) of blocks, the
             // group's blocks in the other order.
-            if (!g.empty() && s.structure.at(g).kind == Structure::Blocks && budget_left()) {
+            if (!f.output && !g.empty() && s.structure.at(g).kind == Structure::Blocks && budget_left()) {
                 State c = s;
                 c.structure[g].rows_outer = !c.structure[g].rows_outer;
                 place(c, f, Place::Outer, g);
@@ -539,8 +577,10 @@ private:
             if (!f.wrapper.empty()) wrapped_options(s, f, g, d, states);
             std::map<std::string, Structure> before = s.structure;
             decide(d, states, s, "place");
+            if (f.output && !s.structure.count(f.name)) why.erase("loops:" + f.name);  // no loops of its own now
             for (const auto &[r, st] : s.structure)
                 if (before.count(r) && !st.same_loops(before.at(r))) changed.insert(r);
+            if (f.output) continue;  // an output's updates keep their default form, as at the root
             if (!f.rvar.empty() && s.place.at(f.name) != Place::Inline && budget_left())
                 either(s, f, &State::rfactored, "reduction", "serial reduction",
                        "rfactor(" + f.rvar + ") into natural_vector_size lanes");

@@ -175,7 +175,7 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
     std::ostringstream os;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FuncInfo &f = info.at(*it);
-        Place p = f.output ? Place::Root : s.place.at(f.name);
+        Place p = s.place_of(f.name);
         if (why)
             for (const char *kind : decision_kinds)
                 if (why->count(kind + f.name)) os << "# " << f.name << ": " << why->at(kind + f.name) << "\n";

@@ -99,9 +99,17 @@ struct State {
     // (FuncInfo::wrapper), whose place, group and structure (Blocks) are
     // in the maps below under the wrapper's name.
     std::set<std::string> wrapped;
-    std::map<std::string, Place> place;          // of every Func that is not an output
+    // Of every Func that is not an output, and of an output computed at a
+    // loop of another output that reads it (Inner or Outer in that
+    // output's group: written to its buffer there); other outputs are at
+    // the root.
+    std::map<std::string, Place> place;
     std::map<std::string, std::string> group;    // Inner, Sliding, Outer: the group's root Func
     std::map<std::string, Structure> structure;  // outputs and Root Funcs
+    Place place_of(const std::string &f) const {
+        auto it = place.find(f);
+        return it == place.end() ? Place::Root : it->second;  // an output not in place: at the root
+    }
 };
 
 // The Funcs the search schedules, producers first, and what it knows of

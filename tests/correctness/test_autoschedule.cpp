@@ -174,3 +174,52 @@ TEST_CASE("autoschedule: autotune runs its candidates and the one kept agrees wi
     got.for_each_element([&](const int *p) { bad += !(got(p) == want(p)); });
     CHECK(bad == 0);
 }
+
+TEST_CASE("autoschedule: an output read by another output is computed in that output's row loop",
+          "[autoschedule][outputs]") {
+    // mean(y), a row's mean, is an output that out reads: the search places
+    // it at out's row loop (written to its buffer there) when that costs
+    // less than a pass of its own, and says why in its comment.
+    const int w = 1000, h = 1000;
+    Buffer<float> input = random_image<float>(w, h, 0, 0, -100, 100);
+    struct RowMean {
+        ImageParam in{Float(32), 2, "in"};
+        Var x{"x"}, y{"y"};
+        Func sum{"sum"}, mean{"mean"}, out{"out"};
+        RDom r{0, 1000, "r"};
+        explicit RowMean(const Buffer<float> &im) {
+            in.set(im);
+            sum(y) = 0.0f;
+            sum(y) += in(r, y);
+            mean(y) = sum(y) / 1000.0f;
+            out(x, y) = in(x, y) - mean(y);
+        }
+    };
+    RowMean plain(input), tuned(input);
+    plain.sum.compute_root();  // every Func at the root, as the baseline
+    Buffer<float> want_out(w, h), want_mean(h), got_out(w, h), got_mean(h);
+    Pipeline({plain.out, plain.mean}).realize_raw({want_out.raw_buffer(), want_mean.raw_buffer()});
+    AutoscheduleOptions o;
+    o.time_limit_ms = 60000;
+    AutoscheduleResult r = autoschedule(Pipeline({tuned.out, tuned.mean}), Target::host(),
+                                        {{"out", {w, h}}, {"mean", {h}}}, o);
+    INFO(r.schedule_text);
+    CHECK(r.schedule_text.find("\nmean: compute_at(out, yi)\n") != std::string::npos);
+    // The comment of the placement: the option, its prediction, the next best.
+    CHECK(r.schedule_text.find("# mean: compute_at(out, yi); predicted ") != std::string::npos);
+    CHECK(r.schedule_text.find("next best compute_root costs") != std::string::npos);
+    CHECK(r.schedule_text.find("# mean: no tiling") == std::string::npos);  // its root loops' comment went with them
+    bool explained = false;
+    for (const AutoscheduleDecision &d : r.decisions) {
+        if (d.func != "mean") continue;
+        explained = d.chosen == "compute_at(out, yi)";
+        for (const AutoscheduleAlternative &a : d.alternatives)  // a pass of its own was costed too
+            if (a.option == "compute_root") CHECK(a.legal);
+    }
+    CHECK(explained);
+    Pipeline({tuned.out, tuned.mean}).realize_raw({got_out.raw_buffer(), got_mean.raw_buffer()});
+    int bad = 0;
+    got_out.for_each_element([&](const int *p) { bad += !(got_out(p) == want_out(p)); });
+    got_mean.for_each_element([&](const int *p) { bad += !(got_mean(p) == want_mean(p)); });
+    CHECK(bad == 0);
+}
