@@ -88,6 +88,8 @@ std::string npu_instr_code(const NpuKernel &k, const NpuItem &i) {
     std::string s = std::string("core.") + npu::op_name(i.op) + (i.transpose ? "_T(" : "(") + args;
     // The first k-slice of a split K starts the sum from 0, the others add to it.
     if (!i.first_if.empty()) s = "if (" + i.first_if + ") core.TMATMUL(" + args + " else " + s;
+    // A stage of a software-pipelined loop runs on all its trips but one.
+    if (!i.guard.empty()) s = "if (" + i.guard + ") " + (i.first_if.empty() ? s : "{ " + s + " }");
     return s;
 }
 

@@ -7,7 +7,8 @@
 //     table, the on-chip buffers read and written from the operands);
 //   npu_place_buffers (NpuPlaceBuffers.cpp): addresses in on-chip memories,
 //     shared by buffers whose live ranges do not overlap (NpuLiveness.h);
-//   npu_software_pipeline (NpuPipeline.cpp): loops rotated by one stage;
+//   npu_software_pipeline (NpuPipeline.cpp): loops rotated by one stage, each
+//     instruction guarded by its stage;
 //   npu_insert_sync (NpuSync.cpp): the SET_FLAG / WAIT_FLAG pairs and
 //     barriers, instructions too (their operands C++).
 //
@@ -87,7 +88,8 @@ struct NpuItem {
     std::vector<NpuItem> body;       // Loop
     int64_t trips = -1;              // Loop: its trip count where the extent is a constant (the NPU
                                      // search lowers with the estimated sizes substituted), else -1
-    std::string var, min, extent;    // Loop (serial): its variable, first value and extent, C++
+    std::string var, min, extent;    // Loop: its variable, first value and extent, C++
+    bool across_cores = false;       // Loop: core i runs the trips min + i, min + i + cores, ... (parallel)
     npu::Op op = npu::Op::TCOPY;     // Instr: op(args...), TMOV_T when transposing, TCMP's mode last
     std::vector<NpuArg> args;
     bool transpose = false;
@@ -107,12 +109,15 @@ struct NpuItem {
     std::vector<int> reads, writes;  // Instr: buffer indices, from the operands
     // Software pipelining (NpuPipeline.cpp): an instruction of the first
     // stage of a pipelined loop (`ahead`: it works on the next iteration's
-    // copies of the loop's double-buffered buffers), or one peeled out of
-    // the loop into its prologue or epilogue (`peeled`, which counts as an
-    // access in the loop's body for the buffers' levels, and is `ahead`
-    // too; a Loop marked `peeled` is a pipelined loop). npu_insert_sync
-    // sets ahead_level to the level of the loop.
-    bool ahead = false, peeled = false;
+    // copies of the loop's double-buffered buffers) has stage 0, one of the
+    // second stage stage 1; each runs only when `guard` (C++) holds, the
+    // first stage on all trips but the last, the second on all but the
+    // first. npu_insert_sync sets ahead_level to the level of the loop. A
+    // Loop marked `pipelined` is a rotated loop: one trip more than its
+    // `trips`, which stay those of the loop as written.
+    bool ahead = false, pipelined = false;
+    int stage = -1;
+    std::string guard;
     int ahead_level = -1;
 
     static NpuItem line(std::string t) {

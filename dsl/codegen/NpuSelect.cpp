@@ -422,6 +422,7 @@ void Selector::loop(const For *f, std::vector<NpuItem> &out) {
         k.multi_core = true;
         l.text = "for (int32_t " + v + " = " + lo + " + core.index(); " + v + " < " + lo + " + " + ext + "; " + v +
                  " += core.num_cores())";
+        l.var = v, l.min = lo, l.extent = ext, l.across_cores = true;
     } else {
         l.text = "for (int32_t " + v + " = " + lo + "; " + v + " < " + lo + " + " + ext + "; " + v + "++)";
         l.var = v, l.min = lo, l.extent = ext;

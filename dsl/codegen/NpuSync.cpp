@@ -49,7 +49,9 @@
 // odd and in this iteration, none; odd and previous, a carried flag of two
 // copies as above. There each carried flag is set right after its last
 // source (and its wait), not at the end of the body, so A's results reach
-// the next iteration's B without waiting for this iteration's B.
+// the next iteration's B without waiting for this iteration's B. The
+// stages' instructions are guarded (the loop's first trip runs A alone,
+// its last B alone) and the flags are not: every trip runs all of them.
 //
 //   for (kb) { A: TEXP p' <- s';  B: TMOV l1 <- p; TMOV l0a <- l1; ...; merge }   (p' = p's other copy)
 //   ->  for (kb) { TEXP p'; WAIT_FLAG(V, MTE3, 1); TMOV l1 <- p; SET_FLAG(V, MTE3, 1); ...; merge }
@@ -354,10 +356,8 @@ private:
 void buffer_levels(const std::vector<NpuItem> &body, int level, std::vector<int> &depth) {
     for (const NpuItem &i : body) {
         if (i.kind == NpuItem::Instr) {
-            // A pipelined loop's peeled iterations count as its body.
-            const int l = i.peeled ? level + 1 : level;
-            for (int b : i.reads) depth[b] = std::min(depth[b], l);
-            for (int b : i.writes) depth[b] = std::min(depth[b], l);
+            for (int b : i.reads) depth[b] = std::min(depth[b], level);
+            for (int b : i.writes) depth[b] = std::min(depth[b], level);
         } else if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) {
             // count_instrs > 0, so find_body finds the loop's level
             buffer_levels(*find_body(const_cast<std::vector<NpuItem> &>(i.body)), level + 1, depth);
@@ -378,9 +378,9 @@ void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vect
     for (NpuItem &i : body)
         if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0)
             sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after);
-    // The level whose next copies an `ahead` instruction uses: this body's, or the pipelined loop's it was peeled from.
+    // The level whose next copies an `ahead` instruction uses: this body's.
     for (NpuItem &i : body)
-        if (i.kind == NpuItem::Instr && i.ahead) i.ahead_level = i.peeled ? level + 1 : level;
+        if (i.kind == NpuItem::Instr && i.ahead) i.ahead_level = level;
     Syncer s(buffers, level, next);
     s.run(body, loop);
     if (s.double_buffered) {

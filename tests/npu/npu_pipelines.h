@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -163,6 +164,54 @@ struct Blur {
             output.double_buffer();
             blur_x.double_buffer();
         }
+    }
+};
+
+// The two-pass attention of generators/attention.cpp (dim=D seq=S): S = Q Kᵀ
+// and O = P V on the matrix unit, the softmax on the vector unit between them.
+struct Attention {
+    static constexpr int D = 64, S = 128;
+    ImageParam Q{Float(32), 2, "Q"}, K{Float(32), 2, "K"}, V{Float(32), 2, "V"};
+    Var c{"c"}, i{"i"}, j{"j"}, r{"r"}, ib{"ib"}, ii{"ii"};
+    RDom rd{0, D, "rd"}, rk{0, S, "rk"};
+    Func key_t{"key_t"}, scores{"scores"}, row_max{"row_max"}, probs{"probs"}, row_sum{"row_sum"},
+        weighted{"weighted"}, output{"output"};
+    Attention() {
+        key_t(j, r) = K(r, j);
+        scores(j, i) = 0.0f;
+        scores(j, i) += Q(rd, i) * key_t(j, rd);
+        row_max(i) = std::numeric_limits<float>::lowest();
+        row_max(i) = max(row_max(i), scores(rk, i));
+        Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(D));
+        probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
+        row_sum(i) = 0.0f;
+        row_sum(i) += probs(rk, i);
+        weighted(c, i) = 0.0f;
+        weighted(c, i) += probs(rk, i) * V(c, rk);
+        output(c, i) = weighted(c, i) / row_sum(i);
+    }
+    // rows query rows per tile: S and O accumulate in L0C, the softmax in UB.
+    void npu(int rows, bool double_buffer, bool pipeline = false) {
+        output.bound(c, 0, D).split(i, ib, ii, rows);
+        for (Func *f : {&scores, &row_max, &probs, &row_sum, &weighted}) {
+            f->compute_at(output, ib);
+            if (double_buffer) f->double_buffer();
+        }
+        scores.store_in(MemoryType::L0C);
+        weighted.store_in(MemoryType::L0C);
+        if (double_buffer) output.double_buffer();
+        // schedules/attention/npu.sched: P V and the division one tile behind S and the softmax.
+        if (pipeline) weighted.software_pipeline();
+    }
+    // Queries q (D x any count), keys k and values v (D x S).
+    static void fill(Buffer<float, 2> &q, Buffer<float, 2> &k, Buffer<float, 2> &v) {
+        for (int t = 0; t < q.dim(1).extent(); t++)
+            for (int f = 0; f < D; f++) q(f, t) = std::sin(0.31f * f + 0.17f * t);
+        for (int t = 0; t < S; t++)
+            for (int f = 0; f < D; f++) {
+                k(f, t) = std::cos(0.23f * f - 0.11f * t);
+                v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f);
+            }
     }
 };
 

@@ -501,52 +501,11 @@ TEST_CASE("unsharp on the NPU reads its input once per tile and halo: blur_x's h
     CHECK(r["gm_write_bytes"] == bytes);
 }
 
-// The two-pass attention of generators/attention.cpp (dim=D seq=S): S = Q Kᵀ
-// and O = P V on the matrix unit, the softmax on the vector unit between them.
-struct Attention {
-    static constexpr int D = 64, S = 128;
-    ImageParam Q{Float(32), 2, "Q"}, K{Float(32), 2, "K"}, V{Float(32), 2, "V"};
-    Var c{"c"}, i{"i"}, j{"j"}, r{"r"}, ib{"ib"}, ii{"ii"};
-    RDom rd{0, D, "rd"}, rk{0, S, "rk"};
-    Func key_t{"key_t"}, scores{"scores"}, row_max{"row_max"}, probs{"probs"}, row_sum{"row_sum"},
-        weighted{"weighted"}, output{"output"};
-    Attention() {
-        key_t(j, r) = K(r, j);
-        scores(j, i) = 0.0f;
-        scores(j, i) += Q(rd, i) * key_t(j, rd);
-        row_max(i) = std::numeric_limits<float>::lowest();
-        row_max(i) = max(row_max(i), scores(rk, i));
-        Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(D));
-        probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
-        row_sum(i) = 0.0f;
-        row_sum(i) += probs(rk, i);
-        weighted(c, i) = 0.0f;
-        weighted(c, i) += probs(rk, i) * V(c, rk);
-        output(c, i) = weighted(c, i) / row_sum(i);
-    }
-    // rows query rows per tile: S and O accumulate in L0C, the softmax in UB.
-    void npu(int rows, bool double_buffer) {
-        output.bound(c, 0, D).split(i, ib, ii, rows);
-        for (Func *f : {&scores, &row_max, &probs, &row_sum, &weighted}) {
-            f->compute_at(output, ib);
-            if (double_buffer) f->double_buffer();
-        }
-        scores.store_in(MemoryType::L0C);
-        weighted.store_in(MemoryType::L0C);
-        if (double_buffer) output.double_buffer();
-    }
-};
-
 TEST_CASE("attention on the NPU: Q Kᵀ and P V on TMATMUL, the softmax in UB, output equals host output",
           "[npu][codegen][attention]") {
     using A = Attention;
     Buffer<float, 2> q(A::D, A::S), k(A::D, A::S), v(A::D, A::S), host(A::D, A::S), npu(A::D, A::S);
-    for (int t = 0; t < A::S; t++)
-        for (int f = 0; f < A::D; f++) {
-            q(f, t) = std::sin(0.31f * f + 0.17f * t);
-            k(f, t) = std::cos(0.23f * f - 0.11f * t);
-            v(f, t) = 0.5f * std::sin(0.05f * f * t + 0.3f);
-        }
+    A::fill(q, k, v);
     json r[2];
     const int rows = 16;
     for (int db = 0; db < 2; db++) {
@@ -571,6 +530,35 @@ TEST_CASE("attention on the NPU: Q Kᵀ and P V on TMATMUL, the softmax in UB, o
     }
     INFO("single-buffered: " << r[0].dump(1) << "\ndouble-buffered: " << r[1].dump(1));
     CHECK(r[1]["cycles"] < r[0]["cycles"]);
+}
+
+TEST_CASE("attention software-pipelined across cores: each core's tile loop rotated, the host's output",
+          "[npu][codegen][attention][software_pipeline]") {
+    using A = Attention;
+    constexpr int queries = 25 * 16;  // 25 tiles of 16 rows on 8 cores: core 0 runs 4, the others 3
+    Buffer<float, 2> q(A::D, queries), k(A::D, A::S), v(A::D, A::S), host(A::D, queries), npu(A::D, queries);
+    A::fill(q, k, v);
+    Attention a;
+    a.npu(16, true, true);
+    a.output.parallel(a.ib);
+    a.Q.set(q);
+    a.K.set(k);
+    a.V.set(v);
+    a.output.realize(host);
+    Pipeline p(a.output);
+    const std::string src = p.compile_to_cpp_source("attention_sp_cores", p.infer_arguments(), Target("npu"));
+    // Core i's trips i, i + cores, ... and one more: its first runs tile i's S and softmax alone.
+    CHECK_THAT(src, Catch::Contains("for (int32_t v_output_s0_i_ib_pipe = (int32_t)0 + core.index(); "
+                                    "v_output_s0_i_ib_pipe < (int32_t)0 + ") &&
+                        Catch::Contains("v_output_s0_i_ib_pipe += core.num_cores())") &&
+                        Catch::Contains("if (v_output_s0_i_ib_pipe > (int32_t)0 + core.index()) "));
+    json r = run_npu_args(p, {{"Q", q}, {"K", k}, {"V", v}, {"output", npu}}, "attention_sp_cores");
+    CHECK(r["race_count"] == 0);
+    CHECK(r["instructions_by_op"]["TMATMUL"] == 2 * queries / 16);
+    int bad = 0;
+    for (int t = 0; t < queries; t++)
+        for (int f = 0; f < A::D; f++) bad += host(f, t) != npu(f, t);
+    CHECK(bad == 0);
 }
 
 TEST_CASE("the fusion report's NPU figures from zero inputs equal those of the tests' inputs", "[npu][codegen][report]") {

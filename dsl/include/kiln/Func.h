@@ -304,7 +304,7 @@ public:
     // second. What the first stage computes for the second must be
     // double_buffer()ed. Other targets ignore it.
     //   for (kb) { S = Q K[kb]; P = exp(S); O += P V[kb] }    (block_pv.software_pipeline())
-    //   ->  S, P of block 0; for (kb < n - 1) { S, P of kb + 1; O += P V[kb] }; O += P V[n - 1]
+    //   ->  for (t < n + 1) { if (t < n) S, P of block t; if (t > 0) O += P V[t - 1] }
     Func &software_pipeline();
     // Autodiff (docs/autodiff.md, "Saving forward values"): keep this forward
     // Func for the backward pass instead of recomputing it there. A pipeline
