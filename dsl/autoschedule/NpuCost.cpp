@@ -39,17 +39,27 @@ public:
                 if (i.advances_parity >= 0) parity[i.advances_parity] = iter[i.advances_parity]++ & 1;
             } else if (i.kind == NpuItem::Loop) {
                 int64_t n = i.trips;
-                if (n < 0) e.exact_trips = false, n = 1;
-                if (i.text.find("core.num_cores()") != std::string::npos) {
+                const bool known = n >= 0;
+                if (!known) e.exact_trips = false, n = 1;
+                if (i.across_cores) {
                     active_cores = std::max(active_cores, (int)std::min<int64_t>(m.cores, std::max<int64_t>(n, 1)));
                     n = (n + m.cores - 1) / std::max(1, m.cores);
                 }
+                if (i.pipelined && known && n > 0) n++;  // software-pipelined: one trip more than as written
                 if (depth == 0 && n > longer) {
                     outer_trips = n, capped++;
                     n = cap;
                 }
-                for (int64_t t = 0; t < n; t++) items(i.body, depth + 1);
-            } else {
+                // A software-pipelined loop (NpuPipeline.cpp) runs its first stage on all trips but the last,
+                // its second on all but the first (both on the one trip of a loop of unknown trip count).
+                const int64_t outer_trip = trip, outer_n = pipelined_trips;
+                if (i.pipelined) pipelined_trips = known ? n : -1;
+                for (int64_t t = 0; t < n; t++) {
+                    if (i.pipelined) trip = t;
+                    items(i.body, depth + 1);
+                }
+                trip = outer_trip, pipelined_trips = outer_n;
+            } else if (i.stage < 0 || pipelined_trips < 0 || (i.stage == 0 ? trip < pipelined_trips - 1 : trip > 0)) {
                 program.instrs.push_back(instruction(i));
             }
         }
@@ -61,6 +71,7 @@ private:
     NpuCostEstimate &e;
     const int64_t longer, cap;
     std::map<int, int> parity, iter;
+    int64_t trip = 0, pipelined_trips = -1;  // in a software-pipelined loop: its trip and trip count
 
     npu::Instr instruction(const NpuItem &i) {
         npu::Instr in;
@@ -168,7 +179,8 @@ NpuCostEstimate npu_predict(const std::vector<std::shared_ptr<FunctionContents>>
     std::map<std::string, Expr> sizes;
     for (const auto &[name, v] : values) sizes[name] = Expr((int)v);
     nest = SizesInLoopExtents(sizes).mutate(nest);
-    NpuKernel k = npu_insert_sync(npu_select_and_place("npu_cost", nest, find_environment(outs), out_names, t));
+    NpuKernel k = npu_insert_sync(
+        npu_software_pipeline(npu_select_and_place("npu_cost", nest, find_environment(outs), out_names, t)));
 
     // The core's program, a top-level loop of more than 8 trips capped at
     // 8: the trips beyond are extrapolated from what the last 4 took.

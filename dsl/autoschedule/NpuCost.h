@@ -1,7 +1,9 @@
 // The NPU search's cost model: a pipeline's schedule for the tile-NPU,
 // lowered with the estimated sizes substituted into its loops' extents and
 // put through the NPU's passes (instruction selection, buffer placement,
-// sync insertion: the kernel the code generator would print); then the
+// software pipelining, sync insertion: the kernel the code generator would
+// print; a pipelined loop's first trip issues its first stage alone and
+// its last trip its second stage alone, as the guards say); then the
 // instructions one core issues are unrolled from the kernel's loops and
 // timed by the simulator's own scheduling pass (npu::schedule_core: issue
 // order, one in-order queue per pipe, flags, DMA latency, the machine

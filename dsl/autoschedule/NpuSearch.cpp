@@ -22,7 +22,10 @@
 //      own UB buffer) or inlined into its consumers' instructions;
 //   3. double_buffer() on the tile Funcs and the output, or not;
 //   4. the tile loop across the machine's cores (parallel), or not;
-//   5. the tiles again, with what 2-4 chose.
+//   4b. software_pipeline() on one Func of the tile loop's body (with the
+//      double_buffer() its second copies need), or not: the rotated
+//      kernel is costed like any (NpuCost.h);
+//   5. the tiles again, with what 2-4b chose.
 // A matrix product (f += a * b over an RDom) is computed per tile in L0C
 // (store_in(L0C)). A schedule the NPU's passes refuse (buffers over UB,
 // a form with no instructions) is listed as not possible with the reason.
@@ -100,6 +103,9 @@ struct NpuState {
     // its column operand staged in L1 per panel (l1).
     bool panels = false, l1 = false;
     int ks = 0;
+    // software_pipeline() on this Func (the first of the tile loop body's
+    // second stage; empty: none), which needs double_buffer().
+    std::string pipelined;
 
     std::string tiles() const {
         if (panels)
@@ -209,6 +215,21 @@ public:
             on.parallel = true, off.parallel = false;
             decide(out, "cores", {on, off}, [&](const NpuState &c) { return c.parallel ? "parallel(" + outer(c) + ")" : "one core"; }, s);
         }
+        // 4b. Software pipelining: the tile loop's body rotated at one of its
+        // Funcs (the next tile's first stage before this tile's second), with
+        // the two copies it needs, or not.
+        if (budget_left()) {
+            std::vector<NpuState> states{s};
+            for (const std::string &f : pipeline_sites(s)) {
+                NpuState on = s;
+                on.double_buffer = true, on.pipelined = f;
+                states.push_back(on);
+            }
+            if (states.size() > 1)
+                decide(out, "software_pipeline", states, [](const NpuState &c) {
+                    return c.pipelined.empty() ? std::string("not pipelined") : "software_pipeline() on " + c.pipelined;
+                }, s);
+        }
         // 5. The tiles again, with the placement, buffering and cores chosen
         // (a shape chosen for 8 cores may not be the best for one).
         if (budget_left()) {
@@ -285,6 +306,18 @@ private:
         return {"", ""};
     }
 
+    // The Funcs of the tile loop's body software_pipeline() may split it at:
+    // every Func computed per tile (the first of them has no stage before
+    // it, which the NPU's passes refuse) and the output.
+    std::vector<std::string> pipeline_sites(const NpuState &s) const {
+        std::vector<std::string> sites;
+        for (auto it = funcs.rbegin(); it != funcs.rend(); ++it)
+            if (!s.inlined.count(*it)) sites.push_back(*it);
+        if (!sites.empty()) sites.erase(sites.begin());
+        sites.push_back(out);
+        return sites;
+    }
+
     // The output's tile shapes to try, the rest of `s` kept.
     std::vector<NpuState> tile_shapes(NpuState s, bool double_buffer) const {
         const int w = sizes.at(out)[0], h = sizes.at(out)[1];
@@ -337,7 +370,7 @@ private:
             auto it = why.find(key);
             if (comments && it != why.end()) os << "# " << key.substr(key.find(':') + 1) << ": " << it->second << "\n";
         };
-        for (const char *k : {"tiles:", "double_buffer:", "cores:"}) comment(k + out);
+        for (const char *k : {"tiles:", "double_buffer:", "cores:", "software_pipeline:"}) comment(k + out);
         os << out << ":";
         if (s.tw) os << " tile(" << x << ", " << y << ", " << xo() << ", " << yo() << ", " << x << "i, " << y << "i, " << s.tw
                      << ", " << s.th << ")";
@@ -345,6 +378,7 @@ private:
         if (s.panels) os << " reorder(" << x << "i, " << y << "i, " << yo() << ", " << xo() << ")";
         if (s.double_buffer) os << " double_buffer()";
         if (s.parallel) os << " parallel(" << outer(s) << ")";
+        if (s.pipelined == out) os << " software_pipeline()";
         os << "\n";
         if (s.panels && s.l1) {
             const MatrixPanels &m = panel_products[0];
@@ -354,7 +388,8 @@ private:
             comment("place:" + *it);
             if (s.inlined.count(*it)) continue;
             os << *it << ": " << at_text() << (matrix.count(*it) ? " store_in(L0C)" : "")
-               << (s.double_buffer ? " double_buffer()" : "") << "\n";
+               << (s.double_buffer ? " double_buffer()" : "") << (s.pipelined == *it ? " software_pipeline()" : "")
+               << "\n";
             if (s.panels && s.ks && *it == panel_products[0].func) {
                 const MatrixPanels &m = panel_products[0];
                 os << m.func << ".update(0): split(" << m.k << ", " << m.slice << "o, " << m.slice << "i, " << s.ks
