@@ -46,6 +46,18 @@ void compare_bits(const kd::Out<T> &o) {
     CHECK(bad == 0);
 }
 
+// Halide rounding every result as Kiln does. On a host with AVX512-FP16,
+// Halide's target keeps avx512_sapphirerapids (halide_target.h), which lets
+// LLVM narrow float32 to bfloat16 with VCVTNEPS2BF16; that instruction
+// treats denormal inputs as zero and flushes denormal results, so a
+// bfloat16 sum with a denormal operand came out one unit apart (kiln 0x8318,
+// halide 0x8319 for 0x0010 * 0x0319 + 0x0010 - max(...)). Kiln rounds
+// denormals to nearest even like every other conversion, as Halide does
+// without that feature, which this test then compares with.
+Halide::Target rounding_target() {
+    return kd::H::strict_float().without_feature(Halide::Target::AVX512_SapphireRapids);
+}
+
 }  // namespace
 
 TEST_CASE("float16: float16 and bfloat16 arithmetic equals Halide 14's", "[float16]") {
@@ -71,7 +83,7 @@ TEST_CASE("float16: float16 and bfloat16 arithmetic equals Halide 14's", "[float
             for (auto *g : {&ha, &hn, &ba, &bn}) g->vectorize(x, 16);
             return typename L::Pipeline({ha, hn, ba, bn});
         },
-        {h_arith.pair(), h_narrow.pair(), b_arith.pair(), b_narrow.pair()}, kd::H::strict_float());
+        {h_arith.pair(), h_narrow.pair(), b_arith.pair(), b_narrow.pair()}, rounding_target());
     compare_bits(h_arith);
     compare_bits(h_narrow);
     compare_bits(b_arith);
