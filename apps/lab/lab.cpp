@@ -319,6 +319,56 @@ double best_of_runs(const Options &o, kiln::Pipeline &p, const std::vector<halid
     return best;
 }
 
+// A backward generator's schedule that saves forward Funcs (save()): its
+// forward pass (forward_with_residuals(), scheduled by the file's [forward]
+// section) run into buffers sized for this run, bound to the saved Funcs'
+// buffers so that the backward kernel reads what a training step would
+// give it; timed like the rows, into r.forward_ms. Nothing if it saves none.
+// Adds the saved buffers to `sizes` and to the backward kernel's `args`
+// (after its inputs, as kiln-gen's signature has them).
+void run_forward_pass(const Options &o, const Setup &s, kiln::GeneratorBase &g, const kiln::Pipeline &p,
+                      const kiln::ScheduleFile *file, const kiln::Target &target, Progress &progress,
+                      const std::string &what, Outcome &r, std::map<std::string, std::vector<int>> &sizes,
+                      std::vector<kiln::Argument> &args) {
+    if (g.differentiated().empty()) return;
+    for (const auto &[f, image] : g.adjoint_images())
+        if (s.sizes.count(image)) sizes[f] = s.sizes.at(image);
+    std::vector<kiln::SavedBuffer> saved = kiln::saved_buffers(g.differentiated(), p.outputs(), sizes, target);
+    if (saved.empty()) return;
+    kiln::Pipeline forward = kiln::forward_with_residuals(g.differentiated(), p.outputs());
+    if (file) forward = file->schedule_forward(forward, target);
+    std::map<std::string, size_t> index;  // buffer name -> position among the forward pass's outputs
+    for (const kiln::Func &f : g.differentiated()) {
+        if (!sizes.count(f.name()))
+            throw std::runtime_error("the forward pass's output " + f.name() +
+                                     " has no size here (its adjoint is not an input image); kiln-lab cannot "
+                                     "run the forward pass that writes what this schedule saves");
+        index[f.name()] = r.forward_buffers.size();
+        r.forward_buffers.emplace_back(kiln::to_halide_type(f.type()), sizes.at(f.name()));
+    }
+    for (const kiln::SavedBuffer &b : saved) {
+        const std::string name = b.buffer.name();
+        if (!b.forward_output) {
+            if (b.extents.empty())
+                throw std::runtime_error("the size of " + name + ", which this schedule saves of " + b.func +
+                                         ", is not constant at this run's sizes; kiln-lab cannot allocate it");
+            index[name] = r.forward_buffers.size();
+            r.forward_buffers.emplace_back(kiln::to_halide_type(b.buffer.type()), b.extents);
+            sizes[name] = b.extents;
+        }
+        r.saved.push_back(b.func + (name == b.func ? "" : " (as " + name + ")"));
+        args.insert(args.end() - (std::ptrdiff_t)s.outputs.size(),
+                    kiln::Argument{name, true, b.buffer.type(), b.buffer.dimensions()});
+    }
+    std::vector<halide_buffer_t *> raw;
+    for (auto &b : r.forward_buffers) raw.push_back(b.raw_buffer());
+    for (kiln::SavedBuffer &b : saved)
+        b.buffer.set(r.forward_buffers[index.at(b.forward_output ? b.func : b.buffer.name())]);
+    progress.show(what + ": forward pass, JIT compile + first run...");
+    forward.realize_raw(raw, target);
+    r.forward_ms = best_of_runs(o, forward, raw, target, progress, what + ": forward pass");
+}
+
 // Build, schedule, bind, compile and time one schedule.
 Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, const std::string &name,
                      const kiln::Target &target, Progress &progress, const std::string &step, std::string &html) {
@@ -351,10 +401,16 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
         r.skipped = a.skipped;
         kiln_lab::write_file((fs::path(o.out) / "auto.sched").string(), a.schedule_text);
         kiln_lab::write_file((fs::path(o.out) / "auto.autoschedule.txt").string(), a.explanation);
-    } else {
-        kiln::ScheduleFile::load(file).apply(p, target);
     }
-    r.predicted_ms = kiln::predicted_time(p, target, s.sizes).total() / 1e6;
+    std::optional<kiln::ScheduleFile> sf;
+    if (file != "auto") {
+        sf = kiln::ScheduleFile::load(file);
+        sf->apply(g->schedulable(), target);
+    }
+    std::map<std::string, std::vector<int>> sizes = s.sizes;  // and the saved buffers'
+    std::vector<kiln::Argument> args = g->arguments();        // and theirs
+    run_forward_pass(o, s, *g, p, sf ? &*sf : nullptr, target, progress, step + name, r, sizes, args);
+    r.predicted_ms = kiln::predicted_time(p, target, sizes).total() / 1e6;
     std::vector<halide_buffer_t *> raw = make_outputs(s, r.outputs);
 
     progress.show(step + name + ": JIT compile + first run...");
@@ -363,10 +419,10 @@ Outcome run_schedule(const Options &o, const Setup &s, const std::string &file, 
     r.first_ms = ms_since(t0);
     r.best_ms = best_of_runs(o, p, raw, target, progress, step + name);
     progress.show(step + name + ": fusion report and stmt_html...");
-    r.report = p.report(s.sizes, target, o.cache_kb * 1024);
+    r.report = p.report(sizes, target, o.cache_kb * 1024);
     std::string fn = o.generator + "_" + name;
     std::replace_if(fn.begin(), fn.end(), [](char c) { return !std::isalnum((unsigned char)c) && c != '_'; }, '_');
-    html = kiln::stmt_html(p, fn, g->arguments(), s.sizes, target);
+    html = kiln::stmt_html(p, fn, args, sizes, target);
     return r;
 }
 
@@ -456,6 +512,14 @@ int run(const Options &o) {
     }
     for (const Outcome &r : results)
         for (const std::string &why : r.skipped) std::printf("%s skipped: %s\n", r.name.c_str(), why.c_str());
+    for (const Outcome &r : results) {
+        if (r.saved.empty() || !r.error.empty()) continue;
+        std::string what;
+        for (const std::string &f : r.saved) what += (what.empty() ? "" : ", ") + f;
+        std::printf("%s saves %s: its row times the backward kernel reading them; the forward pass writing them "
+                    "took %.3f %s\n",
+                    r.name.c_str(), what.c_str(), r.forward_ms, o.cpu_time ? "cpu ms" : "ms");
+    }
     if (o.autoschedule) std::printf("auto: the schedule and why it was chosen are in %s/auto.sched and "
                                     "auto.autoschedule.txt\n", o.out.c_str());
     kiln_lab::write_results(o, s, results, *ref, target);

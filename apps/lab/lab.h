@@ -57,6 +57,13 @@ struct Outcome {
     std::vector<std::pair<double, double>> autotuned;
     // The auto row: what the search could not do, and why (its `skipped`).
     std::vector<std::string> skipped;
+    // A backward generator's schedule that saves forward Funcs: what it
+    // saves ("f", or "f (as f_bits)"), the forward pass's best time (by the
+    // rows' clock; the row's own time is the backward kernel's) and the
+    // buffers it wrote, which the backward kernel read.
+    std::vector<std::string> saved;
+    double forward_ms = 0;
+    std::vector<Halide::Runtime::Buffer<void>> forward_buffers;
 };
 
 // Spearman's rank correlation of (predicted, measured) pairs, ties at

@@ -216,6 +216,8 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
                                   {"peak_intermediate_bytes", peak_intermediate(r.report)},
                                   {"worst_recompute", {{"func", w ? w->name : ""}, {"factor", w ? w->recompute : 0}}},
                                   {"max_abs_diff", r.max_diff},
+                                  {"saved", r.saved},
+                                  {"forward_ms", r.forward_ms},
                                   {"report", nlohmann::json::parse(r.report.to_json())}});
         chart.push_back({r.name, r.best_ms, r.report.memory_bytes / 1e6});
     }

@@ -190,6 +190,28 @@ void internal::residual_sizes(const std::vector<SavedResidual> &saved, const std
     for (const auto &[name, ext] : read_extents(backward, unsized, sizes, t)) sizes[name] = ext;
 }
 
+std::vector<SavedBuffer> saved_buffers(const std::vector<Func> &forward, const std::vector<Func> &backward,
+                                       const std::map<std::string, std::vector<int>> &sizes, const Target &t) {
+    std::vector<SavedResidual> saved;
+    find_environment(contents_of(backward), &saved);
+    // The box the backward pass reads, where the sizes tell it: exact under
+    // its schedule, where the forward output's size is only a guess (a
+    // residual of attention is seq x seq, its output d x seq).
+    std::set<std::string> names;
+    for (const SavedResidual &s : saved) names.insert(s.buffer->name);
+    std::map<std::string, std::vector<int>> all = sizes;
+    for (const auto &[name, ext] : read_extents(backward, names, sizes, t)) all.emplace(name, ext);
+    residual_sizes(saved, forward, backward, t, all);
+    std::vector<SavedBuffer> r;
+    for (const SavedResidual &s : saved) {
+        bool is_output = false;
+        for (const Func &o : forward) is_output |= s.how == Residual::Whole && o.name() == s.func;
+        auto ext = all.find(s.buffer->name);
+        r.push_back({s.func, ImageParam(s.buffer), ext == all.end() ? std::vector<int>() : ext->second, is_output});
+    }
+    return r;
+}
+
 Pipeline forward_with_residuals(const std::vector<Func> &forward, const std::vector<Func> &backward) {
     user_assert(!forward.empty()) << "forward_with_residuals(forward, backward): give the Funcs differentiated";
     std::vector<SavedResidual> saved;

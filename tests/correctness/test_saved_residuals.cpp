@@ -127,6 +127,76 @@ TEST_CASE("A forward Func saved as bits keeps the comparison the backward pass r
     require_equal(g.backward(), recomputed);
 }
 
+TEST_CASE("saved_buffers sizes each residual for whoever runs the forward pass", "[autodiff][residuals]") {
+    Gemm g;
+    // Nothing saved: no buffers.
+    CHECK(saved_buffers({g.output}, g.adjoints(), {{"output", {Gemm::N, Gemm::M}}}).empty());
+
+    // Bits: the forward output's size, dimension 0 in bytes of 8 points; in
+    // the order of forward_with_residuals()'s outputs after the forward one.
+    g.bias_add.save(Residual::Bits);
+    std::vector<SavedBuffer> bits = saved_buffers({g.output}, g.adjoints(), {{"output", {Gemm::N, Gemm::M}}});
+    REQUIRE(bits.size() == 1);
+    CHECK(bits[0].func == "bias_add");
+    CHECK(bits[0].buffer.name() == "bias_add_bits");
+    CHECK(bits[0].buffer.type() == UInt(8));
+    CHECK(bits[0].extents == std::vector<int>{(Gemm::N + 7) / 8, Gemm::M});
+    CHECK(!bits[0].forward_output);
+    CHECK(forward_with_residuals({g.output}, g.adjoints()).outputs()[1].name() == bits[0].buffer.name());
+
+    // No forward output's size given: the box the backward pass reads of it
+    // at its outputs' (and inputs') sizes.
+    g.bias_add.save();
+    std::vector<Func> adjoints = g.adjoints();
+    std::vector<SavedBuffer> whole = saved_buffers({g.output}, adjoints,
+                                                   {{adjoints[0].name(), {Gemm::K, Gemm::M}},
+                                                    {adjoints[1].name(), {Gemm::N, Gemm::K}},
+                                                    {adjoints[2].name(), {Gemm::N}},
+                                                    {"d_output", {Gemm::N, Gemm::M}}});
+    REQUIRE(whole.size() == 1);
+    CHECK(whole[0].buffer.name() == "bias_add");
+    CHECK(whole[0].extents == std::vector<int>{Gemm::N, Gemm::M});
+}
+
+TEST_CASE("saved_buffers sizes a residual by what the backward pass reads, not by the output",
+          "[autodiff][residuals]") {
+    // tr is the transpose of the input, H x W where the output is W x H:
+    // the forward output's size would be the wrong one.
+    const int W = 5, H = 3;
+    ImageParam in(Float(32), 2, "in"), d(Float(32), 2, "d");
+    Func tr("tr"), out("out");
+    tr(x, y) = in(y, x) + 1.0f;
+    out(x, y) = tr(y, x) * tr(y, x);
+    tr.compute_root();
+    Derivative grad = propagate_adjoints(out, d);
+    Func d_in = grad(in);
+    tr.save();
+    std::vector<SavedBuffer> saved =
+        saved_buffers({out}, {d_in}, {{"out", {W, H}}, {"d", {W, H}}, {"in", {W, H}}, {d_in.name(), {W, H}}});
+    REQUIRE(saved.size() == 1);
+    CHECK(saved[0].buffer.name() == "tr");
+    CHECK(saved[0].extents == std::vector<int>{H, W});
+    // Without the backward outputs' sizes, the guess.
+    CHECK(saved_buffers({out}, {d_in}, {{"out", {W, H}}})[0].extents == std::vector<int>{W, H});
+}
+
+TEST_CASE("saved_buffers gives a saved forward output its own buffer", "[autodiff][residuals]") {
+    // exp's derivative reads its value: the output, which the forward pass
+    // writes anyway.
+    ImageParam in(Float(32), 1, "in"), d(Float(32), 1, "d");
+    Func out("out");
+    out(x) = exp(in(x));
+    Derivative grad = propagate_adjoints(out, d);
+    Func d_in = grad(in);
+    out.save();
+    std::vector<SavedBuffer> saved = saved_buffers({out}, {d_in}, {{"out", {8}}});
+    REQUIRE(saved.size() == 1);
+    CHECK(saved[0].func == "out");
+    CHECK(saved[0].forward_output);
+    CHECK(saved[0].extents == std::vector<int>{8});
+    CHECK(forward_with_residuals({out}, {d_in}).outputs().size() == 1);
+}
+
 TEST_CASE("A saved Func that the pipeline outputs is computed, not read", "[autodiff][residuals]") {
     Gemm g;
     g.bias_add.save();

@@ -93,6 +93,28 @@ Derivative propagate_adjoints(const Func &loss);
 //   fwd.realize(outs);   bias_add.saved_buffer().set(outs[1]);   d_A.realize(grad);
 Pipeline forward_with_residuals(const std::vector<Func> &forward, const std::vector<Func> &backward);
 
+// The buffers a backward pipeline reads its saved Funcs from, for whoever
+// runs its forward pass (kiln-lab, a training loop): one per residual of
+// forward_with_residuals(forward, backward), in the order of its outputs
+// after `forward`. `sizes` gives buffer extents by name (as the fusion
+// report takes them) and must size `forward`'s outputs (a backward
+// generator: its adjoint images', GeneratorBase::adjoint_images()); a
+// residual is as large as the box the backward pipeline reads of it (for
+// bits, in bytes of 8 points along dimension 0) where `sizes` gives the
+// backward outputs' extents and the box is constant there, else the size of
+// the forward output of as many dimensions.
+//   for (const SavedBuffer &b : saved_buffers({output}, {d_input}, sizes))
+//       b.buffer.set(b.forward_output ? out : Buffer<void>(b.buffer.type(), b.extents));
+struct SavedBuffer {
+    std::string func;          // the saved Func
+    ImageParam buffer;         // its saved_buffer(), which the backward pipeline reads
+    std::vector<int> extents;  // for `sizes`; empty if they do not tell
+    bool forward_output;       // the buffer is the forward output `func` itself: no output of its own
+};
+std::vector<SavedBuffer> saved_buffers(const std::vector<Func> &forward, const std::vector<Func> &backward,
+                                       const std::map<std::string, std::vector<int>> &sizes,
+                                       const Target &t = Target::host());
+
 namespace internal {
 // Collects the output of every propagate_adjoints() call while `into` is set
 // (a generator's forward outputs); nullptr stops.
