@@ -274,10 +274,10 @@ Setup make_setup(const Options &o) {
     }
     for (const auto *out : probe->outputs()) {
         kiln::Argument a = out->argument();
-        if (a.dimensions < 1 || a.dimensions > 3)
+        if (a.dimensions < 1 || (a.dimensions > 3 && !shapes.count(a.name)))
             usage_error("Output '" + a.name + "' has " + std::to_string(a.dimensions) +
-                        " dimensions; kiln-lab realizes 1-D (x: a row, e.g. a bias's gradient), 2-D and 3-D "
-                        "outputs only");
+                        " dimensions; kiln-lab shapes 1-D (x: a row, e.g. a bias's gradient), 2-D and 3-D "
+                        "outputs like the image; give its extents with --shape " + a.name + "=...");
         std::vector<int> extents = {w};
         if (a.dimensions >= 2) extents.push_back(h);
         if (a.dimensions == 3) extents.push_back(3);

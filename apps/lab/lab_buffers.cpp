@@ -177,9 +177,27 @@ Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &exten
 }
 
 Buffer<double, 3> to_double(const Buffer<const void> &b) {
-    if (b.dimensions() < 1 || b.dimensions() > 3)
-        throw kiln::CompileError("kiln-lab: outputs must have 1, 2 or 3 dimensions, not " +
+    if (b.dimensions() < 1)
+        throw kiln::CompileError("kiln-lab: outputs must have 1 dimension or more, not " +
                                  std::to_string(b.dimensions()));
+    if (b.dimensions() > 3) {
+        // Dimensions 2 and up (a convolution's weights: x, y, then the
+        // channels and taps) side by side as one, from 0.
+        int folded = 1;
+        for (int d = 2; d < b.dimensions(); d++) folded *= b.dim(d).extent();
+        Buffer<double, 3> out(b.dim(0).extent(), b.dim(1).extent(), folded);
+        out.set_min(b.dim(0).min(), b.dim(1).min(), 0);
+        visit_element_type(b.type(), [&](auto tag) {
+            using T = decltype(tag);
+            Buffer<const T> typed = b.as<const T>();
+            typed.for_each_element([&](const int *pos) {
+                int c = 0;
+                for (int d = b.dimensions() - 1; d >= 2; d--) c = c * b.dim(d).extent() + (pos[d] - b.dim(d).min());
+                out(pos[0], pos[1], c) = (double)typed(pos);
+            });
+        });
+        return out;
+    }
     // A row (a per-column gradient such as d_bias) is an image of height 1.
     Buffer<const void> rows = b.dimensions() == 1 ? b.embedded(1, 0) : b;
     Buffer<const void, 3> b3(rows.dimensions() == 3 ? rows : rows.embedded(2, 0));

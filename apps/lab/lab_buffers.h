@@ -36,7 +36,8 @@ Halide::Runtime::Buffer<void> from_unit_float(const Halide::Runtime::Buffer<cons
 // pseudo-random values (a fixed seed per `seed`): floats uniform in [-1, 1),
 // integers over [-full_scale, full_scale] (signed) or [0, full_scale].
 Halide::Runtime::Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &extents, uint32_t seed);
-// Any buffer of 2 or 3 dimensions as doubles, 3-D (x, y, c), values as stored.
+// Any buffer as doubles, 3-D (x, y, c), values as stored: a row as one row,
+// dimensions 2 and up of a 4-D or larger buffer as one dimension c.
 Halide::Runtime::Buffer<double, 3> to_double(const Halide::Runtime::Buffer<const void> &b);
 
 }  // namespace kiln_lab

@@ -232,7 +232,7 @@ void write_results(const Options &o, const Setup &s, const std::vector<Outcome> 
                 std::printf("output '%s' is outside [0, 1] ([%g, %g]); its PNGs are stretched to that range\n",
                             s.outputs[k].name.c_str(), n.lo, n.hi);
             for (const Outcome &r : results) {
-                if (!r.error.empty()) continue;
+                if (!r.error.empty() || r.outputs[k].dimensions() > 3) continue;  // not an image
                 std::string suffix = s.outputs.size() > 1 ? "_" + s.outputs[k].name : "";
                 save_output_png((fs::path(o.out) / (r.name + suffix + ".png")).string(), r.outputs[k], n, s.png_bits);
             }

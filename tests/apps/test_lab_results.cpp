@@ -1,10 +1,12 @@
 // kiln-lab's rank correlation of predicted and measured times (the model's
-// error in docs/autoschedule.md): Spearman's rho with ties at their mean rank.
+// error in docs/autoschedule.md): Spearman's rho with ties at their mean rank;
+// and how it compares outputs of any number of dimensions.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "lab.h"
+#include "lab_buffers.h"
 
 using kiln_lab::rank_correlation;
 
@@ -26,4 +28,18 @@ TEST_CASE("lab: rank correlation of predicted and measured times", "[lab]") {
     // No spread on one side: no ranking to compare.
     CHECK(std::isnan(rank_correlation({{1, 1}, {1, 2}, {1, 3}})));
     CHECK(std::isnan(rank_correlation({{1, 1}, {2, 2}})));
+}
+
+TEST_CASE("lab: a 4-D output compares point by point", "[lab]") {
+    // A convolution's weights (out channel, in channel, tap x, tap y): every
+    // point is a point of the folded buffer, so one changed value shows.
+    Halide::Runtime::Buffer<float> a(3, 2, 2, 3), b(3, 2, 2, 3);
+    a.for_each_element([&](const int *p) { a(p) = (float)(p[0] + 10 * p[1] + 100 * p[2] + 1000 * p[3]); });
+    b.copy_from(a);
+    CHECK(kiln_lab::max_abs_diff(a, b) == 0);
+    Halide::Runtime::Buffer<double, 3> d = kiln_lab::to_double(a);
+    CHECK(d.channels() == 6);
+    CHECK(d(2, 1, 5) == 2 + 10 + 100 + 2000);  // c = 1 + 2 * 2
+    b(2, 1, 1, 2) += 0.5f;
+    CHECK(kiln_lab::max_abs_diff(a, b) == 0.5);
 }
