@@ -146,16 +146,57 @@ std::set<std::string> defined_names(const Stmt &s) {
     return n.names;
 }
 
-RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
-    bool any_shift = false;
-    for (const auto &kv : vars) any_shift |= !kv.second.loop.empty();
-    const std::set<std::string> names = any_shift ? defined_names(s) : std::set<std::string>();
+// The names of `wanted` that s defines: as a loop or a let (`any`), and
+// as a let (`lets`). Only these few names are looked up, where collecting
+// every name (defined_names) built a set of each statement's thousands of
+// lets, once for every Func bounds inference visits.
+struct DefinedAmong {
+    std::set<std::string> any, lets;
+};
+DefinedAmong defined_among(const Stmt &s, const std::set<std::string> &wanted) {
+    class Names : public IRVisitor {
+    public:
+        const std::set<std::string> &wanted;
+        DefinedAmong found;
+        explicit Names(const std::set<std::string> &w) : wanted(w) {}
+        using IRVisitor::include;
+        void include(const Expr &) override {}  // statements only
+        void visit(const For *op) override {
+            if (wanted.count(op->name)) found.any.insert(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const LetStmt *op) override {
+            if (wanted.count(op->name)) {
+                found.any.insert(op->name);
+                found.lets.insert(op->name);
+            }
+            IRVisitor::visit(op);
+        }
+    } n(wanted);
+    if (!wanted.empty()) n.include(s);
+    return n.found;
+}
+
+// rounded_in, given the names of vars' loops that s defines.
+RoundedIn rounded_given(const StageVars &vars, const std::set<std::string> &loops_in_s) {
     RoundedIn in;
     for (const auto &kv : vars) {
         if (kv.second.loop.empty()) in.both.insert(kv.first);
-        else if (names.count(kv.second.loop)) in.min_only.insert(kv.first);  // its outer loop is in s
+        else if (loops_in_s.count(kv.second.loop)) in.min_only.insert(kv.first);  // its outer loop is in s
     }
     return in;
+}
+
+// The outer loops of vars' ShiftInwards splits.
+std::set<std::string> shift_loops(const StageVars &vars) {
+    std::set<std::string> loops;
+    for (const auto &kv : vars)
+        if (!kv.second.loop.empty()) loops.insert(kv.second.loop);
+    return loops;
+}
+
+RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
+    return rounded_given(vars, defined_among(s, shift_loops(vars)).any);
 }
 
 // Names the lets a box keeps (box_touched) afresh, so that their copies
@@ -567,20 +608,13 @@ protected:
     // Does s bind one of the stage variables taken over their regions in it?
     bool binds_rounded(const Stmt &s) const {
         if (stage_vars.empty()) return false;
-        class Binds : public IRVisitor {
-        public:
-            const RoundedIn vars;
-            bool found = false;
-            explicit Binds(RoundedIn v) : vars(std::move(v)) {}
-            using IRVisitor::include;
-            void include(const Expr &) override {}
-            void visit(const LetStmt *op) override {
-                found |= vars.both.count(op->name) || vars.min_only.count(op->name);
-                IRVisitor::visit(op);
-            }
-        } b(rounded_in(stage_vars, s));
-        b.include(s);
-        return b.found;
+        std::set<std::string> wanted = shift_loops(stage_vars);
+        for (const auto &kv : stage_vars) wanted.insert(kv.first);
+        const DefinedAmong found = defined_among(s, wanted);  // one walk for both questions
+        const RoundedIn in = rounded_given(stage_vars, found.any);
+        for (const std::string &n : found.lets)
+            if (in.both.count(n) || in.min_only.count(n)) return true;
+        return false;
     }
     Stmt visit(const Realize *op) override {
         if (op->name != func.name) return IRMutator::visit(op);
