@@ -52,10 +52,19 @@ protected:
     }
 };
 
+// Stops at the first use found: the simplifier asks this of every let's
+// body, which in a fused pipeline is most of the statement, while the
+// name is mostly used near its top.
 class UsesVar : public IRVisitor {
 public:
     explicit UsesVar(const std::function<bool(const std::string &)> &p) : pred(p) {}
     bool result = false;
+    void include(const Expr &e) override {
+        if (!result) IRVisitor::include(e);
+    }
+    void include(const Stmt &s) override {
+        if (!result) IRVisitor::include(s);
+    }
 
 protected:
     const std::function<bool(const std::string &)> &pred;

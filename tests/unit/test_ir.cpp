@@ -430,6 +430,19 @@ TEST_CASE("expr_uses_var, stmt_uses_var and equal", "[ir][substitute]") {
     CHECK(stmt_uses_var(IfThenElse::make(y < 1, eval(0), eval(x)), "x"));
     CHECK_FALSE(stmt_uses_var(Allocate::make("x", Int(32), 4, eval(y)), "x"));
 
+    // The walk stops at the first use: the simplifier asks it of every let's
+    // body. Names are asked about in the order they are met.
+    std::vector<std::string> asked;
+    auto is_x = [&](const std::string &n) {
+        asked.push_back(n);
+        return n == "x";
+    };
+    CHECK(expr_uses_var_if((x + y) * (y - x), is_x));
+    CHECK(asked == std::vector<std::string>{"x"});
+    asked.clear();
+    CHECK_FALSE(expr_uses_var_if((y + 1) * var("z"), is_x));
+    CHECK(asked == std::vector<std::string>{"y", "z"});
+
     CHECK(equal(x + 1, var("x") + 1));
     CHECK_FALSE(equal(x + 1, 1 + x));
     CHECK_FALSE(equal(x, var("x", Int(64))));  // same text, other type
