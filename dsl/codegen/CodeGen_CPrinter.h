@@ -148,6 +148,7 @@ private:
     int64_t table_lookup_bytes(const std::string &name) const;
     void emit_signature_and_checks();
     void emit_argv_wrapper();
+    bool emit_shared_edges(const Stmt &first, const Stmt &steady, const Stmt &last);
 
 #define KILN_VISIT_DECL(N) void visit(const N *) override;
     KILN_FOR_EACH_EXPR_NODE(KILN_VISIT_DECL)

@@ -50,6 +50,77 @@ bool declares(const Stmt &s) {
     return false;
 }
 
+// The names a statement binds (lets, loops, allocations), in the order a
+// visitor meets them.
+class BoundNames : public IRVisitor {
+public:
+    std::vector<std::string> names;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Let *op) override {
+        names.push_back(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const LetStmt *op) override {
+        names.push_back(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const For *op) override {
+        names.push_back(op->name);
+        IRVisitor::visit(op);
+    }
+    void visit(const Allocate *op) override {
+        names.push_back(op->name);
+        IRVisitor::visit(op);
+    }
+};
+
+// A statement with the names it binds renamed, and their uses: the
+// epilogue's body named as the prologue's, whose lets the passes after
+// partition_loops named apart (cse.7 there, cse.15 here).
+class Rename : public IRMutator {
+public:
+    explicit Rename(std::map<std::string, std::string> to) : to(std::move(to)) {}
+
+private:
+    std::map<std::string, std::string> to;
+    using IRMutator::visit;
+    std::string name(const std::string &n) const {
+        auto it = to.find(n);
+        return it == to.end() ? n : it->second;
+    }
+    Expr visit(const Variable *op) override {
+        return to.count(op->name) ? Variable::make(op->type, name(op->name), op->param, op->rdom) : Expr(op);
+    }
+    Expr visit(const Let *op) override { return Let::make(name(op->name), mutate(op->value), mutate(op->body)); }
+    Stmt visit(const LetStmt *op) override {
+        return LetStmt::make(name(op->name), mutate(op->value), mutate(op->body));
+    }
+    Stmt visit(const For *op) override {
+        return For::make(name(op->name), mutate(op->min), mutate(op->extent), op->for_type, mutate(op->body));
+    }
+    Stmt visit(const Allocate *op) override {
+        return Allocate::make(name(op->name), op->type, mutate(op->size), mutate(op->body), name(op->in_output),
+                              op->in_place.defined() ? mutate(op->in_place) : Expr());
+    }
+    Expr visit(const Load *op) override { return Load::make(op->type, name(op->name), mutate(op->index)); }
+    Stmt visit(const Store *op) override { return Store::make(name(op->name), mutate(op->value), mutate(op->index)); }
+};
+
+// `of` with the names it binds renamed as `as` binds its own, position by
+// position; undefined if they bind different numbers of names.
+Stmt named_as(const Stmt &of, const Stmt &as) {
+    BoundNames from, to;
+    from.include(of);
+    to.include(as);
+    if (from.names.size() != to.names.size()) return Stmt();
+    std::map<std::string, std::string> map;
+    for (size_t i = 0; i < from.names.size(); i++)
+        if (from.names[i] != to.names[i]) map[from.names[i]] = to.names[i];
+    return map.empty() ? of : Rename(std::move(map)).mutate(of);
+}
+
 }  // namespace
 
 // ---- Statements ----
@@ -231,14 +302,136 @@ void CodeGen_C::visit(const Allocate *op) {
 }
 
 void CodeGen_C::visit(const Block *op) {
-    if (declares(op->first)) {
-        line() << "{\n";
-        print_body(op->first);
-        line() << "}\n";
-    } else {
-        include(op->first);
+    // The statements along the block's spine (a Block in `first` is one
+    // statement: its names are scoped).
+    std::vector<Stmt> stmts;
+    Stmt s(op);
+    for (const Block *b; (b = s.as<Block>()); s = b->rest) stmts.push_back(b->first);
+    if (s.defined()) stmts.push_back(s);
+    for (size_t i = 0; i < stmts.size(); i++) {
+        if (i + 2 < stmts.size() && emit_shared_edges(stmts[i], stmts[i + 1], stmts[i + 2])) {
+            i += 2;
+        } else if (i + 1 < stmts.size() && declares(stmts[i])) {
+            line() << "{\n";
+            print_body(stmts[i]);
+            line() << "}\n";
+        } else {
+            include(stmts[i]);
+        }
     }
-    include(op->rest);
+}
+
+// A partitioned loop's prologue and epilogue (partition_loops: the loops
+// before and after its steady state, of the same name and body) run one
+// local function, so that the C++ compiler optimizes their body once; the
+// steady state's loop is printed as it is:
+//
+//   for (x, 0, x.steady_min) { B }
+//   for (x, x.steady_min, x.steady_max - x.steady_min + 1) { F }
+//   for (x, x.steady_max + 1, n - x.steady_max - 1) { B }
+//     ->
+//   auto x_edges = [=](int32_t x_from, int32_t x_to) __attribute__((noinline)) {
+//       for (int32_t x = x_from; x < x_to; ++x) { B }
+//   };
+//   if (0 < x_steady_min) x_edges(0, x_steady_min);
+//   for (int32_t x = x_steady_min, ...) { F }
+//   if (0 < (n - x_steady_max - 1)) x_edges(x_steady_max + 1, n);
+//
+// (a row whose edges are empty makes no call: a call saves and restores
+// the vector registers the steady state keeps).
+//
+// Only a loop whose body holds a loop: the edges of an innermost loop are
+// a vector or two per run of it, where a call costs about as much as
+// their work (blur3x3_grad's backward kernel, whose every row has both
+// edges, took 4-5% more time).
+// The lambda captures by value: a variable captured by reference has its
+// address escape, and g++ then assumes that a store through any pointer
+// may change it, in the steady state too. Not for a body that can fail
+// (its `return` would leave the lambda only), that uses a stack array
+// declared outside it (captured by value it would be a copy; by
+// reference, softmax_grad's backward row sum took twice the time), or
+// whose two copies print differently up to the names they bind (the
+// simplifier specialized one on its constant range).
+bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const Stmt &last) {
+    const For *pro = first.as<For>(), *mid = steady.as<For>(), *epi = last.as<For>();
+    if (!pro || !mid || !epi || pro->name != mid->name || epi->name != mid->name ||
+        pro->for_type != ForType::Serial || epi->for_type != ForType::Serial)
+        return false;
+    class HasLoop : public IRVisitor {
+    public:
+        bool found = false;
+        using IRVisitor::include;
+        void include(const Expr &) override {}  // statements only
+
+    private:
+        using IRVisitor::visit;
+        void visit(const For *) override { found = true; }
+    } nest;
+    nest.include(pro->body);
+    if (!nest.found) return false;
+    MayReturn may_return(!target.has(Target::NoAsserts));
+    may_return.include(pro->body);
+    if (may_return.result) return false;
+    class OuterArrays : public IRVisitor {
+    public:
+        explicit OuterArrays(const CodeGen_C &cg) : cg(cg) {}
+        bool found = false;
+
+    private:
+        const CodeGen_C &cg;
+        using IRVisitor::visit;
+        void check(const std::string &n) { found |= cg.slot_lanes.count(n) || cg.stack_bytes.count(n); }
+        void visit(const Load *op) override {
+            check(op->name);
+            IRVisitor::visit(op);
+        }
+        void visit(const Store *op) override {
+            check(op->name);
+            IRVisitor::visit(op);
+        }
+    } arrays(*this);
+    arrays.include(pro->body);
+    if (arrays.found) return false;
+    // Each body printed from the same names: identical text, one body.
+    const Names before = names;
+    auto render = [&](const Stmt &body) {
+        std::ostringstream text;
+        std::swap(text, out);
+        indent += 2;
+        include(body);
+        indent -= 2;
+        std::swap(text, out);
+        return text.str();
+    };
+    const std::string body = render(pro->body);
+    const Names after = names;
+    names = before;
+    bool same = epi->body.same_as(pro->body);
+    if (!same) {
+        Stmt renamed = named_as(epi->body, pro->body);
+        same = renamed.defined() && render(renamed) == body;
+    }
+    names = same ? after : before;
+    if (!same) return false;
+    std::string var = names.get(pro->name), fn = names.fresh(var + "_edges");
+    std::string lo = names.fresh(var + "_from"), hi = names.fresh(var + "_to");
+    auto call = [&](const For *loop) {
+        std::string min_operand = print(loop->min), extent = print(loop->extent);
+        std::string end = is_zero(loop->min) ? unparen(extent) : min_operand + " + " + extent;
+        line() << "if (0 < " << extent << ") " << fn << "(" << unparen(min_operand) << ", " << end << ");\n";
+    };
+    line() << "// " << pro->name << "'s first and last iterations, outside its steady state\n";
+    line() << "auto " << fn << " = [=](int32_t " << lo << ", int32_t " << hi << ") __attribute__((noinline)) {\n";
+    indent++;
+    line() << "for (int32_t " << var << " = " << lo << "; " << var << " < " << hi << "; ++" << var << ") {\n";
+    out << body;
+    line() << "}\n";
+    indent--;
+    line() << "};\n";
+    call(pro);
+    include(steady);
+    call(epi);
+    return true;
 }
 
 void CodeGen_C::visit(const IfThenElse *op) {

@@ -98,6 +98,11 @@
 //   for (f.s1.y, ...) { for (f.s1.f_r1.x, d_out.min.0 - 1, input.min.0 - d_out.min.0 + 1) { f(0, y) += <9 taps> } }
 //     ->  unchanged (no steady_min / steady_max, one copy of the taps)
 //
+// The prologue and the epilogue hold the same body, which the host code
+// generator emits once, as a local function both call
+// (CodeGen_C::emit_shared_edges); a change that makes them differ costs
+// the C++ compiler a copy of it.
+//
 // Runs after vectorize_loops, before the final simplification.
 #pragma once
 #include "LoopSources.h"

@@ -49,6 +49,33 @@ TEST_CASE("boundary: repeat_edge, inlined into a vectorized consumer", "[boundar
     t.run(kt::edge_coord);
 }
 
+TEST_CASE("boundary: a clamped stencil's first and last column blocks share one body", "[boundary][partition]") {
+    // Read 2 left and 3 right of x by vectors of 8, the rows inside the
+    // blocks of 8 columns: partition_loops gives the loop over the blocks
+    // a prologue and an epilogue (the clamped loads), which the emitted C++
+    // runs through one function, the steady state's loop between its two
+    // calls (codegen_cpp; docs/compiler.md).
+    ImageParam in(Float(32), 2, "sin");
+    Var x("x"), y("y"), xo("xo"), xi("xi");
+    Func bc = BoundaryConditions::repeat_edge(in);
+    Func out("shared_edges");
+    out(x, y) = bc(x - 2, y) * 0.5f + bc(x, y) + bc(x + 3, y) * 2.0f;
+    out.split(x, xo, xi, 8).vectorize(xi).reorder(xi, y, xo);
+    std::string src = Pipeline(out).compile_to_cpp_source("shared_edges");
+    CHECK(src.find("auto shared_edges_s0_x_xo_edges = [=](") != std::string::npos);
+    // {input width, its min, output width, its min}: edges on both sides,
+    // none, the whole row an edge, a 1-pixel input.
+    const std::vector<std::array<int, 4>> regions = {{13, 5, 40, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}};
+    for (const auto &r : regions) {
+        Buffer<float> a = kt::random_image<float>(r[0], 3, r[1], 0, -500, 500, 5);
+        in.set(a);
+        Buffer<float> o = kt::output<float>(r[2], 3, r[3], 0);
+        out.realize(o);
+        auto at = [&](int px, int py) { return a(kt::edge_coord(px, r[1], r[0]), py); };
+        kt::check(o, [&](int px, int py) { return at(px - 2, py) * 0.5f + at(px, py) + at(px + 3, py) * 2.0f; }, 0.0);
+    }
+}
+
 TEST_CASE("boundary: constant_exterior, materialized at the root", "[boundary]") {
     BoundaryTest t([](const ImageParam &im) { return BoundaryConditions::constant_exterior(im, -7); });
     t.bc.compute_root();

@@ -4,6 +4,7 @@
 #include <HalideBuffer.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -415,6 +416,87 @@ TEST_CASE("codegen: a register block of whole vectors is an array of vectors", "
     CHECK(lanes_of(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(4), 8))) == 0);
     CHECK(lanes_of(Block::make(Store::make("acc", bcast(Expr(0), 8), ramp(Expr(0), 8)),
                                Store::make("acc", bcast(Expr(0), 4), ramp(Expr(8), 4)))) == 0);
+}
+
+// The number of times `what` occurs in `text`.
+size_t occurrences(const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+    return n;
+}
+
+// A loop as partition_loops leaves it, over the columns x of two rows
+// c (the inner loop): out[c * n + x] = in[c * n + x - 1] + 2 * in[c * n +
+// x + 1], x clamped to [0, n) in the prologue and the epilogue (`edge`),
+// not in the steady state. `epilogue` is the epilogue's body, `edge` by
+// default; `rows` false leaves the inner loop out (one row).
+Stmt partitioned_stencil(Stmt epilogue = Stmt(), bool rows = true) {
+    Expr x = var("f.s0.x"), c = var("f.s0.c"), n = var("n");
+    Expr smin = var("f.s0.x.steady_min"), smax = var("f.s0.x.steady_max");
+    auto in = [&](Expr i) { return Load::make(Float(32), "in", c * n + i); };
+    auto row = [&](Stmt s) { return rows ? loop("f.s0.c", 0, 2, s) : LetStmt::make("f.s0.c", 0, s); };
+    Stmt edge = row(LetStmt::make("f.s0.x.left", max(x - 1, 0),
+                                  Store::make("out", in(var("f.s0.x.left")) + in(min(x + 1, n - 1)) * Expr(2.0f),
+                                              c * n + x)));
+    Stmt fast = row(Store::make("out", in(x - 1) + in(x + 1) * Expr(2.0f), c * n + x));
+    Stmt loops = Block::make({loop("f.s0.x", 0, smin, edge), loop("f.s0.x", smin, smax - smin + 1, fast),
+                              loop("f.s0.x", smax + 1, n - (smax + 1), epilogue.defined() ? epilogue : edge)});
+    return LetStmt::make("f.s0.x.steady_min", min(n, 1),
+                         LetStmt::make("f.s0.x.steady_max", max(n - 2, smin - 1), loops));
+}
+
+std::vector<LoweredArgument> stencil_args() {
+    return {buffer("in", Float(32), 1, false), scalar("n", Int(32)), buffer("out", Float(32), 1, true)};
+}
+
+TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one function", "[codegen][partition]") {
+    std::string src;
+    auto m = jit({"edges", stencil_args(), partitioned_stencil()}, &src);
+    INFO(src);
+    CHECK(occurrences(src, "auto f_s0_x_edges = [=](int32_t f_s0_x_from, int32_t f_s0_x_to) "
+                           "__attribute__((noinline)) {") == 1);
+    CHECK(occurrences(src, "for (int32_t f_s0_x = f_s0_x_from; f_s0_x < f_s0_x_to; ++f_s0_x) {") == 1);
+    CHECK(occurrences(src, "const int32_t f_s0_x_left = ") == 1);  // the edges' body, once
+    CHECK(occurrences(src, "if (0 < f_s0_x_steady_min) f_s0_x_edges(0, f_s0_x_steady_min);") == 1);
+    CHECK(occurrences(src, "f_s0_x_edges(f_s0_x_steady_max + 1, ") == 1);
+    // The steady state's loop between the calls, as without them.
+    size_t steady = src.find("for (int32_t f_s0_x = f_s0_x_steady_min, f_s0_x_end = ");
+    REQUIRE(steady != std::string::npos);
+    CHECK(src.find("f_s0_x_edges(0, ") < steady);
+    CHECK(steady < src.find("f_s0_x_edges(f_s0_x_steady_max + 1, "));
+    for (int size : {1, 2, 3, 17}) {
+        Halide::Runtime::Buffer<float> in(2 * size), out(2 * size);
+        in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), &size, out.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < size; i++)
+                CHECK(out(r * size + i) ==
+                      in(r * size + std::max(i - 1, 0)) + in(r * size + std::min(i + 1, size - 1)) * 2.0f);
+    }
+}
+
+TEST_CASE("codegen: innermost edges, edges that differ or use an outer stack array keep their loops",
+          "[codegen][partition]") {
+    auto unshared = [](const std::string &src) {
+        CHECK(src.find("_edges") == std::string::npos);
+        CHECK(occurrences(src, "for (int32_t f_s0_x = ") == 3);
+    };
+    // An innermost loop: its edges are a few iterations per run of it.
+    unshared(codegen_cpp({"innermost", stencil_args(), partitioned_stencil(Stmt(), false)}, Target::host()));
+    // An epilogue of another body.
+    Expr x = var("f.s0.x");
+    Stmt other = loop("f.s0.c", 0, 2, Store::make("out", Load::make(Float(32), "in", x) * Expr(3.0f), x));
+    unshared(codegen_cpp({"differ", stencil_args(), partitioned_stencil(other)}, Target::host()));
+    // Edges that read a stack array declared around them: a copy of it in
+    // a lambda's captures would not be the array.
+    Stmt fill = loop("t.s0.i", 0, 4, Store::make("in", Expr(1.0f), var("t.s0.i")));
+    Stmt body = Allocate::make("in", Float(32), Expr(4), Block::make(fill, partitioned_stencil()));
+    std::string src = codegen_cpp({"stack", {scalar("n", Int(32)), buffer("out", Float(32), 1, true)}, body},
+                                  Target::host());
+    CHECK(src.find("alignas(64) float in[4];") != std::string::npos);
+    unshared(src);
 }
 
 TEST_CASE("codegen: a failing assert returns its code with its message", "[codegen][error]") {
