@@ -56,10 +56,15 @@ public:
                 if (i.pipelined) pipelined_trips = known ? n : -1;
                 for (int64_t t = 0; t < n; t++) {
                     if (i.pipelined) trip = t;
+                    trips_of[i.var] = t;
                     items(i.body, depth + 1);
                 }
+                trips_of.erase(i.var);
                 trip = outer_trip, pipelined_trips = outer_n;
-            } else if (i.stage < 0 || pipelined_trips < 0 || (i.stage == 0 ? trip < pipelined_trips - 1 : trip > 0)) {
+            } else if ((i.stage < 0 || pipelined_trips < 0 || (i.stage == 0 ? trip < pipelined_trips - 1 : trip > 0)) &&
+                       std::all_of(i.first_trip.begin(), i.first_trip.end(),
+                                   [&](const std::string &v) { return trips_of[v] == 0; })) {
+                // (a k-slice's load runs on the first trips of its loops only, as its guard says)
                 program.instrs.push_back(instruction(i));
             }
         }
@@ -72,6 +77,7 @@ private:
     const int64_t longer, cap;
     std::map<int, int> parity, iter;
     int64_t trip = 0, pipelined_trips = -1;  // in a software-pipelined loop: its trip and trip count
+    std::map<std::string, int64_t> trips_of;  // each enclosing loop's trip (by its C++ variable)
 
     npu::Instr instruction(const NpuItem &i) {
         npu::Instr in;

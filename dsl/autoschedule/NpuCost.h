@@ -3,7 +3,8 @@
 // put through the NPU's passes (instruction selection, buffer placement,
 // software pipelining, sync insertion: the kernel the code generator would
 // print; a pipelined loop's first trip issues its first stage alone and
-// its last trip its second stage alone, as the guards say); then the
+// its last trip its second stage alone, and an L1 panel's k-slices load
+// on the first trips of their loops only, as the guards say); then the
 // instructions one core issues are unrolled from the kernel's loops and
 // timed by the simulator's own scheduling pass (npu::schedule_core: issue
 // order, one in-order queue per pipe, flags, DMA latency, the machine

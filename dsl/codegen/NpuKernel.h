@@ -119,6 +119,16 @@ struct NpuItem {
     int stage = -1;
     std::string guard;
     int ahead_level = -1;
+    // A k-slice of an L1 panel loaded as the first tile reads it
+    // (NpuSelectMatrix.cpp): the instruction accesses the panel's rows of
+    // this iteration of loop `slice_var` (C++), one of `slices` disjoint
+    // ranges the loop runs over in order, so it conflicts only with the
+    // same range `slices` iterations before (npu_insert_sync's ring flags).
+    // The load runs on the first trip of the loops `first_trip` (C++
+    // variables, outermost first) only, as its `guard` says.
+    int slices = 0;
+    std::string slice_var;
+    std::vector<std::string> first_trip;
 
     static NpuItem line(std::string t) {
         NpuItem i;

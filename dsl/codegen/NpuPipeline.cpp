@@ -85,7 +85,9 @@ std::vector<NpuItem> scope(const std::string &var, const std::string &value, con
     std::vector<NpuItem> out{NpuItem::line("{"), NpuItem::line("const int32_t " + var + " = " + value + ";")};
     for (const NpuItem &l : lines) out.push_back(l);
     for (NpuItem &i : items) {
-        if (i.kind == NpuItem::Instr) i.ahead = stage == 0, i.stage = stage, i.guard = guard;
+        // A k-slice's load keeps its own guard (its first trips), inside the stage's.
+        if (i.kind == NpuItem::Instr)
+            i.ahead = stage == 0, i.stage = stage, i.guard = i.guard.empty() ? guard : "(" + guard + ") && " + i.guard;
         out.push_back(std::move(i));
     }
     out.push_back(NpuItem::line("}"));

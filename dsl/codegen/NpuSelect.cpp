@@ -32,7 +32,7 @@
 // is computed into a UB tile and written by TSTORE. Funcs computed inside a
 // loop live in UB (store_in(UB), the default there); compute_root Funcs in
 // GM; a copy of an input's window stored in L1 (store_in(L1)) is one TLOAD
-// into L1, a matrix operand panel (NpuSelectMatrix.cpp). Every Func reading or written by vector instructions must be in UB.
+// into L1 (or one per k-slice of a split K), a matrix operand panel (NpuSelectMatrix.cpp). Every Func reading or written by vector instructions must be in UB.
 //
 // This file has the walk over the loop nest, the storage of Funcs, windows,
 // loads and the tile of each stage; a tile's value is selected by
@@ -713,7 +713,7 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
             << "NPU target: Func " << p->name << " is computed in " << n.R << " x " << n.C
             << " tiles into a UB buffer of " << buf.rows << " x " << buf.cols
             << "; a Func in UB is computed as one tile covering its buffer";
-        if (buf.memory == npu::Mem::L1) {  // an operand panel: one TLOAD of the window it copies
+        if (buf.memory == npu::Mem::L1) {  // an operand panel: one TLOAD of the window it copies (or one per k-slice)
             const Call *src = p->values[0].as<Call>();
             bool copy = src && src->args.size() == 2 && (src->call_type == Call::Image || gm_funcs.count(src->name));
             for (size_t d = 0; copy && d < 2; d++) copy = equal(src->args[d], p->args[d]);
@@ -723,7 +723,11 @@ void Selector::select_tile(const For *fy, const For *fx, std::vector<NpuItem> &o
                 << "must be a copy of a window of an input or a compute_root Func of its type (" << p->name
                 << "(x, y) = B(x, y), what B.in(matmul) makes), read by a matrix update; it is " << p->values[0]
                 << "; store_in(UB) it";
-            instr(out, npu::Op::TLOAD, {tile_operand(ub->second, n.R, n.C, false), gm_arg(gm_code(src->name, window(src->name, src->args, n)))});
+            Window ws = window(src->name, src->args, n);
+            instr(out, npu::Op::TLOAD, {tile_operand(ub->second, n.R, n.C, false), gm_arg(gm_code(src->name, ws))});
+            ws.x0 = expand(ws.x0), ws.y0 = expand(ws.y0);
+            for (Expr &o : ws.outer) o = expand(o);
+            panel_loads[ub->second] = PanelLoad{src->name, ws, n.C, loop_stack.size()};
             return;
         }
         if (buf.memory == npu::Mem::L0C) {  // only the matrix unit writes L0C: the first TMATMUL starts from 0
@@ -869,6 +873,7 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, cons
     shapes.propagate();
     Selector s(name, env, outputs, t, shapes.shape, shapes.planar, share_subexpressions);
     s.stmt(loop_nest, s.k.body);
+    s.drop_sliced_panel_loads(s.k.body);
     for (const auto &[fname, f] : env)
         if (f->schedule.software_pipeline) s.k.pipelined.push_back(fname);
     return s.k;

@@ -92,6 +92,8 @@ public:
     NpuKernel k;
 
     void stmt(const Stmt &s, std::vector<NpuItem> &out);
+    // After selection: drops the whole load of each panel loaded in k-slices (sliced_load) that nothing reads whole.
+    void drop_sliced_panel_loads(std::vector<NpuItem> &items);
 
 private:
     // Scalar C++ for an expression of loop variables, lets and Params.
@@ -409,6 +411,24 @@ private:
     // moved L1 -> L0A/L0B (TMOV); before the outermost loop when it does
     // not move with any loop.
     int stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vector<NpuItem> &out);
+    // An operand panel's load (a Func in L1, one TLOAD of the window it
+    // copies): the source and its window (expanded), and how many loops
+    // were around it. A panel read in k-slices by a split K is loaded in
+    // those slices instead, each on the first trip of the loops between
+    // the panel's and the slice loop (sliced_load), and its whole load is
+    // dropped when selection ends (npu_select_kernel).
+    struct PanelLoad {
+        std::string source;
+        Window window;
+        int cols = 0;
+        size_t depth = 0;
+    };
+    std::map<int, PanelLoad> panel_loads;  // L1 buffer -> its load
+    std::set<int> sliced_panels, whole_panel_reads;
+    const For *slice_loop = nullptr;  // the k-slice loop of the matrix update being selected, if split
+    // The TLOAD of the k-slice of panel b whose first row is `row` (n.R
+    // rows), when the panel is loaded per slice: its slice count, else 0.
+    int sliced_load(int b, const Expr &row, const Nest &n, std::vector<NpuItem> &out);
 
     // C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
     // loops (any order), C in L0C: one TMATMUL (from 0, after C's pure

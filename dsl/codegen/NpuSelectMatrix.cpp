@@ -11,11 +11,18 @@
 // the first: the slices add in increasing k, the host's order. An operand
 // staged in L1 by the schedule (B.in(matmul) computed at an outer loop,
 // store_in(L1): a panel of all K rows) is not loaded per tile: each slice
-// moves its rows L1 -> L0B (TMOV) from a row that moves with ko.
+// moves its rows L1 -> L0B (TMOV) from a row that moves with ko. The panel
+// is loaded in the same slices, each by the first tile that reads it (on
+// the first trip of the loops between the panel's loop and the slice
+// loop), in place of one TLOAD of the whole panel before the tiles: the
+// first product waits for one slice, not the panel, and the next panel's
+// slice s loads once the last tile has moved slice s (NpuSync.cpp's ring
+// flags order the slices one by one).
 //
 //   for (ko, 0, 8) for (y, 0, 64) for (x, 0, 256) for (ki, 0, 64) matmul(x, y) += A(ko*64 + ki, y) * B_in(x, ko*64 + ki)
 //   ->
 //   TLOAD(matmul.a1 <- A window at column ko*64)  MTE2    TMOV(matmul.a0 <- matmul.a1)  MTE1
+//   if (yo == 0) TLOAD(B_in rows ko*64 .. <- B window rows ko*64 ..)   MTE2
 //   TMOV(matmul.b0 <- B_in rows ko*64 ..)          MTE1
 //   if (ko == 0) TMATMUL(matmul <- matmul.a0, matmul.b0) else TMATMUL_ACC(...)   M
 //
@@ -107,7 +114,10 @@ int Selector::stage_operand(const Call *c, const Nest &n, npu::Mem l0, std::vect
         NpuArg src = tile_operand(ub->second, n.R, n.C, false);
         if (!r0) src.row0_code = scalar(row);
         else src.row0 = (int)*r0;
+        const int slices = r0 ? 0 : sliced_load(ub->second, row, n, out);
         instr(out, npu::Op::TMOV, {tile_operand(t, n.R, n.C, false), src});
+        if (slices) out.back().slices = slices, out.back().slice_var = c_name(slice_loop->name);
+        else whole_panel_reads.insert(ub->second);
         return t;
     }
     user_assert(c->call_type == Call::Image || gm_funcs.count(c->name))
@@ -224,7 +234,9 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
         << "NPU target: Func " << p->name << " is updated in " << *M << " x " << *N << " tiles of its L0C buffer of "
         << k.buffers[ub->second].rows << " x " << k.buffers[ub->second].cols
         << "; a matrix update covers the whole accumulator: compute_at it at the loop of its consumer's tiles";
+    slice_loop = slices;
     int ta = stage_operand(a, na, npu::Mem::L0A, out), tb = stage_operand(b, nb, npu::Mem::L0B, out);
+    slice_loop = nullptr;
     const npu::DType da = k.buffers[ta].dtype, db = k.buffers[tb].dtype;
     user_assert(da == db) << "NPU target: Func " << p->name << " multiplies " << a->name << " (" << npu::dtype_name(da)
                           << ") by " << b->name << " (" << npu::dtype_name(db)
@@ -247,6 +259,51 @@ void Selector::select_matmul(const For *l0, const For *l1, const For *l2, std::v
           {tile_operand(ub->second, (int)*M, (int)*N, false), tile_operand(ta, (int)*M, (int)*K, false),
            tile_operand(tb, (int)*K, (int)*N, false)});
     if (first && slices) out.back().first_if = c_name(slices->name) + " == " + scalar(slices->min);
+}
+
+int Selector::sliced_load(int b, const Expr &row, const Nest &n, std::vector<NpuItem> &out) {
+    // A single panel whose load sits outside the slice loop, whose slices
+    // are its rows in order: row = (ko - min) * R, the loop's trips x R
+    // its rows.
+    auto pl = panel_loads.find(b);
+    const For *sl = slice_loop;
+    if (pl == panel_loads.end() || !sl || k.buffers[b].copies != 1 || loop_stack.empty() || loop_stack.back() != sl ||
+        pl->second.depth >= loop_stack.size() || pl->second.window.clamped() || pl->second.window.fill.defined())
+        return 0;
+    const int64_t *trips = as_const_int(simplify(expand(sl->extent)));
+    const Expr v = Variable::make(Int(32), sl->name);
+    if (!trips || *trips < 2 || *trips * n.R != k.buffers[b].rows ||
+        !is_zero(simplify(expand(row) - (v - expand(sl->min)) * n.R)))
+        return 0;
+    // The loops between the panel's and the slice loop: the load runs on their first trips.
+    const std::vector<const For *> between(loop_stack.begin() + pl->second.depth, loop_stack.end() - 1);
+    for (const For *l : between)
+        if (l->for_type != ForType::Serial) return 0;
+    Window w = pl->second.window;
+    w.y0 = simplify(w.y0 + expand(row));
+    NpuArg dst = tile_operand(b, n.R, pl->second.cols, false);
+    dst.row0_code = scalar(row);
+    instr(out, npu::Op::TLOAD, {dst, gm_arg(gm_code(pl->second.source, w))});
+    NpuItem &load = out.back();
+    load.slices = (int)*trips;
+    load.slice_var = c_name(sl->name);
+    for (const For *l : between) {
+        load.first_trip.push_back(c_name(l->name));
+        load.guard += (load.guard.empty() ? "" : " && ") + c_name(l->name) + " == " + scalar(l->min);
+    }
+    sliced_panels.insert(b);
+    return (int)*trips;
+}
+
+void Selector::drop_sliced_panel_loads(std::vector<NpuItem> &items) {
+    items.erase(std::remove_if(items.begin(), items.end(),
+                               [&](const NpuItem &i) {
+                                   return i.kind == NpuItem::Instr && i.op == npu::Op::TLOAD && !i.slices &&
+                                          i.writes.size() == 1 && sliced_panels.count(i.writes[0]) &&
+                                          !whole_panel_reads.count(i.writes[0]);
+                               }),
+                items.end());
+    for (NpuItem &i : items) drop_sliced_panel_loads(i.body);
 }
 
 void Selector::check_slice_loop_place(const std::string &f, const std::vector<const For *> &loops) {

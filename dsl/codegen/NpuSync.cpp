@@ -41,6 +41,23 @@
 //              SET_FLAG(M, FIX, 0); WAIT_FLAG(M, FIX, 0); TMOV t <- c; ... }
 //   WAIT_FLAG(MTE1, MTE2, 1); ...
 //
+// A loop over the k-slices of an L1 panel loaded slice by slice (its
+// instructions' NpuItem::slices, NpuSelectMatrix.cpp) touches one slice per
+// iteration, in order, and the same slice again `slices` iterations later
+// (the next run of the loop: the next tile, or the next panel's load). Its
+// accesses of the panel conflict only with those: their carried flags are a
+// *ring*, one event set `slices` times before the region and drained as
+// often after it, so the k-th wait passes once the set of the iteration
+// `slices` before it is done (flags count). The next panel's slice s then
+// loads as soon as the last tile has moved slice s, not the whole panel.
+//
+//   for (ko, 0, 4) { if (yo == 0) TLOAD p[ko]; TMOV b0 <- p[ko]; ... }
+//   ->
+//   SET_FLAG(MTE1, MTE2, 1) x 4
+//   for (ko) { WAIT_FLAG(MTE1, MTE2, 1); if (yo == 0) TLOAD p[ko]; SET_FLAG(MTE2, MTE1, 0); WAIT_FLAG(MTE2, MTE1, 0);
+//              TMOV b0 <- p[ko]; ...; SET_FLAG(MTE1, MTE2, 1) }
+//   WAIT_FLAG(MTE1, MTE2, 1) x 4
+//
 // A software-pipelined loop (NpuPipeline.cpp) runs stage A of iteration
 // k + 1 before stage B of iteration k; A's instructions use the other copy
 // of the loop's double-buffered buffers. An access and an earlier one
@@ -112,6 +129,19 @@ std::vector<NpuItem> *find_body(std::vector<NpuItem> &items) {
     return loops ? &items : nullptr;
 }
 
+// The loop whose body find_body(l.body) is: l, or the loop it goes inwards to.
+const NpuItem &body_loop(NpuItem &l) {
+    const std::vector<NpuItem> *b = find_body(l.body);
+    const NpuItem *at = &l;
+    while (b && &at->body != b)
+        for (const NpuItem &i : at->body)
+            if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0) {
+                at = &i;
+                break;
+            }
+    return *at;
+}
+
 // The tile instructions under `items`, in program order.
 void instrs_of(const std::vector<NpuItem> &items, std::vector<const NpuItem *> &out) {
     for (const NpuItem &i : items) {
@@ -126,22 +156,28 @@ struct Access {
     bool previous;             // from the previous iteration (second walk)
     int block = 0;             // 1: an `ahead` access of a pipelined loop (the next iteration's copy)
     size_t index = 0;          // the body item it is in
+    int ring = 0;              // > 0: of one of this many slices, the one of its iteration (NpuItem::slices)
     std::set<npu::Pipe> ordered; // pipes known to run after this access
     // Of a double-buffered buffer, pipes known to run after the same access
     // two iterations before (the one that touched the same copy).
     std::set<npu::Pipe> ordered_far;
+    // Of a slice, pipes known to run after the access `ring` iterations before (the same slice).
+    std::set<npu::Pipe> ordered_ring;
 };
 
-// A carried flag class: (Q, P, double-buffered).
-using Carried = std::tuple<npu::Pipe, npu::Pipe, bool>;
+// A carried flag class: (Q, P, double-buffered, ring): ring > 0 orders the
+// accesses of a slice `ring` iterations before (one event, set `ring` times
+// before the region).
+using Carried = std::tuple<npu::Pipe, npu::Pipe, bool, int>;
 
 class Syncer {
 public:
     // The flags of one loop body (or run of instructions) at nesting `level`
     // of its nest; `next` numbers the carried events of the whole nest, so
     // a nested loop's flags never share an event with its parent's.
-    Syncer(const std::vector<NpuBuffer> &buffers, int level, std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next)
-        : buffers(buffers), level(level), next(next), aliases(buffers.size()) {
+    Syncer(const std::vector<NpuBuffer> &buffers, int level, std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next,
+           std::string var = "")
+        : buffers(buffers), level(level), next(next), var(std::move(var)), aliases(buffers.size()) {
         // Buffers placed at shared bytes (NpuPlaceBuffers.cpp) are one buffer to the flags.
         for (size_t a = 0; a < buffers.size(); a++)
             for (size_t b = 0; b < buffers.size(); b++)
@@ -177,6 +213,7 @@ public:
                     internal_assert(n <= 8) << "NPU sync: more than 7 carried flags between two pipes";
                 }
         auto parity = [&](const Carried &c) { return std::get<2>(c) ? level : -1; };
+        auto copies = [&](const Carried &c) { return std::get<3>(c) ? std::get<3>(c) : std::get<2>(c) ? 2 : 1; };
         std::vector<NpuItem> out;
         for (size_t i = 0; i < body.size(); i++) {
             for (auto &qp : intra[i]) {
@@ -199,10 +236,12 @@ public:
             if (!pipelined)
                 out.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second, parity(kv.first)));
         body = std::move(out);
+        // A ring's one event is set once per slice: the first `ring` iterations pass.
         for (auto &kv : event)
-            for (int copy = 0; copy < (std::get<2>(kv.first) ? 2 : 1); copy++) {
-                before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
-                after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), kv.second + copy));
+            for (int copy = 0; copy < copies(kv.first); copy++) {
+                const int e = kv.second + (std::get<2>(kv.first) ? copy : 0);
+                before.push_back(flag(npu::Op::SET_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
+                after.push_back(flag(npu::Op::WAIT_FLAG, std::get<0>(kv.first), std::get<1>(kv.first), e));
             }
         // A pipelined loop's copies alternate with it even without a carried flag of two copies.
         double_buffered = pipelined;
@@ -220,6 +259,7 @@ private:
     const std::vector<NpuBuffer> &buffers;
     const int level;
     std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next;
+    const std::string var;  // the loop variable of this body (C++), if a loop's
     std::vector<std::vector<int>> aliases;     // per buffer: the buffers sharing its bytes, itself too
     std::map<int, std::vector<Access>> state;  // per buffer: its last write, then the reads since
     // A pipelined loop's carried flags: the body item after which each is set.
@@ -229,6 +269,9 @@ private:
     bool alternates(int b) const { return buffers[b].copies > 1 && buffers[b].depth == level; }
     // An instruction of this body's first stage, when it is a pipelined loop's: 1 (the next iteration).
     int block(const NpuItem &i) const { return i.ahead && i.ahead_level == level ? 1 : 0; }
+    // The slices of which i accesses this iteration's, when this body's loop runs over them (else 0);
+    // a pipelined loop's are ordered as whole buffers.
+    int ring(const NpuItem &i) const { return !pipelined && i.slices > 1 && i.slice_var == var ? i.slices : 0; }
 
     // A flag from pipe q to p orders q's accesses so far (only_previous: of
     // the previous iteration) before p; a carried flag of two copies
@@ -241,6 +284,7 @@ private:
             for (Access &a : kv.second)
                 if (a.pipe == q && (!only_previous || (a.previous && a.index <= upto))) {
                     a.ordered_far.insert(p);
+                    a.ordered_ring.insert(p);
                     if (!only_double) a.ordered.insert(p);
                 }
         }
@@ -252,8 +296,12 @@ private:
     // the previous, which touched this copy) or None (the other copy, in
     // this iteration). A pipelined loop's `ahead` accesses use the copy of
     // the next iteration.
-    enum class Relation { None, Same, Far };
-    Relation relation(int b, const Access &a, int block) const {
+    // Two accesses of one ring of slices (of buffer b itself, ring > 0)
+    // touch the same slice in one iteration; a previous iteration's touched
+    // another, and the same one `ring` iterations before (Ring).
+    enum class Relation { None, Same, Far, Ring };
+    Relation relation(int b, const Access &a, int block, int ring = 0) const {
+        if (ring && a.ring == ring) return a.previous ? Relation::Ring : Relation::Same;
         if (!alternates(b)) return Relation::Same;
         const bool same_copy = (block - a.block + (a.previous ? 1 : 0)) % 2 == 0;
         if (same_copy) return Relation::Same;
@@ -296,24 +344,32 @@ private:
                 for (auto &qp : intra[i]) order(qp.first, qp.second, false, false);
             for (const NpuItem *in : ins) {
                 const npu::Pipe p = in->pipe;
-                const int block = this->block(*in);
+                const int block = this->block(*in), ring = this->ring(*in);
                 auto need = [&](int b, bool write) {
                     for (int alias : aliases[b])
                         for (Access &a : state[alias]) {
-                            const Relation r = relation(b, a, block);
+                            const Relation r = relation(b, a, block, alias == b ? ring : 0);
                             if (a.pipe == p || r == Relation::None || !(write || a.write)) continue;
-                            if ((r == Relation::Same ? a.ordered : a.ordered_far).count(p)) continue;
+                            if ((r == Relation::Same ? a.ordered : r == Relation::Far ? a.ordered_far : a.ordered_ring)
+                                    .count(p))
+                                continue;
                             if (!a.previous) {
                                 intra[i].push_back({a.pipe, p});
                                 order(a.pipe, p, false, false);
+                            } else if (r == Relation::Ring) {
+                                // Carried over the ring: the slice's access `ring` iterations before.
+                                (*carried)[i].push_back(Carried{a.pipe, p, false, ring});
+                                for (auto &kv : state)
+                                    for (Access &o : kv.second)
+                                        if (o.pipe == a.pipe && o.previous && o.ring == ring) o.ordered_ring.insert(p);
                             } else if (!pipelined) {
                                 bool dbl = r == Relation::Far;
-                                (*carried)[i].push_back(Carried{a.pipe, p, dbl});
+                                (*carried)[i].push_back(Carried{a.pipe, p, dbl, 0});
                                 order(a.pipe, p, true, dbl);
                             } else {
                                 // One wait per class and iteration, before its first reader; the set after the
                                 // last source found (an earlier wait of p orders this item too).
-                                const Carried c{a.pipe, p, r == Relation::Far};
+                                const Carried c{a.pipe, p, r == Relation::Far, 0};
                                 auto at = set_after.find(c);
                                 if (at == set_after.end()) {
                                     (*carried)[i].push_back(c);
@@ -330,9 +386,9 @@ private:
                     if (shared(b)) need(b, true);
             }
             for (const NpuItem *in : ins) {
-                const int block = this->block(*in);
+                const int block = this->block(*in), ring = this->ring(*in);
                 for (int b : in->reads)
-                    if (shared(b)) state[b].push_back(Access{in->pipe, false, false, block, i, {}, {}});
+                    if (shared(b)) state[b].push_back(Access{in->pipe, false, false, block, i, ring, {}, {}, {}});
                 for (int b : in->writes) {
                     if (!shared(b)) continue;
                     // The write is ordered after every earlier access of its copy (and, when all of an
@@ -344,7 +400,7 @@ private:
                                                   return !pipelined || relation(b, a, block) == Relation::Same;
                                               }),
                                list.end());
-                    list.push_back(Access{in->pipe, true, false, block, i, {}, {}});
+                    list.push_back(Access{in->pipe, true, false, block, i, ring, {}, {}, {}});
                 }
             }
         }
@@ -374,14 +430,14 @@ void buffer_levels(const std::vector<NpuItem> &body, int level, std::vector<int>
 // the last ones of this tile are multiplied.
 void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vector<NpuBuffer> &buffers,
                std::map<std::pair<npu::Pipe, npu::Pipe>, int> &next, std::vector<NpuItem> &before,
-               std::vector<NpuItem> &after) {
+               std::vector<NpuItem> &after, const std::string &var) {
     for (NpuItem &i : body)
         if (i.kind == NpuItem::Loop && count_instrs(i.body) > 0)
-            sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after);
+            sync_body(*find_body(i.body), true, level + 1, buffers, next, before, after, body_loop(i).var);
     // The level whose next copies an `ahead` instruction uses: this body's.
     for (NpuItem &i : body)
         if (i.kind == NpuItem::Instr && i.ahead) i.ahead_level = level;
-    Syncer s(buffers, level, next);
+    Syncer s(buffers, level, next, var);
     s.run(body, loop);
     if (s.double_buffered) {
         NpuItem advance = NpuItem::line(s.pp() + " = " + s.iter_name() + "++ & 1;");
@@ -429,7 +485,7 @@ NpuKernel npu_insert_sync(NpuKernel k) {
             for (NpuItem &x : run) out.push_back(std::move(x));
         } else {
             std::vector<NpuItem> before, after;
-            sync_body(*find_body(item.body), true, 0, k.buffers, next, before, after);
+            sync_body(*find_body(item.body), true, 0, k.buffers, next, before, after, body_loop(item).var);
             for (NpuItem &x : before) out.push_back(std::move(x));
             out.push_back(std::move(item));
             for (NpuItem &x : after) out.push_back(std::move(x));

@@ -1085,6 +1085,57 @@ TEST_CASE("the NPU's buffer placement and sync insertion on a hand-built kernel"
                            "core.WAIT_FLAG(Pipe::MTE3, Pipe::V, 1);\n");
 }
 
+TEST_CASE("sync insertion orders the k-slices of an L1 panel one by one (ring flags)", "[npu][passes][matmul]") {
+    // A panel of 4 slices of 8 rows, loaded and moved to L0B one slice per
+    // iteration of ko: the load of slice s waits only for the move of
+    // slice s one run of the loop before (4 iterations), so the carried
+    // flag is one event set 4 times before the loop; as whole buffers (no
+    // slices) the load waits for the previous iteration's move.
+    using namespace kiln::internal;
+    namespace isa = kiln::npu;
+    auto kernel = [](int slices) {
+        NpuKernel k;
+        NpuBuffer p, b0;
+        p.name = "p", p.owner = b0.owner = "m", p.memory = isa::Mem::L1, p.rows = 32, p.cols = 64;
+        b0.name = "b0", b0.memory = isa::Mem::L0B, b0.rows = 8, b0.cols = 64;
+        k.buffers = {p, b0};
+        auto instr = [&](isa::Op op, isa::Pipe pipe, std::vector<NpuArg> args, std::vector<int> reads,
+                         std::vector<int> writes) {
+            NpuItem i;
+            i.kind = NpuItem::Instr;
+            i.op = op, i.pipe = pipe, i.args = std::move(args), i.reads = std::move(reads), i.writes = std::move(writes);
+            i.slices = slices, i.slice_var = "ko";
+            return i;
+        };
+        NpuArg slice{0, 8, 64, 0, ""}, l0b{1, 8, 64, 0, ""}, gm{-1, 0, 0, 0, "b_gm.at(ko * 512, 64)"};
+        slice.row0_code = "ko * 8";
+        NpuItem loop;
+        loop.kind = NpuItem::Loop;
+        loop.text = "for (int32_t ko = 0; ko < 4; ko++)";
+        loop.var = "ko";
+        loop.body = {instr(isa::Op::TLOAD, isa::Pipe::MTE2, {slice, gm}, {}, {0}),
+                     instr(isa::Op::TMOV, isa::Pipe::MTE1, {l0b, slice}, {0}, {1})};
+        k.body = {loop};
+        std::ostringstream printed;
+        printed << npu_insert_sync(npu_place_buffers(std::move(k)));
+        return printed.str();
+    };
+    const std::string set = "core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);\n", wait = "core.WAIT_FLAG(Pipe::MTE1, Pipe::MTE2, 1);\n",
+                      load = "    core.TLOAD(kiln_tile(core, Mem::L1, kiln_addr(0) + (uint32_t)(ko * 8) * 256u, 8, 64, 8, 64, "
+                             "\"p\"), b_gm.at(ko * 512, 64));\n",
+                      move = "    core.TMOV(kiln_tile(core, Mem::L0B, kiln_addr(1), 8, 64, 8, 64, \"b0\"), kiln_tile(core, "
+                             "Mem::L1, kiln_addr(0) + (uint32_t)(ko * 8) * 256u, 8, 64, 8, 64, \"p\"));\n";
+    const std::string body = "for (int32_t ko = 0; ko < 4; ko++) {\n    " + wait + load +
+                             "    core.SET_FLAG(Pipe::MTE2, Pipe::MTE1, 0);\n    core.WAIT_FLAG(Pipe::MTE2, Pipe::MTE1, 0);\n" +
+                             move + "    " + set + "}\n";
+    const std::string ring = kernel(4), whole = kernel(0);
+    INFO(ring);
+    CHECK(ring.find(set + set + set + set + body + wait + wait + wait + wait) != std::string::npos);
+    INFO(whole);
+    CHECK(whole.find(set + body + wait) != std::string::npos);
+    CHECK(whole.find(set + set) == std::string::npos);
+}
+
 TEST_CASE("NPU legality errors of bounds, loop levels, reads and matrix operands", "[npu][codegen][error]") {
     auto source = [](Func f, const char *target = "npu") {
         return Pipeline(f).compile_to_cpp_source("bad", Target(target));

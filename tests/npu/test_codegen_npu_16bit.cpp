@@ -189,6 +189,24 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     // L1 -> L0A / L0B: every tile moves its A slices and the panel's rows.
     CHECK(rep["dma_bytes"]["L1->L0B"] == 2 * tiles * K * NT);
     CHECK(rep["dma_bytes"]["L1->L0A"] == 2 * tiles * MT * K);
+    // The panel is loaded in its k-slices, each by the panel's first row
+    // tile (a TLOAD guarded by yo's first trip inside the slice loop) rather
+    // than whole before the tiles: one TLOAD per slice and panel, beside A's
+    // per slice and tile and the bias's per tile.
+    CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + (N / NT) * slices + tiles);
+    const std::string src = Pipeline(g.output).compile_to_cpp_source("gemm_split_k_src", Target("npu"));
+    INFO(src);
+    CHECK_THAT(src, Contains("if (v_output_s0_y_yo == (int32_t)0) core.TLOAD(kiln_tile(core, Mem::L1, kiln_addr(") &&
+                        Contains(") + (uint32_t)((v_matmul_s1_k_x_ko * (int32_t)64)) * 512u, 64, 256, 64, 256, "
+                                 "\"B_in_matmul\", DType::BF16), v_B_gm.at("));
+    // Its slices are ordered one by one: the carried flag from the moves
+    // into L0B to the slices' loads is set once per slice before the loops
+    // (and drained as often after them), so the load of slice s waits for
+    // the move of slice s one tile before, not for the whole panel's.
+    const std::string ring_set = "core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 3);\n";
+    std::string sets;
+    for (int s = 0; s < slices; s++) sets += "    " + ring_set;
+    CHECK_THAT(src, Contains(sets + "    core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);"));
 }
 
 TEST_CASE("the NPU autoscheduler takes a bf16 GEMM too large for row strips in column panels",
