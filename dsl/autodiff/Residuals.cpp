@@ -171,36 +171,37 @@ void internal::residual_sizes(const std::vector<SavedResidual> &saved, const std
                               const std::vector<Func> &backward, const Target &t,
                               std::map<std::string, std::vector<int>> &sizes) {
     std::set<std::string> unsized;
+    for (const auto &r : saved)
+        if (!sizes.count(r.buffer->name)) unsized.insert(r.buffer->name);
+    if (unsized.empty()) return;
+    // First the box the backward pass reads (already in bytes for bits,
+    // which it reads at x / 8): exact under its schedule, where a forward
+    // output's size is only a guess (a residual of attention is seq x seq,
+    // its output d x seq).
+    for (const auto &[name, ext] : read_extents(backward, unsized, sizes, t)) {
+        sizes[name] = ext;
+        unsized.erase(name);
+    }
+    // Then, where that box is not constant, a forward output's size with as
+    // many dimensions.
     for (const auto &r : saved) {
-        if (sizes.count(r.buffer->name)) continue;
-        unsized.insert(r.buffer->name);
+        if (!unsized.count(r.buffer->name)) continue;
         for (const Func &f : forward) {
             auto it = sizes.find(f.name());
             if (it == sizes.end() || (int)it->second.size() != r.buffer->dimensions) continue;
             std::vector<int> ext = it->second;
             if (r.how == Residual::Bits) ext[0] = (ext[0] + 7) / 8;
             sizes[r.buffer->name] = ext;
-            unsized.erase(r.buffer->name);
             break;
         }
     }
-    if (unsized.empty()) return;
-    // No forward output's size given: the box the backward pass reads
-    // (already in bytes for bits, which it reads at x / 8).
-    for (const auto &[name, ext] : read_extents(backward, unsized, sizes, t)) sizes[name] = ext;
 }
 
 std::vector<SavedBuffer> saved_buffers(const std::vector<Func> &forward, const std::vector<Func> &backward,
                                        const std::map<std::string, std::vector<int>> &sizes, const Target &t) {
     std::vector<SavedResidual> saved;
     find_environment(contents_of(backward), &saved);
-    // The box the backward pass reads, where the sizes tell it: exact under
-    // its schedule, where the forward output's size is only a guess (a
-    // residual of attention is seq x seq, its output d x seq).
-    std::set<std::string> names;
-    for (const SavedResidual &s : saved) names.insert(s.buffer->name);
     std::map<std::string, std::vector<int>> all = sizes;
-    for (const auto &[name, ext] : read_extents(backward, names, sizes, t)) all.emplace(name, ext);
     residual_sizes(saved, forward, backward, t, all);
     std::vector<SavedBuffer> r;
     for (const SavedResidual &s : saved) {

@@ -50,11 +50,11 @@ struct SavedResidual {
 std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vector<std::string> &outputs);
 
 // Sizes for the residual buffers `sizes` does not give (autodiff/Residuals.cpp):
-// a saved Func is computed over the domain of a forward output with as many
-// dimensions, so it takes that output's size if `sizes` has it (dimension 0
-// in bytes of 8 points for bits); if none is given, the extents of the box
-// the `backward` pipeline reads of the buffer at its outputs' sizes. Others
-// (boxes not constant there) are left out.
+// the extents of the box the `backward` pipeline reads of the buffer at its
+// outputs' sizes, under its current schedules; where that box is not
+// constant, the size of a forward output with as many dimensions (a saved
+// Func is computed over such a domain; dimension 0 in bytes of 8 points for
+// bits). Others are left out.
 void residual_sizes(const std::vector<SavedResidual> &saved, const std::vector<Func> &forward,
                     const std::vector<Func> &backward, const Target &t,
                     std::map<std::string, std::vector<int>> &sizes);

@@ -688,6 +688,26 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
                                    "backward generator"));
 }
 
+TEST_CASE("generator api: a residual is sized by what the backward kernel reads of it",
+          "[generator][grad][residuals]") {
+    // attention_grad's saved probs are queries x keys (seq x seq), its output
+    // d x seq: with d != seq, the output's size would be the wrong guess.
+    const int d = 16, seq = 48;
+    auto g = GeneratorRegistry::create("attention_grad");
+    GeneratorCompileOptions o;
+    o.output_dir = "generator_api_out";
+    o.function_name = "api_attention_grad";
+    o.schedule_file = KILN_SOURCE_DIR "/schedules/attention_grad/saved.sched";
+    o.emit = {"report"};
+    for (const char *b : {"Q", "K", "V", "d_output", "output", "d_query", "d_key", "d_value"}) o.estimates[b] = {d, seq};
+    compile_generator(*g, o);
+    auto json = nlohmann::json::parse(read_file("generator_api_out/api_attention_grad.report.json"));
+    std::map<std::string, int64_t> bytes;
+    for (const auto &r : json["saved"]["residuals"]) bytes[r["buffer"].get<std::string>()] = r["bytes"].get<int64_t>();
+    CHECK(bytes["probs"] == int64_t(seq) * seq * 4);
+    CHECK(bytes["row_sum"] == int64_t(seq) * 4);
+}
+
 TEST_CASE("generator api: the fusion report of an NPU schedule has the simulator's figures", "[generator][npu]") {
     for (const char *name : {"softmax", "gemm"}) {
         auto g = GeneratorRegistry::create(name);
