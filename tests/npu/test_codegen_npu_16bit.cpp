@@ -65,6 +65,16 @@ struct Bf16Gemm {
         bias.set(bs);
         output.realize(host);
     }
+    // C in tiles of nt columns x mt rows, the nt-column panels outermost,
+    // each tile's K in slices of ks accumulated in L0C (double-buffered):
+    // schedules/gemm/npu_512.sched's loops, B's panel left to the caller.
+    Var xo{"xo"}, yo{"yo"}, xi{"xi"}, yi{"yi"};
+    void split_k_tiles(int nt, int mt, int ks) {
+        RVar ko("ko"), ki("ki");
+        output.tile(x, y, xo, yo, xi, yi, nt, mt).reorder(xi, yi, yo, xo);
+        matmul.compute_at(output, yo).store_in(MemoryType::L0C).double_buffer();
+        matmul.update().split(k, ko, ki, ks).reorder(ki, x, y, ko);
+    }
     // The NPU's output (in npu) under the schedule given since; its report.
     json run(const std::string &fn) {
         return run_npu_args(Pipeline(output), {{"A", a}, {"B", b}, {"bias", bs}, {"output", npu}}, fn);
@@ -171,12 +181,8 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     // host's sum in the host's order: the output is bitwise the host's.
     const int M = 256, N = 512, K = 256, KS = 64, MT = 64, NT = 256;
     Bf16Gemm g(M, N, K);
-    Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
-    RVar ko("ko"), ki("ki");
-    g.output.tile(g.x, g.y, xo, yo, xi, yi, NT, MT).reorder(xi, yi, yo, xo);
-    g.matmul.compute_at(g.output, yo).store_in(MemoryType::L0C).double_buffer();
-    g.matmul.update().split(g.k, ko, ki, KS).reorder(ki, g.x, g.y, ko);
-    g.B.in(g.matmul).compute_at(g.output, xo).store_in(MemoryType::L1);
+    g.split_k_tiles(NT, MT, KS);
+    g.B.in(g.matmul).compute_at(g.output, g.xo).store_in(MemoryType::L1);
     json rep = g.run("gemm_split_k");
     Buffer<bf16, 2> &host = g.host, &npu = g.npu;
     CHECK(count_different_bits(host, npu) == 0);
@@ -207,6 +213,30 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     std::string sets;
     for (int s = 0; s < slices; s++) sets += "    " + ring_set;
     CHECK_THAT(src, Contains(sets + "    core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);"));
+}
+
+TEST_CASE("an L1 panel per row tile loads in k-slices with no guard; a double-buffered one loads whole",
+          "[npu][codegen][f16][matmul]") {
+    // B's panel computed at the row tile's loop (yo, inside xo): no loop
+    // lies between it and the k-slices, so every tile loads its slices
+    // unguarded. Double-buffered, its copies alternate with the tiles and
+    // it is loaded whole, as before. Both are bitwise the host's and race-free.
+    const int M = 128, N = 256, K = 256, KS = 64, MT = 64, NT = 256;
+    const int tiles = (M / MT) * (N / NT), slices = K / KS;
+    for (bool db : {false, true}) {
+        INFO("double-buffered panel: " << db);
+        Bf16Gemm g(M, N, K);
+        g.split_k_tiles(NT, MT, KS);
+        Func panel = g.B.in(g.matmul);
+        panel.compute_at(g.output, g.yo).store_in(MemoryType::L1);
+        if (db) panel.double_buffer();
+        json rep = g.run(db ? "gemm_panel_per_tile_db" : "gemm_panel_per_tile");
+        CHECK(count_different_bits(g.host, g.npu) == 0);
+        CHECK(rep["race_count"] == 0);
+        // A per slice and tile, the bias per tile, and the panel per tile: in slices, or whole.
+        CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + tiles + (db ? tiles : tiles * slices));
+        CHECK(rep["dma_bytes"]["GM->L1"] == 2 * tiles * (MT * K + K * NT));
+    }
 }
 
 TEST_CASE("the NPU autoscheduler takes a bf16 GEMM too large for row strips in column panels",
