@@ -321,6 +321,10 @@ void CodeGen_C::visit(const Block *op) {
     }
 }
 
+// The least C++ an innermost loop's edges print to for one function to
+// run both (emit_shared_edges).
+constexpr size_t kMinInnermostEdgeBytes = 2048;
+
 // A partitioned loop's prologue and epilogue (partition_loops: the loops
 // before and after its steady state, of the same name and body) run one
 // local function, so that the C++ compiler optimizes their body once; the
@@ -340,10 +344,14 @@ void CodeGen_C::visit(const Block *op) {
 // (a row whose edges are empty makes no call: a call saves and restores
 // the vector registers the steady state keeps).
 //
-// Only a loop whose body holds a loop: the edges of an innermost loop are
-// a vector or two per run of it, where a call costs about as much as
-// their work (blur3x3_grad's backward kernel, whose every row has both
-// edges, took 4-5% more time).
+// The edges of an innermost loop are a vector or two per run of it, so
+// their calls are paid on every run where the copies are compiled once:
+// they share a body only when it prints to at least kMinInnermostEdgeBytes
+// of C++ (the taps of a stencil's adjoint, each clamped and tested against
+// a region: blur3x3_grad's backward kernel, whose rows all run both edges
+// of a 16 KB body, compiled in a fifth less g++ time and kept its run
+// time), not for a load or two under a select, whose copies cost g++
+// little and whose calls would cost about as much as their work.
 // The lambda captures by value: a variable captured by reference has its
 // address escape, and g++ then assumes that a store through any pointer
 // may change it, in the steady state too. Not for a body that can fail
@@ -368,7 +376,6 @@ bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const S
         void visit(const For *) override { found = true; }
     } nest;
     nest.include(pro->body);
-    if (!nest.found) return false;
     MayReturn may_return(!target.has(Target::NoAsserts));
     may_return.include(pro->body);
     if (may_return.result) return false;
@@ -406,6 +413,7 @@ bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const S
     const std::string body = render(pro->body);
     const Names after = names;
     names = before;
+    if (!nest.found && body.size() < kMinInnermostEdgeBytes) return false;
     bool same = epi->body.same_as(pro->body);
     if (!same) {
         Stmt renamed = named_as(epi->body, pro->body);

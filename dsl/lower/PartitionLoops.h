@@ -99,9 +99,9 @@
 //     ->  unchanged (no steady_min / steady_max, one copy of the taps)
 //
 // The prologue and the epilogue hold the same body, which the host code
-// generator emits once, as a local function both call
-// (CodeGen_C::emit_shared_edges); a change that makes them differ costs
-// the C++ compiler a copy of it.
+// generator emits once, as a local function both call, when the loop
+// holds a loop or the body is large (CodeGen_C::emit_shared_edges); a
+// change that makes them differ costs the C++ compiler a copy of it.
 //
 // Runs after vectorize_loops, before the final simplification.
 #pragma once

@@ -76,6 +76,42 @@ TEST_CASE("boundary: a clamped stencil's first and last column blocks share one 
     }
 }
 
+TEST_CASE("boundary: a wide clamped stencil's first and last vectors share one body", "[boundary][partition]") {
+    // 15 taps of x by vectors of 8: the vector loop is innermost, and its
+    // prologue and epilogue (15 clamped loads each) print to more than 2 KB
+    // of C++, so the emitted C++ runs them through one function too
+    // (codegen_cpp; docs/compiler.md).
+    ImageParam in(Float(32), 2, "win");
+    Var x("x"), y("y");
+    Func bc = BoundaryConditions::repeat_edge(in);
+    Func out("wide_edges");
+    const int reach = 7;
+    Expr e;
+    for (int k = -reach; k <= reach; k++) {
+        Expr tap = bc(x + k, y) * (float)(k + reach + 1);
+        e = e.defined() ? e + tap : tap;
+    }
+    out(x, y) = e;
+    out.vectorize(x, 8);
+    std::string src = Pipeline(out).compile_to_cpp_source("wide_edges");
+    CHECK(src.find("auto wide_edges_s0_x_x_edges = [=](") != std::string::npos);
+    const std::vector<std::array<int, 4>> regions = {{40, 5, 64, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}};
+    for (const auto &r : regions) {
+        Buffer<float> a = kt::random_image<float>(r[0], 3, r[1], 0, -500, 500, 6);
+        in.set(a);
+        Buffer<float> o = kt::output<float>(r[2], 3, r[3], 0);
+        out.realize(o);
+        kt::check(o, [&](int px, int py) {
+            float sum = 0.0f;
+            for (int k = -reach; k <= reach; k++) {
+                float tap = a(kt::edge_coord(px + k, r[1], r[0]), py) * (float)(k + reach + 1);
+                sum = k == -reach ? tap : sum + tap;
+            }
+            return sum;
+        }, 0.0);
+    }
+}
+
 TEST_CASE("boundary: constant_exterior, materialized at the root", "[boundary]") {
     BoundaryTest t([](const ImageParam &im) { return BoundaryConditions::constant_exterior(im, -7); });
     t.bc.compute_root();

@@ -449,14 +449,12 @@ std::vector<LoweredArgument> stencil_args() {
     return {buffer("in", Float(32), 1, false), scalar("n", Int(32)), buffer("out", Float(32), 1, true)};
 }
 
-TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one function", "[codegen][partition]") {
-    std::string src;
-    auto m = jit({"edges", stencil_args(), partitioned_stencil()}, &src);
-    INFO(src);
+// The loop f.s0.x's prologue and epilogue emitted as one lambda, called
+// before and after the steady state's loop.
+void check_shared_edges(const std::string &src) {
     CHECK(occurrences(src, "auto f_s0_x_edges = [=](int32_t f_s0_x_from, int32_t f_s0_x_to) "
                            "__attribute__((noinline)) {") == 1);
     CHECK(occurrences(src, "for (int32_t f_s0_x = f_s0_x_from; f_s0_x < f_s0_x_to; ++f_s0_x) {") == 1);
-    CHECK(occurrences(src, "const int32_t f_s0_x_left = ") == 1);  // the edges' body, once
     CHECK(occurrences(src, "if (0 < f_s0_x_steady_min) f_s0_x_edges(0, f_s0_x_steady_min);") == 1);
     CHECK(occurrences(src, "f_s0_x_edges(f_s0_x_steady_max + 1, ") == 1);
     // The steady state's loop between the calls, as without them.
@@ -464,6 +462,14 @@ TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one functio
     REQUIRE(steady != std::string::npos);
     CHECK(src.find("f_s0_x_edges(0, ") < steady);
     CHECK(steady < src.find("f_s0_x_edges(f_s0_x_steady_max + 1, "));
+}
+
+TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one function", "[codegen][partition]") {
+    std::string src;
+    auto m = jit({"edges", stencil_args(), partitioned_stencil()}, &src);
+    INFO(src);
+    check_shared_edges(src);
+    CHECK(occurrences(src, "const int32_t f_s0_x_left = ") == 1);  // the edges' body, once
     for (int size : {1, 2, 3, 17}) {
         Halide::Runtime::Buffer<float> in(2 * size), out(2 * size);
         in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
@@ -477,13 +483,62 @@ TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one functio
     }
 }
 
-TEST_CASE("codegen: innermost edges, edges that differ or use an outer stack array keep their loops",
+// One row of a (2r + 1)-tap stencil as partition_loops leaves it, an
+// innermost loop: out[x] = sum over k of in[x + k] * (k + r + 1), each tap
+// clamped to [0, n) in the prologue and the epilogue, not in the steady
+// state. The taps are added left to right.
+Stmt partitioned_taps(int r) {
+    Expr x = var("f.s0.x"), n = var("n");
+    Expr smin = var("f.s0.x.steady_min"), smax = var("f.s0.x.steady_max");
+    Expr edge, fast;
+    for (int k = -r; k <= r; k++) {
+        Expr w((float)(k + r + 1));
+        Expr e = Load::make(Float(32), "in", max(min(x + k, n - 1), 0)) * w;
+        Expr f = Load::make(Float(32), "in", x + k) * w;
+        edge = edge.defined() ? edge + e : e;
+        fast = fast.defined() ? fast + f : f;
+    }
+    Stmt loops = Block::make({loop("f.s0.x", 0, smin, Store::make("out", edge, x)),
+                              loop("f.s0.x", smin, smax - smin + 1, Store::make("out", fast, x)),
+                              loop("f.s0.x", smax + 1, n - (smax + 1), Store::make("out", edge, x))});
+    return LetStmt::make("f.s0.x.steady_min", min(n, r),
+                         LetStmt::make("f.s0.x.steady_max", max(n - r - 1, smin - 1), loops));
+}
+
+TEST_CASE("codegen: an innermost loop's edges of 2 KB or more share one function", "[codegen][partition]") {
+    const int r = 24;  // 49 clamped taps: about 3 KB of C++
+    std::string src;
+    auto m = jit({"taps", stencil_args(), partitioned_taps(r)}, &src);
+    INFO(src);
+    check_shared_edges(src);
+    CHECK(occurrences(src, "in[kiln_max(kiln_min(f_s0_x + ") == 2 * r + 1);  // the clamped taps, once
+    // Shorter than the reach (only the prologue runs), one steady point,
+    // both edges and a steady state.
+    for (int size : {1, 7, 2 * r + 1, 2 * r + 2, 120}) {
+        Halide::Runtime::Buffer<float> in(size), out(size);
+        in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), &size, out.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int i = 0; i < size; i++) {
+            float sum = 0.0f;
+            for (int k = -r; k <= r; k++) {
+                float tap = in(std::max(std::min(i + k, size - 1), 0)) * (float)(k + r + 1);
+                sum = k == -r ? tap : sum + tap;
+            }
+            CHECK(out(i) == sum);
+        }
+    }
+}
+
+TEST_CASE("codegen: small innermost edges, edges that differ or use an outer stack array keep their loops",
           "[codegen][partition]") {
     auto unshared = [](const std::string &src) {
         CHECK(src.find("_edges") == std::string::npos);
         CHECK(occurrences(src, "for (int32_t f_s0_x = ") == 3);
     };
-    // An innermost loop: its edges are a few iterations per run of it.
+    // An innermost loop of a small body: its edges are a vector or two per
+    // run of it, where a call would cost about as much as their work.
     unshared(codegen_cpp({"innermost", stencil_args(), partitioned_stencil(Stmt(), false)}, Target::host()));
     // An epilogue of another body.
     Expr x = var("f.s0.x");
