@@ -125,6 +125,18 @@ private:
     }
 };
 
+// The names of the variables an expression uses: every Variable in it, as
+// expr_uses_var finds them.
+std::set<std::string> variables_of(const Expr &e) {
+    class Names : public IRVisitor {
+    public:
+        std::set<std::string> found;
+        void visit(const Variable *v) override { found.insert(v->name); }
+    } names;
+    names.include(e);
+    return names.found;
+}
+
 bool is_leaf(const Expr &e) {
     return e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>();
 }
@@ -315,13 +327,19 @@ public:
     // vector's lanes one each, an unrolled block's shared loads once).
     std::map<const Provide *, std::map<std::string, double>> values_loaded;
 
-    // The loops (among frames) an expression depends on, through lets.
+    // The loops (among frames) an expression depends on, through lets:
+    // looked up by the names it uses, where asking each enclosing let
+    // whether the expression uses it walked it once per let (hundreds
+    // around camera_pipe's stores).
     std::set<std::string> loops_of(const Expr &e) const {
         std::set<std::string> r;
+        const std::set<std::string> used = variables_of(e);
         for (const Frame &f : frames)
-            if (expr_uses_var(e, f.name)) r.insert(f.name);
-        for (const auto &[let, deps] : let_loops)
-            if (expr_uses_var(e, let)) r.insert(deps.begin(), deps.end());
+            if (used.count(f.name)) r.insert(f.name);
+        for (const std::string &n : used) {
+            auto deps = let_loops.find(n);
+            if (deps != let_loops.end()) r.insert(deps->second.begin(), deps->second.end());
+        }
         return r;
     }
 
@@ -408,8 +426,14 @@ public:
         for (size_t d = 0; d < args.size(); d++)
             if (d != inner && loops_of(args[d]).count(v->name)) return (double)v->extent;
         Expr a = args[inner];
-        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it)  // innermost let first
-            if (expr_uses_var(a, it->first)) a = substitute(it->first, it->second, a);
+        std::set<std::string> used = variables_of(a);  // those of a as the lets are put in
+        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {  // innermost let first
+            if (!used.count(it->first)) continue;
+            a = substitute(it->first, it->second, a);
+            used.erase(it->first);
+            const std::set<std::string> more = variables_of(it->second);
+            used.insert(more.begin(), more.end());
+        }
         if (!expr_uses_var(a, v->name)) return 1;
         a = without_clamps(a, v->name);
         const Expr x = make_var(v->name);

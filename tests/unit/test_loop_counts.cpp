@@ -221,6 +221,28 @@ TEST_CASE("loop counts: a clamped index loads lanes as the unclamped one does", 
     CHECK(g.funcs["v"].gathers == 128);
 }
 
+TEST_CASE("loop counts: a vector access's stride through lets that name lets, one shadowing another",
+          "[loop_counts]") {
+    // let s = 1; for y { let s = s * 2; for x vectorized { let i = x * s; let j = x + 1;
+    //   u(x, y) = a(i + y, y) + b(y, j) } }
+    // a's index, with the lets put in innermost first, is x * (1 * 2) + y:
+    // stride 2, two dense loads a vector. b's dimension 1 moves with x
+    // through j: a load per lane.
+    using kiln::internal::Call;
+    Expr x = var("x"), y = var("y"), s = var("s");
+    Expr by_i = Call::make(kiln::Float(32), "a", {var("i") + y, y}, Call::Image);
+    Expr by_j = Call::make(kiln::Float(32), "b", {y, var("j")}, Call::Image);
+    Stmt body = LetStmt::make("i", x * s, LetStmt::make("j", x + 1, Provide::make("u", by_i + by_j, {x, y})));
+    Stmt inner = LetStmt::make("s", s * 2, loop("x", 0, 16, body, kiln::ForType::Vectorized));
+    auto c = count_loop_nest(LetStmt::make("s", 1, loop("y", 0, 8, inner)), {});
+    CHECK(c.funcs["u"].stores == 128);
+    CHECK(c.funcs["u"].memory_reads == 128 * (2 + 16));
+    CHECK(c.funcs["u"].gathers == 128 * 2);  // both count: neither is one load a vector
+    // Without the inner let, a's stride is 1.
+    Stmt unshadowed = loop("y", 0, 8, loop("x", 0, 16, body, kiln::ForType::Vectorized));
+    CHECK(count_loop_nest(LetStmt::make("s", 1, unshadowed), {}).funcs["u"].memory_reads == 128 * (1 + 16));
+}
+
 TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one lane at a time",
           "[loop_counts][autoschedule]") {
     // g++ vectorizes a plain loop the schedule left serial, but not one
