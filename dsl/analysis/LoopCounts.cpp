@@ -425,27 +425,53 @@ public:
         const size_t inner = in == innermost.end() || in->second >= (int)args.size() ? 0 : (size_t)in->second;
         for (size_t d = 0; d < args.size(); d++)
             if (d != inner && loops_of(args[d]).count(v->name)) return (double)v->extent;
+        // The lets to put into a (innermost first): those it names, and
+        // those their values name.
         Expr a = args[inner];
+        std::vector<const std::pair<std::string, Expr> *> lets;
         std::set<std::string> used = variables_of(a);  // those of a as the lets are put in
-        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {  // innermost let first
+        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
             if (!used.count(it->first)) continue;
-            a = substitute(it->first, it->second, a);
+            lets.push_back(&*it);
             used.erase(it->first);
             const std::set<std::string> more = variables_of(it->second);
             used.insert(more.begin(), more.end());
         }
-        if (!expr_uses_var(a, v->name)) return 1;
-        a = without_clamps(a, v->name);
-        const Expr x = make_var(v->name);
+        // The stride is that of a with the lets put in, along v: a memo's
+        // key is what decides it, their texts and v's name.
+        std::string key;
+        if (memo) {
+            key = v->name + "\n" + a.type().to_string() + " " + *expr_key(a);
+            for (const auto *let : lets) key += "\nlet " + let->first + " = " + *expr_key(let->second);
+            if (const int *stride = memo->find_stride(key)) {
+                memo->stride_hits++;
+                return *stride ? (double)*stride : (double)v->extent;
+            }
+            memo->stride_misses++;
+        }
+        for (const auto *let : lets) a = substitute(let->first, let->second, a);
+        const int stride = stride_along(a, v->name);
+        if (memo) memo->keep_stride(key, stride);
+        return stride ? (double)stride : (double)v->extent;
+    }
+
+    // The loads one vector of an access at index a (its innermost
+    // dimension in memory, the lets around it put in) takes along the
+    // vectorized loop v: 1 when its lanes are adjacent or the same, 2 to 4
+    // for such a stride, 0 for one per lane.
+    static int stride_along(Expr a, const std::string &v) {
+        if (!expr_uses_var(a, v)) return 1;
+        a = without_clamps(a, v);
+        const Expr x = make_var(v);
         for (int step : {1, 2, 4}) {
-            const int64_t *d = as_const_int(simplify(substitute(v->name, x + step, a) - a));
+            const int64_t *d = as_const_int(simplify(substitute(v, x + step, a) - a));
             if (!d) continue;
             int64_t stride = std::abs(*d);
             if (stride <= step) return 1;  // adjacent, repeated or broadcast lanes
-            if (step == 1 && stride <= 4) return (double)stride;
+            if (step == 1 && stride <= 4) return (int)stride;
             break;
         }
-        return (double)v->extent;
+        return 0;
     }
 
     // The stage of a store to `func` here: k of its innermost loop named

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/IR.h"
@@ -117,31 +118,54 @@ constexpr int64_t kiln_count_loop_visits = 500000;
 //
 // Counts with and without a memo are the same to the bit: every group's
 // counts are summed apart and added to the rest, memo or not.
+//
+// It also keeps the stride of each vector access it finds in the groups it
+// counts, keyed by the vectorized loop's name, the index's text and type,
+// and the names and texts of the lets put into it (finding one takes three
+// simplifications of the index with those lets put in: 10% of the
+// instructions of camera_pipe's search). A group counted again, because
+// its region or its loops changed, has mostly the accesses it had: two
+// thirds of camera_pipe's are found in the memo.
 class CountMemo {
 public:
     int64_t hits = 0, misses = 0;
+    int64_t stride_hits = 0, stride_misses = 0;
     struct Entry {
         LoopCounts counts;
         int64_t visits = 0;  // the loop visits counting it took (kiln_count_loop_visits)
     };
-    const Entry *find(const std::string &key) const {
-        auto it = groups.find(key);
-        return it == groups.end() ? nullptr : &it->second;
-    }
-    void keep(const std::string &key, Entry e) {
-        if (text_bytes + key.size() > max_text_bytes) {
-            groups.clear();
-            text_bytes = 0;
-        }
-        text_bytes += key.size();
-        groups[key] = std::move(e);
-    }
+    const Entry *find(const std::string &key) const { return groups.find(key); }
+    void keep(const std::string &key, Entry e) { groups.keep(key, std::move(e)); }
+    // 1: adjacent lanes (or the same); 2 to 4: that stride; 0: one load per lane.
+    const int *find_stride(const std::string &key) const { return strides.find(key); }
+    void keep_stride(const std::string &key, int stride) { strides.keep(key, stride); }
 
 private:
-    // The most characters of keys kept; past it the memo starts again.
-    static constexpr size_t max_text_bytes = 64 << 20;
-    size_t text_bytes = 0;
-    std::map<std::string, Entry> groups;
+    // Values by their keys' text, up to max_text_bytes characters of keys;
+    // past it the memo starts again.
+    template<typename V>
+    class ByText {
+    public:
+        const V *find(const std::string &key) const {
+            auto it = kept.find(key);
+            return it == kept.end() ? nullptr : &it->second;
+        }
+        void keep(const std::string &key, V v) {
+            if (text_bytes + key.size() > max_text_bytes) {
+                kept.clear();
+                text_bytes = 0;
+            }
+            text_bytes += key.size();
+            kept[key] = std::move(v);
+        }
+
+    private:
+        static constexpr size_t max_text_bytes = 64 << 20;
+        size_t text_bytes = 0;
+        std::unordered_map<std::string, V> kept;
+    };
+    ByText<Entry> groups;
+    ByText<int> strides;
 };
 
 // `values`: every free Int variable the loop bounds need; `float_values`:

@@ -41,7 +41,11 @@ struct Sharpened {
             sharp.compute_at(out, yo).store_at(out, yo);
             out.split(y, yo, yi, 16).parallel(yo);
             break;
-        default: blur_y.compute_at(out, yo); sharp.compute_at(out, yi); out.split(y, yo, yi, 8).vectorize(x, 8);
+        case 3: blur_y.compute_at(out, yo); sharp.compute_at(out, yi); out.split(y, yo, yi, 8).vectorize(x, 8); break;
+        default:  // 3 with the strips in parallel: the same loads
+            blur_y.compute_at(out, yo);
+            sharp.compute_at(out, yi);
+            out.split(y, yo, yi, 8).vectorize(x, 8).parallel(yo);
         }
     }
 };
@@ -126,7 +130,7 @@ TEST_CASE("search memos: boxes from the memo lower each schedule as lowering it 
 
 TEST_CASE("search memos: a group's counts from the memo cost what counting it afresh does", "[autoschedule]") {
     CountMemo counts;
-    const std::vector<int> schedules = {0, 1, 2, 3, 0};  // the last again: every group from the memo
+    const std::vector<int> schedules = {0, 1, 2, 3, 4, 0};  // the last again: every group from the memo
     for (size_t i = 0; i < schedules.size(); i++) {
         INFO("schedule " << schedules[i]);
         const int64_t misses = counts.misses;
@@ -137,6 +141,9 @@ TEST_CASE("search memos: a group's counts from the memo cost what counting it af
         CHECK(with.cost.total.memory == without.cost.total.memory);
         CHECK(with.cost.total.overhead == without.cost.total.overhead);
         if (i == 1) CHECK(counts.hits >= 3);  // the groups of blur_x, blur_y and sharp, as in schedule 0
+        // out's group, counted again (in parallel now), loads as it did:
+        // its vector accesses' strides from the memo.
+        if (schedules[i] == 4) CHECK(counts.stride_hits > 0);
         if (i + 1 == schedules.size()) CHECK(counts.misses == misses);
     }
 }
