@@ -92,6 +92,20 @@ TEST_CASE("attention online: every schedule against Halide and against the two-p
     }
 }
 
+// flash: the tiles of S and P are vectors of keys, a partial key block's
+// last one guarded, and bounds inference keeps the root key_t within K (the
+// seq=29 and 77 cases above would stop with "input 'K' is read over" if it
+// did not).
+TEST_CASE("attention online: flash computes its S and P tiles as vectors", "[pattern][attention][online]") {
+    kd::KilnGenerator g({"attention", {"algorithm=online"}},
+                        kiln::ScheduleFile::load(kd::schedule_path("attention", "online/flash")));
+    const std::string stmt = g.pipeline().lowered_stmt(kiln::Target::host());
+    for (const char *tile : {"scores[ramp(", "probs[ramp("}) {
+        INFO(tile);
+        CHECK_THAT(stmt, Catch::Matchers::Contains(tile));
+    }
+}
+
 // flash: S (scores) and P (probs) are computed per key tile inside the
 // state's loop over key blocks and stay in cache; unfused, both are
 // seq x seq planes in memory.
