@@ -5,15 +5,17 @@
 // Greedy over the forward Funcs the backward pipeline computes: each round
 // autoschedules the backward pipeline with each remaining candidate saved
 // (as bits where the backward pass reads it only through one comparison,
-// else whole), adds the time the forward pass takes to write the residual,
-// and keeps the candidate that lowers the total most, while the residuals
-// fit the budget. A save can make other candidates moot (saving bias_add
-// drops matmul from the backward pass), so every round starts again from
-// the choices made. The backward pass with the same saves at the same sizes
-// is searched once: the final schedule is the last round's winner's search,
-// applied again.
+// else whole or, if the caller allows it, as a float16 or bfloat16 copy,
+// whichever is predicted cheaper), adds the time the forward pass takes to
+// write the residual, and keeps the candidate that lowers the total most,
+// while the residuals fit the budget. A save can make other candidates moot
+// (saving bias_add drops matmul from the backward pass), so every round
+// starts again from the choices made. The backward pass with the same
+// saves at the same sizes is searched once: the final schedule is the last
+// round's winner's search, applied again.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -35,8 +37,9 @@ namespace {
 class Chooser {
 public:
     Chooser(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
-            const std::map<std::string, std::vector<int>> &sizes, int64_t budget, const AutoscheduleOptions &o)
-        : backward(backward), forward(forward), t(t), sizes(sizes), budget(budget), options(o) {}
+            const std::map<std::string, std::vector<int>> &sizes, int64_t budget, const AutoscheduleOptions &o,
+            Residual narrow)
+        : backward(backward), forward(forward), t(t), sizes(sizes), budget(budget), options(o), narrow(narrow) {}
 
     SaveChoices run() {
         Environment fwd = find_user_functions(contents_of(forward));
@@ -65,7 +68,7 @@ public:
             for (size_t i = 0; i < candidates.size(); i++) {
                 Func &c = candidates[i];
                 if (chosen.count(c.name()) || !env.count(c.name())) continue;
-                SaveDecision d = try_save(c);
+                SaveDecision d = try_save(c, budget > 0 ? budget - used : -1);
                 d.recompute = current;
                 double total = d.saved.total() + writes + d.write_ns;
                 bool fits = budget <= 0 || used + d.bytes <= budget;
@@ -125,6 +128,7 @@ private:
     std::map<std::string, std::vector<int>> sizes;
     int64_t budget;
     AutoscheduleOptions options;
+    Residual narrow;  // the lower-precision copy allowed (Float16, BFloat16), or None
     std::vector<Func> candidates;
     std::set<std::string> outputs;
     std::map<std::string, SaveDecision> tried;
@@ -177,43 +181,70 @@ private:
     double search_ms = 0;
     CostTerms evaluate() { return autoschedule_now().predicted; }
 
-    // The backward pass with c saved: bits if it lowers so, else whole.
-    SaveDecision try_save(Func &c) {
+    // The backward pass with c saved: bits if it lowers so; else whole, or
+    // the lower-precision copy the caller allows (`narrow`) where only that
+    // fits the `room` left in the budget (< 0: none) or it is predicted more
+    // than 2% cheaper with its write (a forward output saved whole costs no
+    // write; within 2%, the exact copy).
+    SaveDecision try_save(Func &c, int64_t room) {
         SaveDecision d;
         d.func = c.name();
-        for (Residual how : {Residual::Bits, Residual::Whole}) {
-            c.save(how);
-            std::vector<SavedResidual> saved;
-            try {
-                find_environment(contents_of(backward.outputs()), &saved);
-                if (how == Residual::Bits) forward_with_residuals(forward, backward.outputs());  // shaped like an output?
-            } catch (const CompileError &e) {
-                d.note += std::string(to_string(how)) + ": " + first_line(e.what()) + "; ";
-                continue;
-            }
-            restore();
-            std::map<std::string, std::vector<int>> s = sizes;
-            residual_sizes(saved, forward, backward.outputs(), t, s);
-            d.saved = search(saved, s).predicted;
-            d.bytes = 0;
-            for (const SavedResidual &r : saved) {
-                if (r.func != c.name()) continue;
-                auto it = s.find(r.buffer->name);
-                user_assert(it != s.end())
-                    << "choose_saves: saving " << c.name() << " (save(" << to_string(how) << ")) needs the size of its "
-                    << "buffer " << r.buffer->name << ", which neither the sizes given nor the region the backward "
-                    << "pass reads of it tell; give a size for " << r.buffer->name << " or for a forward output with "
-                    << r.buffer->dimensions << " dimensions";
-                int64_t bytes = r.buffer->type.bytes();
-                for (int e : it->second) bytes *= e;
-                d.bytes = bytes;
-            }
-            // The forward pass writes it, unless it is the output it writes anyway.
-            bool free = how == Residual::Whole && outputs.count(c.name());
-            d.write_ns = free ? 0 : d.bytes / options.machine.dram_total_bytes_per_ns;
-            d.how = d.considered = how;
-            break;
+        std::vector<Residual> encodings = {Residual::Bits};
+        if (narrow != Residual::None && c.type().is_float() && c.type().bits() > 16) encodings.push_back(narrow);
+        encodings.push_back(Residual::Whole);
+        auto fits = [&](const SaveDecision &e) { return room < 0 || e.bytes <= room; };
+        auto total = [](const SaveDecision &e) { return e.saved.total() + e.write_ns; };
+        std::optional<SaveDecision> best;
+        for (Residual how : encodings) {
+            std::optional<SaveDecision> e = with_save(c, how, d.note);
+            if (!e) continue;
+            if (!best || (fits(*e) && !fits(*best)) ||
+                (fits(*e) == fits(*best) && (total(*e) < total(*best) * 0.98 ||
+                                             (how == Residual::Whole && total(*e) <= total(*best) * 1.02))))
+                best = e;
+            if (how == Residual::Bits) break;  // exact and the fewest bytes
         }
+        if (best) {
+            best->note = d.note;
+            d = *best;
+        }
+        return d;
+    }
+
+    // c saved as `how`, if the backward pass lowers so (else why not, in note).
+    std::optional<SaveDecision> with_save(Func &c, Residual how, std::string &note) {
+        SaveDecision d;
+        d.func = c.name();
+        c.save(how);
+        std::vector<SavedResidual> saved;
+        try {
+            find_environment(contents_of(backward.outputs()), &saved);
+            if (how == Residual::Bits) forward_with_residuals(forward, backward.outputs());  // shaped like an output?
+        } catch (const CompileError &e) {
+            note += std::string(to_string(how)) + ": " + first_line(e.what()) + "; ";
+            c.save(Residual::None);
+            return std::nullopt;
+        }
+        restore();
+        std::map<std::string, std::vector<int>> s = sizes;
+        residual_sizes(saved, forward, backward.outputs(), t, s);
+        d.saved = search(saved, s).predicted;
+        for (const SavedResidual &r : saved) {
+            if (r.func != c.name()) continue;
+            auto it = s.find(r.buffer->name);
+            user_assert(it != s.end())
+                << "choose_saves: saving " << c.name() << " (save(" << to_string(how) << ")) needs the size of its "
+                << "buffer " << r.buffer->name << ", which neither the sizes given nor the region the backward "
+                << "pass reads of it tell; give a size for " << r.buffer->name << " or for a forward output with "
+                << r.buffer->dimensions << " dimensions";
+            int64_t bytes = r.buffer->type.bytes();
+            for (int e : it->second) bytes *= e;
+            d.bytes = bytes;
+        }
+        // The forward pass writes it, unless it is the output it writes anyway.
+        bool free = how == Residual::Whole && outputs.count(c.name());
+        d.write_ns = free ? 0 : d.bytes / options.machine.dram_total_bytes_per_ns;
+        d.how = d.considered = how;
         c.save(Residual::None);
         return d;
     }
@@ -227,7 +258,9 @@ private:
     std::string explain(const SaveChoices &r) const {
         std::ostringstream s;
         s << "Saved for the backward pass (choose_saves), budget "
-          << (budget > 0 ? kib(budget) : std::string("none")) << ":\n"
+          << (budget > 0 ? kib(budget) : std::string("none"))
+          << (narrow != Residual::None ? std::string(", ") + to_string(narrow) + " copies allowed" : std::string())
+          << ":\n"
           << "  recomputing every forward Func: " << r.recompute_all.to_string() << "\n";
         for (const SaveDecision &d : r.decisions) {
             s << "  " << d.func << ": ";
@@ -258,7 +291,7 @@ std::string SaveChoices::schedule_text() const {
 
 SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
                          const std::map<std::string, std::vector<int>> &sizes, int64_t budget,
-                         const AutoscheduleOptions &options) {
+                         const AutoscheduleOptions &options, Residual narrow) {
     user_assert(!backward.outputs().empty()) << "choose_saves: the backward pipeline has no outputs";
     user_assert(!forward.empty()) << "choose_saves: give the Funcs differentiated (the forward outputs)";
     // Each save considered autoschedules the backward pass again: autotuning
@@ -267,7 +300,10 @@ SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forw
         << "choose_saves: autotune " << options.autotune << " is not supported when the cost model also chooses the "
         << "saves of a backward pipeline (it autoschedules it once per save considered); set autotune to 0 (drop "
         << "kiln-gen --autotune for a backward generator)";
-    return Chooser(backward, forward, t, sizes, budget, options).run();
+    user_assert(narrow == Residual::None || narrow == Residual::Float16 || narrow == Residual::BFloat16)
+        << "choose_saves: the lower-precision copy allowed must be float16 or bfloat16 (or none), not "
+        << to_string(narrow) << "; bits are chosen wherever the backward pass reads only a comparison";
+    return Chooser(backward, forward, t, sizes, budget, options, narrow).run();
 }
 
 }  // namespace kiln

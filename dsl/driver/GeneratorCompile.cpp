@@ -373,6 +373,10 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     // A budget of schedules, not of time: the same build gives the same schedule.
     AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));
     search.autotune = o.autotune;
+    user_assert(o.narrow_residuals == Residual::None || (o.schedule_file == "auto" && !g.differentiated().empty()))
+        << "kiln-gen --narrow-residuals " << to_string(o.narrow_residuals) << " lets the autoscheduler save "
+        << "lower-precision copies of forward Funcs; it needs a backward generator and -s auto (a schedule file "
+        << "chooses its own: save(" << to_string(o.narrow_residuals) << "))";
     user_assert(o.autotune == 0 || o.schedule_file == "auto")
         << "kiln-gen --autotune " << o.autotune << " chooses among the autoscheduler's candidates; it needs -s auto, "
         << "not -s " << (o.schedule_file.empty() ? "(none)" : o.schedule_file);
@@ -382,7 +386,8 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     if (o.schedule_file == "auto" && !g.differentiated().empty()) {
         // A backward generator: which forward Funcs to save too (docs/autodiff.md).
         unscheduled = std::make_unique<internal::Snapshot>(p);
-        SaveChoices saves = choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget, search);
+        SaveChoices saves =
+            choose_saves(p, g.differentiated(), o.target, sizes, o.residual_budget, search, o.narrow_residuals);
         chosen = saves.backward;
         chosen.explanation = saves.explanation;
         schedule_text = saves.schedule_text();

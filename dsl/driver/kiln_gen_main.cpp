@@ -29,6 +29,7 @@ std::string join(const std::vector<std::string> &v, const std::string &sep = ", 
 struct Command {
     std::string generator, target = "host";
     std::vector<std::string> params, estimates;
+    std::string narrow_residuals;
     bool list = false, print_flags = false;
     kiln::GeneratorCompileOptions compile;  // all but the target
 };
@@ -45,6 +46,11 @@ int run(const CLI::App &app, Command &c) {
                            "comma-separated word: -e " + join(emit, ","));
     }
     c.compile.target = Target(c.target);
+    if (c.narrow_residuals == "float16") c.compile.narrow_residuals = Residual::Float16;
+    else if (c.narrow_residuals == "bfloat16") c.compile.narrow_residuals = Residual::BFloat16;
+    else if (!c.narrow_residuals.empty())
+        throw CompileError("--narrow-residuals " + c.narrow_residuals + ": give float16 or bfloat16 (bits are "
+                           "chosen without it wherever the backward pass reads only a comparison)");
     for (const std::string &e : c.estimates) {
         // name=W[,H[,C]]
         size_t eq = e.find('=');
@@ -121,6 +127,11 @@ int main(int argc, char **argv) {
     app.add_option("--residual-budget", c.compile.residual_budget,
                    "The most bytes the forward Funcs a backward generator's schedule saves (save()) may take at the "
                    "--estimate sizes; over it is an error naming each residual's size");
+    app.add_option("--narrow-residuals", c.narrow_residuals,
+                   "-s auto for a backward generator: let the search save a float16 or bfloat16 copy of a forward "
+                   "Func where that is predicted cheaper than saving it whole (gradients then differ by the "
+                   "rounding; docs/autodiff.md)")
+        ->type_name("float16|bfloat16");
     app.add_option("--max-states", c.compile.autoschedule_max_states,
                    "-s auto: the most schedules the search evaluates (default " +
                        std::to_string(kiln::AutoscheduleOptions::generator_max_states) +

@@ -263,6 +263,56 @@ TEST_CASE("choose_saves keeps the ReLU's bit and drops the product from the back
     // tests/generator/test_gradients.cpp runs such a choice (gemm_relu_grad_auto).
 }
 
+TEST_CASE("choose_saves takes a lower-precision copy only where the caller allows it",
+          "[autodiff][residuals][autoschedule]") {
+    // e is costly to recompute (three transcendentals a point, which its
+    // gradient, stopped, does not need) and read by value (no comparison:
+    // no bits): saved, whole by default, a float16
+    // copy when allowed (half the bytes to write and to read); a budget
+    // that only the copy fits leaves the copy to the default only. The
+    // default machine (16 MiB of L3, not this host's caches), 16 MiB planes.
+    const int W = 2048, H = 2048;
+    AutoscheduleOptions options = AutoscheduleOptions::reproducible();
+    options.machine = MachineModel();
+    struct Chain {
+        ImageParam in{Float(32), 2, "in"}, d{Float(32), 2, "d"};
+        Func e{"e"}, out{"out"};
+        Func d_in;
+        Chain() {
+            e(x, y) = stop_gradient(exp(sin(in(x, y)) * tanh(in(x, y))));
+            out(x, y) = e(x, y) * in(x, y);
+            d_in = propagate_adjoints(out, d)(in);
+        }
+    };
+    std::map<std::string, std::vector<int>> sizes = {{"out", {W, H}}, {"in", {W, H}}, {"d", {W, H}}};
+    auto choose = [&](int64_t budget, Residual narrow) {
+        Chain c;
+        sizes[c.d_in.name()] = {W, H};
+        SaveChoices r = choose_saves(Pipeline(c.d_in), {c.out}, Target::host(), sizes, budget, options, narrow);
+        for (const SaveDecision &s : r.decisions)
+            if (s.func == "e") return std::make_pair(s, r.explanation);
+        FAIL("no decision for e:\n" << r.explanation);
+        return std::make_pair(SaveDecision(), r.explanation);
+    };
+    auto [whole, why_whole] = choose(0, Residual::None);
+    INFO(why_whole);
+    REQUIRE(whole.how == Residual::Whole);
+    CHECK(whole.bytes == int64_t(W) * H * 4);
+    auto [copy, why_copy] = choose(0, Residual::Float16);
+    INFO(why_copy);
+    CHECK(copy.how == Residual::Float16);
+    CHECK(copy.bytes == int64_t(W) * H * 2);
+    CHECK(copy.saved.total() + copy.write_ns < whole.saved.total() + whole.write_ns);
+    CHECK_THAT(why_copy, Catch::Contains("float16 copies allowed") && Catch::Contains("e: save(float16)"));
+    // A budget of the copy's bytes: whole does not fit, the copy does.
+    auto [tight, why_tight] = choose(int64_t(W) * H * 2, Residual::BFloat16);
+    INFO(why_tight);
+    CHECK(tight.how == Residual::BFloat16);
+    CHECK(choose(int64_t(W) * H * 2, Residual::None).first.how == Residual::None);
+    CHECK_THROWS_WITH(choose(0, Residual::Bits),
+                      Catch::Contains("choose_saves: the lower-precision copy allowed must be float16 or bfloat16"));
+}
+
 TEST_CASE("choose_saves sizes a residual by the region the backward pass reads of it", "[autodiff][residuals][autoschedule]") {
     // No forward Func's size given: the bits of bias_add are the box the
     // backward pass reads of them (13 columns in 2 bytes, 7 rows), not a

@@ -144,6 +144,14 @@ TEST_CASE("error: kiln-gen with a bad --estimate", "[error][kiln-gen]") {
                                     "output=1024,1024"));
 }
 
+TEST_CASE("error: kiln-gen with --narrow-residuals misused", "[error][kiln-gen]") {
+    REQUIRE_KILN_GEN_ERROR("-g softmax_grad -o out -s auto --narrow-residuals int8",
+                           Contains("--narrow-residuals int8: give float16 or bfloat16"));
+    REQUIRE_KILN_GEN_ERROR("-g softmax -o out -s auto --narrow-residuals float16",
+                           Contains("kiln-gen --narrow-residuals float16 lets the autoscheduler save lower-precision "
+                                    "copies of forward Funcs; it needs a backward generator and -s auto"));
+}
+
 TEST_CASE("error: kiln-gen with a missing schedule file", "[error][kiln-gen]") {
     REQUIRE_KILN_GEN_ERROR("-g blur3x3 -o out -s nowhere.sched",
                            Contains("nowhere.sched: cannot open the schedule file for reading"));

@@ -688,6 +688,32 @@ TEST_CASE("generator api: a schedule that saves forward Funcs adds the forward k
                                    "backward generator"));
 }
 
+TEST_CASE("generator api: -s auto saves lower-precision copies only when allowed", "[generator][grad][residuals]") {
+    // Which Funcs the search saves depends on the machine's caches; that the
+    // option reaches choose_saves, and that only then a copy can be chosen,
+    // does not (tests/correctness/test_saved_residuals.cpp checks a choice).
+    for (kiln::Residual narrow : {kiln::Residual::None, kiln::Residual::BFloat16}) {
+        auto g = GeneratorRegistry::create("softmax_grad");
+        GeneratorCompileOptions o;
+        o.output_dir = "generator_api_out";
+        o.function_name = "api_softmax_grad_narrow";
+        o.schedule_file = "auto";
+        o.narrow_residuals = narrow;
+        o.emit = {"schedule", "autoschedule"};
+        compile_generator(*g, o);
+        std::string why = read_file("generator_api_out/api_softmax_grad_narrow.autoschedule.txt");
+        std::string sched = read_file("generator_api_out/api_softmax_grad_narrow.sched");
+        INFO(why);
+        if (narrow == kiln::Residual::None) {
+            CHECK_THAT(why, !Contains("copies allowed"));
+            CHECK_THAT(sched, !Contains("save(bfloat16)") && !Contains("save(float16)"));
+        } else {
+            CHECK_THAT(why, Contains("Saved for the backward pass (choose_saves), budget none, bfloat16 copies allowed"));
+            CHECK_THAT(sched, !Contains("save(float16)"));
+        }
+    }
+}
+
 TEST_CASE("generator api: a residual is sized by what the backward kernel reads of it",
           "[generator][grad][residuals]") {
     // attention_grad's saved probs are queries x keys (seq x seq), its output

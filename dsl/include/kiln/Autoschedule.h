@@ -192,9 +192,12 @@ CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std:
 // lowers the backward pass's predicted time (autoscheduled each way) plus
 // the forward pass's time to write the residual the most, as bits where the
 // backward pass reads the Func only through one comparison, while the
-// residuals fit `budget` bytes (0: no limit) at the sizes given (a forward
-// output's size sizes the residuals shaped like it). The saves chosen and
-// the backward schedule are applied to the Funcs.
+// residuals fit `budget` bytes (0: no limit) at the sizes given (the box the
+// backward pass reads of each, else a forward output's size). `narrow`
+// (Residual::Float16 or BFloat16) allows that lower-precision copy of a
+// float Func where it is predicted cheaper than saving it whole: the user's
+// call, since its gradients differ by the rounding (docs/autodiff.md). The
+// saves chosen and the backward schedule are applied to the Funcs.
 //
 //   SaveChoices c = choose_saves(Pipeline({d(A), d(B), d(bias)}), {output}, t,
 //                                {{"output", {512, 512}}, ...}, 64 << 10);
@@ -202,7 +205,7 @@ CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std:
 struct SaveDecision {
     std::string func;
     Residual how = Residual::None;        // chosen (None: recomputed)
-    Residual considered = Residual::None;  // the encoding tried: Bits if legal, else Whole
+    Residual considered = Residual::None;  // the encoding kept: Bits if legal, else Whole or the narrow copy
     int64_t bytes = 0;                     // of its residual at the sizes given
     CostTerms recompute, saved;            // the backward pass before and with the save
     double write_ns = 0;                   // the forward pass writing the residual
@@ -218,6 +221,7 @@ struct SaveChoices {
 };
 SaveChoices choose_saves(const Pipeline &backward, const std::vector<Func> &forward, const Target &t,
                          const std::map<std::string, std::vector<int>> &sizes, int64_t budget = 0,
-                         const AutoscheduleOptions &options = AutoscheduleOptions());
+                         const AutoscheduleOptions &options = AutoscheduleOptions(),
+                         Residual narrow = Residual::None);
 
 }  // namespace kiln

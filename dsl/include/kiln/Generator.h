@@ -531,6 +531,11 @@ struct GeneratorCompileOptions {
     // A backward generator whose schedule saves forward Funcs (save()): the
     // most bytes its residuals may take at the estimates; 0 = no limit.
     int64_t residual_budget = 0;
+    // -s auto for a backward generator: the lower-precision copy of a float
+    // Func the search may save instead of the whole Func (Residual::Float16
+    // or BFloat16; kiln-gen --narrow-residuals), where it is predicted
+    // cheaper; None: bits or whole only (choose_saves' `narrow`).
+    Residual narrow_residuals = Residual::None;
     // -s auto: how many schedules the search may evaluate, so that the
     // build's output does not depend on the machine's load
     // (AutoscheduleOptions::reproducible); 0 = its default,
