@@ -7,6 +7,9 @@
 #                    [FUNCTION <function>]        # default: <name>
 #                    [PARAMS <param>=<value>...]  # GeneratorParams
 #                    [ESTIMATES <buffer>=W,H...]  # sizes SCHEDULE auto schedules for (kiln-gen --estimate)
+#                    [MAX_STATES <n>]             # SCHEDULE auto: the most schedules it evaluates (default 1500)
+#                    [RESIDUAL_BUDGET <bytes>]    # a backward generator: the most bytes of saved residuals
+#                    [NARROW_RESIDUALS float16|bfloat16]  # SCHEDULE auto, backward: allow 16-bit copies
 #                    [FROM <kiln-gen target>])    # default: Kiln::kiln-gen; or one of kiln_add_generator()
 #
 # runs kiln-gen into ${CMAKE_CURRENT_BINARY_DIR}/<name>.kiln/ whenever the
@@ -55,12 +58,41 @@ function(_kiln_add_runtime)
   set_target_properties(kiln_aot_runtime PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 endfunction()
 
+# The autoscheduler's and the residuals' options of kiln_add_library()
+# (ARG_* of the caller), checked when the project is configured: kiln-gen
+# checks them too, but only when the library is built.
+macro(_kiln_check_search_options name)
+  if(DEFINED ARG_MAX_STATES AND NOT ARG_MAX_STATES MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "kiln_add_library(${name}): MAX_STATES ${ARG_MAX_STATES}: give a positive number of "
+                        "schedules, e.g. MAX_STATES 1500 (the default)")
+  endif()
+  if(DEFINED ARG_RESIDUAL_BUDGET AND NOT ARG_RESIDUAL_BUDGET MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "kiln_add_library(${name}): RESIDUAL_BUDGET ${ARG_RESIDUAL_BUDGET}: give a number of "
+                        "bytes, e.g. RESIDUAL_BUDGET 4194304 for 4 MiB")
+  endif()
+  if(DEFINED ARG_NARROW_RESIDUALS AND NOT ARG_NARROW_RESIDUALS MATCHES "^(float16|bfloat16)$")
+    message(FATAL_ERROR "kiln_add_library(${name}): NARROW_RESIDUALS ${ARG_NARROW_RESIDUALS}: give float16 or "
+                        "bfloat16, the type of the copies SCHEDULE auto may save")
+  endif()
+  foreach(option MAX_STATES NARROW_RESIDUALS)
+    if(DEFINED ARG_${option} AND NOT ARG_SCHEDULE STREQUAL "auto")
+      message(FATAL_ERROR "kiln_add_library(${name}): ${option} is an option of the autoscheduler, but SCHEDULE "
+                          "is \"${ARG_SCHEDULE}\"; write SCHEDULE auto, or leave ${option} out (a schedule file "
+                          "chooses for itself, e.g. save(bfloat16))")
+    endif()
+  endforeach()
+endmacro()
+
 function(kiln_add_library name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GENERATOR;SCHEDULE;TARGET;FUNCTION;FROM" "PARAMS;ESTIMATES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG ""
+                        "GENERATOR;SCHEDULE;TARGET;FUNCTION;FROM;MAX_STATES;RESIDUAL_BUDGET;NARROW_RESIDUALS"
+                        "PARAMS;ESTIMATES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kiln_add_library(${name}): unexpected arguments \"${ARG_UNPARSED_ARGUMENTS}\"; "
-                        "the arguments are GENERATOR, SCHEDULE, TARGET, FUNCTION, PARAMS, ESTIMATES and FROM")
+                        "the arguments are GENERATOR, SCHEDULE, TARGET, FUNCTION, PARAMS, ESTIMATES, MAX_STATES, "
+                        "RESIDUAL_BUDGET, NARROW_RESIDUALS and FROM")
   endif()
+  _kiln_check_search_options(${name})
   if(NOT ARG_GENERATOR)
     message(FATAL_ERROR "kiln_add_library(${name}): GENERATOR <name> is required (kiln-gen --list shows them)")
   endif()
@@ -98,6 +130,15 @@ function(kiln_add_library name)
   foreach(estimate IN LISTS ARG_ESTIMATES)
     list(APPEND command --estimate ${estimate})
   endforeach()
+  if(DEFINED ARG_MAX_STATES)
+    list(APPEND command --max-states ${ARG_MAX_STATES})
+  endif()
+  if(DEFINED ARG_RESIDUAL_BUDGET)
+    list(APPEND command --residual-budget ${ARG_RESIDUAL_BUDGET})
+  endif()
+  if(DEFINED ARG_NARROW_RESIDUALS)
+    list(APPEND command --narrow-residuals ${ARG_NARROW_RESIDUALS})
+  endif()
   list(APPEND command ${ARG_PARAMS})
 
   # Rerun when the generator program changes: depend on the target that
