@@ -13,6 +13,7 @@
 #include "codegen/CodeGen_CPrinter.h"
 #include "codegen/CodeGen_Float16.h"
 #include "codegen/VectorSlots.h"
+#include "ir/BoundNames.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "lower/BoundAllocations.h"
@@ -50,32 +51,6 @@ bool declares(const Stmt &s) {
     return false;
 }
 
-// The names a statement binds (lets, loops, allocations), in the order a
-// visitor meets them.
-class BoundNames : public IRVisitor {
-public:
-    std::vector<std::string> names;
-
-private:
-    using IRVisitor::visit;
-    void visit(const Let *op) override {
-        names.push_back(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const LetStmt *op) override {
-        names.push_back(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const For *op) override {
-        names.push_back(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Allocate *op) override {
-        names.push_back(op->name);
-        IRVisitor::visit(op);
-    }
-};
-
 // A statement with the names it binds renamed, and their uses: the
 // epilogue's body named as the prologue's, whose lets the passes after
 // partition_loops named apart (cse.7 there, cse.15 here).
@@ -111,13 +86,11 @@ private:
 // `of` with the names it binds renamed as `as` binds its own, position by
 // position; undefined if they bind different numbers of names.
 Stmt named_as(const Stmt &of, const Stmt &as) {
-    BoundNames from, to;
-    from.include(of);
-    to.include(as);
-    if (from.names.size() != to.names.size()) return Stmt();
+    std::vector<std::string> from = bound_names(of), to = bound_names(as);
+    if (from.size() != to.size()) return Stmt();
     std::map<std::string, std::string> map;
-    for (size_t i = 0; i < from.names.size(); i++)
-        if (from.names[i] != to.names[i]) map[from.names[i]] = to.names[i];
+    for (size_t i = 0; i < from.size(); i++)
+        if (from[i] != to[i]) map[from[i]] = to[i];
     return map.empty() ? of : Rename(std::move(map)).mutate(of);
 }
 

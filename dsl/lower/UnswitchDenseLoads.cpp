@@ -3,6 +3,7 @@
 #include <set>
 #include <vector>
 
+#include "ir/BoundNames.h"
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
 #include "kiln/IROperator.h"
@@ -11,27 +12,6 @@ namespace kiln {
 namespace internal {
 
 namespace {
-
-// Names a statement binds: lets and loops.
-class BoundNames : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-protected:
-    using IRVisitor::visit;
-    void visit(const LetStmt *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const Let *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-    void visit(const For *op) override {
-        names.insert(op->name);
-        IRVisitor::visit(op);
-    }
-};
 
 // Whether an expression reads memory (which the loop may write).
 class ReadsMemory : public IRVisitor {
@@ -102,15 +82,15 @@ protected:
         Stmt body = mutate(op->body);
         Stmt loop = body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
         if (op->for_type != ForType::Serial && op->for_type != ForType::LaneFallback) return loop;
-        BoundNames bound;
-        bound.include(body);
-        Tests tests(op->name, bound.names);
+        std::vector<std::string> names = bound_names(body);
+        std::set<std::string> bound(names.begin(), names.end());
+        Tests tests(op->name, bound);
         tests.include(body);
         if (tests.found.empty()) return loop;
         Expr all;
         for (const Expr &c : tests.found) all = all.defined() ? (all && c) : c;
         Stmt dense = For::make(op->name, op->min, op->extent, op->for_type,
-                               TakeDense(op->name, bound.names).mutate(body));
+                               TakeDense(op->name, bound).mutate(body));
         return IfThenElse::make(all, dense, loop);
     }
 };

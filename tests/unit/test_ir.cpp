@@ -1,6 +1,6 @@
 // The IR: how every node kind prints, the invariants each make() asserts,
 // the type coercion of the Expr operators (IROperator.h), and
-// substitute / expr_uses_var / equal (Substitute.h).
+// substitute / expr_uses_var / equal (Substitute.h), bound_names (BoundNames.h).
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "ir/BoundNames.h"
 #include "ir/Function.h"
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
@@ -449,6 +450,20 @@ TEST_CASE("expr_uses_var, stmt_uses_var and equal", "[ir][substitute]") {
     CHECK_FALSE(equal(Expr(1), Expr((int64_t)1)));
     CHECK(equal(Expr(), Expr()));
     CHECK_FALSE(equal(x, Expr()));
+}
+
+TEST_CASE("bound_names lists lets, loops and allocations in visiting order", "[ir]") {
+    Expr x = var("x"), t = var("t");
+    // for (x, 0, 8) { let t = x * 2; allocate f[4] { f[0] = (let u = t in u + 1) } ; o[x] = t }
+    Stmt inner = Allocate::make("f", Int(32), 4, Store::make("f", Let::make("u", t, var("u") + 1), 0));
+    Stmt body = LetStmt::make("t", x * 2, Block::make(inner, Store::make("o", t, x)));
+    Stmt loop = For::make("x", 0, 8, ForType::Serial, body);
+    CHECK(bound_names(loop) == std::vector<std::string>{"x", "t", "f", "u"});
+    // Uses bind nothing: a store, a load and a free variable.
+    CHECK(bound_names(Store::make("o", Load::make(Int(32), "b", x), x)).empty());
+    // Two blocks: the first statement's names before the second's.
+    Stmt two = Block::make(LetStmt::make("a", 1, eval(0)), For::make("b", 0, 2, ForType::Serial, eval(0)));
+    CHECK(bound_names(two) == std::vector<std::string>{"a", "b"});
 }
 
 // Found by the sanitizer run (LeakSanitizer): a where() predicate, or the
