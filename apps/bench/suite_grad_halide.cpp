@@ -300,6 +300,8 @@ void halide_gemm_relu_grad(const SuiteOptions &o, CaseResult &c, FBuf &a, FBuf &
         // d_A, d_B: register blocks (blocked_copy), the column panels (xo) in parallel.
         Func d_A = blocked_copy(A_adjoint, "d_A", {"yo", "xo"}, "xo", "yo"),
              d_B = blocked_copy(B_adjoint, "d_B", {"yo", "xo"}, "xo", "yo");
+        // matmul_adjoint.in(B_adjoint): compute_at(d_B, xo)
+        matmul_adjoint.in(B_adjoint).compute_at(d_B, Var("xo"));
         // bias_adjoint: compute_root(); update(0): reorder(x, r.x) vectorize(x, n, GuardWithIf)
         d_bias_f.compute_root()
             .update(0)
