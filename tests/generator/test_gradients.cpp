@@ -625,13 +625,15 @@ TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[g
 
 TEST_CASE("generator: attention_grad equals the analytic attention backward", "[generator][grad]") {
     // Q (d, queries), K and V (d, keys), d_output (d, queries); sizes not
-    // multiples of the vector width or of the 8-row blocks, and one with
-    // fewer keys than queries.
+    // multiples of the vector width or of the 8-row blocks, one with fewer
+    // keys than queries, and one (16 x 20 x 70) large enough for d_key's
+    // register blocks (2 vectors of keys by natural_vector_size*3/4
+    // features), which read dS through its copy per panel of keys.
     auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
     struct Shape {
         int d, queries, keys;
     };
-    for (Shape sh : {Shape{13, 37, 29}, Shape{16, 48, 16}, Shape{8, 19, 45}}) {
+    for (Shape sh : {Shape{13, 37, 29}, Shape{16, 48, 16}, Shape{8, 19, 45}, Shape{16, 20, 70}}) {
         const int d = sh.d, nq = sh.queries, nk = sh.keys;
         INFO("d " << d << ", " << nq << " queries, " << nk << " keys");
         Buffer<float> q(d, nq), kk(d, nk), v(d, nk), d_out(d, nq);
@@ -664,7 +666,7 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
                 for (int r = 0; r < d; r++) want_q(r, i) += ds * kk(r, j), want_k(r, j) += ds * q(r, i);
             }
         }
-        // Gradients of order 0.1 to 0.6, float32 sums of up to 48 terms through
+        // Gradients of order 0.1 to 0.6, float32 sums of up to 70 terms through
         // a softmax (the row maximum passes no gradient: stop_gradient): 1e-5
         // of max(|want|, 0.1).
         check(b, {want_q, want_k, want_v}, 1e-5, {0.1, 0.1, 0.1});
