@@ -58,7 +58,7 @@ Pipeline halide_conv_folded(Buffer<float> in, Buffer<float> w, Buffer<float> bia
     scale.compute_root();
     folded_w.compute_root().vectorize(c, n);
     folded_b.compute_root().vectorize(c, n);
-    output.tile(c, x, cv, xv, n * 2, 6).vectorize(cv, n).unroll(cv).unroll(xv).parallel(y);
+    output.tile(c, x, cv, xv, n * 2, n * 3 / 4).vectorize(cv, n).unroll(cv).unroll(xv).parallel(y);
     conv.compute_at(output, c).vectorize(c, n, TailStrategy::GuardWithIf).unroll(c).unroll(x);
     conv.update(0).reorder(c, x, r.x, r.y, r.z).vectorize(c, n).unroll(c).unroll(x);
     return Pipeline(output);
