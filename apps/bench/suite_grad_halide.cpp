@@ -335,13 +335,13 @@ void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::v
         const int n = lanes();
         // conv.in(): compute_root(), per register block of output channels
         // by columns, the rows in parallel; conv computed per block:
-        //   conv_in: tile(c, x, cv, xv, n*2, 6) vectorize(cv, n) unroll(cv) unroll(xv) parallel(y)
+        //   conv_in: tile(c, x, cv, xv, n*2, n*3/4) vectorize(cv, n) unroll(cv) unroll(xv) parallel(y)
         //   conv: compute_at(conv_in, c) vectorize(c, n, GuardWithIf) unroll(c) unroll(x)
         //   conv.update(0): reorder(c, x, r.x, r.y, r.z) vectorize(c, n, GuardWithIf) unroll(c) unroll(x)
         Func conv_in = conv.in();
         std::vector<Var> ca = conv_in.args();
         Var cv("cv"), xv("xv");
-        conv_in.compute_root().tile(ca[0], ca[1], cv, xv, n * 2, 6).vectorize(cv, n).unroll(cv).unroll(xv);
+        conv_in.compute_root().tile(ca[0], ca[1], cv, xv, n * 2, n * 3 / 4).vectorize(cv, n).unroll(cv).unroll(xv);
         conv_in.parallel(ca[2]);
         conv.compute_at(conv_in, ca[0]).vectorize(ch, n, TailStrategy::GuardWithIf).unroll(ch).unroll(x);
         conv.update(0)

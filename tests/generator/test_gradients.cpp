@@ -555,72 +555,81 @@ TEST_CASE("generator: gemm_grad (ReLU) equals the products with the transposes",
 
 TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[generator][grad]") {
     // input (Cin, W + 2, H + 2), weights (Cout, Cin, 3, 3), the per-channel
-    // bias, mean, variance, gamma, beta (Cout); d_output (Cout, W, H).
-    const int Cin = 6, Cout = 20, W = 9, H = 7;
-    const float epsilon = 1e-5f;
-    auto k = [=](auto f) {
-        return Multi([=](const auto &b) {
-            return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6], epsilon, b[7], b[8], b[9], b[10], b[11], b[12]);
-        });
+    // bias, mean, variance, gamma, beta (Cout); d_output (Cout, W, H). The
+    // second shape is large enough for the forward convolution's register
+    // tiles in host_tiled and saved (2 vectors of channels by
+    // natural_vector_size*3/4 columns), the first is not.
+    struct Shape {
+        int cin, cout, w, h;
     };
-    Buffer<float> in(Cin, W + 2, H + 2), w(Cout, Cin, 3, 3), bias(Cout), mean(Cout), var(Cout), gamma(Cout), beta(Cout),
-        d_out(Cout, W, H);
-    fill_random(in, -1, 1, 31), fill_random(w, -0.5, 0.5, 32), fill_random(bias, -0.5, 0.5, 33);
-    fill_random(mean, -0.2, 0.2, 34), fill_random(var, 0.5, 1.5, 35), fill_random(gamma, 0.5, 1.5, 36);
-    fill_random(beta, -0.5, 0.5, 37), fill_random(d_out, -1, 1, 38);
-    Buffer<float> d_in(Cin, W + 2, H + 2), d_w(Cout, Cin, 3, 3), d_bias(Cout), d_gamma(Cout), d_beta(Cout);
-    Backward b{"conv_bn_relu_grad", k(conv_bn_relu_grad_unfused), k(conv_bn_relu_grad_fused),
-               k(conv_bn_relu_grad_host_tiled), {in, w, bias, mean, var, gamma, beta, d_out},
-               {d_in, d_w, d_bias, d_gamma, d_beta}};
-    Buffer<double> want_in = zeros_like(d_in), want_w = zeros_like(d_w), want_bias = zeros_like(d_bias),
-                   want_gamma = zeros_like(d_gamma), want_beta = zeros_like(d_beta);
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++)
-            for (int c = 0; c < Cout; c++) {
-                // The convolution in float32 in the kernel's order (the RDom's
-                // channel innermost), so the ReLU picks the same side.
-                float acc = bias(c);
-                for (int ry = 0; ry < 3; ry++)
-                    for (int rx = 0; rx < 3; rx++)
-                        for (int ci = 0; ci < Cin; ci++) acc += w(c, ci, rx, ry) * in(ci, x + rx, y + ry);
-                const float inv = 1.0f / std::sqrt(var(c) + epsilon), scale = gamma(c) * inv;
-                const float bn = (acc - mean(c)) * scale + beta(c);
-                const double g = bn >= 0.0f ? d_out(c, x, y) : 0.0;  // max(v, 0) sends ties to v
-                want_beta(c) += g;
-                want_gamma(c) += g * (acc - mean(c)) * inv;
-                const double d_conv = g * scale;
-                want_bias(c) += d_conv;
-                for (int ry = 0; ry < 3; ry++)
-                    for (int rx = 0; rx < 3; rx++)
-                        for (int ci = 0; ci < Cin; ci++) {
-                            want_w(c, ci, rx, ry) += d_conv * in(ci, x + rx, y + ry);
-                            want_in(ci, x + rx, y + ry) += d_conv * w(c, ci, rx, ry);
-                        }
-            }
-    // float32 sums of up to 63 (W H) or 180 (Cout 9) terms of order 1:
-    // 1e-5 of max(|want|, 10).
-    check(b, {want_in, want_w, want_bias, want_gamma, want_beta}, 1e-5, {10.0, 10.0, 10.0, 10.0, 10.0});
+    for (Shape sh : {Shape{6, 20, 9, 7}, Shape{3, 40, 17, 3}}) {
+        const int Cin = sh.cin, Cout = sh.cout, W = sh.w, H = sh.h;
+        INFO("Cin " << Cin << ", Cout " << Cout << ", " << W << " x " << H);
+        const float epsilon = 1e-5f;
+        auto k = [=](auto f) {
+            return Multi([=](const auto &b) {
+                return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6], epsilon, b[7], b[8], b[9], b[10], b[11], b[12]);
+            });
+        };
+        Buffer<float> in(Cin, W + 2, H + 2), w(Cout, Cin, 3, 3), bias(Cout), mean(Cout), var(Cout), gamma(Cout),
+            beta(Cout), d_out(Cout, W, H);
+        fill_random(in, -1, 1, 31), fill_random(w, -0.5, 0.5, 32), fill_random(bias, -0.5, 0.5, 33);
+        fill_random(mean, -0.2, 0.2, 34), fill_random(var, 0.5, 1.5, 35), fill_random(gamma, 0.5, 1.5, 36);
+        fill_random(beta, -0.5, 0.5, 37), fill_random(d_out, -1, 1, 38);
+        Buffer<float> d_in(Cin, W + 2, H + 2), d_w(Cout, Cin, 3, 3), d_bias(Cout), d_gamma(Cout), d_beta(Cout);
+        Backward b{"conv_bn_relu_grad", k(conv_bn_relu_grad_unfused), k(conv_bn_relu_grad_fused),
+                   k(conv_bn_relu_grad_host_tiled), {in, w, bias, mean, var, gamma, beta, d_out},
+                   {d_in, d_w, d_bias, d_gamma, d_beta}};
+        Buffer<double> want_in = zeros_like(d_in), want_w = zeros_like(d_w), want_bias = zeros_like(d_bias),
+                       want_gamma = zeros_like(d_gamma), want_beta = zeros_like(d_beta);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int c = 0; c < Cout; c++) {
+                    // The convolution in float32 in the kernel's order (the RDom's
+                    // channel innermost), so the ReLU picks the same side.
+                    float acc = bias(c);
+                    for (int ry = 0; ry < 3; ry++)
+                        for (int rx = 0; rx < 3; rx++)
+                            for (int ci = 0; ci < Cin; ci++) acc += w(c, ci, rx, ry) * in(ci, x + rx, y + ry);
+                    const float inv = 1.0f / std::sqrt(var(c) + epsilon), scale = gamma(c) * inv;
+                    const float bn = (acc - mean(c)) * scale + beta(c);
+                    const double g = bn >= 0.0f ? d_out(c, x, y) : 0.0;  // max(v, 0) sends ties to v
+                    want_beta(c) += g;
+                    want_gamma(c) += g * (acc - mean(c)) * inv;
+                    const double d_conv = g * scale;
+                    want_bias(c) += d_conv;
+                    for (int ry = 0; ry < 3; ry++)
+                        for (int rx = 0; rx < 3; rx++)
+                            for (int ci = 0; ci < Cin; ci++) {
+                                want_w(c, ci, rx, ry) += d_conv * in(ci, x + rx, y + ry);
+                                want_in(ci, x + rx, y + ry) += d_conv * w(c, ci, rx, ry);
+                            }
+                }
+        // float32 sums of up to 63 (W H) or 360 (Cout 9) terms of order 1:
+        // 1e-5 of max(|want|, 10).
+        check(b, {want_in, want_w, want_bias, want_gamma, want_beta}, 1e-5, {10.0, 10.0, 10.0, 10.0, 10.0});
 
-    // saved.sched keeps conv_out, the convolution: the forward kernel also
-    // writes the output, ReLU(BN(conv_out)).
-    auto forward = [=](const auto &a) {
-        return conv_bn_relu_grad_saved_forward(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8]);
-    };
-    auto backward = [=](const auto &a) {
-        return conv_bn_relu_grad_saved(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8], a[9], a[10],
-                                       a[11], a[12], a[13]);
-    };
-    Buffer<float> out(Cout, W, H), conv(Cout, W, H);
-    check_saved(b, "saved", forward, backward, out, {Buffer<void>(conv)});
-    for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++)
-            for (int c = 0; c < Cout; c++) {
-                INFO("output and conv_out at (" << c << ", " << x << ", " << y << ")");
-                // (within rounding: the kernel may contract the BN into an FMA)
-                const float scale = gamma(c) / std::sqrt(var(c) + epsilon);
-                const float want = std::max((conv(c, x, y) - mean(c)) * scale + beta(c), 0.0f);
-                CHECK(std::fabs(out(c, x, y) - want) <= 1e-6f * std::max(1.0f, std::fabs(want)));
-            }
+        // saved.sched keeps conv_out, the convolution: the forward kernel also
+        // writes the output, ReLU(BN(conv_out)).
+        auto forward = [=](const auto &a) {
+            return conv_bn_relu_grad_saved_forward(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8]);
+        };
+        auto backward = [=](const auto &a) {
+            return conv_bn_relu_grad_saved(a[0], a[1], a[2], a[3], a[4], a[5], a[6], epsilon, a[7], a[8], a[9], a[10],
+                                           a[11], a[12], a[13]);
+        };
+        Buffer<float> out(Cout, W, H), conv(Cout, W, H);
+        check_saved(b, "saved", forward, backward, out, {Buffer<void>(conv)});
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int c = 0; c < Cout; c++) {
+                    INFO("output and conv_out at (" << c << ", " << x << ", " << y << ")");
+                    // (within rounding: the kernel may contract the BN into an FMA)
+                    const float scale = gamma(c) / std::sqrt(var(c) + epsilon);
+                    const float want = std::max((conv(c, x, y) - mean(c)) * scale + beta(c), 0.0f);
+                    CHECK(std::fabs(out(c, x, y) - want) <= 1e-6f * std::max(1.0f, std::fabs(want)));
+                }
+    }
 }
 
 TEST_CASE("generator: attention_grad equals the analytic attention backward", "[generator][grad]") {
