@@ -635,14 +635,15 @@ TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[g
 TEST_CASE("generator: attention_grad equals the analytic attention backward", "[generator][grad]") {
     // Q (d, queries), K and V (d, keys), d_output (d, queries); sizes not
     // multiples of the vector width or of the 8-row blocks, one with fewer
-    // keys than queries, and one (16 x 20 x 70) large enough for d_key's
+    // keys than queries, and one (40 x 20 x 70) large enough for d_key's
     // register blocks (2 vectors of keys by natural_vector_size*3/4
-    // features), which read dS through its copy per panel of keys.
+    // features), which read dS through its copy per panel of keys, and for
+    // saved.sched's forward blocks of 2 vectors of keys and of features.
     auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
     struct Shape {
         int d, queries, keys;
     };
-    for (Shape sh : {Shape{13, 37, 29}, Shape{16, 48, 16}, Shape{8, 19, 45}, Shape{16, 20, 70}}) {
+    for (Shape sh : {Shape{13, 37, 29}, Shape{16, 48, 16}, Shape{8, 19, 45}, Shape{40, 20, 70}}) {
         const int d = sh.d, nq = sh.queries, nk = sh.keys;
         INFO("d " << d << ", " << nq << " queries, " << nk << " keys");
         Buffer<float> q(d, nq), kk(d, nk), v(d, nk), d_out(d, nq);
