@@ -41,6 +41,25 @@ struct BoundaryTest {
     }
 };
 
+// Realizes `out` over 3 rows of each region {input width, its min, output
+// width, its min} from random values of `in` (min 0 in y), and checks it
+// against want(a, x, y), a the input's buffer, exactly.
+template<typename Want>
+void check_regions(ImageParam &in, Func out, const std::vector<std::array<int, 4>> &regions, int seed, Want want) {
+    for (const auto &r : regions) {
+        Buffer<float> a = kt::random_image<float>(r[0], 3, r[1], 0, -500, 500, seed);
+        in.set(a);
+        Buffer<float> o = kt::output<float>(r[2], 3, r[3], 0);
+        out.realize(o);
+        kt::check(o, [&](int px, int py) { return want(a, px, py); }, 0.0);
+    }
+}
+
+// a at (x, y), x clamped to its columns (repeat_edge).
+float edge_at(const Buffer<float> &a, int x, int y) {
+    return a(kt::edge_coord(x, a.dim(0).min(), a.dim(0).extent()), y);
+}
+
 }  // namespace
 
 TEST_CASE("boundary: repeat_edge, inlined into a vectorized consumer", "[boundary]") {
@@ -65,15 +84,10 @@ TEST_CASE("boundary: a clamped stencil's first and last column blocks share one 
     CHECK(src.find("auto shared_edges_s0_x_xo_edges = [=](") != std::string::npos);
     // {input width, its min, output width, its min}: edges on both sides,
     // none, the whole row an edge, a 1-pixel input.
-    const std::vector<std::array<int, 4>> regions = {{13, 5, 40, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}};
-    for (const auto &r : regions) {
-        Buffer<float> a = kt::random_image<float>(r[0], 3, r[1], 0, -500, 500, 5);
-        in.set(a);
-        Buffer<float> o = kt::output<float>(r[2], 3, r[3], 0);
-        out.realize(o);
-        auto at = [&](int px, int py) { return a(kt::edge_coord(px, r[1], r[0]), py); };
-        kt::check(o, [&](int px, int py) { return at(px - 2, py) * 0.5f + at(px, py) + at(px + 3, py) * 2.0f; }, 0.0);
-    }
+    check_regions(in, out, {{13, 5, 40, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}}, 5,
+                  [](const Buffer<float> &a, int px, int py) {
+                      return edge_at(a, px - 2, py) * 0.5f + edge_at(a, px, py) + edge_at(a, px + 3, py) * 2.0f;
+                  });
 }
 
 TEST_CASE("boundary: a wide clamped stencil's first and last vectors share one body", "[boundary][partition]") {
@@ -95,21 +109,15 @@ TEST_CASE("boundary: a wide clamped stencil's first and last vectors share one b
     out.vectorize(x, 8);
     std::string src = Pipeline(out).compile_to_cpp_source("wide_edges");
     CHECK(src.find("auto wide_edges_s0_x_x_edges = [=](") != std::string::npos);
-    const std::vector<std::array<int, 4>> regions = {{40, 5, 64, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}};
-    for (const auto &r : regions) {
-        Buffer<float> a = kt::random_image<float>(r[0], 3, r[1], 0, -500, 500, 6);
-        in.set(a);
-        Buffer<float> o = kt::output<float>(r[2], 3, r[3], 0);
-        out.realize(o);
-        kt::check(o, [&](int px, int py) {
-            float sum = 0.0f;
-            for (int k = -reach; k <= reach; k++) {
-                float tap = a(kt::edge_coord(px + k, r[1], r[0]), py) * (float)(k + reach + 1);
-                sum = k == -reach ? tap : sum + tap;
-            }
-            return sum;
-        }, 0.0);
-    }
+    check_regions(in, out, {{40, 5, 64, -10}, {100, 0, 90, 2}, {9, 0, 8, 0}, {1, 3, 24, 0}}, 6,
+                  [&](const Buffer<float> &a, int px, int py) {
+                      float sum = 0.0f;
+                      for (int k = -reach; k <= reach; k++) {
+                          float tap = edge_at(a, px + k, py) * (float)(k + reach + 1);
+                          sum = k == -reach ? tap : sum + tap;
+                      }
+                      return sum;
+                  });
 }
 
 TEST_CASE("boundary: constant_exterior, materialized at the root", "[boundary]") {
