@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "case_util.h"
+#include "halide_apps.h"
 #include "suite.h"
 
 namespace kiln_bench {
@@ -23,23 +24,11 @@ using namespace Halide;
 // one vector by 8 rows (its fallback, the whole file before session 51):
 // a second Halide row, in case LLVM does better with those.
 Pipeline halide_attention(Buffer<float> Q, Buffer<float> K, Buffer<float> V, bool one_vector = false) {
-    Var c("c"), i("i"), j("j"), r("r"), ib("ib"), ii("ii");
-    const int d = Q.dim(0).extent(), keys = K.dim(1).extent();
-    RDom rd(0, d, "rd"), rk(0, keys, "rk");
-    Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
-        weighted("weighted"), output("output");
-    key_t(j, r) = K(r, j);
-    scores(j, i) = 0.0f;
-    scores(j, i) += Q(rd, i) * key_t(j, rd);
-    row_max(i) = std::numeric_limits<float>::lowest();
-    row_max(i) = max(row_max(i), scores(rk, i));
-    Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
-    probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
-    row_sum(i) = 0.0f;
-    row_sum(i) += probs(rk, i);
-    weighted(c, i) = 0.0f;
-    weighted(c, i) += probs(rk, i) * V(c, rk);
-    output(c, i) = weighted(c, i) / row_sum(i);
+    kiln_halide::HalideAttention a = kiln_halide::attention(Q, K, V);
+    Func key_t = a.funcs["key_t"], scores = a.funcs["scores"], row_max = a.funcs["row_max"],
+         probs = a.funcs["probs"], row_sum = a.funcs["row_sum"], weighted = a.funcs["weighted"], output = a.output;
+    Var c("c"), i("i"), j("j"), ib("ib"), ii("ii");
+    RVar rd = a.rvars["rd"], rk = a.rvars["rk"];
 
     const int n = get_host_target().natural_vector_size<float>();
     Var co("co"), ci("ci"), jo("jo"), ji("ji"), u("u");

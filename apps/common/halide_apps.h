@@ -1,6 +1,7 @@
-// Halide 14 twins of two of Kiln's generators, Halide's own apps:
-// generators/camera_pipe.cpp and generators/local_laplacian.cpp, with the
-// same algorithm and the same Func and Var names, so that a schedule file of
+// Halide 14 twins of some of Kiln's generators: Halide's own apps
+// generators/camera_pipe.cpp and generators/local_laplacian.cpp, and
+// generators/attention.cpp's two-pass algorithm, with the same algorithm and
+// the same Func and Var names, so that a schedule file of
 // schedules/<generator>/ applies to them through halide_apply()
 // (halide_schedule.h). The differential tier compares their outputs with
 // Kiln's; apps/bench times them as the anchor.
@@ -10,6 +11,7 @@
 #pragma once
 #include <Halide.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -185,6 +187,42 @@ inline HalideApp local_laplacian(Halide::Buffer<uint16_t> input_buffer, int leve
     app.output(x, y, c) = cast<uint16_t>(clamp(color(x, y, c), 0.0f, 1.0f) * 65535.0f);
     app.images = {{"input", input}};
     return app;
+}
+
+// generators/attention.cpp, algorithm=two_pass: O = softmax(Q Kᵀ / √d) V for
+// one head, Q, K, V and O as (d, seq), d and the number of keys taken from the
+// buffers as constants (as Kiln's generator gets them through dim= and
+// seq=). Its RDoms are rd (over d) and rk (over the keys), as a schedule
+// file names them.
+struct HalideAttention {
+    Halide::Func output;
+    std::map<std::string, Halide::Func> funcs;
+    std::map<std::string, Halide::RVar> rvars;
+};
+
+inline HalideAttention attention(Halide::Buffer<float> Q, Halide::Buffer<float> K, Halide::Buffer<float> V) {
+    using namespace Halide;
+    Var c("c"), i("i"), j("j"), r("r");
+    const int d = Q.dim(0).extent(), keys = K.dim(1).extent();
+    RDom rd(0, d, "rd"), rk(0, keys, "rk");
+    Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
+        weighted("weighted"), output("output");
+    key_t(j, r) = K(r, j);
+    scores(j, i) = 0.0f;
+    scores(j, i) += Q(rd, i) * key_t(j, rd);
+    row_max(i) = std::numeric_limits<float>::lowest();
+    row_max(i) = max(row_max(i), scores(rk, i));
+    Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
+    probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
+    row_sum(i) = 0.0f;
+    row_sum(i) += probs(rk, i);
+    weighted(c, i) = 0.0f;
+    weighted(c, i) += probs(rk, i) * V(c, rk);
+    output(c, i) = weighted(c, i) / row_sum(i);
+    return {output,
+            {{"key_t", key_t}, {"scores", scores}, {"row_max", row_max}, {"probs", probs}, {"row_sum", row_sum},
+             {"weighted", weighted}, {"output", output}},
+            {{"rd", rd}, {"rk", rk}}};
 }
 
 }  // namespace kiln_halide

@@ -14,38 +14,20 @@
 // averages out near 0 keeps an error of ~1e-8 (hence the floor).
 #include "patterns.h"
 
+#include "halide_apps.h"
+
 #include <limits>
 
 namespace {
 
-// The algorithm of generators/attention.cpp in Halide, scheduled by `file`.
+// The algorithm of generators/attention.cpp in Halide (halide_apps.h),
+// scheduled by `file`.
 Halide::Func halide_attention(const kiln::Buffer<float> &q, const kiln::Buffer<float> &k, const kiln::Buffer<float> &v,
                               const kiln::ScheduleFile &file) {
-    using namespace Halide;
-    Buffer<float> Q(*q.raw_buffer()), K(*k.raw_buffer()), V(*v.raw_buffer());
-    Var c("c"), i("i"), j("j"), r("r"), ib("ib"), ii("ii");
-    Expr d = Q.dim(0).extent(), keys = K.dim(1).extent();
-    RDom rd(0, d, "rd"), rk(0, keys, "rk");
-    Func key_t("key_t"), scores("scores"), row_max("row_max"), probs("probs"), row_sum("row_sum"),
-        weighted("weighted"), output("output");
-    key_t(j, r) = K(r, j);
-    scores(j, i) = 0.0f;
-    scores(j, i) += Q(rd, i) * key_t(j, rd);
-    row_max(i) = std::numeric_limits<float>::lowest();
-    row_max(i) = max(row_max(i), scores(rk, i));
-    Expr inv_sqrt_d = 1.0f / sqrt(cast<float>(d));
-    probs(j, i) = exp((scores(j, i) - row_max(i)) * inv_sqrt_d);
-    row_sum(i) = 0.0f;
-    row_sum(i) += probs(rk, i);
-    weighted(c, i) = 0.0f;
-    weighted(c, i) += probs(rk, i) * V(c, rk);
-    output(c, i) = weighted(c, i) / row_sum(i);
-
-    kd::halide_apply(file,
-                     {{"key_t", key_t}, {"scores", scores}, {"row_max", row_max}, {"probs", probs},
-                      {"row_sum", row_sum}, {"weighted", weighted}, {"output", output}},
-                     {{"rd", rd}, {"rk", rk}}, {{"Q.width", Q.dim(0).extent()}, {"K.height", K.dim(1).extent()}});
-    return output;
+    Halide::Buffer<float> Q(*q.raw_buffer()), K(*k.raw_buffer()), V(*v.raw_buffer());
+    kiln_halide::HalideAttention a = kiln_halide::attention(Q, K, V);
+    kd::halide_apply(file, a.funcs, a.rvars, {{"Q.width", Q.dim(0).extent()}, {"K.height", K.dim(1).extent()}});
+    return a.output;
 }
 
 void check_attention(const std::string &schedule) {
