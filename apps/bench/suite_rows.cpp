@@ -29,23 +29,25 @@ void schedule_rows(Func output, int rows_per_task) {
     output.split(y, yo, yi, rows_per_task).parallel(yo).vectorize(x, 8);
 }
 
-// The row reductions of layernorm and softmax host_tiled.sched:
-//   f.update(0): split(r, ro, ri, 16) rfactor(ri, u, f_lanes)
-//   f_lanes: compute_at(output, yi) vectorize(u)
-//   f_lanes.update(0): reorder(u, ro) vectorize(u)
+// The row reductions of layernorm and softmax host_tiled.sched, n =
+// natural_vector_size:
+//   f.update(0): split(r, ro, ri, n*4) rfactor(ri, u, f_lanes)
+//   f_lanes: compute_at(output, yi) vectorize(u, n)
+//   f_lanes.update(0): reorder(u, ro) vectorize(u, n) unroll(u)
 void rfactor_rows(Func f, RDom r, Func output, Var yi) {
+    const int n = get_host_target().natural_vector_size<float>();
     RVar ro("ro"), ri("ri");
     Var u("u");
-    Func lanes = f.update(0).split(r.x, ro, ri, 16).rfactor(ri, u);
-    lanes.compute_at(output, yi).vectorize(u);
-    lanes.update(0).reorder(u, ro).vectorize(u);
+    Func lanes = f.update(0).split(r.x, ro, ri, n * 4).rfactor(ri, u);
+    lanes.compute_at(output, yi).vectorize(u, n);
+    lanes.update(0).reorder(u, ro).vectorize(u, n).unroll(u);
 }
 
 Pipeline halide_layernorm(Buffer<float> in, Buffer<float> gamma, Buffer<float> beta, float eps, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     auto [r, sum, mean, sum_sq, inv_std, normalized, output] = halide_layernorm_algorithm(in, gamma, beta, eps);
     if (!scheduled) return Pipeline(output);
-    output.split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+    output.split(y, yo, yi, 8).parallel(yo).vectorize(x, get_host_target().natural_vector_size<float>());
     for (Func f : {sum, mean, sum_sq, inv_std}) f.compute_at(output, yi);
     rfactor_rows(sum, r, output, yi);
     rfactor_rows(sum_sq, r, output, yi);
