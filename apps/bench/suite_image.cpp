@@ -82,10 +82,11 @@ Pipeline halide_harris(Buffer<float> in, float k, bool scheduled) {
     Expr trace = Sxx(x, y) + Syy(x, y);
     output(x, y) = det - k * trace * trace;
     if (!scheduled) return Pipeline(output);
-    output.tile(x, y, xi, yi, 64, 32).vectorize(xi, 8).parallel(y);
-    gray.compute_at(output, x).vectorize(x, 8);
-    Ix.compute_at(output, x).vectorize(x, 8);
-    Iy.compute_at(output, x).vectorize(x, 8);
+    const int n = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
+    output.tile(x, y, xi, yi, 64, 32).vectorize(xi, n).parallel(y);
+    gray.compute_at(output, x).vectorize(x, n);
+    Ix.compute_at(output, x).vectorize(x, n);
+    Iy.compute_at(output, x).vectorize(x, n);
     return Pipeline(output);
 }
 
