@@ -54,17 +54,23 @@ public:
                 // its second on all but the first (both on the one trip of a loop of unknown trip count).
                 const int64_t outer_trip = trip, outer_n = pipelined_trips;
                 if (i.pipelined) pipelined_trips = known ? n : -1;
+                counts_of[i.var] = n;
                 for (int64_t t = 0; t < n; t++) {
                     if (i.pipelined) trip = t;
                     trips_of[i.var] = t;
                     items(i.body, depth + 1);
                 }
                 trips_of.erase(i.var);
+                counts_of.erase(i.var);
                 trip = outer_trip, pipelined_trips = outer_n;
             } else if ((i.stage < 0 || pipelined_trips < 0 || (i.stage == 0 ? trip < pipelined_trips - 1 : trip > 0)) &&
                        std::all_of(i.first_trip.begin(), i.first_trip.end(),
-                                   [&](const std::string &v) { return trips_of[v] == 0; })) {
-                // (a k-slice's load runs on the first trips of its loops only, as its guard says)
+                                   [&](const std::string &v) { return trips_of[v] == 0; }) &&
+                       (!i.ring.slots || npu_ring_runs(i.ring, i.ring.point, trips_of[i.ring.panel],
+                                                       counts_of[i.ring.panel], trips_of[i.ring.tile],
+                                                       counts_of[i.ring.tile], trips_of[i.ring.slice]))) {
+                // (a k-slice's load runs on the first trips of its loops only, as its guard says; an operand
+                // ring's loads and flags where their ring points say)
                 program.instrs.push_back(instruction(i));
             }
         }
@@ -78,6 +84,7 @@ private:
     std::map<int, int> parity, iter;
     int64_t trip = 0, pipelined_trips = -1;  // in a software-pipelined loop: its trip and trip count
     std::map<std::string, int64_t> trips_of;  // each enclosing loop's trip (by its C++ variable)
+    std::map<std::string, int64_t> counts_of; // and its trips per run, as unrolled
 
     npu::Instr instruction(const NpuItem &i) {
         npu::Instr in;

@@ -54,6 +54,7 @@ struct NpuBuffer {
                              // loop body with instructions (set by npu_insert_sync)
     int addr = 0;            // bytes from the start of its memory, assigned after selection
     int copy_stride = 0;     // bytes from one copy to the next (0: bytes()), assigned with addr
+    int ring_slots = 0;      // > 0: an operand ring of this many slice slots (NpuRing), ordered by its own flags
     int bytes() const { return rows * cols * npu::dtype_size(dtype); }
     int stride() const { return copy_stride ? copy_stride : bytes(); }
 };
@@ -71,6 +72,38 @@ struct NpuPlacement {
     // (npu_select_and_place).
     uint64_t sharing_peak = 0;
 };
+
+// An operand ring (NpuSelectMatrix.cpp, make_rings): an L1 panel read in
+// `slices` k-slices per panel, held in `slots` slice slots (slots > slices
+// when L1 has room), slice s of panel p (trips of the panel loop from 0) in
+// slot (p * slices + s) % slots. The first panel is loaded by its first row
+// tile, as any panel loaded in k-slices; panel p + 1's slice s by panel p's
+// row tile min(tiles - 1, 1 + s * (tiles - 1) / (slots - slices)), after
+// it moved slice s: spread over the tiles after the first, each into a slot
+// that panel p's last tile has freed by then. npu_insert_sync orders the
+// ring as queues: one event counts free slots (set slots - slices times
+// before the nest and after each slice's last move, waited before each
+// prefetch), one the first panel's loaded slices and one the prefetched
+// ones (set after each load, waited before a slice's first move).
+struct NpuRing {
+    int slots = 0, slices = 0;
+    // > 1: with at least parts + 1 row tiles, the next panel's slices load
+    // in `parts` row parts each, one part per slice iteration, over the
+    // panel's last slices * parts slice iterations (part j of the stream,
+    // slice j / parts, at iteration tile * slices + slice - (tiles - parts)
+    // * slices); the whole slices above with fewer tiles.
+    int parts = 1;
+    std::string panel, tile, slice;                  // the loops' C++ variables
+    std::string panel_min, panel_extent, tile_min, tile_extent, slice_min;  // C++
+    // Where an instruction or flag of the ring runs.
+    enum Point { None, FirstLoad, Prefetch, Part, PartStart, PartEnd, FirstUse, PrefetchedUse, LastUse } point = None;
+};
+// The C++ condition of point p of ring r (empty: always).
+std::string npu_ring_guard(const NpuRing &r, NpuRing::Point p);
+// Whether point p runs on trip `panel` of `panels`, `tile` of `tiles`, and
+// trip `slice` of the slice loop (trips from 0): npu_ring_guard's value.
+bool npu_ring_runs(const NpuRing &r, NpuRing::Point p, int64_t panel, int64_t panels, int64_t tile, int64_t tiles,
+                   int64_t slice);
 
 // An operand of a tile instruction: the top-left rows x cols of buffer
 // `buffer` from its row `row0` on; else C++ the S pipe computes, a GM
@@ -129,6 +162,9 @@ struct NpuItem {
     int slices = 0;
     std::string slice_var;
     std::vector<std::string> first_trip;
+    // An instruction or flag of an operand ring (ring.slots > 0): it runs
+    // where ring.point says, as its guard (npu_ring_guard) says.
+    NpuRing ring;
 
     static NpuItem line(std::string t) {
         NpuItem i;

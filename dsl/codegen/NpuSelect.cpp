@@ -876,6 +876,7 @@ NpuKernel npu_select_kernel(const std::string &name, const Stmt &loop_nest, cons
     s.drop_sliced_panel_loads(s.k.body);
     for (const auto &[fname, f] : env)
         if (f->schedule.software_pipeline) s.k.pipelined.push_back(fname);
+    s.make_rings(s.k.body);
     return s.k;
 }
 

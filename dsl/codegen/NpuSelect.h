@@ -94,6 +94,10 @@ public:
     void stmt(const Stmt &s, std::vector<NpuItem> &out);
     // After selection: drops the whole load of each panel loaded in k-slices (sliced_load) that nothing reads whole.
     void drop_sliced_panel_loads(std::vector<NpuItem> &items);
+    // After that: gives each such panel whose loop can prefetch (ring_panels)
+    // the slots L1 has room for beside the other L1 buffers, up to twice its
+    // slices, and loads the next panel's slices into them (NpuRing).
+    void make_rings(std::vector<NpuItem> &items);
 
 private:
     // Scalar C++ for an expression of loop variables, lets and Params.
@@ -429,6 +433,20 @@ private:
     // The TLOAD of the k-slice of panel b whose first row is `row` (n.R
     // rows), when the panel is loaded per slice: its slice count, else 0.
     int sliced_load(int b, const Expr &row, const Nest &n, std::vector<NpuItem> &out);
+    // A panel loaded in k-slices whose panel loop can prefetch (sliced_load):
+    // its ring without slots yet, the rows of a slice, its loops, the
+    // window of the next panel's slice of a slice iteration and its input.
+    struct RingPanel {
+        NpuRing ring;
+        int rows = 0;
+        const For *panel_loop = nullptr, *tile_loop = nullptr, *slice_loop = nullptr;
+        Window next;
+        std::string source;
+    };
+    std::map<int, RingPanel> ring_panels;  // L1 buffer -> its ring
+    // The instructions of ring r of buffer b under items: slots for the
+    // slices, the first panel's guard, the next panel's load after each move.
+    void ring_items(std::vector<NpuItem> &items, int b, const RingPanel &r);
 
     // C(x, y) = C(x, y) + A(k, y) * B(x, k) over a 3-D nest of constant
     // loops (any order), C in L0C: one TMATMUL (from 0, after C's pure

@@ -17,7 +17,11 @@
 // loop), in place of one TLOAD of the whole panel before the tiles: the
 // first product waits for one slice, not the panel, and the next panel's
 // slice s loads once the last tile has moved slice s (NpuSync.cpp's ring
-// flags order the slices one by one).
+// flags order the slices one by one). When L1 has room beside it, the
+// panel is an operand ring (NpuRing, make_rings): more slots than slices,
+// the next panel's slices loaded into the free ones during this panel's
+// row tiles, in row parts spread over its last slice iterations, so that
+// the change of panel waits for nothing.
 //
 //   for (ko, 0, 8) for (y, 0, 64) for (x, 0, 256) for (ki, 0, 64) matmul(x, y) += A(ko*64 + ki, y) * B_in(x, ko*64 + ki)
 //   ->
@@ -25,6 +29,11 @@
 //   if (yo == 0) TLOAD(B_in rows ko*64 .. <- B window rows ko*64 ..)   MTE2
 //   TMOV(matmul.b0 <- B_in rows ko*64 ..)          MTE1
 //   if (ko == 0) TMATMUL(matmul <- matmul.a0, matmul.b0) else TMATMUL_ACC(...)   M
+//   with a ring of 15 slots (K = 512, 8 slices; 4 parts a slice):
+//   if (xo == 0 && yo == 0) TLOAD(B_in slot (xo*8 + ko) % 15 <- B window rows ko*64 ..)
+//   TMOV(matmul.b0 <- B_in slot (xo*8 + ko) % 15)
+//   if (xo + 1 < panels && 0 <= j && j < 32) TLOAD(B_in slot ((xo+1)*8 + j/4) % 15, part j%4 <- B window at
+//       xo + 1, rows (j/4)*64 + (j%4)*16 ..)     j = yo*8 + ko - (tiles - 4)*8
 //
 //   for (y, 0, 32) for (x, 0, 128) for (k, 0, 128) matmul(x, y) += A(k, y) * B(x, k)
 //   ->
@@ -292,7 +301,104 @@ int Selector::sliced_load(int b, const Expr &row, const Nest &n, std::vector<Npu
         load.guard += (load.guard.empty() ? "" : " && ") + c_name(l->name) + " == " + scalar(l->min);
     }
     sliced_panels.insert(b);
+    // A ring (ring_panels) when the panel loop is the nest's outermost and
+    // serial, with one loop, the row tiles, between it and the slices: the
+    // next panel's slice ko is then this window at the panel loop's next trip.
+    const For *panel = loop_stack.front();
+    if (pl->second.depth == 1 && between.size() == 1 && panel->for_type == ForType::Serial) {
+        RingPanel r;
+        r.ring.slices = (int)*trips;
+        r.ring.panel = c_name(panel->name), r.ring.tile = c_name(between[0]->name), r.ring.slice = c_name(sl->name);
+        r.ring.panel_min = scalar(panel->min), r.ring.panel_extent = scalar(panel->extent);
+        r.ring.tile_min = scalar(between[0]->min), r.ring.tile_extent = scalar(between[0]->extent);
+        r.ring.slice_min = scalar(sl->min);
+        const Expr next = Variable::make(Int(32), panel->name) + 1;
+        Window wn = w;
+        wn.x0 = simplify(substitute(panel->name, next, w.x0)), wn.y0 = simplify(substitute(panel->name, next, w.y0));
+        for (Expr &o : wn.outer) o = simplify(substitute(panel->name, next, o));
+        r.rows = n.R;
+        r.panel_loop = panel, r.tile_loop = between[0], r.slice_loop = sl;
+        r.next = wn, r.source = pl->second.source;
+        ring_panels[b] = r;
+    }
     return (int)*trips;
+}
+
+void Selector::make_rings(std::vector<NpuItem> &items) {
+    if (!k.pipelined.empty()) return;  // a rotated loop orders its buffers as wholes (NpuSync.cpp)
+    const npu::Machine m = npu_target_machine();
+    for (auto &[b, r] : ring_panels) {
+        NpuBuffer &buf = k.buffers[b];
+        if (whole_panel_reads.count(b) || buf.ring_slots) continue;
+        // The slots L1 has beside the other L1 buffers (each copy of them): the panel's own and up to as many more.
+        uint64_t others = 0;
+        for (const NpuBuffer &o : k.buffers)
+            if (&o != &buf && o.memory == npu::Mem::L1) others += (uint64_t)o.bytes() * o.copies;
+        const uint64_t slot_bytes = (uint64_t)r.rows * buf.cols * npu::dtype_size(buf.dtype);
+        const uint64_t cap = m.capacity(npu::Mem::L1);
+        const int fit = cap > others ? (int)((cap - others) / slot_bytes) : 0;
+        const int extra = std::min(r.ring.slices, fit - r.ring.slices);
+        if (extra < 1) continue;
+        r.ring.slots = r.ring.slices + extra;
+        // Parts of a slice: as many as keep each part's first slice iteration after the last tile's move of
+        // the slot's slice before ((slices - extra) * (parts - 1) <= extra: the parts are the stream's last),
+        // up to 4, whole rows.
+        for (int q : {4, 2})
+            if (r.rows % q == 0 && (r.ring.slices - extra) * (q - 1) <= extra) {
+                r.ring.parts = q;
+                break;
+            }
+        buf.rows = r.ring.slots * r.rows;
+        buf.ring_slots = r.ring.slots;
+        ring_items(items, b, r);
+    }
+}
+
+void Selector::ring_items(std::vector<NpuItem> &items, int b, const RingPanel &r) {
+    const int S = r.ring.slices, q = r.ring.parts, part_rows = r.rows / q;
+    const For *tl = r.tile_loop, *sl = r.slice_loop, *pl = r.panel_loop;
+    auto var = [](const For *l) { return Variable::make(Int(32), l->name) - l->min; };
+    // The first row of slice s (part p) of this panel or the next in the ring (C++).
+    auto slot_row = [&](bool next, const Expr &s, const Expr &p) {
+        return scalar(simplify(((var(pl) + (next ? 1 : 0)) * S + s) % r.ring.slots * r.rows + p * part_rows));
+    };
+    // A load of the next panel's slice (or part) into dst, after item i.
+    auto prefetch = [&](size_t i, NpuArg dst, const Window &w, NpuRing::Point point) {
+        std::vector<NpuItem> load;
+        instr(load, npu::Op::TLOAD, {dst, gm_arg(gm_code(r.source, w))});
+        load[0].ring = r.ring;
+        load[0].ring.point = point;
+        load[0].guard = npu_ring_guard(r.ring, point);
+        load[0].slices = S, load[0].slice_var = c_name(sl->name);
+        items.insert(items.begin() + (long)i + 1, std::move(load[0]));
+    };
+    for (size_t i = 0; i < items.size(); i++) {
+        NpuItem &it = items[i];
+        ring_items(it.body, b, r);
+        if (it.kind != NpuItem::Instr || !it.slices) continue;
+        if (it.op == npu::Op::TLOAD && it.writes == std::vector<int>{b}) {  // the first panel's slice
+            it.ring = r.ring;
+            it.ring.point = NpuRing::FirstLoad;
+            it.guard = npu_ring_guard(it.ring, NpuRing::FirstLoad);
+            it.first_trip.clear();
+            it.args[0].row0_code = slot_row(false, var(sl), 0);
+        } else if (it.op == npu::Op::TMOV && it.reads == std::vector<int>{b}) {
+            // The move of this panel's slice; then the next panel's slice into its slot, whole or in parts.
+            it.ring = r.ring;
+            it.args[1].row0_code = slot_row(false, var(sl), 0);
+            NpuArg dst = it.args[1];
+            dst.row0_code = slot_row(true, var(sl), 0);
+            prefetch(i++, dst, r.next, NpuRing::Prefetch);
+            if (q == 1) continue;
+            // Part j of the stream at slice iteration yo * S + ko, over the panel's last S * q.
+            const Expr j = var(tl) * S + var(sl) - (tl->extent - q) * S, s = j / q, p = j % q;
+            Window w = r.next;
+            w.y0 = simplify(substitute(sl->name, sl->min + s, w.y0) + p * part_rows);
+            dst.rows = part_rows;
+            dst.row0_code = slot_row(true, s, p);
+            prefetch(i++, dst, w, NpuRing::Part);
+        }
+    }
 }
 
 void Selector::drop_sliced_panel_loads(std::vector<NpuItem> &items) {
@@ -350,5 +456,50 @@ const For *Selector::split_rvar_loop(const std::string &f, const For *fk, int64_
 }
 
 }  // namespace npu_select
+
+std::string npu_ring_guard(const NpuRing &r, NpuRing::Point p) {
+    const std::string tile = "(" + r.tile + " - (" + r.tile_min + "))", tiles = "(" + r.tile_extent + ")";
+    const std::string first = r.panel + " == " + r.panel_min, S = std::to_string(r.slices), q = std::to_string(r.parts);
+    const std::string next = r.panel + " + 1 < " + r.panel_min + " + " + r.panel_extent;
+    const std::string parted = tiles + " >= " + std::to_string(r.parts + 1);
+    const std::string j = "(" + tile + " * " + S + " + " + r.slice + " - (" + r.slice_min + ") - (" + tiles + " - " + q +
+                          ") * " + S + ")";
+    const std::string part = next + " && " + parted + " && " + j + " >= 0 && " + j + " < " + std::to_string(r.slices * r.parts);
+    switch (p) {
+    case NpuRing::FirstLoad: return first + " && " + r.tile + " == " + r.tile_min;
+    case NpuRing::Prefetch:
+        return next + (r.parts > 1 ? " && !(" + parted + ")" : "") + " && " + tile + " == kiln_npu_min(" + tiles +
+               " - 1, 1 + (" + r.slice + " - (" + r.slice_min + ")) * (" + tiles + " - 1) / " +
+               std::to_string(r.slots - r.slices) + ")";
+    case NpuRing::Part: return part;
+    case NpuRing::PartStart: return part + " && " + j + " % " + q + " == 0";
+    case NpuRing::PartEnd: return part + " && " + j + " % " + q + " == " + std::to_string(r.parts - 1);
+    case NpuRing::FirstUse: return first + " && " + r.tile + " == " + r.tile_min;
+    case NpuRing::PrefetchedUse: return r.panel + " != " + r.panel_min + " && " + r.tile + " == " + r.tile_min;
+    case NpuRing::LastUse: return tile + " == " + tiles + " - 1";
+    default: return "";
+    }
+}
+
+bool npu_ring_runs(const NpuRing &r, NpuRing::Point p, int64_t panel, int64_t panels, int64_t tile, int64_t tiles,
+                   int64_t slice) {
+    const bool parted = r.parts > 1 && tiles >= r.parts + 1;
+    const int64_t j = tile * r.slices + slice - (tiles - r.parts) * r.slices;
+    const bool part = panel + 1 < panels && parted && j >= 0 && j < r.slices * r.parts;
+    switch (p) {
+    case NpuRing::FirstLoad:
+    case NpuRing::FirstUse: return panel == 0 && tile == 0;
+    case NpuRing::Prefetch:
+        return panel + 1 < panels && !parted &&
+               tile == std::min(tiles - 1, 1 + slice * (tiles - 1) / (r.slots - r.slices));
+    case NpuRing::Part: return part;
+    case NpuRing::PartStart: return part && j % r.parts == 0;
+    case NpuRing::PartEnd: return part && j % r.parts == r.parts - 1;
+    case NpuRing::PrefetchedUse: return panel != 0 && tile == 0;
+    case NpuRing::LastUse: return tile == tiles - 1;
+    default: return true;
+    }
+}
+
 }  // namespace internal
 }  // namespace kiln

@@ -58,6 +58,23 @@
 //              TMOV b0 <- p[ko]; ...; SET_FLAG(MTE1, MTE2, 1) }
 //   WAIT_FLAG(MTE1, MTE2, 1) x 4
 //
+// An operand ring (NpuRing: a panel's k-slices in more slots than slices,
+// the next panel's loaded during this one's tiles) is left out of that
+// analysis and ordered as a queue, each flag guarded as the instruction it
+// belongs to (ring_flags): a prefetch waits for a free slot, a slice's
+// first move (first row tile) for its load, its last move (last row tile)
+// frees its slot.
+//
+//   for (xo) for (yo) for (ko) { if (first) TLOAD p[slot]; TMOV b0 <- p[slot]; if (prefetch) TLOAD p[next slot] }
+//   ->
+//   SET_FLAG(MTE1, MTE2, free) x (slots - slices)
+//   for (xo) for (yo) for (ko) {
+//       if (first) TLOAD p[slot]; if (first) SET_FLAG(MTE2, MTE1, full0)
+//       if (xo == 0 && yo == 0) WAIT_FLAG(MTE2, MTE1, full0); if (xo != 0 && yo == 0) WAIT_FLAG(MTE2, MTE1, full1)
+//       TMOV b0 <- p[slot]; if (yo == last) SET_FLAG(MTE1, MTE2, free)
+//       if (prefetch) WAIT_FLAG(MTE1, MTE2, free); if (prefetch) TLOAD p[next slot]; if (prefetch) SET_FLAG(MTE2, MTE1, full1) }
+//   WAIT_FLAG(MTE1, MTE2, free) x slots
+//
 // A software-pipelined loop (NpuPipeline.cpp) runs stage A of iteration
 // k + 1 before stage B of iteration k; A's instructions use the other copy
 // of the loop's double-buffered buffers. An access and an earlier one
@@ -182,6 +199,8 @@ public:
         for (size_t a = 0; a < buffers.size(); a++)
             for (size_t b = 0; b < buffers.size(); b++)
                 if (a == b || npu_buffers_overlap(buffers[a], buffers[b])) {
+                    internal_assert(a == b || (!buffers[a].ring_slots && !buffers[b].ring_slots))
+                        << "NPU sync: the operand ring " << buffers[a].name << " shares bytes with " << buffers[b].name;
                     internal_assert(buffers[a].copies == buffers[b].copies &&
                                     (buffers[a].copies == 1 || buffers[a].depth == buffers[b].depth))
                         << "NPU sync: " << buffers[a].name << " and " << buffers[b].name
@@ -323,17 +342,19 @@ private:
             std::vector<const NpuItem *> ins;
             if (body[i].kind == NpuItem::Instr) ins.push_back(&body[i]);
             else if (body[i].kind == NpuItem::Loop) instrs_of(body[i].body, ins);
-            for (const NpuItem *in : ins) {
-                touched[i].insert(in->reads.begin(), in->reads.end());
-                touched[i].insert(in->writes.begin(), in->writes.end());
-            }
+            for (const NpuItem *in : ins)
+                for (const std::vector<int> *bs : {&in->reads, &in->writes})
+                    for (int b : *bs)
+                        if (!buffers[b].ring_slots) touched[i].insert(b);
         }
         for (size_t i = 0; i < body.size(); i++) {
             std::vector<const NpuItem *> ins;
             if (body[i].kind == NpuItem::Instr) ins.push_back(&body[i]);
             else if (body[i].kind == NpuItem::Loop) instrs_of(body[i].body, ins);
             if (ins.empty()) continue;
+            // An operand ring's accesses are ordered by its own queue flags (ring_flags).
             auto shared = [&](int b) {
+                if (buffers[b].ring_slots) return false;
                 if (body[i].kind == NpuItem::Instr) return true;
                 for (size_t j = 0; j < body.size(); j++)
                     for (int alias : aliases[b])
@@ -448,6 +469,56 @@ void sync_body(std::vector<NpuItem> &body, bool loop, int level, const std::vect
     for (NpuItem &x : s.after) after.push_back(std::move(x));
 }
 
+// The queue flags of the operand rings under `items` (NpuRing), events
+// {free, first panel's full, prefetched full}: a prefetch waits for a free
+// slot (MTE1 -> MTE2), every load then says its slice is there (MTE2 ->
+// MTE1, the first panel's and the prefetched ones counted apart, each in
+// the order they load and are first moved); a slice's first move waits for
+// it, its last move frees the slot. Each flag runs where its instruction's
+// ring point says: a load's where it runs, a move's at the first and the
+// last row tile.
+void ring_flags(std::vector<NpuItem> &items, const std::map<int, std::vector<int>> &events) {
+    std::vector<NpuItem> out;
+    for (NpuItem &i : items) {
+        ring_flags(i.body, events);
+        if (i.kind != NpuItem::Instr || !i.ring.slots) {
+            out.push_back(std::move(i));
+            continue;
+        }
+        const bool load = i.op == npu::Op::TLOAD, first = i.ring.point == NpuRing::FirstLoad,
+                   part = i.ring.point == NpuRing::Part;
+        const std::vector<int> &e = events.at(load ? i.writes[0] : i.reads[0]);
+        const NpuRing ring = i.ring;
+        auto ringed = [&](NpuItem f, NpuRing::Point p) {
+            f.ring = ring;
+            f.ring.point = p;
+            f.guard = npu_ring_guard(f.ring, p);
+            return f;
+        };
+        using npu::Pipe;
+        // A slice loaded in parts waits before its first part and says so after its last.
+        if (load && !first)
+            out.push_back(ringed(flag(npu::Op::WAIT_FLAG, Pipe::MTE1, Pipe::MTE2, e[0]), part ? NpuRing::PartStart : ring.point));
+        if (!load) {
+            out.push_back(ringed(flag(npu::Op::WAIT_FLAG, Pipe::MTE2, Pipe::MTE1, e[1]), NpuRing::FirstUse));
+            out.push_back(ringed(flag(npu::Op::WAIT_FLAG, Pipe::MTE2, Pipe::MTE1, e[2]), NpuRing::PrefetchedUse));
+        }
+        out.push_back(std::move(i));
+        out.push_back(load ? ringed(flag(npu::Op::SET_FLAG, Pipe::MTE2, Pipe::MTE1, first ? e[1] : e[2]),
+                                    part ? NpuRing::PartEnd : ring.point)
+                           : ringed(flag(npu::Op::SET_FLAG, Pipe::MTE1, Pipe::MTE2, e[0]), NpuRing::LastUse));
+    }
+    items = std::move(out);
+}
+
+// The operand rings under `items`: buffer -> its ring.
+void find_rings(const std::vector<NpuItem> &items, std::map<int, NpuRing> &rings) {
+    for (const NpuItem &i : items) {
+        find_rings(i.body, rings);
+        if (i.kind == NpuItem::Instr && i.ring.slots && i.op == npu::Op::TLOAD) rings[i.writes[0]] = i.ring;
+    }
+}
+
 }  // namespace
 
 void npu_buffer_levels(NpuKernel &k) {
@@ -485,6 +556,23 @@ NpuKernel npu_insert_sync(NpuKernel k) {
             for (NpuItem &x : run) out.push_back(std::move(x));
         } else {
             std::vector<NpuItem> before, after;
+            // An operand ring's events first; its free slots beyond the first panel's counted before the
+            // nest, all of them drained after it.
+            std::map<int, NpuRing> rings;
+            std::map<int, std::vector<int>> events;
+            find_rings(item.body, rings);
+            for (const auto &[b, ring] : rings) {
+                int &free = next[{npu::Pipe::MTE1, npu::Pipe::MTE2}], &full = next[{npu::Pipe::MTE2, npu::Pipe::MTE1}];
+                free = std::max(free, 1), full = std::max(full, 1);
+                events[b] = {free, full, full + 1};
+                free++, full += 2;
+                for (int s = 0; s < ring.slots; s++) {
+                    if (s < ring.slots - ring.slices)
+                        before.push_back(flag(npu::Op::SET_FLAG, npu::Pipe::MTE1, npu::Pipe::MTE2, events[b][0]));
+                    after.push_back(flag(npu::Op::WAIT_FLAG, npu::Pipe::MTE1, npu::Pipe::MTE2, events[b][0]));
+                }
+            }
+            ring_flags(item.body, events);
             sync_body(*find_body(item.body), true, 0, k.buffers, next, before, after, body_loop(item).var);
             for (NpuItem &x : before) out.push_back(std::move(x));
             out.push_back(std::move(item));

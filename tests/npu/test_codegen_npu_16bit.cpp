@@ -79,6 +79,16 @@ struct Bf16Gemm {
     json run(const std::string &fn) {
         return run_npu_args(Pipeline(output), {{"A", a}, {"B", b}, {"bias", bs}, {"output", npu}}, fn);
     }
+    // schedules/gemm/npu_512.sched's loops with B's panel in L1 at the
+    // panel loop, run: bitwise the host's and race-free; its report.
+    json run_with_panel(const std::string &fn) {
+        split_k_tiles(256, 64, 64);
+        B.in(matmul).compute_at(output, xo).store_in(MemoryType::L1);
+        json rep = run(fn);
+        CHECK(count_different_bits(host, npu) == 0);
+        CHECK(rep["race_count"] == 0);
+        return rep;
+    }
 };
 
 }  // namespace
@@ -181,12 +191,7 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     // host's sum in the host's order: the output is bitwise the host's.
     const int M = 256, N = 512, K = 256, KS = 64, MT = 64, NT = 256;
     Bf16Gemm g(M, N, K);
-    g.split_k_tiles(NT, MT, KS);
-    g.B.in(g.matmul).compute_at(g.output, g.xo).store_in(MemoryType::L1);
-    json rep = g.run("gemm_split_k");
-    Buffer<bf16, 2> &host = g.host, &npu = g.npu;
-    CHECK(count_different_bits(host, npu) == 0);
-    CHECK(rep["race_count"] == 0);
+    json rep = g.run_with_panel("gemm_split_k");
     const int tiles = (M / MT) * (N / NT), slices = K / KS;
     CHECK(rep["instructions_by_op"]["TMATMUL"] == tiles);
     CHECK(rep["instructions_by_op"]["TMATMUL_ACC"] == tiles * (slices - 1));
@@ -195,24 +200,69 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     // L1 -> L0A / L0B: every tile moves its A slices and the panel's rows.
     CHECK(rep["dma_bytes"]["L1->L0B"] == 2 * tiles * K * NT);
     CHECK(rep["dma_bytes"]["L1->L0A"] == 2 * tiles * MT * K);
-    // The panel is loaded in its k-slices, each by the panel's first row
-    // tile (a TLOAD guarded by yo's first trip inside the slice loop) rather
-    // than whole before the tiles: one TLOAD per slice and panel, beside A's
-    // per slice and tile and the bias's per tile.
+    // The panel is loaded in its k-slices: the first panel's by its first
+    // row tile, the next panel's by this panel's tiles (a prefetch, below),
+    // rather than whole before the tiles: one TLOAD per slice and panel,
+    // beside A's per slice and tile and the bias's per tile.
     CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + (N / NT) * slices + tiles);
     const std::string src = Pipeline(g.output).compile_to_cpp_source("gemm_split_k_src", Target("npu"));
     INFO(src);
-    CHECK_THAT(src, Contains("if (v_output_s0_y_yo == (int32_t)0) core.TLOAD(kiln_tile(core, Mem::L1, kiln_addr(") &&
-                        Contains(") + (uint32_t)((v_matmul_s1_k_x_ko * (int32_t)64)) * 512u, 64, 256, 64, 256, "
-                                 "\"B_in_matmul\", DType::BF16), v_B_gm.at("));
-    // Its slices are ordered one by one: the carried flag from the moves
-    // into L0B to the slices' loads is set once per slice before the loops
-    // (and drained as often after them), so the load of slice s waits for
-    // the move of slice s one tile before, not for the whole panel's.
-    const std::string ring_set = "core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 3);\n";
-    std::string sets;
-    for (int s = 0; s < slices; s++) sets += "    " + ring_set;
-    CHECK_THAT(src, Contains(sets + "    core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);"));
+    // L1 has room for a second panel beside the first (128 KiB each) and
+    // A's slices: the panel is a ring of 8 slice slots, slice ko of panel
+    // xo in slot (xo * 4 + ko) % 8. The first panel is loaded by the first
+    // row tile; with 4 row tiles (too few to load in row parts) the next
+    // panel's slice s by row tile 1 + s * 3 / 4, into its slot.
+    CHECK_THAT(src, Contains("if (v_output_s0_x_xo == (int32_t)0 && v_output_s0_y_yo == (int32_t)0) core.TLOAD("
+                             "kiln_tile(core, Mem::L1, kiln_addr(") &&
+                        Contains("(kiln_npu_mod((v_matmul_s1_k_x_ko + (v_output_s0_x_xo * (int32_t)4)), (int32_t)8) * "
+                                 "(int32_t)64)) * 512u, 64, 256, 64, 256, \"B_in_matmul\", DType::BF16), v_B_gm.at(") &&
+                        Contains("(v_output_s0_y_yo - ((int32_t)0)) == kiln_npu_min((v_output_s0_y_yo_loop_extent) - 1, "
+                                 "1 + (v_matmul_s1_k_x_ko - ((int32_t)0)) * ((v_output_s0_y_yo_loop_extent) - 1) / 4)) "
+                                 "core.TLOAD(") &&
+                        Contains("(kiln_npu_mod(((v_matmul_s1_k_x_ko + (v_output_s0_x_xo * (int32_t)4)) + (int32_t)4), "
+                                 "(int32_t)8) * (int32_t)64)) * 512u"));
+    // Its slots are a queue: 4 free slots (the second panel's) counted
+    // before the loops, each prefetch waits for one, each slice's last move
+    // (the last row tile's) frees its slot, and the first move of a slice
+    // waits for its load (the first panel's and the prefetched ones counted
+    // on two events); all 8 slots drained after the loops.
+    const std::string free_set = "core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);\n", free_wait = "core.WAIT_FLAG(Pipe::MTE1, Pipe::MTE2, 1);\n";
+    std::string sets, waits;
+    for (int s = 0; s < slices; s++) sets += "    " + free_set;
+    for (int s = 0; s < 2 * slices; s++) waits += "    " + free_wait;
+    CHECK_THAT(src, Contains(sets + "    core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 2);") && !Contains(sets + "    " + free_set) &&
+                        Contains(waits) && !Contains(waits + "    " + free_wait) &&
+                        Contains("== (v_output_s0_y_yo_loop_extent) - 1) core.SET_FLAG(Pipe::MTE1, Pipe::MTE2, 1);") &&
+                        Contains("if (v_output_s0_x_xo == (int32_t)0 && v_output_s0_y_yo == (int32_t)0) "
+                                 "core.WAIT_FLAG(Pipe::MTE2, Pipe::MTE1, 1);") &&
+                        Contains("if (v_output_s0_x_xo != (int32_t)0 && v_output_s0_y_yo == (int32_t)0) "
+                                 "core.WAIT_FLAG(Pipe::MTE2, Pipe::MTE1, 2);"));
+}
+
+TEST_CASE("the next L1 panel loads in row parts spread over the row tiles into the ring's free slots",
+          "[npu][codegen][f16][matmul]") {
+    // 320 x 512 x 512: B's panel (512 x 256 bf16, 256 KiB) and A's two
+    // slices leave L1 room for 7 of the next panel's 8 slices: a ring of 15
+    // slots. With 5 row tiles the next panel loads in 4 row parts a slice,
+    // one part per slice iteration over the panel's last 32 (so no TLOAD
+    // of 32 KiB stalls A's slice loads behind it); the part of slice 7 into
+    // the slot of this panel's slice 0 comes after the last tile's move of
+    // it. Bitwise the host's, race-free, the same GM bytes as loading each
+    // panel once.
+    const int M = 320, N = 512, K = 512, KS = 64, MT = 64, NT = 256;
+    Bf16Gemm g(M, N, K);
+    json rep = g.run_with_panel("gemm_ring_parts");
+    const int tiles = (M / MT) * (N / NT), slices = K / KS, panels = N / NT, parts = 4;
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + panels * M * K));
+    // A per slice and tile, the bias per tile, the first panel per slice, the next in parts.
+    CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + tiles + slices + (panels - 1) * slices * parts);
+    CHECK(rep["peak_bytes"]["L1"] == 15 * KS * NT * 2 + 2 * MT * KS * 2);
+    const std::string src = Pipeline(g.output).compile_to_cpp_source("gemm_ring_parts_src", Target("npu"));
+    INFO(src);
+    CHECK_THAT(src, Contains("(v_output_s0_y_yo_loop_extent) >= 5 && ") && Contains("(int32_t)15) * (int32_t)64)") &&
+                        Contains(", 16, 256, \"B_in_matmul\", DType::BF16)") &&
+                        Contains(" % 4 == 0) core.WAIT_FLAG(Pipe::MTE1, Pipe::MTE2, 1);") &&
+                        Contains(" % 4 == 3) core.SET_FLAG(Pipe::MTE2, Pipe::MTE1, 2);"));
 }
 
 TEST_CASE("an L1 panel per row tile loads in k-slices with no guard; a double-buffered one loads whole",
