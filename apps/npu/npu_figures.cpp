@@ -1,6 +1,6 @@
 // npu-figures: the tile-NPU figures of docs/npu.md, measured on the simulator.
 //
-//   ./build/bin/npu-figures [--json out.json]
+//   ./build/bin/npu-figures [--json out.json] [--only gemm_bf16,gemm_int8]
 //
 // 1. The softplus elementwise chain (generators/elementwise_chain.cpp) through
 //    the NPU code generator, fused (single- and double-buffered) and unfused:
@@ -38,6 +38,7 @@
 //    1024 x 1024 x 512 under schedules/gemm_int8/npu_512.sched: the product on the
 //    matrix unit's int8 path, the epilogue on the fix pipe; cycles against
 //    the int8 peak (M * N * K / 8192 MACs per cycle), GM bytes.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -548,21 +549,45 @@ json run_gemm() {
 }  // namespace
 
 int main(int argc, char **argv) {
+    // --json FILE writes the figures; --only G1,G2 measures those groups alone (the keys of the JSON).
+    const std::vector<std::string> groups = {"chain",  "softmax", "layernorm", "gemm",      "gemm_generated",
+                                             "gemm_bf16", "gemm_int8", "blur3x3", "unsharp", "attention",
+                                             "attention_online"};
+    std::string json_path, only;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (flag == "--json") json_path = argv[i + 1];
+        else if (flag == "--only") only = "," + std::string(argv[i + 1]) + ",";
+        else argc = 0;
+    }
+    for (size_t at = 1; at < only.size(); at = only.find(',', at) + 1)
+        if (std::find(groups.begin(), groups.end(), only.substr(at, only.find(',', at) - at)) == groups.end()) argc = 0;
+    if (argc % 2 == 0) {
+        std::string list;
+        for (const std::string &g : groups) list += (list.empty() ? "" : ", ") + g;
+        std::fprintf(stderr, "usage: npu-figures [--json FILE] [--only GROUP,...]; groups: %s\n", list.c_str());
+        return 2;
+    }
+    auto want = [&](const char *g) { return only.empty() || only.find("," + std::string(g) + ",") != std::string::npos; };
     json all;
-    for (int mode = 0; mode < 3; mode++)
-        all["chain"].push_back(run_chain(mode == 0 ? "fused" : mode == 1 ? "fused_double_buffered" : "unfused", mode));
-    for (const char *name : {"softmax", "layernorm"}) all[name] = run_rows(name, KILN_SOURCE_DIR);
-    all["gemm"] = run_gemm();
-    all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
-    all["gemm_bf16"] = run_gemm_bf16(KILN_SOURCE_DIR);
-    all["gemm_int8"] = run_gemm_int8(KILN_SOURCE_DIR);
-    all["blur3x3"] = run_stencil("blur3x3", 1, KILN_SOURCE_DIR);
-    all["unsharp"] = run_stencil("unsharp", 2, KILN_SOURCE_DIR);
-    all["attention"] = run_attention(KILN_SOURCE_DIR);
-    for (int seq : {128, 4096})
-        for (int block : {64, 128})
-            if (block <= seq / 2) all["attention_online"].push_back(run_attention_online(KILN_SOURCE_DIR, seq, block));
+    if (want("chain"))
+        for (int mode = 0; mode < 3; mode++)
+            all["chain"].push_back(run_chain(mode == 0 ? "fused" : mode == 1 ? "fused_double_buffered" : "unfused", mode));
+    for (const char *name : {"softmax", "layernorm"})
+        if (want(name)) all[name] = run_rows(name, KILN_SOURCE_DIR);
+    if (want("gemm")) all["gemm"] = run_gemm();
+    if (want("gemm_generated")) all["gemm_generated"] = run_gemm_generated(KILN_SOURCE_DIR);
+    if (want("gemm_bf16")) all["gemm_bf16"] = run_gemm_bf16(KILN_SOURCE_DIR);
+    if (want("gemm_int8")) all["gemm_int8"] = run_gemm_int8(KILN_SOURCE_DIR);
+    if (want("blur3x3")) all["blur3x3"] = run_stencil("blur3x3", 1, KILN_SOURCE_DIR);
+    if (want("unsharp")) all["unsharp"] = run_stencil("unsharp", 2, KILN_SOURCE_DIR);
+    if (want("attention")) all["attention"] = run_attention(KILN_SOURCE_DIR);
+    if (want("attention_online"))
+        for (int seq : {128, 4096})
+            for (int block : {64, 128})
+                if (block <= seq / 2) all["attention_online"].push_back(run_attention_online(KILN_SOURCE_DIR, seq, block));
     for (const char *pipeline : {"chain", "softmax", "layernorm", "blur3x3", "unsharp"}) {
+        if (!all.contains(pipeline)) continue;
         std::printf("%-36s %10s %10s %10s %10s %9s %9s %6s %9s %6s %6s %6s %8s\n", pipeline, "GM read", "GM write",
                     "ideal", "model", "cycles", "roofline", "ratio", "ideal roof", "ratio", "V%", "MTE2%", "UB peak");
         for (const json &f : all[pipeline])
@@ -578,7 +603,7 @@ int main(int argc, char **argv) {
     }
     const json &gg = all["gemm_generated"];
     for (const char *v : {"single_buffered", "double_buffered"})
-        std::printf("%s, %s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, FIX %.1f%%, V %.1f%%\n",
+        if (!gg.is_null()) std::printf("%s, %s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, FIX %.1f%%, V %.1f%%\n",
                     gg["kernel"].get<std::string>().c_str(), v, gg[v]["cycles"].get<double>(),
                     100 * gg[v]["busy_ratio"]["M"].get<double>(), 100 * gg[v]["busy_ratio"]["MTE2"].get<double>(),
                     100 * gg[v]["busy_ratio"]["MTE1"].get<double>(), 100 * gg[v]["busy_ratio"]["FIX"].get<double>(),
@@ -596,7 +621,7 @@ int main(int argc, char **argv) {
                         f["gm_write_bytes"].get<double>());
     const json &at = all["attention"];
     for (const char *v : {"single_buffered", "double_buffered"})
-        std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx; ideal stream's %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
+        if (!at.is_null()) std::printf("%s, %s: %.0f cycles (roofline %.0f, %.2fx; ideal stream's %.0f, %.2fx), GM read %.0f write %.0f (ideal %.0f), "
                     "M %.1f%%, V %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, MTE3 %.1f%%, FIX %.1f%%\n",
                     at["kernel"].get<std::string>().c_str(), v, at[v]["cycles"].get<double>(),
                     at[v]["roofline_cycles"].get<double>(), at[v]["cycles_over_roofline"].get<double>(),
@@ -629,12 +654,13 @@ int main(int argc, char **argv) {
                             x[v]["peak_bytes"]["UB"].get<double>(), x[v]["peak_bytes"]["L0C"].get<double>());
             }
         }
+    if (!json_path.empty()) std::ofstream(json_path) << all.dump(2) << "\n";
     const json &g = all["gemm"];
+    if (g.is_null()) return 0;
     std::printf("\n%s: %.0f cycles, matrix pipe busy %.1f%%, MTE2 %.1f%%, MTE1 %.1f%%, %s, %d races\n",
                 g["kernel"].get<std::string>().c_str(), g["cycles"].get<double>(),
                 100 * g["matrix_busy_ratio"].get<double>(), 100 * g["mte2_busy_ratio"].get<double>(),
                 100 * g["mte1_busy_ratio"].get<double>(), g["correct"].get<bool>() ? "correct" : "WRONG",
                 g["races"].get<int>());
-    if (argc == 3 && std::string(argv[1]) == "--json") std::ofstream(argv[2]) << all.dump(2) << "\n";
     return g["correct"].get<bool>() ? 0 : 1;
 }
