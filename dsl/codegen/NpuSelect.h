@@ -4,7 +4,8 @@
 // Func storage, windows and loads; NpuSelectVector.cpp the vector operations
 // of a tile's value; NpuSelectReduce.cpp row and column reductions;
 // NpuSelectMatrix.cpp matrix updates onto TMATMUL; NpuSelectHalo.cpp a
-// stencil's halo, loaded once per tile; NpuSelectChecks.cpp the checks of a
+// stencil's halo, loaded once per tile; NpuSelectShapes.cpp how 1-D Funcs
+// lie in tiles; NpuSelectChecks.cpp the checks of a
 // tile's loops whose messages say how to fix the schedule. Internal to them: the
 // rest of the compiler calls npu_select_kernel (NpuKernel.h).
 #pragma once
@@ -74,6 +75,14 @@ std::set<int> tuple_column_values(const FunctionContents &f);
 // indexed by x). 2-D Funcs are Full.
 enum class Shape { Full, Column, Row };
 
+// Records, for every 1-D Func and image of the loop nest, whether tiles
+// read or write it along y (Column) or along x (Row), a 1-D Func read only
+// inside another 1-D Func's tile taking that Func's orientation; and the
+// Funcs of 2 or more dimensions realized over one value of each dimension
+// from 1 on (`planar`: a per-row statistic of one plane, read as a 1-D
+// Func) (NpuSelectShapes.cpp).
+void find_shapes(const Stmt &loop_nest, std::map<std::string, Shape> &shapes, std::set<std::string> &planar);
+
 // The loops of one tile: y outer, x inner; a 1-D tile has one of them.
 struct Nest {
     const For *fy = nullptr, *fx = nullptr;
@@ -117,7 +126,7 @@ private:
     const Target &target;
     const std::map<std::string, Shape> shapes;
     // Funcs of 2 or more dimensions computed over one value of each
-    // dimension from 1 on (FindShapes): a per-row statistic of one key
+    // dimension from 1 on (find_shapes): a per-row statistic of one key
     // block, block_max(i, kb), is a column of its plane kb. Their tiles
     // span dimension 0 alone; the further dimensions pick the plane.
     const std::set<std::string> planar;
