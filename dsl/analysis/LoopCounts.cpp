@@ -282,6 +282,7 @@ void add_counts(LoopCounts &into, const LoopCounts &part) {
         f.parallel_stores += p.parallel_stores;
         if (p.parallel_tasks)
             f.parallel_tasks = f.parallel_tasks ? std::min(f.parallel_tasks, p.parallel_tasks) : p.parallel_tasks;
+        for (const auto &[k, n] : p.aliased) f.aliased[k] += n;
     }
     into.parallel_loops += part.parallel_loops;
     into.exact &= part.exact;
@@ -320,6 +321,11 @@ public:
     std::map<const Provide *, bool> serial_reduction;  // the innermost loop, serial, does not move the stored point
     std::map<const Provide *, double> gathers;         // of reads_from_memory, the loads that are gathers
     std::map<const Provide *, double> store_ops;       // the stores one vector of a store takes
+    // Of reads_from_memory, the loads at an aliasing stride (AliasedLoads)
+    // and how many per execution of the store.
+    std::map<const Provide *, std::vector<std::pair<AliasedLoads, double>>> aliased;
+    // The extents of each Func's enclosing realization (its storage).
+    std::unordered_map<std::string, std::vector<int64_t>> realized;
     // Each Func's innermost dimension in memory (reorder_storage()): the
     // index of its argument; 0 for the others and for inputs.
     const std::map<std::string, int> &innermost;
@@ -387,8 +393,93 @@ public:
             if (loads_per_vector > 1) gathers[op] += w;
             total += w * loads_per_vector;
             values_loaded[op][c->name] += w;
+            if (loads_per_vector == 1 && moves.count(serial)) {
+                // Stores in a vectorized loop count once per lane, its
+                // loads once per vector.
+                AliasedLoads a = aliased_load(c, serial, moves);
+                double lanes = 1;
+                for (const Frame &f : frames)
+                    if (f.type == ForType::Vectorized) lanes = (double)f.extent;
+                if (a.stride) aliased[op].push_back({a, w / lanes});
+            }
         }
         return register_reads[op] = total;
+    }
+
+    // The load c as AliasedLoads along serial loop `serial` (which moves
+    // it), or one with stride 0 if its stride there is not a multiple of
+    // kiln_aliasing_stride (or not constant, or its layout is not known).
+    AliasedLoads aliased_load(const Call *c, const std::string &serial, const std::set<std::string> &moves) const {
+        AliasedLoads a;
+        std::vector<int64_t> strides = element_strides(c->name, c->args.size());
+        if (strides.empty()) return a;
+        int64_t elements = 0;
+        for (size_t d = 0; d < c->args.size(); d++) {
+            if (!loops_of(c->args[d]).count(serial)) continue;
+            std::optional<int64_t> step = step_along(c->args[d], serial);
+            if (!step) return a;
+            elements += *step * strides[d];
+        }
+        const int64_t bytes = std::abs(elements) * c->type.bytes();
+        const int64_t power = bytes & -bytes;
+        if (power < kiln_aliasing_stride) return a;
+        a.read = c->name;
+        a.loop = serial;
+        a.stride = power;
+        a.access_bytes = c->type.bytes();
+        a.per_iteration = 1;
+        bool inside = false;
+        for (const Frame &f : frames) {
+            inside = inside || f.name == serial;
+            if (!inside || !moves.count(f.name)) continue;
+            if (f.type == ForType::Vectorized) a.access_bytes *= f.extent;
+            if (f.type == ForType::Unrolled) a.per_iteration *= f.extent;
+            if (f.name == serial) a.iterations = f.extent;
+        }
+        return a;
+    }
+
+    // The elements between neighbours in each dimension of Func or input
+    // `name`: its realization's extents, innermost_dims' dimension first,
+    // or an input's or output's strides; empty if unknown.
+    std::vector<int64_t> element_strides(const std::string &name, size_t dims) const {
+        std::vector<int64_t> r(dims, 0);
+        auto f = realized.find(name);
+        if (f != realized.end() && f->second.size() == dims) {
+            auto in = innermost.find(name);
+            std::vector<size_t> order;
+            if (in != innermost.end() && in->second < (int)dims) order.push_back((size_t)in->second);
+            for (size_t d = 0; d < dims; d++)
+                if (order.empty() || order[0] != d) order.push_back(d);
+            int64_t stride = 1;
+            for (size_t d : order) {
+                r[d] = stride;
+                stride *= std::max<int64_t>(f->second[d], 1);
+            }
+            return r;
+        }
+        for (size_t d = 0; d < dims; d++) {
+            auto v = values.find(name + ".stride." + std::to_string(d));
+            if (v == values.end()) return {};
+            r[d] = v->second;
+        }
+        return r;
+    }
+
+    // How far index a (the lets around it put in) moves per iteration of
+    // loop v, if by a constant.
+    std::optional<int64_t> step_along(Expr a, const std::string &v) const {
+        std::set<std::string> used = variables_of(a);
+        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
+            if (!used.count(it->first)) continue;
+            a = substitute(it->first, it->second, a);
+            const std::set<std::string> more = variables_of(it->second);
+            used.insert(more.begin(), more.end());
+        }
+        a = without_clamps(a, v);
+        const int64_t *d = as_const_int(simplify(substitute(v, make_var(v) + 1, a) - a));
+        if (!d) return std::nullopt;
+        return *d;
     }
 
     // e without the min and max around it whose other operand does not move
@@ -540,7 +631,13 @@ public:
                 fc.largest_points = points;
                 fc.largest = ext;
             }
+            auto outer = realized.find(op->name);
+            std::optional<std::vector<int64_t>> saved;
+            if (outer != realized.end()) saved = outer->second;
+            realized[op->name] = ext;
             walk(op->body, mult);
+            if (saved) realized[op->name] = *saved;
+            else realized.erase(op->name);
         } else if (const auto *op = s.as<Provide>()) {
             FuncCounts &fc = out.funcs[op->name];
             fc.stores += mult;
@@ -575,6 +672,8 @@ public:
             }
             fc.memory_reads += reads_from_memory(op) * (double)mult;
             for (const auto &[name, n] : values_loaded[op]) out.funcs[name].values_loaded += n * (double)mult;
+            if (auto al = aliased.find(op); al != aliased.end())
+                for (const auto &[a, n] : al->second) fc.aliased[a] += n * (double)mult;
             fc.gathers += gathers[op] * (double)mult;
             if (lanes) {
                 auto so = store_ops.find(op);
@@ -621,13 +720,18 @@ public:
     }
 
     // What a group's counts depend on: its text; the value of each variable
-    // it uses from outside it; and the text of the lets those name, through
-    // which vector_accesses finds a stride.
+    // it uses from outside it; the text of the lets those name, through
+    // which vector_accesses finds a stride; and the extents of the Funcs it
+    // reads that are realized outside it (aliased_load's strides).
     std::string group_key(const ProducerConsumer *op) const {
         class Names : public IRVisitor {
         public:
-            std::set<std::string> used, bound;
+            std::set<std::string> used, bound, called;
             void visit(const Variable *v) override { used.insert(v->name); }
+            void visit(const Call *c) override {
+                called.insert(c->name);
+                IRVisitor::visit(c);
+            }
             void visit(const LetStmt *l) override {
                 bound.insert(l->name);
                 IRVisitor::visit(l);
@@ -650,6 +754,12 @@ public:
         for (const std::string &n : work) {
             auto v = values.find(n);
             key += "\n" + n + (v == values.end() ? std::string(" unknown") : " = " + std::to_string(v->second));
+        }
+        for (const std::string &n : names.called) {
+            auto r = realized.find(n);
+            if (r == realized.end()) continue;
+            key += "\nrealized " + n;
+            for (int64_t e : r->second) key += " " + std::to_string(e);
         }
         std::set<std::string> seen(work.begin(), work.end());
         while (!work.empty()) {

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,26 @@ namespace kiln {
 namespace internal {
 
 struct FunctionContents;
+
+// Loads whose address moves by a stride of at least kiln_aliasing_stride
+// bytes, a multiple of that power of two, per iteration of the innermost
+// serial loop around them (B(x, k) in a GEMM's update, k innermost, B's
+// rows 4 KiB apart): such addresses fall into few of a cache's sets, so
+// the cache holds few of the lines one pass of the loop touches. Kept per
+// Func that loads them, by what they read and how.
+constexpr int64_t kiln_aliasing_stride = 1024;
+struct AliasedLoads {
+    std::string read;             // the Func or input loaded
+    std::string loop;             // the innermost serial loop
+    int64_t stride = 0;           // bytes, the largest power of two dividing the stride
+    int64_t access_bytes = 0;     // one load's bytes (a vector's, or one value's)
+    int64_t per_iteration = 0;    // loads per iteration of the loop (unrolled copies that move the address)
+    int64_t iterations = 0;       // the loop's extent
+    bool operator<(const AliasedLoads &o) const {
+        return std::tie(read, loop, stride, access_bytes, per_iteration, iterations) <
+               std::tie(o.read, o.loop, o.stride, o.access_bytes, o.per_iteration, o.iterations);
+    }
+};
 
 struct FuncCounts {
     int64_t stores = 0;           // Provide executions
@@ -83,6 +104,9 @@ struct FuncCounts {
     int64_t vector_lanes = 0;     // the widest such loop's extent
     int64_t parallel_stores = 0;  // stores inside a parallel loop
     int64_t parallel_tasks = 0;   // the fewest iterations of a parallel loop around a store
+    // Its stores' loads at an aliasing stride (AliasedLoads): how many
+    // (a load an unrolled block shares counted once, as memory_reads).
+    std::map<AliasedLoads, double> aliased;
 };
 
 struct LoopCounts {

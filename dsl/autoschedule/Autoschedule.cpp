@@ -8,6 +8,7 @@
 //   (blur_x slides over the rows of each strip: computed once, stored in 3 rows)
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -148,6 +149,7 @@ public:
             fi.extent.resize(fi.args.size(), 1);
         }
         add_wrappers(info, env);
+        for (auto &[name, fi] : info) fi.pack_stride = pack_stride(fi);
         for (const std::string &f : order)
             if (!info[f].exact_order_only.empty()) skip(info[f].exact_order_only);
         State s = base;
@@ -277,6 +279,7 @@ private:
     std::string decision_of(const State &s, const std::string &f, const std::string &kind) const {
         if (kind == "place:") return !s.place.count(f) ? "" : writer.option_name(s, f, s.place.at(f));
         if (kind == "loops:") return s.structure.count(f) ? s.structure.at(f).to_string() : "";
+        if (kind == "packing:") return s.packed.count(f) ? "packed" : "";
         if (kind == "updates:") return !info.at(f).scatter ? "" : s.serial_updates.count(f) ? serial_updates : vector_updates;
         return info.at(f).rvar.empty() ? "" : s.rfactored.count(f) ? "rfactor(" + info.at(f).rvar + ")" : "serial reduction";
     }
@@ -326,6 +329,9 @@ private:
             std::snprintf(s, sizeof(s), "; %s scatters its vectors, %.0f stores each", name.c_str(), c.scatters);
             note += s;
         }
+        // And loads whose stride leaves them few of a cache's sets.
+        for (const auto &[name, c] : e.cost.funcs)
+            for (const AliasedCost &a : c.aliased) note += "; " + name + " loads " + a.to_string();
         if (e.cost.sampled)
             note += "; an estimate: counting its loops took over " + std::to_string(kiln_count_loop_visits) +
                     " visits, and the loops left were counted from their first iteration";
@@ -342,9 +348,12 @@ private:
         std::string r = "predicted " + ms(b.cost.total());
         if (!next) return r + "; the only option that lowers";
         double dc = next->cost.compute - b.cost.compute, dm = next->cost.memory - b.cost.memory,
-               dov = next->cost.overhead - b.cost.overhead;
-        const char *term = dm >= dc && dm >= dov ? "memory" : dc >= dov ? "compute" : "overhead";
-        double dt = std::max({dc, dm, dov});
+               dov = next->cost.overhead - b.cost.overhead, da = next->cost.aliasing - b.cost.aliasing;
+        const char *term = da > dm && da > dc && da > dov ? "aliasing"
+                           : dm >= dc && dm >= dov        ? "memory"
+                           : dc >= dov                    ? "compute"
+                                                          : "overhead";
+        double dt = std::max({dc, dm, dov, da});
         char s[240];
         std::snprintf(s, sizeof(s), "; next best %s costs %s (+%.0f%%, %s +%s)", next->option.c_str(),
                       ms(next->cost.total()).c_str(),
@@ -407,6 +416,7 @@ private:
     // them (placed by an earlier pass) go back to the root with their own
     // loops; the caller places them again, after f.
     void place(State &s, const FuncInfo &f, Place p, const std::string &g) const {
+        s.packed.erase(f.name);
         if (s.wrapped.erase(f.name)) {  // its wrapper goes; what was computed in the wrapper's loops goes back to the root
             s.place.erase(f.wrapper);
             s.group.erase(f.wrapper);
@@ -586,8 +596,53 @@ private:
                        "rfactor(" + f.rvar + ") into natural_vector_size lanes");
             if (f.scatter && s.place.at(f.name) != Place::Inline && budget_left())
                 either(s, f, &State::serial_updates, "updates", vector_updates, serial_updates);
+            pack_option(s, f);
         }
         return changed;
+    }
+
+    // FuncInfo::pack_stride of f at the sizes searched: the elements of
+    // its operand's dimensions inside pack_dim, times its bytes.
+    int64_t pack_stride(const FuncInfo &f) const {
+        if (f.pack_operand.empty()) return 0;
+        int64_t bytes = 0;
+        std::vector<int64_t> extent;
+        auto in = sz.concrete.sizes.find(f.pack_operand);
+        if (info.count(f.pack_operand) && env.count(f.pack_operand)) {
+            extent = info.at(f.pack_operand).extent;
+            bytes = env.at(f.pack_operand)->bytes_per_point();
+        } else if (in != sz.concrete.sizes.end() && sz.input_bytes.count(f.pack_operand)) {
+            extent.assign(in->second.begin(), in->second.end());
+            int64_t points = 1;
+            for (int64_t e : extent) points *= std::max<int64_t>(e, 1);
+            bytes = sz.input_bytes.at(f.pack_operand) / points;
+        }
+        for (int d = 0; d < f.pack_dim && d < (int)extent.size(); d++) bytes *= extent[d];
+        const int64_t power = bytes & -bytes;
+        return power >= kiln_aliasing_stride ? power : 0;
+    }
+
+    // Matrix product f in register blocks whose operand (pack_operand)
+    // moves by an aliasing stride per iteration of its innermost RVar
+    // (pack_stride): read in place, or packed per column panel of the
+    // blocks (State::packed), contiguous in the order the blocks read it.
+    // The cost model's aliasing term decides.
+    void pack_option(State &s, const FuncInfo &f) {
+        if (writer.pack_site(s, f).first.empty() || !f.pack_stride) {
+            s.packed.erase(f.name);
+            return;
+        }
+        if (!budget_left()) return;
+        auto [g, loop] = writer.pack_site(s, f);
+        const std::string wrapper = f.pack_operand + "_in_" + f.name;
+        const std::string rvar = f.matrix_rvar.substr(0, f.matrix_rvar.find(','));
+        either(s, f, &State::packed, "packing", "operand " + f.pack_operand + " read in place",
+               f.pack_operand + ".in(" + f.name + ") at " + g + "." + loop + " (each panel's rows contiguous, not " +
+                   kib(f.pack_stride) + " apart per " + rvar + ")",
+               [&](const Evaluation &ev, bool packed) {
+                   return packed ? "the packed panel: " + note_for(ev, wrapper, Place::Inner)
+                                 : note_for(ev, f.name, Place::Inner);
+               });
     }
 
     // Matrix product f (FuncInfo::wrapper) per register block of its
@@ -624,8 +679,10 @@ private:
     // the State's set `forms`) and `with` (in it): a 1-D reduction serial
     // or split into vector lanes (rfactor), a scattering update vectorized
     // or serial.
+    // `note` (if given) writes each option's note from its evaluation.
     void either(State &s, const FuncInfo &f, std::set<std::string> State::*forms, const std::string &kind,
-                const std::string &without, const std::string &with) {
+                const std::string &without, const std::string &with,
+                const std::function<std::string(const Evaluation &, bool)> &note = nullptr) {
         AutoscheduleDecision d;
         d.func = f.name;
         std::vector<State> states;
@@ -634,7 +691,8 @@ private:
             if (in) (c.*forms).insert(f.name);
             else (c.*forms).erase(f.name);
             Evaluation e = evaluate(c);
-            d.alternatives.push_back({in ? with : without, e.legal, e.cost.total, e.legal ? "" : "not possible: " + e.error});
+            d.alternatives.push_back({in ? with : without, e.legal, e.cost.total,
+                                      !e.legal ? "not possible: " + e.error : note ? note(e, in) : ""});
             states.push_back(c);
         }
         decide(d, states, s, kind);

@@ -19,6 +19,18 @@
 //              unrolled block's iterations once); inputs are read once from
 //              DRAM (L3 if they fit) and outputs written once, likewise.
 //              Divided by the same speedup, DRAM capped at its total bandwidth.
+//   aliasing = per load at a stride of a power of two >= 1 KiB along its
+//              innermost serial loop (AliasedLoads): one pass of the loop
+//              touches iterations * lines_per_iteration lines (its loads'
+//              bytes, the unrolled copies adjacent, in lines); at stride s a
+//              level of `ways` ways holds of them only
+//                  size * min(1, lines_per_iteration * line / min(s, size / ways))
+//              (the sets the addresses reach), so the lines the pass loads
+//              again come from the first level that holds the pass that way
+//              (L3 by its size: hashed) instead of the first that holds it by
+//              its size: the lines touched beyond one per line of what is read,
+//              times a line's bytes / that level's bandwidth less the
+//              other's. Divided by the loading Func's speedup.
 //   overhead = parallel loops started * parallel_start_ns() (woken or spinning workers)
 //              + realizations of allocations over 16 KiB * allocation_ns
 //              + the 4 KiB pages of each Func's largest allocation over
@@ -27,6 +39,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/LoopCounts.h"
 #include "kiln/Autoschedule.h"
@@ -35,6 +48,18 @@
 namespace kiln {
 namespace internal {
 
+// A load at an aliasing stride (aliasing term): what it reads, the loop,
+// the stride, the bytes one pass of the loop touches and what the level
+// it fits by size holds of them at that stride, where the lines come from
+// instead, and the time that adds.
+struct AliasedCost {
+    std::string read, loop;
+    int64_t stride = 0, pass_bytes = 0, held_bytes = 0;
+    std::string fits, from;  // "L1", "L2", "L3", "DRAM"
+    double ns = 0;
+    std::string to_string() const;  // "B 4.0 KiB apart per k.x: 128.0 KiB a pass, L2 holds 32.0 KiB of it at that stride: from L3, +3.512 ms"
+};
+
 struct FuncCost {
     CostTerms terms;
     int64_t footprint_bytes = 0;  // its largest realization
@@ -42,6 +67,7 @@ struct FuncCost {
     double recompute = 0;         // stores / the baseline's stores
     double gathers = 0;           // loads per stored point whose vector lanes are loaded one by one
     double scatters = 0;          // stores per vector of its stores whose lanes are not adjacent (0: none)
+    std::vector<AliasedCost> aliased;  // its loads at aliasing strides that cost time
 };
 
 struct PipelineCost {
@@ -56,6 +82,8 @@ struct PipelineCost {
 // For explanations: "12.0 KiB" (MiB from 4 MiB up), "1.234 ms" (of ns).
 std::string kib(int64_t bytes);
 std::string ms(double ns);
+// A loop by the name a schedule gives it: "k.x" of "matmul.s1.k.x".
+std::string loop_name(const std::string &loop);
 
 PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, const Environment &env,
                           const std::vector<std::string> &outputs, const std::map<std::string, int64_t> &input_bytes,

@@ -98,7 +98,7 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
     j["stopped_by"] = r.stopped_by;
     auto terms = [](const CostTerms &c) {
         return nlohmann::json{{"total_ns", c.total()}, {"compute_ns", c.compute}, {"memory_ns", c.memory},
-                              {"overhead_ns", c.overhead}};
+                              {"overhead_ns", c.overhead}, {"aliasing_ns", c.aliasing}};
     };
     j["predicted"] = terms(r.predicted);
     j["skipped"] = r.skipped;

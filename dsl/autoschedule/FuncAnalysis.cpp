@@ -6,6 +6,7 @@
 //   scores(j, i) += Q(rd, i) * key_t(j, rd)     -> matrix_rvar "rd.x", block_root "" (row_max reads whole rows),
 //   row_max(i) = max(row_max(i), scores(rk, i))    wrapper "scores_in"; row_max: rvar "rk.x"
 #include <algorithm>
+#include <tuple>
 
 #include "SearchSpace.h"
 #include "ir/IRVisitor.h"
@@ -90,6 +91,35 @@ std::string matrix_rvars(const FunctionContents &f) {
     return r;
 }
 
+// The operand of matrix product f (matrix_rvars) that packing wraps
+// (FuncInfo::pack_operand): a Func or input called with f's first
+// variable as its first argument, and its other arguments moving with the
+// innermost RVar (B(x, k) of f(x, y) += A(k, y) * B(x, k)). Its name, its
+// wrapper's first variable and the first dimension that moves with the
+// RVar; {"", "", 0} if neither factor is one.
+std::tuple<std::string, std::string, int> pack_operand(const FunctionContents &f) {
+    const Definition &u = f.updates[0];
+    std::string rvar;
+    for (const Dim &d : u.schedule.dims)
+        if (d.is_rvar && rvar.empty()) rvar = d.user_name;
+    const auto *add = u.values[0].as<Add>();
+    const Mul *product = add->b.as<Mul>() ? add->b.as<Mul>() : add->a.as<Mul>();
+    for (Expr e : {product->a, product->b}) {
+        while (const auto *c = e.as<Cast>()) e = c->value;
+        const auto *call = e.as<Call>();
+        if (!call || (call->call_type != Call::Func && call->call_type != Call::Image) || call->args.size() < 2) continue;
+        const auto *x = call->args[0].as<Variable>();
+        if (!x || x->name != f.args[0]) continue;
+        int moves = 0;
+        for (size_t d = call->args.size() - 1; d >= 1; d--)
+            if (expr_uses_var(call->args[d], rvar)) moves = (int)d;
+        if (!moves) continue;
+        if (call->call_type == Call::Image) return {call->name, "_0", moves};
+        if (call->func) return {call->name, call->func->args[0], moves};
+    }
+    return {"", "", 0};
+}
+
 }  // namespace
 
 PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>> &outs,
@@ -134,6 +164,7 @@ PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>>
     }
     for (auto &[name, fi] : r.info) {
         fi.matrix_rvar = matrix_rvars(*user.at(name));
+        if (!fi.matrix_rvar.empty()) std::tie(fi.pack_operand, fi.pack_var, fi.pack_dim) = pack_operand(*user.at(name));
         for (const Definition &u : user.at(name)->updates)
             for (size_t i = 0; i < u.args.size() && i < fi.args.size(); i++) {
                 const auto *v = u.args[i].as<Variable>();

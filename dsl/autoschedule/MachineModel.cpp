@@ -68,6 +68,9 @@ const std::vector<Field> &fields() {
         {"l1_bytes", nullptr, &MachineModel::l1_bytes},
         {"l2_bytes", nullptr, &MachineModel::l2_bytes},
         {"l3_bytes", nullptr, &MachineModel::l3_bytes},
+        {"l1_ways", nullptr, nullptr, &MachineModel::l1_ways},
+        {"l2_ways", nullptr, nullptr, &MachineModel::l2_ways},
+        {"line_bytes", nullptr, &MachineModel::line_bytes},
         {"threads", nullptr, nullptr, &MachineModel::threads},
         {"ghz", &MachineModel::ghz},
         {"ops_per_cycle", &MachineModel::ops_per_cycle},
@@ -165,8 +168,11 @@ MachineModel MachineModel::detected() {
         std::string type = read_word(dir + "type"), level = read_word(dir + "level");
         int64_t size = read_size(dir + "size");
         if (type.empty() || !size || type == "Instruction") continue;
-        if (level == "1") m.l1_bytes = size;
-        if (level == "2") m.l2_bytes = size;
+        const int ways = std::atoi(read_word(dir + "ways_of_associativity").c_str());
+        const int64_t line = std::atoll(read_word(dir + "coherency_line_size").c_str());
+        if (line > 0) m.line_bytes = line;
+        if (level == "1") m.l1_bytes = size, m.l1_ways = ways > 0 ? ways : m.l1_ways;
+        if (level == "2") m.l2_bytes = size, m.l2_ways = ways > 0 ? ways : m.l2_ways;
         if (level == "3") m.l3_bytes = size;
     }
     return m;
@@ -185,10 +191,12 @@ MachineModel MachineModel::host() {
 std::string MachineModel::to_string() const {
     char s[600];
     std::snprintf(s, sizeof(s),
-                  "L1 %lld KiB, L2 %lld KiB, L3 %lld MiB, %d threads, %.1f GHz x %.0f ops/cycle; "
+                  "L1 %lld KiB, L2 %lld KiB, L3 %lld MiB (L1 %d-way, L2 %d-way, lines of %lld bytes), %d threads, "
+                  "%.1f GHz x %.0f ops/cycle; "
                   "bandwidth per core L1 %.0f, L2 %.0f, L3 %.0f, DRAM %.0f (all cores %.0f) bytes/ns; "
                   "parallel loop %.1f us%s (%s)",
-                  (long long)(l1_bytes >> 10), (long long)(l2_bytes >> 10), (long long)(l3_bytes >> 20), threads, ghz,
+                  (long long)(l1_bytes >> 10), (long long)(l2_bytes >> 10), (long long)(l3_bytes >> 20), l1_ways, l2_ways,
+                  (long long)line_bytes, threads, ghz,
                   ops_per_cycle, l1_bytes_per_ns, l2_bytes_per_ns, l3_bytes_per_ns, dram_bytes_per_ns,
                   dram_total_bytes_per_ns, parallel_start_ns() / 1000,
                   workers_sleep ? ", its workers woken (OMP_WAIT_POLICY=passive)" : "",
@@ -197,10 +205,15 @@ std::string MachineModel::to_string() const {
 }
 
 std::string CostTerms::to_string() const {
-    char s[160];
-    std::snprintf(s, sizeof(s), "%.3f ms (compute %.3f, memory %.3f, overhead %.3f)", total() / 1e6, compute / 1e6,
+    char s[200];
+    std::snprintf(s, sizeof(s), "%.3f ms (compute %.3f, memory %.3f, overhead %.3f", total() / 1e6, compute / 1e6,
                   memory / 1e6, overhead / 1e6);
-    return s;
+    std::string r = s;
+    if (aliasing > 0) {
+        std::snprintf(s, sizeof(s), ", aliasing %.3f", aliasing / 1e6);
+        r += s;
+    }
+    return r + ")";
 }
 
 }  // namespace kiln

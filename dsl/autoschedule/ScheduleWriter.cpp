@@ -146,6 +146,21 @@ std::string ScheduleWriter::wrapper_directives(const State &s, const FuncInfo &f
            block_loops(w, st);
 }
 
+std::pair<std::string, std::string> ScheduleWriter::pack_site(const State &s, const FuncInfo &f) const {
+    if (f.pack_operand.empty() || s.place_of(f.name) != Place::Inner || !s.group.count(f.name)) return {"", ""};
+    const std::string &g = s.group.at(f.name);
+    if (f.block_root != g && !s.wrapped.count(f.name)) return {"", ""};
+    const Structure &st = s.structure.at(g);
+    if (st.kind != Structure::Blocks || st.rows_outer || s.place_of(g) != Place::Root) return {"", ""};
+    return {g, loops_for(g, st, Place::Outer).first};
+}
+
+std::string ScheduleWriter::pack_stanza(const State &s, const FuncInfo &f) const {
+    auto [g, loop] = pack_site(s, f);
+    return f.pack_operand + ".in(" + f.name + "): compute_at(" + g + ", " + loop + ") vectorize(" + f.pack_var +
+           ", natural_vector_size)";
+}
+
 std::string ScheduleWriter::root_directives(const FuncInfo &f, const Structure &s) const {
     if (s.bare || f.args.empty()) return "";  // a 0-D Func has no loops
     std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
@@ -176,9 +191,13 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FuncInfo &f = info.at(*it);
         Place p = s.place_of(f.name);
+        // The packing comment only where the blocks have panels to pack
+        // per (a later choice of loops may have taken them).
+        const bool panels = !pack_site(s, f).first.empty(), packs = panels && s.packed.count(f.name);
         if (why)
             for (const char *kind : decision_kinds)
-                if (why->count(kind + f.name)) os << "# " << f.name << ": " << why->at(kind + f.name) << "\n";
+                if (why->count(kind + f.name) && (panels || std::string(kind) != "packing:"))
+                    os << "# " << f.name << ": " << why->at(kind + f.name) << "\n";
         if (p == Place::Inline) continue;
         std::string dirs;
         bool block = false;  // a matrix product computed per register block of its group
@@ -204,6 +223,7 @@ std::string ScheduleWriter::render(const State &s, const std::map<std::string, s
             const std::string &x = f.args[0], &y = f.args[1];
             os << f.name << ".update(0): reorder(" << x << ", " << y << ", " << f.matrix_rvar << ") vectorize(" << x
                << ", natural_vector_size) unroll(" << x << ") unroll(" << y << ")\n";
+            if (packs) os << pack_stanza(s, f) << "\n";
         } else if (s.rfactored.count(f.name)) {
             // f.update(0) splits its RVar into vector lanes, summed by an
             // intermediate computed per point of f (one row's lanes). Not

@@ -83,12 +83,23 @@ struct FuncInfo {
     // whose register blocks it may be computed per ("" if none). The
     // wrapper has a FuncInfo of its own but is not in the realization order.
     std::string wrapper;
+    // A matrix product's operand whose first argument is the product's
+    // first variable (the one its blocks vectorize) and whose other
+    // arguments move with its innermost RVar (B in a GEMM's B(x, k)): what
+    // packing wraps, pack_operand.in(product), per panel of the blocks
+    // (State::packed); pack_var is the wrapper's first variable. "" if none.
+    std::string pack_operand, pack_var;
+    int pack_dim = 0;          // the operand's first dimension that moves with the RVar
+    // The bytes its address moves per iteration of the RVar at the sizes
+    // searched, their largest power-of-two factor: packing is weighed where
+    // that is at least kiln_aliasing_stride (0 until the baseline's counts).
+    int64_t pack_stride = 0;
 };
 
 // The kinds of decision the search makes per Func, as the keys of its
 // explanation's comments ("place:f"): placement, a group's loops, a row
-// reduction's form, a scattering update's form.
-inline const char *const decision_kinds[] = {"place:", "loops:", "reduction:", "updates:"};
+// reduction's form, a scattering update's form, a product's operand packed.
+inline const char *const decision_kinds[] = {"place:", "loops:", "reduction:", "updates:", "packing:"};
 
 struct State {
     std::set<std::string> rfactored;             // reductions split into vector lanes (FuncInfo::rvar)
@@ -99,6 +110,10 @@ struct State {
     // (FuncInfo::wrapper), whose place, group and structure (Blocks) are
     // in the maps below under the wrapper's name.
     std::set<std::string> wrapped;
+    // Matrix products computed per register block whose operand
+    // (FuncInfo::pack_operand) is copied per column panel of the blocks,
+    // contiguous in the order the blocks read it (pack_site).
+    std::set<std::string> packed;
     // Of every Func that is not an output, and of an output computed at a
     // loop of another output that reads it (Inner or Outer in that
     // output's group: written to its buffer there); other outputs are at
@@ -155,6 +170,14 @@ public:
     // register block or row of blocks, its first dimension per strip of a
     // 1-D Func or per column of blocks, either per 2-D tile.
     static bool follows_loop(const FuncInfo &f, const Structure &s, Place p);
+
+    // Where the operand of product f is packed (State::packed): the group
+    // root of its register blocks and their panel loop, {"", ""} where the
+    // blocks have no column panels (rows of blocks outermost, or a group
+    // computed per strip of another: a panel would be one block).
+    std::pair<std::string, std::string> pack_site(const State &s, const FuncInfo &f) const;
+    // Its stanza: "B.in(matmul): compute_at(output, xo) vectorize(_0, natural_vector_size)".
+    std::string pack_stanza(const State &s, const FuncInfo &f) const;
 
     // "inline", "compute_root" or "compute_at(g, loop)" (with its store_at).
     std::string option_name(const State &s, const std::string &f, Place p) const;

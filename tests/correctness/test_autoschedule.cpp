@@ -109,6 +109,31 @@ TEST_CASE("autoschedule: a matrix product in register blocks agrees with the def
     CHECK(auto_vs_default(make, Buffer<float>(61, 37)) == 0);
 }
 
+TEST_CASE("autoschedule: a product with its operand packed per column panel agrees with the default schedule",
+          "[autoschedule]") {
+    // B's rows 1024 floats (4 KiB) apart: a pass of k (601 iterations of
+    // 2 vectors) does not stay in the few sets of L1 and L2 it reaches, and
+    // 13 row blocks read each panel, so B is packed.
+    const int n = 1024, m = 149, k = 601;
+    Buffer<float> a = random_image<float>(k, m, 0, 0, -8, 8), b = random_image<float>(n, k, 0, 0, -8, 8, 2);
+    auto make = [&] {
+        ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+        A.set(a);
+        B.set(b);
+        Var x("x"), y("y");
+        RDom r(0, k, "k");
+        Func matmul("matmul"), out("out");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += A(r, y) * B(x, r);
+        out(x, y) = max(matmul(x, y), 0.0f);
+        return out;
+    };
+    std::string text;
+    CHECK(auto_vs_default(make, Buffer<float>(n, m), &text) == 0);
+    INFO(text);
+    CHECK(text.find("B.in(matmul): compute_at(out, xo)") != std::string::npos);
+}
+
 TEST_CASE("autoschedule: attention's products in register blocks of a wrapper agree with the default schedule",
           "[autoschedule]") {
     // Sizes that are no multiple of a block: 45 keys, 35 features, 29 queries.

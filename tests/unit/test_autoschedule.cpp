@@ -479,6 +479,74 @@ TEST_CASE("autoschedule: a matrix product is computed in register blocks of its 
           "matmul.update(0): reorder(x, y, k.x) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
 }
 
+namespace {
+
+// out = relu(A B), A of m rows of k, B of k rows of n, on AVX2 with the
+// fixed machine (L1 32 KiB of 8 ways).
+AutoscheduleResult product_schedule(int n, int m, int k) {
+    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+    Var x("x"), y("y");
+    RDom r(0, k, "k");
+    Func matmul("matmul"), out("out");
+    matmul(x, y) = 0.0f;
+    matmul(x, y) += A(r, y) * B(x, r);
+    out(x, y) = max(matmul(x, y), 0.0f);
+    return autoschedule(Pipeline(out), avx2, {{"out", {n, m}}, {"A", {k, m}}, {"B", {n, k}}}, fixed_machine());
+}
+
+}  // namespace
+
+TEST_CASE("autoschedule: a product's operand read a row apart per k is packed per column panel", "[autoschedule]") {
+    // B's rows are 4 KiB apart: one pass of k (1024 iterations of 2
+    // vectors of 8 floats, a line; 64 KiB) reaches 1 set of L1 and 16 of L2
+    // (of 16 ways of 64 KiB), 16 KiB of L2's 1 MiB, so each row block would
+    // load the panel from L3 again.
+    AutoscheduleResult r = product_schedule(1024, 1024, 1024);
+    INFO(r.explanation);
+    CHECK(stanza(r.schedule_text, "B.in(matmul)") ==
+          "B.in(matmul): compute_at(out, xo) vectorize(_0, natural_vector_size)");
+    CHECK(stanza(r.schedule_text, "matmul") ==
+          "matmul: compute_at(out, yo) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
+    const AutoscheduleDecision *d = nullptr;
+    for (const auto &dd : r.decisions)
+        if (dd.func == "matmul" && dd.chosen.find(".in(") != std::string::npos) d = &dd;
+    REQUIRE(d);
+    CHECK(d->chosen == "B.in(matmul) at out.xo (each panel's rows contiguous, not 4.0 KiB apart per k.x)");
+    REQUIRE(d->alternatives.size() == 2);
+    // Read in place, the note says which loads alias, how far apart, and
+    // where their lines come from.
+    const AutoscheduleAlternative &in_place = d->alternatives[0];
+    CHECK(in_place.option == "operand B read in place");
+    CHECK(in_place.note.find("matmul loads B 4.0 KiB apart per k.x: 64.0 KiB a pass, L2 holds 16.0 KiB of it at that "
+                             "stride: from L3, +") != std::string::npos);
+    CHECK(in_place.cost.aliasing > 0);
+    CHECK(d->alternatives[1].cost.aliasing == 0);
+    CHECK(d->alternatives[1].note.find("the packed panel: recompute 1.00x; 64.0 KiB per realization, fits L2") == 0);
+    CHECK(d->reason.find("aliasing +") != std::string::npos);
+    CHECK(r.schedule_text.find("# matmul: B.in(matmul) at out.xo") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: a product whose operand's pass fits L1 at its stride is not packed", "[autoschedule]") {
+    // B's rows 1 KiB apart, but k is 16: a pass is 16 lines, which 4 sets of
+    // L1's 8 ways hold. No aliasing term, so the packing costs more than
+    // it saves.
+    AutoscheduleResult r = product_schedule(256, 256, 16);
+    INFO(r.explanation);
+    CHECK(stanza(r.schedule_text, "matmul") ==
+          "matmul: compute_at(out, yo) vectorize(x, natural_vector_size) unroll(x) unroll(y)");
+    CHECK(stanza(r.schedule_text, "B.in(matmul)") == "");
+    CHECK(r.explanation.find("matmul loads B") == std::string::npos);
+    CHECK(r.predicted.aliasing == 0);
+    const AutoscheduleDecision *d = nullptr;
+    for (const auto &dd : r.decisions)
+        if (dd.func == "matmul" && dd.chosen.find("operand B") == 0) d = &dd;
+    REQUIRE(d);
+    CHECK(d->chosen == "operand B read in place");
+    REQUIRE(d->alternatives.size() == 2);
+    CHECK(d->alternatives[0].cost.aliasing == 0);
+    CHECK(d->alternatives[1].cost.total() > d->alternatives[0].cost.total());
+}
+
 TEST_CASE("autoschedule: Funcs whose loops are scheduled already are an error", "[autoschedule][error]") {
     ImageParam in(Float(32), 2, "in");
     Var x("x"), y("y");

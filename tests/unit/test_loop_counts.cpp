@@ -339,3 +339,90 @@ TEST_CASE("concrete sizes: a bound is constant through the values and the lets i
     CHECK_FALSE(constant_value(var("in.extent.1"), values).has_value());
     CHECK_FALSE(constant_value(var("f.s0.x.max") + var("n"), values, lets).has_value());
 }
+
+namespace {
+
+// out = A B in register blocks of 2 vectors of 8 x 4 rows, columns of
+// blocks outermost; B (256 floats a row: 1 KiB) optionally packed per
+// column panel. K = 64.
+kiln::Func blocked_product(bool packed) {
+    using namespace kiln;
+    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    RDom k(0, 64, "k");
+    Func matmul("matmul"), out("out");
+    matmul(x, y) = 0.0f;
+    matmul(x, y) += A(k, y) * B(x, k);
+    out(x, y) = matmul(x, y);
+    out.split(x, xo, xi, 16).split(y, yo, yi, 4).reorder(xi, yi, yo, xo).vectorize(xi, 8).unroll(xi).unroll(yi);
+    matmul.compute_at(out, yo).vectorize(x, 8).unroll(x).unroll(y);
+    matmul.update(0).reorder(x, y, k).vectorize(x, 8).unroll(x).unroll(y);
+    if (packed) B.in(matmul).compute_at(out, xo).vectorize(Var("_0"), 8);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("loop counts: loads a multiple of 1 KiB apart per iteration of the innermost serial loop are kept",
+          "[loop_counts]") {
+    // B(x, k) in the blocks: a row of B (1 KiB) apart per k, 2 vectors of 8
+    // floats per k, loaded once per block (not per row of it).
+    using namespace kiln::internal;
+    Counted c = count_pipeline(blocked_product(false), {256, 64});
+    const auto &aliased = c.counts.funcs.at("matmul").aliased;
+    REQUIRE(aliased.size() == 1);
+    const auto &[a, loads] = *aliased.begin();
+    CHECK(a.read == "B");
+    CHECK(a.loop == "matmul.s1.k.x");
+    CHECK(a.stride == 1024);
+    CHECK(a.access_bytes == 32);
+    CHECK(a.per_iteration == 2);
+    CHECK(a.iterations == 64);
+    CHECK(loads == 256 / 16 * 64 / 4 * 64 * 2);  // blocks x k x 2 vectors
+    // Packed per column panel, the blocks read B_in_matmul 16 floats apart
+    // per k, and the packing reads B along its vectorized rows.
+    Counted p = count_pipeline(blocked_product(true), {256, 64});
+    for (const auto &[f, fc] : p.counts.funcs) {
+        INFO(f);
+        CHECK(fc.aliased.empty());
+    }
+}
+
+TEST_CASE("cost model: aliased loads come from the level that holds a pass of their loop at that stride",
+          "[loop_counts][autoschedule]") {
+    // One pass of k: 64 iterations of one line (2 vectors of 32 bytes) =
+    // 4 KiB, which a 32 KiB L1 holds by size; 1 KiB apart, its 8 ways of
+    // 4 KiB reach 4 sets of 64 per line of an iteration: 2 KiB. So the
+    // lines touched again (all but one per line of B) come from L2.
+    using namespace kiln;
+    using namespace kiln::internal;
+    Counted c = count_pipeline(blocked_product(false), {256, 64});
+    MachineModel m;
+    m.threads = 1;
+    const int64_t b_bytes = 256 * 64 * 4;
+    PipelineCost cost = predict_cost(c.counts, LoopCounts(), c.env, {"out"}, {{"B", b_bytes}, {"A", 64 * 64 * 4}}, m);
+    const FuncCost &mm = cost.funcs.at("matmul");
+    REQUIRE(mm.aliased.size() == 1);
+    const AliasedCost &a = mm.aliased[0];
+    CHECK(a.pass_bytes == 4096);
+    CHECK(a.held_bytes == 2048);
+    CHECK(a.fits == "L1");
+    CHECK(a.from == "L2");
+    const double touched = 256 / 16 * 64 / 4 * 64;  // blocks x k, a line each
+    CHECK(a.ns == Approx((touched - b_bytes / 64.0) * 64 / m.l2_bytes_per_ns));
+    CHECK(mm.terms.aliasing == Approx(a.ns));
+    CHECK(cost.total.aliasing == Approx(a.ns));
+    CHECK(a.to_string() == "B 1.0 KiB apart per k.x: 4.0 KiB a pass, L1 holds 2.0 KiB of it at that stride: from L2, +" +
+                               ms(a.ns));
+    CHECK(cost.total.to_string().find(", aliasing ") != std::string::npos);
+    // An L1 of twice the size holds the pass at that stride: no term.
+    m.l1_bytes = 64 << 10;
+    PipelineCost fits = predict_cost(c.counts, LoopCounts(), c.env, {"out"}, {{"B", b_bytes}}, m);
+    CHECK(fits.funcs.at("matmul").aliased.empty());
+    CHECK(fits.total.aliasing == 0);
+    CHECK(fits.total.to_string().find("aliasing") == std::string::npos);
+    // Packed, nothing is loaded at an aliasing stride.
+    Counted p = count_pipeline(blocked_product(true), {256, 64});
+    m.l1_bytes = 32 << 10;
+    CHECK(predict_cost(p.counts, LoopCounts(), p.env, {"out"}, {{"B", b_bytes}}, m).total.aliasing == 0);
+}

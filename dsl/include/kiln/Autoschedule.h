@@ -41,6 +41,11 @@ namespace kiln {
 // "Calibration").
 struct MachineModel {
     int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 16 << 20;  // per core, per core, shared
+    // Ways of L1 and L2 (sysfs): a line at an address goes into one of
+    // size / ways / line_bytes sets, so loads at a stride of a large power
+    // of two reach a few sets only (CostTerms::aliasing).
+    int l1_ways = 8, l2_ways = 16;
+    int64_t line_bytes = 64;
     int threads = 2;
     double ghz = 3.0;
     double ops_per_cycle = 2;            // vector (or scalar) operations issued per cycle and core
@@ -125,8 +130,14 @@ struct CostTerms {
     double compute = 0;   // arithmetic, after vector lanes and parallel tasks
     double memory = 0;    // bytes moved to and from L2, L3 and DRAM
     double overhead = 0;  // parallel loops started and allocations made
-    double total() const { return compute + memory + overhead; }
-    std::string to_string() const;  // "1.23 ms (compute 0.80, memory 0.40, overhead 0.03)"
+    // Lines loaded again from a farther level because the loads' stride
+    // (a large power of two) leaves them few of a cache's sets: a GEMM's
+    // B(x, k) read a row apart per k (docs/autoschedule.md, "Aliasing").
+    double aliasing = 0;
+    double total() const { return compute + memory + overhead + aliasing; }
+    // "1.23 ms (compute 0.80, memory 0.40, overhead 0.03)", with ", aliasing
+    // 0.10" where that term is not 0.
+    std::string to_string() const;
 };
 
 // One option considered for a Func or a group.
