@@ -466,16 +466,25 @@ public:
         return r;
     }
 
-    // How far index a (the lets around it put in) moves per iteration of
-    // loop v, if by a constant.
-    std::optional<int64_t> step_along(Expr a, const std::string &v) const {
-        std::set<std::string> used = variables_of(a);
+    // The enclosing lets to put into a, innermost first: those it names,
+    // and those their values name in turn.
+    std::vector<const std::pair<std::string, Expr> *> lets_named_by(const Expr &a) const {
+        std::vector<const std::pair<std::string, Expr> *> lets;
+        std::set<std::string> used = variables_of(a);  // those of a as the lets are put in
         for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
             if (!used.count(it->first)) continue;
-            a = substitute(it->first, it->second, a);
+            lets.push_back(&*it);
+            used.erase(it->first);
             const std::set<std::string> more = variables_of(it->second);
             used.insert(more.begin(), more.end());
         }
+        return lets;
+    }
+
+    // How far index a (the lets around it put in) moves per iteration of
+    // loop v, if by a constant.
+    std::optional<int64_t> step_along(Expr a, const std::string &v) const {
+        for (const auto *let : lets_named_by(a)) a = substitute(let->first, let->second, a);
         a = without_clamps(a, v);
         const int64_t *d = as_const_int(simplify(substitute(v, make_var(v) + 1, a) - a));
         if (!d) return std::nullopt;
@@ -516,18 +525,8 @@ public:
         const size_t inner = in == innermost.end() || in->second >= (int)args.size() ? 0 : (size_t)in->second;
         for (size_t d = 0; d < args.size(); d++)
             if (d != inner && loops_of(args[d]).count(v->name)) return (double)v->extent;
-        // The lets to put into a (innermost first): those it names, and
-        // those their values name.
         Expr a = args[inner];
-        std::vector<const std::pair<std::string, Expr> *> lets;
-        std::set<std::string> used = variables_of(a);  // those of a as the lets are put in
-        for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
-            if (!used.count(it->first)) continue;
-            lets.push_back(&*it);
-            used.erase(it->first);
-            const std::set<std::string> more = variables_of(it->second);
-            used.insert(more.begin(), more.end());
-        }
+        const std::vector<const std::pair<std::string, Expr> *> lets = lets_named_by(a);
         // The stride is that of a with the lets put in, along v: a memo's
         // key is what decides it, their texts and v's name.
         std::string key;
