@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/TextMemo.h"
 #include "ir/IR.h"
 #include "ir/IRVisitor.h"
 
@@ -147,14 +148,11 @@ public:
         LetList kept;
         bool conflict = false;  // `kept` not given back (two lets of one name)
     };
-    const Entry *find(const std::string &key) const;
-    void keep(const std::string &key, Entry e);
+    const Entry *find(const std::string &key) const { return results.find(key); }
+    void keep(const std::string &key, Entry e) { results.keep(key, std::move(e)); }
 
 private:
-    // The most characters of keys kept; past it the memo starts again.
-    static constexpr size_t max_text_bytes = 64 << 20;
-    size_t text_bytes = 0;
-    std::map<std::string, Entry> results;
+    TextMemo<Entry> results;
 };
 
 // A visitor that records the statements inside which a subclass's visits

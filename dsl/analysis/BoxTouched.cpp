@@ -653,20 +653,6 @@ BoxMemo::Use::~Use() {
     memo.called.clear();
 }
 
-const BoxMemo::Entry *BoxMemo::find(const std::string &key) const {
-    auto it = results.find(key);
-    return it == results.end() ? nullptr : &it->second;
-}
-
-void BoxMemo::keep(const std::string &key, Entry e) {
-    if (text_bytes + key.size() > max_text_bytes) {
-        results.clear();
-        text_bytes = 0;
-    }
-    text_bytes += key.size();
-    results[key] = std::move(e);
-}
-
 void MarkHolders::include(const Stmt &s) {
     if (!s.defined()) return;
     bool outer = hit;

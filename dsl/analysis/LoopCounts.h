@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/TextMemo.h"
 #include "ir/IR.h"
 
 namespace kiln {
@@ -165,31 +166,8 @@ public:
     void keep_stride(const std::string &key, int stride) { strides.keep(key, stride); }
 
 private:
-    // Values by their keys' text, up to max_text_bytes characters of keys;
-    // past it the memo starts again.
-    template<typename V>
-    class ByText {
-    public:
-        const V *find(const std::string &key) const {
-            auto it = kept.find(key);
-            return it == kept.end() ? nullptr : &it->second;
-        }
-        void keep(const std::string &key, V v) {
-            if (text_bytes + key.size() > max_text_bytes) {
-                kept.clear();
-                text_bytes = 0;
-            }
-            text_bytes += key.size();
-            kept[key] = std::move(v);
-        }
-
-    private:
-        static constexpr size_t max_text_bytes = 64 << 20;
-        size_t text_bytes = 0;
-        std::unordered_map<std::string, V> kept;
-    };
-    ByText<Entry> groups;
-    ByText<int> strides;
+    TextMemo<Entry> groups;
+    TextMemo<int> strides;
 };
 
 // `values`: every free Int variable the loop bounds need; `float_values`:
