@@ -205,9 +205,21 @@ protected:
 // Bounds on v under which `diff >= 0` surely holds: v >= each of `lower`,
 // v <= each of `upper`, and every one of `invariant` true. A min or max of
 // an affine term and an invariant one is either operand, so requiring both
-// alternatives is sufficient.
+// alternatives is sufficient ("wide"); so is requiring the term's
+// alternative where the term is the min's value ("narrow": one more bound
+// on v, the one under which the steady state replaces that min by the term
+// anyway). The wide form keeps the whole range when its invariant
+// conditions hold, but none of it when they do not: a ShiftInwards row of a
+// producer that reaches past its input on both sides (a sliding window's
+// row, x.min - 2 to x.max + 2) is never inside it, so
+//   min(x.x * 16, n - 16) + x.min + 15 <= input.max
+// asks n + x.min - 1 <= input.max (false) besides x.x's bound. The narrow
+// form is taken where it needs fewer invariant conditions, or with
+// `wide_first` only where the wide one fails (whole_loop_copy's test, below:
+// its loop keeps the min, so the narrow form's bound would only shorten the
+// range over which the test holds).
 bool sufficient_bounds(const Expr &diff, const std::string &v, int depth, std::vector<Expr> &lower,
-                       std::vector<Expr> &upper, std::vector<Expr> &invariant) {
+                       std::vector<Expr> &upper, std::vector<Expr> &invariant, bool wide_first) {
     if (!expr_uses_var(diff, v)) {
         invariant.push_back(diff >= 0);
         return true;
@@ -224,17 +236,41 @@ bool sufficient_bounds(const Expr &diff, const std::string &v, int depth, std::v
     FindMinMax fm(v);
     fm.include(diff);
     if (!fm.found.defined()) return false;
-    Expr a, b;
-    if (const auto *m = fm.found.as<Min>()) a = m->a, b = m->b;
-    else a = fm.found.as<Max>()->a, b = fm.found.as<Max>()->b;
-    return sufficient_bounds(simplify(ReplaceNode(fm.found, a).mutate(diff)), v, depth + 1, lower, upper, invariant) &&
-           sufficient_bounds(simplify(ReplaceNode(fm.found, b).mutate(diff)), v, depth + 1, lower, upper, invariant);
+    Expr a, b, chosen;  // chosen: the operand with v, `chosen - other >= 0` when it is the value
+    if (const auto *m = fm.found.as<Min>()) {
+        a = m->a, b = m->b;
+        chosen = expr_uses_var(a, v) ? b - a : a - b;
+    } else {
+        const auto *x = fm.found.as<Max>();
+        a = x->a, b = x->b;
+        chosen = expr_uses_var(a, v) ? a - b : b - a;
+    }
+    Expr with_v = expr_uses_var(a, v) ? a : b;
+    std::vector<Expr> wl, wu, wi;
+    const bool wide =
+        sufficient_bounds(simplify(ReplaceNode(fm.found, a).mutate(diff)), v, depth + 1, wl, wu, wi, wide_first) &&
+        sufficient_bounds(simplify(ReplaceNode(fm.found, b).mutate(diff)), v, depth + 1, wl, wu, wi, wide_first);
+    std::vector<Expr> nl, nu, ni;
+    const bool narrow = !(wide && (wi.empty() || wide_first)) &&
+                        sufficient_bounds(simplify(ReplaceNode(fm.found, with_v).mutate(diff)), v, depth + 1, nl, nu,
+                                          ni, wide_first) &&
+                        sufficient_bounds(simplify(chosen), v, depth + 1, nl, nu, ni, wide_first);
+    const bool take_narrow = narrow && (!wide || ni.size() < wi.size());
+    if (!wide && !take_narrow) return false;
+    auto append = [](std::vector<Expr> &to, const std::vector<Expr> &from) {
+        to.insert(to.end(), from.begin(), from.end());
+    };
+    append(lower, take_narrow ? nl : wl);
+    append(upper, take_narrow ? nu : wu);
+    append(invariant, take_narrow ? ni : wi);
+    return true;
 }
 
 bool bound_from(const Expr &c, const std::string &v, std::vector<Expr> &lower, std::vector<Expr> &upper,
-                std::vector<Expr> &invariant) {
+                std::vector<Expr> &invariant, bool wide_first = false) {
     if (const auto *a = c.as<And>())
-        return bound_from(a->a, v, lower, upper, invariant) && bound_from(a->b, v, lower, upper, invariant);
+        return bound_from(a->a, v, lower, upper, invariant, wide_first) &&
+               bound_from(a->b, v, lower, upper, invariant, wide_first);
     Expr diff;  // the condition is diff >= 0
     if (const auto *le = c.as<LE>()) diff = le->b - le->a;
     else if (const auto *lt = c.as<LT>()) diff = lt->b - lt->a - 1;
@@ -242,7 +278,7 @@ bool bound_from(const Expr &c, const std::string &v, std::vector<Expr> &lower, s
     else if (const auto *gt = c.as<GT>()) diff = gt->a - gt->b - 1;
     else return false;
     if (diff.type() != Int(32)) return false;
-    return sufficient_bounds(simplify(diff), v, 0, lower, upper, invariant);
+    return sufficient_bounds(simplify(diff), v, 0, lower, upper, invariant, wide_first);
 }
 
 // The steady state's body: the chosen Selects, IfThenElses, mins and maxes
@@ -334,18 +370,23 @@ protected:
         if (op->for_type != ForType::Serial || over_boundary_tail(op->name)) return same;
         FindConditions fc(op->name);
         fc.include(body);
-        std::vector<Expr> lower, upper, invariant;
-        for (const auto &c : fc.conditions)
-            if (!bound_from(c, op->name, lower, upper, invariant)) return same;
+        // The bounds of the Selects and IfThenElses, for the steady state
+        // and (test_*) for the whole loop's copy below.
+        std::vector<Expr> lower, upper, invariant, test_lower, test_upper, test_invariant;
         // Adds the bounds a condition gives, all or none: whether it gives any.
         auto add_bounds = [&](const Expr &c) {
-            std::vector<Expr> l, u, inv;
-            if (!bound_from(c, op->name, l, u, inv)) return false;
+            std::vector<Expr> l, u, inv, tl, tu, tinv;
+            if (!bound_from(c, op->name, l, u, inv) || !bound_from(c, op->name, tl, tu, tinv, true)) return false;
             lower.insert(lower.end(), l.begin(), l.end());
             upper.insert(upper.end(), u.begin(), u.end());
             invariant.insert(invariant.end(), inv.begin(), inv.end());
+            test_lower.insert(test_lower.end(), tl.begin(), tl.end());
+            test_upper.insert(test_upper.end(), tu.begin(), tu.end());
+            test_invariant.insert(test_invariant.end(), tinv.begin(), tinv.end());
             return true;
         };
+        for (const auto &c : fc.conditions)
+            if (!add_bounds(c)) return same;
         // An IfThenElse whose condition gives no bounds (e.g. x == 0) stays
         // in the steady state; the others are decided there.
         std::vector<const IfThenElse *> ifs;
@@ -356,10 +397,7 @@ protected:
         std::vector<const Select *> selects = fc.selects;
         for (size_t i = 0; i < fc.vector_selects.size(); i++)
             if (add_bounds(fc.vector_conditions[i])) selects.push_back(fc.vector_selects[i]);
-        for (auto *list : {&lower, &upper, &invariant}) drop_repeats(*list);
-        // The bounds of the Selects and IfThenElses alone, for the whole
-        // loop's copy below.
-        const std::vector<Expr> test_lower = lower, test_upper = upper, test_invariant = invariant;
+        for (auto *list : {&lower, &upper, &invariant, &test_lower, &test_upper, &test_invariant}) drop_repeats(*list);
         // A min/max alone partitions a loop with inner loops only when the
         // steady state, simplified, holds fewer loops (the producers
         // computed per tile of a RoundUp split: their region is the tile

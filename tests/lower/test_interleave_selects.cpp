@@ -67,10 +67,14 @@ TEST_CASE("interleave_parity_selects: selects it leaves alone", "[lower][interle
     narrow(x) = select(x % 2 == 0, a(x / 2), b(x / 2));
     for (Func *f : {&dense, &left}) f->vectorize(x, 16);
     narrow.vectorize(x, 2);
+    // Each keeps its select where it has one: left's steady state (x < 5 in
+    // every lane, no ShiftInwards alternative asked of the last vector) has
+    // none since partition_loops' narrow bounds (session 52); its last
+    // iterations do.
     for (Func *f : {&dense, &left, &narrow}) {
         INFO(f->name());
-        std::string post = store_of(until(*f, "interleave parity selects"), f->name());
-        CHECK_THAT(post, !Contains("interleave_vectors") && Contains(" = select(("));
+        std::string post = until(*f, "interleave parity selects");
+        CHECK_THAT(post, !Contains("interleave_vectors") && Contains(f->name() + "[ramp(") && Contains(" = select(("));
     }
 }
 
