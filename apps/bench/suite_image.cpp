@@ -61,8 +61,15 @@ Expr box3x3(Func f, Var x, Var y) {
     return sum;
 }
 
-// harris (schedules/harris/host_tiled.sched).
-Pipeline halide_harris(Buffer<float> in, float k, bool scheduled) {
+// harris under schedules/harris/host_tiled.sched (Halide's harris app's CPU
+// schedule: strips of 32 rows in parallel, gray and the gradients in a
+// sliding window down each strip, the two gradients in one loop), or
+// `tiles`: its file until session 52, 64x32 tiles with the stages computed
+// per tile. `In` is the image (its sizes then constants in the pipeline, as
+// in every twin here) or an ImageParam (sizes known at run time only, as in
+// Kiln's generators).
+template<typename In>
+Pipeline halide_harris(In in, float k, bool scheduled, bool tiles = false) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
     Func gray("gray"), Ix("Ix"), Iy("Iy"), Ixx("Ixx"), Iyy("Iyy"), Ixy("Ixy"), Sxx("Sxx"), Syy("Syy"), Sxy("Sxy"),
@@ -83,10 +90,14 @@ Pipeline halide_harris(Buffer<float> in, float k, bool scheduled) {
     output(x, y) = det - k * trace * trace;
     if (!scheduled) return Pipeline(output);
     const int n = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
-    output.tile(x, y, xi, yi, 64, 32).vectorize(xi, n).parallel(y);
-    gray.compute_at(output, x).vectorize(x, n);
-    Ix.compute_at(output, x).vectorize(x, n);
-    Iy.compute_at(output, x).vectorize(x, n);
+    if (tiles) {
+        output.tile(x, y, xi, yi, 64, 32).vectorize(xi, n).parallel(y);
+        for (Func f : {gray, Ix, Iy}) f.compute_at(output, x).vectorize(x, n);
+        return Pipeline(output);
+    }
+    output.split(y, y, yi, 32).parallel(y).vectorize(x, n);
+    for (Func f : {gray, Ix, Iy}) f.store_at(output, y).compute_at(output, yi).vectorize(x, n);
+    Ix.compute_with(Iy, x);
     return Pipeline(output);
 }
 
@@ -265,6 +276,25 @@ CaseResult bench_harris(const SuiteOptions &o) {
     CaseResult c = image_case(o, "harris " + std::to_string(n) + "^2", k, in, out,
                               [](Buffer<float> b, bool s) { return halide_harris(b, 0.04f, s); }, 4.0 * n * n * 4);
     c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
+    // Halide under the file before session 52 (tiles of 64x32): the sliding
+    // window's gain, as Halide sees it.
+    FBuf tiles_out = zeros_like(out);
+    Entry e = run_halide(halide_harris(halide_view(in), 0.04f, true, true), {&tiles_out}, o.runs);
+    e.system = "halide 64x32 tiles";
+    c.entries.push_back(e);
+    check_against(c.entries.back(), {&tiles_out}, {&out});
+    // Halide under the same file with the image's sizes unknown until run
+    // time, as Kiln compiles them: the twin above compiles `in.width()` in as
+    // a constant, which lets Halide's loop partitioning find the rows of
+    // gray inside the image (dense loads); with run-time sizes it loads
+    // every vector of the input lane by lane.
+    ImageParam input(Float(32), 3, "input");
+    input.set(halide_view(in));
+    FBuf param_out = zeros_like(out);
+    Entry p = run_halide(halide_harris(input, 0.04f, true), {&param_out}, o.runs);
+    p.system = "halide run-time sizes";
+    c.entries.push_back(p);
+    check_against(c.entries.back(), {&param_out}, {&out});
     return c;
 }
 
