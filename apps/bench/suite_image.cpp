@@ -5,6 +5,8 @@
 // bilateral_grid: host_tiled and unfused).
 #include "anchors.h"
 #include "case_util.h"
+#include "halide_apps.h"
+#include "halide_schedule.h"
 #include "suite.h"
 
 namespace kiln_bench {
@@ -48,56 +50,6 @@ Pipeline halide_unsharp(Buffer<float> in, float amount, bool scheduled) {
     output.tile(x, y, xi, yi, 128, 32).vectorize(xi, 8).parallel(y);
     blur_x.compute_at(output, x).vectorize(x, 8);
     blur_y.compute_at(output, x).vectorize(x, 8);
-    return Pipeline(output);
-}
-
-Expr box3x3(Func f, Var x, Var y) {
-    Expr sum;
-    for (int dy = -1; dy <= 1; dy++)
-        for (int dx = -1; dx <= 1; dx++) {
-            Expr v = f(x + dx, y + dy);
-            sum = sum.defined() ? sum + v : v;
-        }
-    return sum;
-}
-
-// harris under schedules/harris/host_tiled.sched (Halide's harris app's CPU
-// schedule: strips of 32 rows in parallel, gray and the gradients in a
-// sliding window down each strip, the two gradients in one loop), or
-// `tiles`: its file until session 52, 64x32 tiles with the stages computed
-// per tile. `In` is the image (its sizes then constants in the pipeline, as
-// in every twin here) or an ImageParam (sizes known at run time only, as in
-// Kiln's generators).
-template<typename In>
-Pipeline halide_harris(In in, float k, bool scheduled, bool tiles = false) {
-    Var x("x"), y("y"), xi("xi"), yi("yi");
-    Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
-    Func gray("gray"), Ix("Ix"), Iy("Iy"), Ixx("Ixx"), Iyy("Iyy"), Ixy("Ixy"), Sxx("Sxx"), Syy("Syy"), Sxy("Sxy"),
-        output("output");
-    gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
-    Ix(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x + 1, y - 1) + (-2.0f / 12) * gray(x - 1, y) +
-               (2.0f / 12) * gray(x + 1, y) + (-1.0f / 12) * gray(x - 1, y + 1) + (1.0f / 12) * gray(x + 1, y + 1);
-    Iy(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x - 1, y + 1) + (-2.0f / 12) * gray(x, y - 1) +
-               (2.0f / 12) * gray(x, y + 1) + (-1.0f / 12) * gray(x + 1, y - 1) + (1.0f / 12) * gray(x + 1, y + 1);
-    Ixx(x, y) = Ix(x, y) * Ix(x, y);
-    Iyy(x, y) = Iy(x, y) * Iy(x, y);
-    Ixy(x, y) = Ix(x, y) * Iy(x, y);
-    Sxx(x, y) = box3x3(Ixx, x, y);
-    Syy(x, y) = box3x3(Iyy, x, y);
-    Sxy(x, y) = box3x3(Ixy, x, y);
-    Expr det = Sxx(x, y) * Syy(x, y) - Sxy(x, y) * Sxy(x, y);
-    Expr trace = Sxx(x, y) + Syy(x, y);
-    output(x, y) = det - k * trace * trace;
-    if (!scheduled) return Pipeline(output);
-    const int n = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
-    if (tiles) {
-        output.tile(x, y, xi, yi, 64, 32).vectorize(xi, n).parallel(y);
-        for (Func f : {gray, Ix, Iy}) f.compute_at(output, x).vectorize(x, n);
-        return Pipeline(output);
-    }
-    output.split(y, y, yi, 32).parallel(y).vectorize(x, n);
-    for (Func f : {gray, Ix, Iy}) f.store_at(output, y).compute_at(output, yi).vectorize(x, n);
-    Ix.compute_with(Iy, x);
     return Pipeline(output);
 }
 
@@ -267,34 +219,41 @@ CaseResult bench_unsharp(const SuiteOptions &o) {
                       [](Buffer<float> b, bool s) { return halide_unsharp(b, 1.5f, s); }, 8.0 * n * n);
 }
 
+// harris under host_tiled.sched (a sliding window in strips of 32 rows, as
+// Halide's harris app schedules it), against its Halide twin under the same
+// file with the image's sizes known at run time only, as Kiln's are; and two
+// anchors: the twin with the sizes compiled in (as a JIT user who captures
+// the image gets it), and the twin under 64x32 tiles with every stage per
+// tile (host_tiled.sched until session 52).
 CaseResult bench_harris(const SuiteOptions &o) {
     const int n = image_size(o);
     FBuf in = random_buffer({n, n, 3}, 0, 1, 3), out(n, n);
     KilnRunner k("harris", {}, "host_tiled");
     k.bind("input", in);
     k.set("k", "0.04");
+    const kiln::ScheduleFile file = kiln::ScheduleFile::load(k.schedule_path());
+    auto twin = [&](bool sizes_compiled_in, bool scheduled) {
+        kiln_halide::HalideApp app = kiln_halide::harris(halide_view(in), 0.04f, sizes_compiled_in);
+        if (scheduled) kd::halide_apply(file, app.funcs, {}, {}, app.images);
+        return app;
+    };
     CaseResult c = image_case(o, "harris " + std::to_string(n) + "^2", k, in, out,
-                              [](Buffer<float> b, bool s) { return halide_harris(b, 0.04f, s); }, 4.0 * n * n * 4);
+                              [&](Buffer<float>, bool s) { return Pipeline(twin(false, s).output); }, 4.0 * n * n * 4);
     c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
-    // Halide under the file before session 52 (tiles of 64x32): the sliding
-    // window's gain, as Halide sees it.
-    FBuf tiles_out = zeros_like(out);
-    Entry e = run_halide(halide_harris(halide_view(in), 0.04f, true, true), {&tiles_out}, o.runs);
-    e.system = "halide 64x32 tiles";
-    c.entries.push_back(e);
-    check_against(c.entries.back(), {&tiles_out}, {&out});
-    // Halide under the same file with the image's sizes unknown until run
-    // time, as Kiln compiles them: the twin above compiles `in.width()` in as
-    // a constant, which lets Halide's loop partitioning find the rows of
-    // gray inside the image (dense loads); with run-time sizes it loads
-    // every vector of the input lane by lane.
-    ImageParam input(Float(32), 3, "input");
-    input.set(halide_view(in));
-    FBuf param_out = zeros_like(out);
-    Entry p = run_halide(halide_harris(input, 0.04f, true), {&param_out}, o.runs);
-    p.system = "halide run-time sizes";
-    c.entries.push_back(p);
-    check_against(c.entries.back(), {&param_out}, {&out});
+    auto anchor = [&](const char *system, Pipeline p) {
+        FBuf a_out = zeros_like(out);
+        Entry e = run_halide(p, {&a_out}, o.runs);
+        e.system = system;
+        check_against(e, {&a_out}, {&out});
+        c.entries.push_back(e);
+    };
+    anchor("halide, sizes compiled in", Pipeline(twin(true, true).output));
+    kiln_halide::HalideApp tiles = twin(false, false);
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    const int lanes = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
+    tiles.output.tile(x, y, xi, yi, 64, 32).vectorize(xi, lanes).parallel(y);
+    for (const char *f : {"gray", "Ix", "Iy"}) tiles.funcs.at(f).compute_at(tiles.output, x).vectorize(x, lanes);
+    anchor("halide 64x32 tiles", Pipeline(tiles.output));
     return c;
 }
 

@@ -1,8 +1,8 @@
 // Halide 14 twins of some of Kiln's generators: Halide's own apps
-// generators/camera_pipe.cpp and generators/local_laplacian.cpp, and
-// generators/attention.cpp's two-pass algorithm, with the same algorithm and
-// the same Func and Var names, so that a schedule file of
-// schedules/<generator>/ applies to them through halide_apply()
+// generators/camera_pipe.cpp, generators/local_laplacian.cpp and
+// generators/harris.cpp, and generators/attention.cpp's two-pass algorithm,
+// with the same algorithm and the same Func and Var names, so that a
+// schedule file of schedules/<generator>/ applies to them through halide_apply()
 // (halide_schedule.h). The differential tier compares their outputs with
 // Kiln's; apps/bench times them as the anchor.
 //
@@ -186,6 +186,58 @@ inline HalideApp local_laplacian(Halide::Buffer<uint16_t> input_buffer, int leve
     app.output = named("output");
     app.output(x, y, c) = cast<uint16_t>(clamp(color(x, y, c), 0.0f, 1.0f) * 65535.0f);
     app.images = {{"input", input}};
+    return app;
+}
+
+// generators/harris.cpp: `input` an RGB image (x, y, c), edges repeated in x
+// and y. As a generator's, the image's sizes and `k` are known at run time
+// only (an ImageParam, with the buffer's extents as its estimates for
+// Halide's autoschedulers, and a Param); with `sizes_compiled_in` the buffer
+// itself is the input, so its width and height enter the pipeline as
+// constants, as when a JIT user captures an image (docs/performance.md,
+// "harris: the sliding window (session 52)").
+inline HalideApp harris(Halide::Buffer<float> input_buffer, float k_value, bool sizes_compiled_in = false) {
+    using namespace Halide;
+    Var x("x"), y("y");
+    HalideApp app;
+    auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
+    Param<float> k("k");
+    k.set(k_value);
+    Func clamped;
+    if (sizes_compiled_in) {
+        clamped = BoundaryConditions::repeat_edge(
+            input_buffer, {{0, input_buffer.width()}, {0, input_buffer.height()}, {Expr(), Expr()}});
+    } else {
+        ImageParam input(Float(32), 3, "input");
+        input.set(input_buffer);
+        input.set_estimates({{0, input_buffer.width()}, {0, input_buffer.height()}, {0, input_buffer.channels()}});
+        app.images.emplace("input", input);
+        clamped = BoundaryConditions::repeat_edge(input, {{0, input.width()}, {0, input.height()}, {Expr(), Expr()}});
+    }
+    Func gray = named("gray"), Ix = named("Ix"), Iy = named("Iy"), Ixx = named("Ixx"), Iyy = named("Iyy"),
+         Ixy = named("Ixy"), Sxx = named("Sxx"), Syy = named("Syy"), Sxy = named("Sxy"), output = named("output");
+    gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
+    Ix(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x + 1, y - 1) + (-2.0f / 12) * gray(x - 1, y) +
+               (2.0f / 12) * gray(x + 1, y) + (-1.0f / 12) * gray(x - 1, y + 1) + (1.0f / 12) * gray(x + 1, y + 1);
+    Iy(x, y) = (-1.0f / 12) * gray(x - 1, y - 1) + (1.0f / 12) * gray(x - 1, y + 1) + (-2.0f / 12) * gray(x, y - 1) +
+               (2.0f / 12) * gray(x, y + 1) + (-1.0f / 12) * gray(x + 1, y - 1) + (1.0f / 12) * gray(x + 1, y + 1);
+    Ixx(x, y) = Ix(x, y) * Ix(x, y);
+    Iyy(x, y) = Iy(x, y) * Iy(x, y);
+    Ixy(x, y) = Ix(x, y) * Iy(x, y);
+    // The sum over the 3x3 neighbourhood, rows in order.
+    auto box3x3 = [&](Func f) {
+        Expr sum;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) sum = sum.defined() ? sum + f(x + dx, y + dy) : f(x + dx, y + dy);
+        return sum;
+    };
+    Sxx(x, y) = box3x3(Ixx);
+    Syy(x, y) = box3x3(Iyy);
+    Sxy(x, y) = box3x3(Ixy);
+    Expr det = Sxx(x, y) * Syy(x, y) - Sxy(x, y) * Sxy(x, y);
+    Expr trace = Sxx(x, y) + Syy(x, y);
+    output(x, y) = det - k * trace * trace;
+    app.output = output;
     return app;
 }
 

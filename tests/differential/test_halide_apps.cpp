@@ -1,8 +1,8 @@
-// Halide's camera RAW pipeline and local Laplacian filter
-// (generators/camera_pipe.cpp, generators/local_laplacian.cpp) under their
-// two shipped schedules against their Halide 14 twins (apps/common/
-// halide_apps.h) with the same file applied (halide_apply), on images of two
-// sizes each.
+// Halide's camera RAW pipeline, local Laplacian filter and Harris corner
+// detector (generators/camera_pipe.cpp, generators/local_laplacian.cpp,
+// generators/harris.cpp) under their shipped host schedules against their
+// Halide 14 twins (apps/common/halide_apps.h) with the same file applied
+// (halide_apply), on images of two sizes each.
 //
 // Tolerance: the camera pipe's output is compared bit for bit (integer
 // arithmetic; its curve table is float, the same IEEE operations in both
@@ -11,6 +11,8 @@
 // to 9 ulps off, test_math.cpp) and Kiln with the C library's: a pixel whose
 // float value is that close to a step of the uint16 output rounds the other
 // way. Its outputs may differ by 1 (of 65535), at under 1% of the pixels.
+// harris is float arithmetic written the same way in both, Halide under
+// strict_float and Kiln's default float mode: bit for bit.
 #include "halide_apps.h"
 #include "patterns.h"
 
@@ -87,7 +89,32 @@ void check_local_laplacian(const std::string &schedule) {
     }
 }
 
+// Every shipped host schedule: host_tiled's strips of 32 rows (a sliding
+// window, the two gradients in one loop) on a height of whole strips and
+// not, a width of whole vectors and not.
+void check_harris(const std::string &schedule) {
+    kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("harris", schedule));
+    kd::KilnGenerator app({"harris"}, file);
+    for (auto [w, h] : {std::pair{64, 64}, std::pair{37, 45}}) {
+        INFO("harris under " << schedule << ".sched, " << w << "x" << h);
+        kiln::Buffer<float> in = kd::random_buffer({w, h, 3}, 0.0f, 1.0f, (unsigned)(w * h));
+        kd::Out<float> out("output", {w, h});
+        Halide::Buffer<float> hout(*out.halide.raw_buffer());
+        kiln_halide::HalideApp twin = kiln_halide::harris(Halide::Buffer<float>(*in.raw_buffer()), 0.04f);
+        kd::halide_apply(file, twin.funcs, {}, {}, twin.images);
+        twin.output.realize(hout, kd::H::strict_float());
+        app.set<float, 3>("input", in);
+        app.set_scalar("k", 0.04f);
+        app.realize({out.kiln.raw_buffer()});
+        kd::compare(out);
+    }
+}
+
 }  // namespace
+
+TEST_CASE("harris: every host schedule against Halide", "[pattern][harris]") {
+    for (const char *s : {"unfused", "fused", "host_tiled"}) check_harris(s);
+}
 
 TEST_CASE("camera_pipe: unfused and host_tiled against Halide", "[pattern][camera_pipe]") {
     for (const char *s : {"unfused", "host_tiled"}) check_camera_pipe(s);
