@@ -21,7 +21,8 @@ int image_size(const SuiteOptions &o) { return o.quick ? 1024 : 4096; }
 // Halide's autoschedulers: halide_auto.h).
 
 // blur3x3 (schedules/blur3x3/host_tiled.sched).
-Pipeline halide_blur3x3(Buffer<float> in, bool scheduled) {
+template<typename In>
+Pipeline halide_blur3x3(In in, bool scheduled) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in);
     Func blur_x("blur_x"), output("output");
@@ -35,7 +36,8 @@ Pipeline halide_blur3x3(Buffer<float> in, bool scheduled) {
 }
 
 // unsharp with type=float32 (schedules/unsharp/host_tiled.sched).
-Pipeline halide_unsharp(Buffer<float> in, float amount, bool scheduled) {
+template<typename In>
+Pipeline halide_unsharp(In in, float amount, bool scheduled) {
     Var x("x"), y("y"), xi("xi"), yi("yi");
     Func clamped = BoundaryConditions::repeat_edge(in);
     Func as_float("as_float"), blur_x("blur_x"), blur_y("blur_y"), sharpen("sharpen"), output("output");
@@ -54,7 +56,8 @@ Pipeline halide_unsharp(Buffer<float> in, float amount, bool scheduled) {
 }
 
 // luma_blur5x5 (schedules/luma_blur5x5/fused.sched, or unfused.sched).
-Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused, bool scheduled) {
+template<typename In>
+Pipeline halide_luma_blur5x5(In in, bool fused, bool scheduled) {
     Var x("x"), y("y"), yo("yo");
     Func clamped = BoundaryConditions::repeat_edge(in, {{0, in.width()}, {0, in.height()}, {Expr(), Expr()}});
     Func gray("gray"), blur_x("blur_x"), blur_y("blur_y"), output("output");
@@ -74,7 +77,8 @@ Pipeline halide_luma_blur5x5(Buffer<float> in, bool fused, bool scheduled) {
 
 // bilateral_grid with s_sigma = 8 (schedules/bilateral_grid/host_tiled.sched,
 // Halide's own CPU schedule of the app, or unfused.sched).
-Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled, bool scheduled) {
+template<typename In>
+Pipeline halide_bilateral_grid(In in, float r_sigma, bool tiled, bool scheduled) {
     const int s = 8;
     Var x("x"), y("y"), z("z"), c("c");
     Func clamped = BoundaryConditions::repeat_edge(in);
@@ -115,7 +119,8 @@ Pipeline halide_bilateral_grid(Buffer<float> in, float r_sigma, bool tiled, bool
 }
 
 // elementwise_chain (schedules/elementwise_chain/host_tiled.sched).
-Pipeline halide_chain(Buffer<float> in, bool softplus, float a, float b, bool scheduled) {
+template<typename In>
+Pipeline halide_chain(In in, bool softplus, float a, float b, bool scheduled) {
     Var x("x"), y("y"), yo("yo"), yi("yi");
     Func stage1("stage1"), stage2("stage2"), output("output");
     if (softplus) {
@@ -147,9 +152,17 @@ Pipeline halide_tanh_through_exp(Buffer<float> in, float a, float b) {
     return Pipeline(output);
 }
 
-// One 2-D float input, one output of the same size: Kiln, Halide, anchors.
+// One float input, one output of the same size: Kiln, Halide, anchors.
+// `halide(input, scheduled)` builds the twin from an ImageParam bound to the
+// image (its sizes known at run time only, as in Kiln's generators: the
+// "halide" row, and what Halide's autoschedulers get, the image's extents
+// as the estimates) or from the image itself (a Buffer, whose sizes then
+// enter the pipeline as constants, as when a JIT user captures an image:
+// the anchor "halide sizes compiled in", with `compiled_in_anchor`).
+// docs/performance.md, "harris: the sliding window (session 52)".
+template<typename Twin>
 CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner &kiln, FBuf &in, FBuf &out,
-                      const std::function<Pipeline(Buffer<float>, bool scheduled)> &halide, double bytes) {
+                      const Twin &halide, double bytes, bool compiled_in_anchor = true) {
     CaseResult c;
     c.name = name;
     c.schedule = kiln.schedule_path();
@@ -157,8 +170,23 @@ CaseResult image_case(const SuiteOptions &o, const std::string &name, KilnRunner
     c.tolerance = 1e-5;
     c.entries.push_back(run_kiln(kiln, {&out}, o.runs));
     FBuf h_out = zeros_like(out);
-    c.entries.push_back(run_halide([&](bool scheduled) { return halide(halide_view(in), scheduled); }, {&h_out}, {&out}, o));
+    auto with_run_time_sizes = [&](bool scheduled) {
+        ImageParam input(Float(32), in.dimensions(), "input");
+        input.set(halide_view(in));
+        Region estimates;
+        for (int d = 0; d < in.dimensions(); d++) estimates.push_back({in.dim(d).min(), in.dim(d).extent()});
+        input.set_estimates(estimates);
+        return halide(input, scheduled);
+    };
+    c.entries.push_back(run_halide(with_run_time_sizes, {&h_out}, {&out}, o));
     check_against(c.entries.back(), {&h_out}, {&out});
+    if (compiled_in_anchor) {
+        FBuf b_out = zeros_like(out);
+        Entry e = run_halide(halide(halide_view(in), true), {&b_out}, o.runs);
+        e.system = "halide sizes compiled in";
+        check_against(e, {&b_out}, {&out});
+        c.entries.push_back(e);
+    }
     return c;
 }
 
@@ -172,7 +200,7 @@ CaseResult luma_blur5x5_case(const SuiteOptions &o, const std::string &schedule)
     k.bind("input", in);
     const bool fused = schedule == "fused";
     return image_case(o, "luma_blur5x5 " + schedule + " " + std::to_string(n) + "^2", k, in, out,
-                      [=](Buffer<float> b, bool s) { return halide_luma_blur5x5(b, fused, s); }, 4.0 * n * n * 4);
+                      [=](auto b, bool s) { return halide_luma_blur5x5(b, fused, s); }, 4.0 * n * n * 4);
 }
 
 // bilateral_grid under one of its schedule files, against Halide under the
@@ -185,7 +213,7 @@ CaseResult bilateral_grid_case(const SuiteOptions &o, const std::string &schedul
     k.set("r_sigma", "0.1");
     const bool tiled = schedule == "host_tiled";
     CaseResult c = image_case(o, "bilateral_grid " + schedule + " " + std::to_string(n) + "^2", k, in, out,
-                              [=](Buffer<float> b, bool s) { return halide_bilateral_grid(b, 0.1f, tiled, s); }, 8.0 * n * n);
+                              [=](auto b, bool s) { return halide_bilateral_grid(b, 0.1f, tiled, s); }, 8.0 * n * n);
     // Both run with FMA contraction here; a value that rounds to a grid
     // cell one way in Kiln and the other in Halide moves its pixel's
     // weight between cells (the differential tier checks bit equality
@@ -201,7 +229,8 @@ CaseResult bench_blur3x3(const SuiteOptions &o) {
     FBuf in = random_buffer({n, n}, 0, 1, 1), out(n, n);
     KilnRunner k("blur3x3", {}, "host_tiled");
     k.bind("input", in);
-    CaseResult c = image_case(o, "blur3x3 " + std::to_string(n) + "^2", k, in, out, halide_blur3x3, 8.0 * n * n);
+    CaseResult c = image_case(o, "blur3x3 " + std::to_string(n) + "^2", k, in, out,
+                              [](auto b, bool s) { return halide_blur3x3(b, s); }, 8.0 * n * n);
     FBuf cv_out = zeros_like(out);
     c.entries.push_back(run_anchor("opencv blur", [&] { opencv_box3x3(n, n, in.data(), cv_out.data()); }, o.runs,
                                    "cv::blur 3x3, BORDER_REPLICATE (one 9-tap mean, not two 3-tap passes)"));
@@ -216,7 +245,7 @@ CaseResult bench_unsharp(const SuiteOptions &o) {
     k.bind("input", in);
     k.set("amount", "1.5");
     return image_case(o, "unsharp " + std::to_string(n) + "^2", k, in, out,
-                      [](Buffer<float> b, bool s) { return halide_unsharp(b, 1.5f, s); }, 8.0 * n * n);
+                      [](auto b, bool s) { return halide_unsharp(b, 1.5f, s); }, 8.0 * n * n);
 }
 
 // harris under host_tiled.sched (a sliding window in strips of 32 rows, as
@@ -238,7 +267,7 @@ CaseResult bench_harris(const SuiteOptions &o) {
         return app;
     };
     CaseResult c = image_case(o, "harris " + std::to_string(n) + "^2", k, in, out,
-                              [&](Buffer<float>, bool s) { return Pipeline(twin(false, s).output); }, 4.0 * n * n * 4);
+                              [&](auto, bool s) { return Pipeline(twin(false, s).output); }, 4.0 * n * n * 4, false);
     c.tolerance = 1e-4;  // det - k trace^2 cancels: rounding differences (FMA contraction) grow
     auto anchor = [&](const char *system, Pipeline p) {
         FBuf a_out = zeros_like(out);
@@ -247,7 +276,7 @@ CaseResult bench_harris(const SuiteOptions &o) {
         check_against(e, {&a_out}, {&out});
         c.entries.push_back(e);
     };
-    anchor("halide, sizes compiled in", Pipeline(twin(true, true).output));
+    anchor("halide sizes compiled in", Pipeline(twin(true, true).output));
     kiln_halide::HalideApp tiles = twin(false, false);
     Var x("x"), y("y"), xi("xi"), yi("yi");
     const int lanes = get_host_target().natural_vector_size<float>();  // as Kiln's natural_vector_size
@@ -271,7 +300,7 @@ CaseResult bench_softplus(const SuiteOptions &o) {
     KilnRunner k("elementwise_chain", {"variant=softplus"}, "host_tiled");
     k.bind("input", in);
     return image_case(o, "softplus " + std::to_string(n) + "^2", k, in, out,
-                      [](Buffer<float> b, bool s) { return halide_chain(b, true, 1, 0, s); }, 8.0 * n * n);
+                      [](auto b, bool s) { return halide_chain(b, true, 1, 0, s); }, 8.0 * n * n);
 }
 
 CaseResult bench_tanh_affine(const SuiteOptions &o) {
@@ -282,7 +311,7 @@ CaseResult bench_tanh_affine(const SuiteOptions &o) {
     k.set("a", "0.5");
     k.set("b", "0.25");
     CaseResult c = image_case(o, "tanh(a*x+b) " + std::to_string(n) + "^2", k, in, out,
-                              [](Buffer<float> b, bool s) { return halide_chain(b, false, 0.5f, 0.25f, s); },
+                              [](auto b, bool s) { return halide_chain(b, false, 0.5f, 0.25f, s); },
                               8.0 * n * n);
     FBuf e_out = zeros_like(out);
     Entry e = run_halide(halide_tanh_through_exp(halide_view(in), 0.5f, 0.25f), {&e_out}, o.runs);

@@ -203,6 +203,7 @@ inline HalideApp harris(Halide::Buffer<float> input_buffer, float k_value, bool 
     auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
     Param<float> k("k");
     k.set(k_value);
+    k.set_estimate(k_value);  // Adams2019 asks every Param for one
     Func clamped;
     if (sizes_compiled_in) {
         clamped = BoundaryConditions::repeat_edge(
