@@ -61,7 +61,8 @@ struct GlobalTensor {
 
 // The fix pipe's epilogue on an L0C -> GM / UB transfer, applied on the
 // way in this order: + bias (a 1 x N tile in L1 of the accumulator's type,
-// one value per column), ReLU, times a scale (in f32), then the conversion
+// one value per column; an f32 accumulator's may be f16 or bf16, widened
+// exactly on the way), ReLU, times a scale (in f32), then the conversion
 // to the destination's type (i8: round to nearest even and saturate, the
 // requantization of an int8 GEMM; f16 / bf16: round to nearest even).
 //   core.TSTORE(out.at(off, n), acc, Fix().bias(bias_l1).relu().scale(0.02f));

@@ -317,7 +317,12 @@ struct Checker {
                     "a bias or a scale on the way is a fix-pipe feature (L0C sources only)");
             if (in.has_bias) {
                 mem(in.c, "the bias", Mem::L1);
-                same_type(in.c, a, "the bias and the accumulator");
+                // An f32 accumulator's bias may be 16-bit: widened exactly as the fix pipe reads it.
+                if (a.type == DType::F32)
+                    require(in.c.type == DType::F32 || in.c.type == DType::F16 || in.c.type == DType::BF16,
+                            std::string("the bias of an f32 accumulator is f32, f16 or bf16, not ") +
+                                dtype_name(in.c.type));
+                else same_type(in.c, a, "the bias and the accumulator");
                 covers(in.c, 1, a.valid_cols, "the bias (one value per column)");
             }
             return;

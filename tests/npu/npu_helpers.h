@@ -32,6 +32,36 @@ inline void flag(Core &c, Pipe src, Pipe dst, int event = 0) {
 
 inline bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0 || (std::isnan(a) && std::isnan(b)); }
 
+// One product into L0C, as the matrix tests compute it: A (M x K) and B
+// (K x N) of type t loaded GM -> L1 and moved to L0A / L0B, one TMATMUL into
+// an accumulator of type acc_t, then the flag M -> FIX (after MTE2 -> MTE1 ->
+// M: the bias has arrived too). A bias row (1 x N of its GM tensor's type),
+// when given, is loaded into L1 beside A and B. Returns the accumulator and
+// the bias's tile.
+struct Product {
+    Tile acc, bias;
+};
+inline Product one_product(Core &c, DType t, DType acc_t, uint32_t M, uint32_t K, uint32_t N, GlobalTensor a,
+                           GlobalTensor b, const GlobalTensor *bias = nullptr) {
+    const uint32_t es = dtype_size(t);
+    Tile la = c.tile(Mem::L1, 0, t, M, K), lb = c.tile(Mem::L1, M * K * es, t, K, N);
+    Tile a0 = c.tile(Mem::L0A, 0, t, M, K), b0 = c.tile(Mem::L0B, 0, t, K, N);
+    Product p{c.tile(Mem::L0C, 0, acc_t, M, N), Tile()};
+    c.TLOAD(la, a.at(0, K));
+    c.TLOAD(lb, b.at(0, N));
+    if (bias) {
+        p.bias = c.tile(Mem::L1, (M * K + K * N) * es, bias->type, 1, N);
+        c.TLOAD(p.bias, bias->at(0, 0));
+    }
+    flag(c, Pipe::MTE2, Pipe::MTE1);
+    c.TMOV(a0, la);
+    c.TMOV(b0, lb);
+    flag(c, Pipe::MTE1, Pipe::M);
+    c.TMATMUL(p.acc, a0, b0);
+    flag(c, Pipe::M, Pipe::FIX);
+    return p;
+}
+
 // Streams `tiles` tiles of rows x cols floats from `in` to `out`, adding 1,
 // with ping-pong buffers when `double_buffer`. `skip` >= 0 leaves out that
 // flag pair: 0 the load -> vector flag, 1 vector -> store, 2 the buffer

@@ -117,17 +117,7 @@ TEST_CASE("TMATMUL on bf16 and f16 operands sums in f32 at the 16-bit rate", "[n
         SimOptions opt;
         opt.races_are_errors = true;
         SimReport rep = dev.run(1, [&](Core &c) {
-            Tile la = c.tile(Mem::L1, 0, t, M, K), lb = c.tile(Mem::L1, M * K * 2, t, K, N);
-            Tile a0 = c.tile(Mem::L0A, 0, t, M, K), b0 = c.tile(Mem::L0B, 0, t, K, N),
-                 acc = c.tile(Mem::L0C, 0, DType::F32, M, N);
-            c.TLOAD(la, ga.at(0, K));
-            c.TLOAD(lb, gb.at(0, N));
-            flag(c, Pipe::MTE2, Pipe::MTE1);
-            c.TMOV(a0, la);
-            c.TMOV(b0, lb);
-            flag(c, Pipe::MTE1, Pipe::M);
-            c.TMATMUL(acc, a0, b0);
-            flag(c, Pipe::M, Pipe::FIX);
+            Tile acc = one_product(c, t, DType::F32, M, K, N, ga, gb).acc;
             c.TSTORE(gc.at(0, N), acc);
             c.TSTORE(gc16.at(0, N), acc);  // the fix-pipe narrows f32 -> 16 bits on the way
         }, opt);
@@ -157,4 +147,60 @@ TEST_CASE("TMATMUL on bf16 and f16 operands sums in f32 at the 16-bit rate", "[n
     CHECK(default_machine().matrix_k(DType::F32) == 8);
     mm.b.type = DType::F16;
     CHECK_THROWS_WITH(check_instr(mm, default_machine(), 0), Catch::Contains("the operands have different types (bf16, f16)"));
+}
+
+TEST_CASE("the fix pipe's epilogue on an f32 accumulator: a 16-bit bias widened, ReLU, the 16-bit store",
+          "[npu][isa][f16]") {
+    // C = relu(A B + bias) stored as bf16 (f16) by one TSTORE from L0C: the
+    // bias row in L1 is bf16 (f16) and widened exactly on the way, so each
+    // element is narrow(max(acc + float(bias[j]), 0)), the host's steps.
+    const uint32_t M = 32, K = 32, N = 64;
+    auto Af = ramp(M * K, -4, 4, 31), Bf = ramp(K * N, -4, 4, 32), biasf = ramp(N, -20, 20, 7);
+    for (DType t : {DType::BF16, DType::F16}) {
+        INFO(dtype_name(t));
+        const bool bf = t == DType::BF16;
+        auto narrow = [&](float x) { return bf ? float_to_bfloat16(x) : float_to_half(x); };
+        auto widen = [&](uint16_t x) { return bf ? bfloat16_to_float(x) : half_to_float(x); };
+        std::vector<uint16_t> A(M * K), B(K * N), bias(N), C16(M * N, 0xdead);
+        for (size_t i = 0; i < A.size(); i++) A[i] = narrow(Af[i]);
+        for (size_t i = 0; i < B.size(); i++) B[i] = narrow(Bf[i]);
+        for (size_t i = 0; i < bias.size(); i++) bias[i] = narrow(biasf[i]);
+        Device dev;
+        GlobalTensor ga = dev.bind("A", t, A.data(), A.size()), gb = dev.bind("B", t, B.data(), B.size()),
+                     gbias = dev.bind("bias", t, bias.data(), bias.size()),
+                     gc16 = dev.bind("C16", t, C16.data(), C16.size());
+        SimOptions opt;
+        opt.races_are_errors = true;
+        SimReport rep = dev.run(1, [&](Core &c) {
+            Product p = one_product(c, t, DType::F32, M, K, N, ga, gb, &gbias);
+            c.TSTORE(gc16.at(0, N), p.acc, Fix().bias(p.bias).relu());
+        }, opt);
+        int negative = 0;
+        for (uint32_t i = 0; i < M; i++)
+            for (uint32_t j = 0; j < N; j++) {
+                float s = 0.0f;
+                for (uint32_t k = 0; k < K; k++) s = s + widen(A[i * K + k]) * widen(B[k * N + j]);
+                const float v = s + widen(bias[j]);
+                negative += v < 0;
+                INFO("C(" << i << ", " << j << ")");
+                CHECK(C16[i * N + j] == narrow(v > 0.0f ? v : 0.0f));
+            }
+        CHECK(negative > 0);  // ReLU had something to do
+        // The fix pipe reads the f32 accumulator at 128 B/cycle (8 KiB: 64 cycles), plus its wait; GM gets 2 bytes
+        // an element.
+        CHECK(rep.per_core[0].busy[(int)Pipe::FIX] == 64 + 1);
+        CHECK(rep.dma_bytes["L0C->GM"] == M * N * 2);
+    }
+    // An f32 accumulator takes an f32, f16 or bf16 bias; an i32 accumulator an i32 one.
+    Machine m = default_machine();
+    Instr st;
+    st.op = Op::TSTORE, st.pipe = Pipe::FIX, st.has_bias = true, st.relu = true;
+    st.a = TileRef{Mem::L0C, 0, DType::F32, 32, 64, 32, 64};
+    st.gm.type = DType::BF16;
+    st.c = TileRef{Mem::L1, 0, DType::BF16, 1, 64, 1, 64};
+    CHECK_NOTHROW(check_instr(st, m, 0));
+    st.c.type = DType::I32;
+    CHECK_THROWS_WITH(check_instr(st, m, 0), Catch::Contains("the bias of an f32 accumulator is f32, f16 or bf16, not i32"));
+    st.a.type = DType::I32, st.c.type = DType::BF16;
+    CHECK_THROWS_WITH(check_instr(st, m, 0), Catch::Contains("the bias and the accumulator have different types (bf16, i32)"));
 }

@@ -32,22 +32,10 @@ TEST_CASE("TMATMUL on i8 operands sums in i32; the fix pipe adds the bias, appli
     SimOptions opt;
     opt.races_are_errors = true;
     SimReport rep = dev.run(1, [&](Core &c) {
-        Tile la = c.tile(Mem::L1, 0, DType::I8, M, K), lb = c.tile(Mem::L1, M * K, DType::I8, K, N),
-             lbias = c.tile(Mem::L1, M * K + K * N, DType::I32, 1, N);
-        Tile a0 = c.tile(Mem::L0A, 0, DType::I8, M, K), b0 = c.tile(Mem::L0B, 0, DType::I8, K, N),
-             acc = c.tile(Mem::L0C, 0, DType::I32, M, N);
-        c.TLOAD(la, ga.at(0, K));
-        c.TLOAD(lb, gb.at(0, N));
-        c.TLOAD(lbias, gbias.at(0, 0));
-        flag(c, Pipe::MTE2, Pipe::MTE1);
-        c.TMOV(a0, la);
-        c.TMOV(b0, lb);
-        flag(c, Pipe::MTE1, Pipe::M);
-        c.TMATMUL(acc, a0, b0);
-        flag(c, Pipe::M, Pipe::FIX);  // after MTE2 -> MTE1 -> M: the bias has arrived too
-        c.TSTORE(gc.at(0, N), acc);
-        c.TSTORE(gq.at(0, N), acc, Fix().bias(lbias).relu().scale(scale));
-        c.TSTORE(gh.at(0, N), acc, Fix().scale(scale));
+        Product p = one_product(c, DType::I8, DType::I32, M, K, N, ga, gb, &gbias);
+        c.TSTORE(gc.at(0, N), p.acc);
+        c.TSTORE(gq.at(0, N), p.acc, Fix().bias(p.bias).relu().scale(scale));
+        c.TSTORE(gh.at(0, N), p.acc, Fix().scale(scale));
     }, opt);
     for (uint32_t i = 0; i < M; i++)
         for (uint32_t j = 0; j < N; j++) {
