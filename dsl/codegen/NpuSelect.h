@@ -90,6 +90,8 @@ struct Nest {
     std::map<std::string, Expr> lets;  // lets between and inside the loops, expanded
 };
 
+struct FixForm;  // an epilogue's parts (NpuSelectFix.cpp)
+
 class Selector {
 public:
     Selector(const std::string &kernel_name, const Environment &env, const std::vector<std::string> &outputs,
@@ -406,18 +408,25 @@ private:
     Operand from_l0c(int b, int dst, int R, int C, std::vector<NpuItem> &out);
 
     // The tile of output or GM Func p (window w) when its value is an
-    // epilogue of an int32 accumulator in L0C over the same tile (+ a
-    // per-column bias, max(., 0), cast<float> times a scalar, then
-    // saturating_cast<int8_t>(round(.)) or a cast to f16 / bf16): one TSTORE
-    // from L0C through the fix pipe with that epilogue (NpuSelectFix.cpp).
-    // False when the value reads no int32 accumulator; a user error when it
-    // reads one in a form the fix pipe cannot apply.
+    // epilogue of a matrix accumulator in L0C over the same tile (+ a
+    // per-column bias, max(., 0), times a scalar, then a conversion:
+    // saturating_cast<int8_t>(round(.)) of cast<float> of an int32 one, a
+    // cast to f16 / bf16, or none): one TSTORE from L0C through the fix pipe
+    // with that epilogue (NpuSelectFix.cpp). False when the value reads no
+    // accumulator, or a float32 one in another form (the vector unit then
+    // computes it); a user error when it reads an int32 one in another form.
     bool select_fix_store(const Provide *p, const Window &w, const Nest &n, std::vector<NpuItem> &out);
+    // Empty when v, the value of Func func's tile, is an epilogue of
+    // accumulator acc the fix pipe applies (its parts in f), else what is not.
+    std::string fix_form(const std::string &func, const Expr &v, const std::string &acc, const Nest &n, FixForm &f);
+    // f is a Func whose matrix accumulator (float32 or int32) is in L0C.
+    bool is_accumulator(const std::string &f) const {
+        auto it = ub_buffer.find(f);
+        return it != ub_buffer.end() && k.buffers[it->second].memory == npu::Mem::L0C;
+    }
     // f is a Func whose int32 accumulator is in L0C.
     bool is_int_accumulator(const std::string &f) const {
-        auto it = ub_buffer.find(f);
-        return it != ub_buffer.end() && k.buffers[it->second].memory == npu::Mem::L0C &&
-               k.buffers[it->second].dtype == npu::DType::I32;
+        return is_accumulator(f) && k.buffers[ub_buffer.at(f)].dtype == npu::DType::I32;
     }
 
     // An operand of a matrix update: its window loaded GM -> L1 (TLOAD) and

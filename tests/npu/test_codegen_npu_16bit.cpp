@@ -15,6 +15,8 @@
 #include <kiln/kiln.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/ConcreteSizes.h"
+#include "autoschedule/NpuCost.h"
 #include "error/expect_error.h"
 #include "npu_pipelines.h"
 
@@ -170,13 +172,138 @@ TEST_CASE("bf16 GEMM on the NPU: bf16 operands through L1 and L0A/L0B into TMATM
     CHECK(bad == 0);
     CHECK(rep["race_count"] == 0);
     CHECK(rep["instructions_by_op"]["TMATMUL"] == M / 32);
-    // A and B move as bf16: 2 bytes an element, GM -> L1 (B once, before the loop).
-    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (M * K + K * N));
+    // A, B and the bias move as bf16: 2 bytes an element, GM -> L1 (B and the bias once, before the loop; the
+    // bias for the fix pipe's epilogue).
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (M * K + K * N + N));
     // One TMATMUL of 32 x 128 x 256 bf16 is 2 x 8 x 16 = 256 cycles (512 with f32 operands); the M pipe
     // also runs a few flag instructions per tile.
     const int busy = rep["pipes"]["M"]["busy_cycles"], products = 256 * (M / 32);
     CHECK(busy >= products);
     CHECK(busy <= products + 5 * (M / 32));
+}
+
+TEST_CASE("bf16 GEMM's bias, ReLU and bf16 conversion run on the fix pipe's store from L0C",
+          "[npu][codegen][f16][matmul][fix]") {
+    // relu(A B + bias) of an f32 accumulator with a bf16 bias and output is
+    // one TSTORE from L0C per tile whose epilogue adds the bias (a bf16 row
+    // in L1, widened on the way), applies ReLU and rounds to bf16, as the
+    // int8 kernels requantize: no vector instruction, no UB tile, no MTE3
+    // store. Bitwise the host's (the same f32 add and max, the same
+    // rounding), race-free, and the cost model times it as the simulator.
+    const int M = 256, N = 128, K = 256, R = 32;
+    Bf16Gemm g(M, N, K);
+    Var yo("yo"), yi("yi");
+    g.output.bound(g.x, 0, N).split(g.y, yo, yi, R);
+    g.matmul.compute_at(g.output, yo).store_in(MemoryType::L0C).double_buffer();
+    json rep = g.run("gemm_bf16_fix");
+    CHECK(count_different_bits(g.host, g.npu) == 0);
+    CHECK(rep["race_count"] == 0);
+    const int tiles = M / R;
+    CHECK(rep["instructions_by_family"].value("vector", 0) == 0);
+    CHECK(rep["instructions_by_op"]["TSTORE"] == tiles);
+    CHECK(rep["peak_bytes"].value("UB", 0) == 0);
+    // The output leaves L0C as bf16, 2 bytes an element; the bias row is loaded once (it does not move with yo).
+    CHECK(rep["dma_bytes"]["L0C->GM"] == 2 * M * N);
+    CHECK(rep["dma_bytes"].value("UB->GM", 0) == 0);
+    CHECK(rep["dma_bytes"].value("L0C->UB", 0) == 0);
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (M * K + K * N + N));
+    // The fix pipe reads each 32 x 128 f32 accumulator at 128 B/cycle: 128 cycles a tile, and its flags.
+    const int fix = rep["pipes"]["FIX"]["busy_cycles"];
+    CHECK(fix >= 128 * tiles);
+    CHECK(fix <= 128 * tiles + 4 * tiles);
+    const std::string src = Pipeline(g.output).compile_to_cpp_source("gemm_bf16_fix_src", Target("npu"));
+    CHECK_THAT(src, Contains("Fix().bias(kiln_tile(core, Mem::L1, kiln_addr(") &&
+                        Contains("1, 128, 1, 128, \"output.bias\", DType::BF16)).relu());") && !Contains("TCVT"));
+    std::vector<std::shared_ptr<internal::FunctionContents>> outs{g.output.contents()};
+    auto sizes = internal::concrete_sizes(outs, {{"output", {N, M}}, {"A", {K, M}}, {"B", {N, K}}, {"bias", {N}}}, "test");
+    const internal::NpuCostEstimate e = internal::npu_predict(outs, Target("npu"), sizes.values);
+    CHECK(e.gm_write == rep["gm_write_bytes"].get<uint64_t>());
+    CHECK(e.busy.at("V") == 0);
+    CHECK(e.cycles == Approx(rep["cycles"].get<double>()).epsilon(0.001));
+}
+
+TEST_CASE("the fix pipe's epilogues of float accumulators: f16 with a scale, f32 with an f32 bias, the sum alone",
+          "[npu][codegen][f16][matmul][fix]") {
+    // f16 operands, f32 sums; each output one fix-pipe store from L0C,
+    // bitwise the host's, with no vector instruction.
+    const int M = 64, N = 64, K = 128;
+    ImageParam A(Float(16), 2, "A"), B(Float(16), 2, "B"), b16(Float(16), 1, "b16"), b32(Float(32), 1, "b32");
+    Var x("x"), y("y"), yo("yo"), yi("yi");
+    RDom k(0, K, "k");
+    Buffer<kiln::float16_t, 2> a(K, M), b(N, K);
+    Buffer<kiln::float16_t, 1> bias16(N);
+    Buffer<float, 1> bias32(N);
+    for (int j = 0; j < M; j++)
+        for (int i = 0; i < K; i++) a(i, j) = kiln::float16_t(std::sin(0.37f * i + 0.11f * j));
+    for (int j = 0; j < K; j++)
+        for (int i = 0; i < N; i++) b(i, j) = kiln::float16_t(std::cos(0.23f * i - 0.07f * j));
+    for (int i = 0; i < N; i++) bias16(i) = kiln::float16_t(0.5f * std::sin(0.3f * i)), bias32(i) = 0.25f * std::cos(0.2f * i);
+    A.set(a), B.set(b), b16.set(bias16), b32.set(bias32);
+    struct Case {
+        const char *name, *fix;
+        Type type;
+    };
+    for (const Case &c : {Case{"f16_relu_scale", "Fix().bias(", Float(16)}, Case{"f32_bias", "Fix().bias(", Float(32)},
+                          Case{"f32_sum", "v_output_stride_1), kiln_tile(core, Mem::L0C, kiln_addr(", Float(32)}}) {
+        INFO(c.name);
+        const std::string name = c.name;
+        Func matmul("matmul"), output("output");
+        matmul(x, y) = 0.0f;
+        matmul(x, y) += cast<float>(A(k, y)) * cast<float>(B(x, k));
+        if (name == "f16_relu_scale")
+            output(x, y) = cast<kiln::float16_t>(max(matmul(x, y) + cast<float>(b16(x)), 0.0f) * 0.25f);
+        else if (name == "f32_bias")
+            output(x, y) = matmul(x, y) + b32(x);
+        else
+            output(x, y) = matmul(x, y);
+        output.bound(x, 0, N).split(y, yo, yi, 16);
+        matmul.compute_at(output, yo).store_in(MemoryType::L0C).double_buffer();
+        const halide_type_t ht(halide_type_float, (uint8_t)c.type.bits());
+        Halide::Runtime::Buffer<> host(ht, N, M), npu(ht, N, M);
+        output.realize(host);
+        json rep = run_npu_args(Pipeline(output), {{"A", a}, {"B", b}, {"b16", bias16}, {"b32", bias32}, {"output", npu}},
+                                "gemm_fix_" + name);
+        CHECK(std::memcmp(host.data(), npu.data(), host.size_in_bytes()) == 0);
+        CHECK(rep["race_count"] == 0);
+        CHECK(rep["instructions_by_family"].value("vector", 0) == 0);
+        CHECK(rep["dma_bytes"]["L0C->GM"] == (int)c.type.bytes() * M * N);
+        const std::string src = Pipeline(output).compile_to_cpp_source("gemm_fix_src_" + name, Target("npu"));
+        CHECK_THAT(src, Contains(c.fix));
+        if (name == "f16_relu_scale") CHECK_THAT(src, Contains(".relu().scale(") && Contains("DType::F16)).relu()"));
+    }
+}
+
+TEST_CASE("an epilogue of a float accumulator the fix pipe cannot apply stays on the vector unit",
+          "[npu][codegen][f16][matmul][fix]") {
+    // GELU (tanh), and ReLU before the bias (the fix pipe adds the bias
+    // first): the accumulator moves L0C -> UB through the fix pipe, the
+    // vector unit computes the epilogue and MTE3 stores it, still bitwise
+    // the host's.
+    const int M = 64, N = 128, K = 128;
+    for (int form = 0; form < 2; form++) {
+        INFO((form == 0 ? "gelu" : "relu before the bias"));
+        Bf16Gemm g(M, N, K);
+        Expr v = g.matmul(g.x, g.y) + cast<float>(g.bias(g.x));
+        Expr e = form == 0 ? 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)))
+                           : max(g.matmul(g.x, g.y), 0.0f) + cast<float>(g.bias(g.x));
+        Func out("out");
+        out(g.x, g.y) = cast<bf16>(e);
+        Buffer<bf16, 2> host(N, M), npu(N, M);
+        out.realize(host);
+        Var yo("yo"), yi("yi");
+        out.bound(g.x, 0, N).split(g.y, yo, yi, 16);
+        g.matmul.compute_at(out, yo).store_in(MemoryType::L0C).double_buffer();
+        json rep = run_npu_args(Pipeline(out), {{"A", g.a}, {"B", g.b}, {"bias", g.bs}, {"out", npu}},
+                                form == 0 ? "gemm_gelu_vector" : "gemm_relu_first_vector");
+        CHECK(count_different_bits(host, npu) == 0);
+        CHECK(rep["race_count"] == 0);
+        CHECK(rep["instructions_by_family"].value("vector", 0) > 0);
+        CHECK(rep["dma_bytes"]["L0C->UB"] == 4 * M * N);  // the f32 accumulator into UB
+        CHECK(rep["dma_bytes"]["UB->GM"] == 2 * M * N);
+        CHECK(rep["dma_bytes"].value("L0C->GM", 0) == 0);
+        const std::string src = Pipeline(out).compile_to_cpp_source(form == 0 ? "gelu_src" : "relu_first_src", Target("npu"));
+        CHECK_THAT(src, !Contains("Fix()"));
+    }
 }
 
 TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C, B's panel serves every row tile",
@@ -195,8 +322,8 @@ TEST_CASE("bf16 GEMM with a split K and an L1 panel: k-slices accumulate in L0C,
     const int tiles = (M / MT) * (N / NT), slices = K / KS;
     CHECK(rep["instructions_by_op"]["TMATMUL"] == tiles);
     CHECK(rep["instructions_by_op"]["TMATMUL_ACC"] == tiles * (slices - 1));
-    // GM -> L1: B once (its panels), A once per x tile.
-    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + (N / NT) * M * K));
+    // GM -> L1: B once (its panels), A once per x tile, the bias row per tile.
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + (N / NT) * M * K + tiles * NT));
     // L1 -> L0A / L0B: every tile moves its A slices and the panel's rows.
     CHECK(rep["dma_bytes"]["L1->L0B"] == 2 * tiles * K * NT);
     CHECK(rep["dma_bytes"]["L1->L0A"] == 2 * tiles * MT * K);
@@ -253,10 +380,10 @@ TEST_CASE("the next L1 panel loads in row parts spread over the row tiles into t
     Bf16Gemm g(M, N, K);
     json rep = g.run_with_panel("gemm_ring_parts");
     const int tiles = (M / MT) * (N / NT), slices = K / KS, panels = N / NT, parts = 4;
-    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + panels * M * K));
+    CHECK(rep["dma_bytes"]["GM->L1"] == 2 * (K * N + panels * M * K + tiles * NT));  // and the bias row per tile
     // A per slice and tile, the bias per tile, the first panel per slice, the next in parts.
     CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + tiles + slices + (panels - 1) * slices * parts);
-    CHECK(rep["peak_bytes"]["L1"] == 15 * KS * NT * 2 + 2 * MT * KS * 2);
+    CHECK(rep["peak_bytes"]["L1"] == 15 * KS * NT * 2 + 2 * MT * KS * 2 + NT * 2);  // slots, A's slices, the bias
     const std::string src = Pipeline(g.output).compile_to_cpp_source("gemm_ring_parts_src", Target("npu"));
     INFO(src);
     CHECK_THAT(src, Contains("(v_output_s0_y_yo_loop_extent) >= 5 && ") && Contains("(int32_t)15) * (int32_t)64)") &&
@@ -285,7 +412,7 @@ TEST_CASE("an L1 panel per row tile loads in k-slices with no guard; a double-bu
         CHECK(rep["race_count"] == 0);
         // A per slice and tile, the bias per tile, and the panel per tile: in slices, or whole.
         CHECK(rep["instructions_by_op"]["TLOAD"] == tiles * slices + tiles + (db ? tiles : tiles * slices));
-        CHECK(rep["dma_bytes"]["GM->L1"] == 2 * tiles * (MT * K + K * NT));
+        CHECK(rep["dma_bytes"]["GM->L1"] == 2 * tiles * (MT * K + K * NT + NT));
     }
 }
 
