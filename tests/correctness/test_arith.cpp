@@ -298,7 +298,66 @@ void rounding_averages(int lanes) {
     outs.run(w, kMin);
 }
 
+// Vector casts of T, an 8- or 16-bit integer type, to float, to int32 and
+// to int64 and of float to T, which the emitted C++ converts in steps
+// (CodeGen_C.cpp, conversion_steps: uint8 -> uint16 -> int32 -> float32,
+// float32 -> int32 -> uint8): the values are the casts' of the IR (float ->
+// int truncates toward zero), at T's extremes and at floats with fractions
+// of both signs. The scalar loops compute the same casts one value at a
+// time.
+template<typename T>
+void narrow_float_casts(int lanes) {
+    const int w = 300;  // above the widest vector
+    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    ImageParam pi(type_of<T>(), 1, "ints"), pf(Float(32), 1, "floats");
+    Buffer<T> ints = kt::image1<T>(w, kMin, [=](int i) {
+        return (T)(i == kMin ? lo : i == kMin + 1 ? hi : lo + (double)kt::noise(i, 5, 0, 65536) / 65535 * (hi - lo));
+    });
+    // In (lo - 1, hi + 1), so that every value truncates into T.
+    Buffer<float> floats = kt::image1<float>(w, kMin, [=](int i) {
+        return (float)(lo - 0.99 + (double)kt::noise(i, 9, 0, 65536) / 65535 * (hi - lo + 1.98));
+    });
+    pi.set(ints);
+    pf.set(floats);
+    Var x("x");
+    Func to_float("to_float"), scalar_to_float("scalar_to_float"), to_int("to_int"), scalar_to_int("scalar_to_int"),
+        int_to_int("int_to_int");
+    to_float(x) = cast<float>(pi(x)) * 0.5f;
+    scalar_to_float(x) = cast<float>(pi(x)) * 0.5f;
+    to_int(x) = cast<T>(pf(x));
+    scalar_to_int(x) = cast<T>(pf(x));
+    int_to_int(x) = cast<T>(cast<int64_t>(pi(x)) * 3);
+    Func to_int32("to_int32"), to_int64("to_int64");
+    to_int32(x) = cast<int32_t>(pi(x)) * 3;
+    to_int64(x) = cast<int32_t>(cast<int64_t>(pi(x)) - 7);
+    kt::Outputs1D<int32_t> wide_out;
+    wide_out.add(to_int32, [&](int i) { return (double)ints(i) * 3; });
+    wide_out.add(to_int64, [&](int i) { return (double)ints(i) - 7; });
+    kt::Outputs1D<float> floats_out;
+    floats_out.add(to_float, [&](int i) { return (double)ints(i) * 0.5; });
+    floats_out.add(scalar_to_float, [&](int i) { return (double)ints(i) * 0.5; });
+    kt::Outputs1D<T> ints_out;
+    ints_out.add(to_int, [&](int i) { return (double)(T)(int32_t)floats(i); });
+    ints_out.add(scalar_to_int, [&](int i) { return (double)(T)(int32_t)floats(i); });
+    ints_out.add(int_to_int, [&](int i) { return (double)(T)((int64_t)ints(i) * 3); });
+    for (Func f : {to_float, to_int, int_to_int, to_int32, to_int64}) f.vectorize(x, lanes);
+    for (Func f : {to_float, to_int, to_int64}) {
+        INFO(f.name());
+        CHECK(body_of(Pipeline(f)).find("__builtin_convertvector(__builtin_convertvector(") != std::string::npos);
+    }
+    floats_out.run(w, kMin, 0);
+    ints_out.run(w, kMin, 0);
+    wide_out.run(w, kMin, 0);
+}
+
 }  // namespace
+
+TEST_CASE("arith: vector casts from and to 8- and 16-bit integers in steps", "[arith][codegen]") {
+    narrow_float_casts<uint8_t>(8);
+    narrow_float_casts<int8_t>(16);
+    narrow_float_casts<uint16_t>(64);  // wider than a register
+    narrow_float_casts<int16_t>(4);
+}
 
 TEST_CASE("arith: rounding averages of uint8 and uint16 vectors in their own lanes", "[arith][codegen]") {
     rounding_averages<uint8_t, uint16_t>(64);  // one AVX-512 register
