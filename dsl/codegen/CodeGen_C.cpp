@@ -468,6 +468,13 @@ int64_t CodeGen_C::table_lookup_bytes(const std::string &name) const {
     return it->second % 128 == 0 && it->second <= 2048 ? it->second : 0;
 }
 
+std::string CodeGen_C::slot_or_element(const std::string &name, const Expr &index) {
+    auto slot = slot_lanes.find(name);
+    if (slot == slot_lanes.end()) return "[" + unparen(print(index)) + "]";
+    int64_t i = *as_const_int(index);  // vector_slot_lanes admits constant scalar indices only
+    return "[" + std::to_string(i / slot->second) + "][" + std::to_string(i % slot->second) + "]";
+}
+
 // Loads: scalar, dense (ramp of stride 1), uniform (broadcast index),
 // strided (a ramp of constant stride 2 to 4) or repeated lanes (f(x / D)),
 // both from dense loads and shuffles, a byte table on the stack read with
@@ -476,7 +483,7 @@ int64_t CodeGen_C::table_lookup_bytes(const std::string &name) const {
 // 8-bit masks.
 std::string CodeGen_C::load(Type t, const std::string &name, const Expr &index) {
     std::string buf = names.get(name);
-    if (t.is_scalar()) return buf + "[" + unparen(print(index)) + "]";
+    if (t.is_scalar()) return buf + slot_or_element(name, index);
     bool is_bool = t.is_bool();
     std::string v = is_bool ? vector_type(TypeCode::UInt, 8, t.lanes()) : c_type(t);
     std::string s;

@@ -145,6 +145,9 @@ private:
         return s + ")";
     }
     std::string load(Type t, const std::string &name, const Expr &index);
+    // The subscript of one element of buffer `name`: "[index]", or of a
+    // vector slot's lane, "[slot][lane]" (VectorSlots.h).
+    std::string slot_or_element(const std::string &name, const Expr &index);
     int64_t table_lookup_bytes(const std::string &name) const;
     void emit_signature_and_checks();
     void emit_argv_wrapper();

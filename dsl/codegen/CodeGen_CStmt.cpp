@@ -202,7 +202,7 @@ void CodeGen_C::visit(const Store *op) {
     if (target.has(Target::Trace))
         line() << "kiln_trace_store(\"" << escape(op->name, false) << "\", " << t.lanes() << ");\n";
     if (t.is_scalar()) {
-        line() << buf << "[" << unparen(print(op->index)) << "] = " << unparen(print(op->value)) << ";\n";
+        line() << buf << slot_or_element(op->name, op->index) << " = " << unparen(print(op->value)) << ";\n";
         return;
     }
     std::string value = t.is_bool() ? "__builtin_convertvector(" + mask(op->value, 8) + " & 1, " +

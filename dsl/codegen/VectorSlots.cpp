@@ -21,6 +21,7 @@ private:
     using IRVisitor::visit;
 
     void access(const Type &t, const Expr &index) {
+        if (t.is_scalar() && !t.is_bool() && as_const_int(index)) return;  // one lane of a slot
         const Ramp *ramp = index.as<Ramp>();
         const int64_t *base = ramp ? as_const_int(ramp->base) : nullptr;
         if (t.is_scalar() || t.is_bool() || !ramp || !is_one(ramp->stride) || !base ||

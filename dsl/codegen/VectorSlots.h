@@ -14,8 +14,18 @@
 // motion gives every slot a second live value) and spills past ~8 slots.
 // Emitted as `float32x16 matmul[16]`, indexed `matmul[0]`, `matmul[1]`, ...,
 // each slot is an ordinary vector variable and the loop is FMAs and loads
-// only. vector_slot_lanes(alloc) is that vector width, or 0 when any access
-// is scalar, of another width, at a non-constant or unaligned offset.
+// only.
+//
+// Scalar accesses at constant indices are lanes of the slots
+// (`equalize[0][3]`): a Func computed per vector of its consumer and
+// unrolled writes its lanes one by one and is read as one vector
+// (hist_equalize's equalize), which from a scalar array is eight stores and
+// a vector load that waits for all of them (the store buffer cannot forward
+// them), and from a slot is a vector g++ builds in a register.
+//
+// vector_slot_lanes(alloc) is that vector width, or 0 when there is no
+// vector access, or any access is of another width, at a non-constant or
+// unaligned offset (a scalar one: at a non-constant index).
 #pragma once
 #include "ir/IR.h"
 
