@@ -30,6 +30,7 @@
 #include "ScheduleFunctions.h"
 #include "SlidingWindow.h"
 #include "SplitFloatSums.h"
+#include "SplitWideVectors.h"
 #include "StorageFlattening.h"
 #include "StorageFolding.h"
 #include "UnrollLoops.h"
@@ -142,6 +143,9 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("buffer constraints", s, [&] { return add_buffer_constraints(s, name, env, out_names, constraint_checks); });
     s = pass("simplify", s, [&] { return simplify(s); });
     const LoopSources sources = loop_sources(env);
+    // Before unrolling, which copies the one-register vector loops it makes.
+    if (!target.has(Target::NPU))
+        s = pass("split wide vectors", s, [&] { return split_wide_vectors(s, target.vector_bytes()); });
     s = pass("unroll loops", s, [&] { return unroll_loops(s, sources); });
     s = pass("vectorize loops", s, [&] { return vectorize_loops(s, sources); });
     s = pass("partition loops", s, [&] { return partition_loops(s, sources); });

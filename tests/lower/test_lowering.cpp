@@ -14,6 +14,7 @@
 #include "lower/PartitionLoops.h"
 #include "lower/ScheduleFunctions.h"
 #include "lower/SlidingWindow.h"
+#include "lower/SplitWideVectors.h"
 #include "lower/StorageFlattening.h"
 #include "lower/UnswitchDenseLoads.h"
 #include "lower/StorageFolding.h"
@@ -481,6 +482,52 @@ TEST_CASE("unroll_loops: copies of the body with the loop variable replaced", "[
         Stmt big = loop("f.s0.x", 0, 2000, Store::make("f", x, x), ForType::Unrolled);
         CHECK_THROWS_WITH(unroll_loops(big), Contains("unroll() with extent 2000"));
     }
+}
+
+TEST_CASE("split_wide_vectors: vectors wider than two registers become one-register vectors",
+          "[lower][vectorize]") {
+    Expr x = var("x");
+    const Type f32 = Float(32);
+    // SplitWideVectors.h's example, 64-byte registers: 64 lanes of float32
+    // are four 16-lane vectors.
+    auto blur = [&](int lanes) {
+        Expr value = load("f", x + var("i") - 64, f32) * var("a", f32) + load("g", x + var("j"), f32);
+        return loop("x", 0, lanes, Store::make("f", value, x + var("i")), ForType::Vectorized);
+    };
+    Stmt split = split_wide_vectors(blur(64), 64);
+    CHECK(to_string(split) == "unrolled for (x_reg, 0, 4) {\n"
+                              " vectorized for (x_lane, 0, 16) {\n"
+                              "  let x = ((0 + (x_reg * 16)) + x_lane)\n"
+                              "  f[(x + i)] = ((f[((x + i) - 64)] * a) + g[(x + j)])\n"
+                              " }\n"
+                              "}\n");
+    // Unrolled and vectorized: four stores of 16 lanes, 16 apart.
+    std::string lowered = to_string(simplify(vectorize_loops(simplify(unroll_loops(split)))));
+    for (const char *at : {"f[ramp(i, 1, 16)]", "f[ramp((i + 16), 1, 16)]", "f[ramp((i + 32), 1, 16)]",
+                           "f[ramp((i + 48), 1, 16)]"}) {
+        INFO(at);
+        CHECK_THAT(lowered, Contains(at));
+    }
+    CHECK_THAT(lowered, !Contains(", 64)"));  // no 64-lane ramp left
+    // The widest value decides: int32 loads into 16-bit stores split by 16.
+    Stmt narrow_store = loop("x", 0, 64, Store::make("h", Cast::make(Int(16), load("g", x)), x), ForType::Vectorized);
+    CHECK_THAT(to_string(split_wide_vectors(narrow_store, 64)), Contains("vectorized for (x_lane, 0, 16)"));
+
+    // Left alone: two registers or fewer, an extent the register's lanes do
+    // not divide, that is not constant or that is above 64 lanes (the
+    // vectorizer's errors), a loop with a vectorized loop inside, a loop
+    // that is not vectorized.
+    Stmt nested = loop("x", 0, 64, loop("y", 0, 4, Store::make("f", load("g", x, f32), x * 4 + var("y")), ForType::Vectorized),
+                       ForType::Vectorized);
+    for (Stmt keep : {blur(32), blur(40), blur(128), nested,
+                      loop("x", 0, var("n"), Store::make("f", load("g", x, f32), x), ForType::Vectorized),
+                      loop("x", 0, 64, Store::make("f", load("g", x, f32), x), ForType::Serial),
+                      loop("x", 0, 64, Store::make("b", load("c", x, UInt(16)), x), ForType::Vectorized)}) {
+        INFO(keep);
+        CHECK(split_wide_vectors(keep, 64).same_as(keep));
+    }
+    // With 32-byte registers (AVX2), 32 lanes of float32 are four registers.
+    CHECK_THAT(to_string(split_wide_vectors(blur(32), 32)), Contains("vectorized for (x_lane, 0, 8)"));
 }
 
 TEST_CASE("Func::unroll: the inner loop of the split is copied", "[lower][unroll]") {
