@@ -33,6 +33,7 @@ const std::vector<SuiteCase> &suite() {
         {"bilateral_grid", bench_bilateral_grid}, {"bilateral_grid_unfused", bench_bilateral_grid_unfused},
         {"camera_pipe", bench_camera_pipe}, {"camera_pipe_unfused", bench_camera_pipe_unfused},
         {"local_laplacian", bench_local_laplacian}, {"local_laplacian_unfused", bench_local_laplacian_unfused},
+        {"max_filter", bench_max_filter}, {"hist_equalize", bench_hist_equalize}, {"iir_blur", bench_iir_blur},
         {"forward_ad", bench_forward_ad}, {"many_users", bench_many_users}, {"bias_gelu", bench_bias_gelu},
         {"subtract_mean", bench_subtract_mean}, {"layernorm", bench_layernorm}, {"softmax", bench_softmax},
         {"gemm_relu_512", bench_gemm_512}, {"gemm_relu_1024", bench_gemm_1024}, {"gemm_relu_2048", bench_gemm_2048},

@@ -40,6 +40,9 @@ CaseResult bench_camera_pipe(const SuiteOptions &o);
 CaseResult bench_camera_pipe_unfused(const SuiteOptions &o);
 CaseResult bench_local_laplacian(const SuiteOptions &o);
 CaseResult bench_local_laplacian_unfused(const SuiteOptions &o);
+CaseResult bench_max_filter(const SuiteOptions &o);
+CaseResult bench_hist_equalize(const SuiteOptions &o);
+CaseResult bench_iir_blur(const SuiteOptions &o);
 
 // Backward pipelines: forward + backward against forward alone (suite_grad.cpp).
 CaseResult bench_blur3x3_grad(const SuiteOptions &o);

@@ -1,6 +1,7 @@
 // Halide's applications as Kiln generators (suite_apps.cpp): the camera RAW
 // pipeline and the local Laplacian filter, each under its two schedule
-// files, against their Halide 14 twins (apps/common/halide_apps.h) with the
+// files, and the max filter, histogram equalization and IIR blur under
+// host_tiled (Halide's CPU schedules), against their Halide 14 twins (apps/common/halide_apps.h) with the
 // same file applied by halide_apply (apps/common/halide_schedule.h), at the
 // sizes of Halide's apps.
 #include "case_util.h"
@@ -46,7 +47,7 @@ CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &
     c.schedule = k.schedule_path();
     c.bytes = bytes;
     c.entries.push_back(run_kiln(k, std::vector<halide_buffer_t *>{out.raw_buffer()}, o.runs));
-    kd::halide_apply(kiln::ScheduleFile::load(k.schedule_path()), twin.funcs, {}, {}, twin.images);
+    kd::halide_apply(kiln::ScheduleFile::load(k.schedule_path()), twin.funcs, twin.rvars, {}, twin.images);
     Halide::Runtime::Buffer<T> h_out(out.copy());
     Halide::Buffer<T> h_view = view(h_out);
     c.entries.push_back(run_halide(Halide::Pipeline(twin.output), Halide::Realization(h_view), o.runs));
@@ -99,6 +100,55 @@ CaseResult local_laplacian_case(const SuiteOptions &o, const std::string &schedu
     return c;
 }
 
+std::string size_name(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+// The max filter of radius 26 on a float RGB image of Halide's app size
+// (1536x2560).
+CaseResult max_filter_case(const SuiteOptions &o) {
+    const int w = o.quick ? 512 : 1536, h = o.quick ? 512 : 2560;
+    FBuf in = random_buffer({w, h, 3}, 0.0f, 1.0f, 13);
+    FBuf out(w, h, 3);
+    KilnRunner k("max_filter", {"radius=26"}, "host_tiled");
+    k.bind("input", in);
+    kiln_halide::HalideApp twin = kiln_halide::max_filter(view(in), 26);
+    CaseResult c = app_case(o, "max_filter host_tiled " + size_name(w, h), k, out, twin, 8.0 * w * h * 3, 1.0);
+    c.tolerance = 0;  // max() is exact
+    return c;
+}
+
+// Histogram equalization of an 8-bit RGB image of Halide's app size
+// (1536x2560), mostly dark, as a photograph that needs it.
+CaseResult hist_equalize_case(const SuiteOptions &o) {
+    const int w = o.quick ? 512 : 1536, h = o.quick ? 512 : 2560;
+    auto in = random_ints<uint8_t>({w, h, 3}, 256, 14);
+    in.for_each_value([](uint8_t &v) { v = (uint8_t)(v * v / 255); });
+    Halide::Runtime::Buffer<uint8_t> out(w, h, 3);
+    KilnRunner k("hist_equalize", {}, "host_tiled");
+    k.bind("input", in);
+    kiln_halide::HalideApp twin = kiln_halide::hist_equalize(view(in));
+    CaseResult c = app_case(o, "hist_equalize host_tiled " + size_name(w, h), k, out, twin, 2.0 * w * h * 3, 255.0);
+    // Both contract the luma's multiply-adds (fast math): a pixel whose
+    // luma is that close to a bin's edge may land in the next bin, which
+    // moves the cdf, and so the bytes, by a step.
+    c.tolerance = 2.0 / 255;
+    return c;
+}
+
+// The IIR blur (alpha 0.1) of a float RGB image of Halide's app size
+// (1536x2560).
+CaseResult iir_blur_case(const SuiteOptions &o) {
+    const int w = o.quick ? 512 : 1536, h = o.quick ? 512 : 2560;
+    FBuf in = random_buffer({w, h, 3}, 0.0f, 1.0f, 15);
+    FBuf out(w, h, 3);
+    KilnRunner k("iir_blur", {}, "host_tiled");
+    k.bind("input", in);
+    k.set("alpha", "0.1");
+    kiln_halide::HalideApp twin = kiln_halide::iir_blur(view(in), 0.1f);
+    CaseResult c = app_case(o, "iir_blur host_tiled " + size_name(w, h), k, out, twin, 8.0 * w * h * 3, 1.0);
+    c.tolerance = 1e-5;  // both contract the filter's multiply-adds (fast math)
+    return c;
+}
+
 }  // namespace
 
 CaseResult bench_camera_pipe(const SuiteOptions &o) { return camera_pipe_case(o, "host_tiled"); }
@@ -108,5 +158,11 @@ CaseResult bench_camera_pipe_unfused(const SuiteOptions &o) { return camera_pipe
 CaseResult bench_local_laplacian(const SuiteOptions &o) { return local_laplacian_case(o, "host_tiled"); }
 
 CaseResult bench_local_laplacian_unfused(const SuiteOptions &o) { return local_laplacian_case(o, "unfused"); }
+
+CaseResult bench_max_filter(const SuiteOptions &o) { return max_filter_case(o); }
+
+CaseResult bench_hist_equalize(const SuiteOptions &o) { return hist_equalize_case(o); }
+
+CaseResult bench_iir_blur(const SuiteOptions &o) { return iir_blur_case(o); }
 
 }  // namespace kiln_bench

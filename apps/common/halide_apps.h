@@ -1,8 +1,10 @@
 // Halide 14 twins of some of Kiln's generators: Halide's own apps
-// generators/camera_pipe.cpp, generators/local_laplacian.cpp and
-// generators/harris.cpp, and generators/attention.cpp's two-pass algorithm,
-// with the same algorithm and the same Func and Var names, so that a
-// schedule file of schedules/<generator>/ applies to them through halide_apply()
+// generators/camera_pipe.cpp, generators/local_laplacian.cpp,
+// generators/harris.cpp, generators/max_filter.cpp,
+// generators/hist_equalize.cpp and generators/iir_blur.cpp, and
+// generators/attention.cpp's two-pass algorithm, with the same algorithm and
+// the same Func and Var names, so that a schedule file of
+// schedules/<generator>/ applies to them through halide_apply()
 // (halide_schedule.h). The differential tier compares their outputs with
 // Kiln's; apps/bench times them as the anchor.
 //
@@ -11,6 +13,7 @@
 #pragma once
 #include <Halide.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <string>
@@ -24,6 +27,7 @@ struct HalideApp {
     Halide::Func output;
     std::map<std::string, Halide::Func> funcs;
     std::map<std::string, Halide::ImageParam> images;
+    std::map<std::string, Halide::RVar> rvars;  // the RDoms' dimensions a schedule may name
 };
 
 namespace detail {
@@ -239,6 +243,109 @@ inline HalideApp harris(Halide::Buffer<float> input_buffer, float k_value, bool 
     Expr trace = Sxx(x, y) + Syy(x, y);
     output(x, y) = det - k * trace * trace;
     app.output = output;
+    return app;
+}
+
+// generators/max_filter.cpp with radius `radius`.
+inline HalideApp max_filter(Halide::Buffer<float> input_buffer, int radius) {
+    using namespace Halide;
+    Var x("x"), y("y"), c("c"), t("t");
+    ImageParam input(Float(32), 3, "input");
+    input.set(input_buffer);
+    HalideApp app;
+    auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
+    const int R = radius;
+    const int slices = (int)std::ceil(std::log2((double)R)) + 1;
+    Func clamped = BoundaryConditions::repeat_edge(input);
+    Func vert_log = named("vert_log");
+    vert_log(x, y, c, t) = clamped(x, y, c);
+    RDom r(-R, input.height() + R, 1, slices - 1, "r");
+    Expr step = clamp(Expr(1) << (r.y - 1), 0, 2 * R);
+    vert_log(x, r.x, c, r.y) = max(vert_log(x, r.x, c, r.y - 1), vert_log(x, r.x + step, c, r.y - 1));
+    Func slice_for_radius = named("slice_for_radius");
+    slice_for_radius(t) = cast<int>(floor(log(cast<float>(2 * t + 1)) / std::log(2.0f)));
+    Func vert = named("vert");
+    Expr slice = clamp(slice_for_radius(t), 0, slices);
+    vert(x, y, c, t) = max(vert_log(x, y - t, c, slice),
+                           vert_log(x, y + t + 1 - clamp(Expr(1) << slice, 0, 2 * R), c, slice));
+    Func filter_height = named("filter_height");
+    RDom dy(0, R + 1, "dy");
+    const float edge = (R + 0.25f) * (R + 0.25f);
+    filter_height(x) = sum(select(cast<float>(x * x + dy * dy) < edge, 1, 0));
+    RDom dx(-R, 2 * R + 1, "dx");
+    app.output = named("output");
+    app.output(x, y, c) = maximum(vert(x + dx, y, c, clamp(filter_height(dx), 0, R + 1)));
+    app.images = {{"input", input}};
+    app.rvars = {{"r.x", r.x}, {"r.y", r.y}};
+    return app;
+}
+
+// generators/hist_equalize.cpp.
+inline HalideApp hist_equalize(Halide::Buffer<uint8_t> input_buffer) {
+    using namespace Halide;
+    Var x("x"), y("y"), c("c");
+    ImageParam input(UInt(8), 3, "input");
+    input.set(input_buffer);
+    HalideApp app;
+    auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
+    Expr R = cast<float>(input(x, y, 0)), G = cast<float>(input(x, y, 1)), B = cast<float>(input(x, y, 2));
+    Func Y = named("Y"), Cr = named("Cr"), Cb = named("Cb");
+    Y(x, y) = 0.299f * R + 0.587f * G + 0.114f * B;
+    Cr(x, y) = (R - Y(x, y)) * 0.713f + 128.0f;
+    Cb(x, y) = (B - Y(x, y)) * 0.564f + 128.0f;
+    Func hist_rows = named("hist_rows"), hist = named("hist"), cdf = named("cdf");
+    hist_rows(x, y) = 0;
+    RDom rx(0, input.width(), "rx");
+    hist_rows(cast<int>(clamp(Y(rx, y), 0.0f, 255.0f)), y) += 1;
+    hist(x) = 0;
+    RDom ry(0, input.height(), "ry");
+    hist(x) += hist_rows(x, ry);
+    cdf(x) = hist(0);
+    RDom b(1, 255, "b");
+    cdf(b) = cdf(b - 1) + hist(b);
+    Func eq = named("equalize");
+    Expr bin = cast<uint8_t>(clamp(Y(x, y), 0.0f, 255.0f));
+    Expr scale = 255.0f / cast<float>(input.width() * input.height());
+    eq(x, y) = clamp(cast<float>(cdf(bin)) * scale, 0.0f, 255.0f);
+    auto u8 = [](Expr v) { return cast<uint8_t>(clamp(v, 0.0f, 255.0f)); };
+    Expr cr = Cr(x, y) - 128.0f, cb = Cb(x, y) - 128.0f;
+    Expr red = u8(eq(x, y) + cr * 1.4f);
+    Expr green = u8(eq(x, y) - 0.343f * cb - 0.711f * cr);
+    Expr blue = u8(eq(x, y) + 1.765f * cb);
+    app.output = named("output");
+    app.output(x, y, c) = select(c == 0, red, c == 1, green, blue);
+    app.images = {{"input", input}};
+    app.rvars = {{"rx", rx}, {"ry", ry}, {"b", b}};
+    return app;
+}
+
+// generators/iir_blur.cpp.
+inline HalideApp iir_blur(Halide::Buffer<float> input_buffer, float alpha_value) {
+    using namespace Halide;
+    Var x("x"), y("y"), c("c");
+    ImageParam input(Float(32), 3, "input");
+    input.set(input_buffer);
+    Param<float> alpha("alpha");
+    alpha.set(alpha_value);
+    HalideApp app;
+    auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
+    RDom ry;
+    auto blur_columns_transposed = [&](Func in, Expr height, Func blur, Func transposed) {
+        blur(x, y, c) = undef<float>();
+        blur(x, 0, c) = in(x, 0, c);
+        ry = RDom(1, height - 1, "ry");
+        blur(x, ry, c) = (1 - alpha) * blur(x, ry - 1, c) + alpha * in(x, ry, c);
+        Expr up = height - ry - 1;
+        blur(x, up, c) = (1 - alpha) * blur(x, up + 1, c) + alpha * blur(x, up, c);
+        transposed(x, y, c) = blur(y, x, c);
+    };
+    Func in = named("in"), transposed_cols = named("transposed_cols");
+    in(x, y, c) = input(x, y, c);
+    blur_columns_transposed(in, input.height(), named("blur_cols"), transposed_cols);
+    app.output = named("output");
+    blur_columns_transposed(transposed_cols, input.width(), named("blur_rows"), app.output);
+    app.images = {{"input", input}};
+    app.rvars = {{"ry", ry}};  // both passes' RDoms are named ry: a schedule finds either by the name
     return app;
 }
 

@@ -1,7 +1,9 @@
 // Halide's camera RAW pipeline, local Laplacian filter and Harris corner
 // detector (generators/camera_pipe.cpp, generators/local_laplacian.cpp,
-// generators/harris.cpp) under their shipped host schedules against their
-// Halide 14 twins (apps/common/halide_apps.h) with the same file applied
+// generators/harris.cpp) under their shipped host schedules, and its max
+// filter, histogram equalization and IIR blur (max_filter.cpp,
+// hist_equalize.cpp, iir_blur.cpp) under host_tiled, against their Halide
+// 14 twins (apps/common/halide_apps.h) with the same file applied
 // (halide_apply), on images of two sizes each.
 //
 // Tolerance: the camera pipe's output is compared bit for bit (integer
@@ -13,6 +15,9 @@
 // way. Its outputs may differ by 1 (of 65535), at under 1% of the pixels.
 // harris is float arithmetic written the same way in both, Halide under
 // strict_float and Kiln's default float mode: bit for bit.
+// The max filter's and the IIR blur's float outputs and the equalized
+// image's bytes are identical (max() is exact; the blur's multiply-adds are
+// the same IEEE operations in the same order, Halide under strict_float).
 #include "halide_apps.h"
 #include "patterns.h"
 
@@ -110,6 +115,67 @@ void check_harris(const std::string &schedule) {
     }
 }
 
+// Sizes: widths that are not a multiple of the output's 256-column strips
+// or of the 8-lane vectors (ShiftInwards tails of both), and one of a
+// single strip; radius 26 (the app's) and a small one.
+void check_max_filter(int radius) {
+    kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("max_filter", "host_tiled"));
+    kd::KilnGenerator app({"max_filter", {"radius=" + std::to_string(radius)}}, file);
+    for (auto [w, h] : {std::pair{300, 37}, std::pair{256, 61}}) {
+        INFO("max_filter radius=" << radius << ", " << w << "x" << h);
+        kiln::Buffer<float> in = kd::random_buffer({w, h, 3}, -100.0f, 100.0f, (unsigned)(w + h + radius));
+        kd::Out<float> out("output", {w, h, 3});
+        Halide::Buffer<float> hout(*out.halide.raw_buffer());
+        kiln_halide::HalideApp twin = kiln_halide::max_filter(Halide::Buffer<float>(*in.raw_buffer()), radius);
+        kd::halide_apply(file, twin.funcs, twin.rvars, {}, twin.images);
+        twin.output.realize(hout, kd::H::strict_float());
+        app.set<float, 3>("input", in);
+        app.realize({out.kiln.raw_buffer()});
+        kd::compare(out);
+    }
+}
+
+// Widths and heights not a multiple of the 8-lane vectors or the 8-row
+// parallel tasks, and ones that are.
+void check_hist_equalize() {
+    kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("hist_equalize", "host_tiled"));
+    kd::KilnGenerator app({"hist_equalize"}, file);
+    for (auto [w, h] : {std::pair{123, 45}, std::pair{64, 96}}) {
+        INFO("hist_equalize, " << w << "x" << h);
+        // Mostly dark pixels, so that the equalization moves them.
+        kiln::Buffer<uint8_t> in = random_ints<uint8_t>({w, h, 3}, 0, 256, (unsigned)(w * h));
+        in.for_each_value([](uint8_t &v) { v = (uint8_t)(v * v / 255); });
+        kd::Out<uint8_t> out("output", {w, h, 3});
+        Halide::Buffer<uint8_t> hout(*out.halide.raw_buffer());
+        kiln_halide::HalideApp twin = kiln_halide::hist_equalize(Halide::Buffer<uint8_t>(*in.raw_buffer()));
+        kd::halide_apply(file, twin.funcs, twin.rvars, {}, twin.images);
+        twin.output.realize(hout, kd::H::strict_float());
+        app.set<uint8_t, 3>("input", in);
+        app.realize({out.kiln.raw_buffer()});
+        kd::compare(out);
+    }
+}
+
+// Sizes not a multiple of the V x 4V tiles in either pass (ShiftInwards
+// tails), and ones that are (V up to 16: 64 x 128).
+void check_iir_blur() {
+    kiln::ScheduleFile file = kiln::ScheduleFile::load(kd::schedule_path("iir_blur", "host_tiled"));
+    kd::KilnGenerator app({"iir_blur"}, file);
+    for (auto [w, h] : {std::pair{100, 70}, std::pair{64, 128}}) {
+        INFO("iir_blur, " << w << "x" << h);
+        kiln::Buffer<float> in = kd::random_buffer({w, h, 3}, 0.0f, 1.0f, (unsigned)(w * h));
+        kd::Out<float> out("output", {w, h, 3});
+        Halide::Buffer<float> hout(*out.halide.raw_buffer());
+        kiln_halide::HalideApp twin = kiln_halide::iir_blur(Halide::Buffer<float>(*in.raw_buffer()), 0.1f);
+        kd::halide_apply(file, twin.funcs, twin.rvars, {}, twin.images);
+        twin.output.realize(hout, kd::H::strict_float());
+        app.set<float, 3>("input", in);
+        app.set_scalar("alpha", 0.1f);
+        app.realize({out.kiln.raw_buffer()});
+        kd::compare(out);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("harris: every host schedule against Halide", "[pattern][harris]") {
@@ -123,3 +189,11 @@ TEST_CASE("camera_pipe: unfused and host_tiled against Halide", "[pattern][camer
 TEST_CASE("local_laplacian: unfused and host_tiled against Halide", "[pattern][local_laplacian]") {
     for (const char *s : {"unfused", "host_tiled"}) check_local_laplacian(s);
 }
+
+TEST_CASE("max_filter: host_tiled against Halide", "[pattern][max_filter]") {
+    for (int radius : {26, 5}) check_max_filter(radius);
+}
+
+TEST_CASE("hist_equalize: host_tiled against Halide", "[pattern][hist_equalize]") { check_hist_equalize(); }
+
+TEST_CASE("iir_blur: host_tiled against Halide", "[pattern][iir_blur]") { check_iir_blur(); }
