@@ -308,8 +308,8 @@ void halide_gemm_relu_grad(const SuiteOptions &o, CaseResult &c, FBuf &a, FBuf &
             .reorder(d_bias_f.args()[0], d_bias_f.rvars(0)[0])
             .vectorize(d_bias_f.args()[0], n, TailStrategy::GuardWithIf);
         return Grads{{d_A, d_B, d_bias_f},
-                     "B.in(A_adjoint) reorder_storage (A_adjoint reads the Buffer B itself, which in() cannot "
-                     "wrap), and the specializations' fallbacks"};
+                     "B.in(A_adjoint) and A.in(B_adjoint), the transposed copies (the adjoints read the Buffers A "
+                     "and B themselves, which in() cannot wrap), and the specializations' fallbacks"};
     };
     // Sums of 512 products (and of 512 column terms for d_bias) in other orders.
     add_rows(o, c, build, {&d_a, &d_b, &d_bias}, 1e-4);
