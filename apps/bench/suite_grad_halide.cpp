@@ -366,8 +366,9 @@ void halide_conv_bn_relu_grad(const SuiteOptions &o, CaseResult &c, const std::v
         // reorder(xi, yi, xo, yo, z) parallel(z); input_adjoint (Halide's
         // gather over output channels and taps, as Kiln's) per block (xo).
         g[0] = blocked_copy(g[0], "d_input", {"xo", "yo", "z"}, "z", "xo");
-        return Grads{g, "weights.in(input_adjoint) reorder_storage (input_adjoint reads the Buffer weights "
-                        "itself, which in() cannot wrap), and the specializations' fallbacks"};
+        return Grads{g, "weights.in(input_adjoint) reorder_storage and input.in(weights_adjoint) (the adjoints "
+                        "read the Buffers weights and input themselves, which in() cannot wrap), and the "
+                        "specializations' fallbacks"};
     };
     // Sums of 64*9 products, and of 56*56 terms for the per-channel gradients.
     add_rows(o, c, build, grads, 1e-4);

@@ -558,11 +558,14 @@ TEST_CASE("generator: conv_bn_relu_grad equals the convolution's gradients", "[g
     // bias, mean, variance, gamma, beta (Cout); d_output (Cout, W, H). The
     // second shape is large enough for the forward convolution's register
     // tiles in host_tiled and saved (2 vectors of channels by
-    // natural_vector_size*3/4 columns), the first is not.
+    // natural_vector_size*3/4 columns), the first is not; the third also
+    // reaches the backward products' blocks (d_weights: 2 vectors of output
+    // by natural_vector_size*3/4 input channels; d_input: 2 vectors of
+    // input channels by natural_vector_size*3/4 columns).
     struct Shape {
         int cin, cout, w, h;
     };
-    for (Shape sh : {Shape{6, 20, 9, 7}, Shape{3, 40, 17, 3}}) {
+    for (Shape sh : {Shape{6, 20, 9, 7}, Shape{3, 40, 17, 3}, Shape{33, 34, 13, 3}}) {
         const int Cin = sh.cin, Cout = sh.cout, W = sh.w, H = sh.h;
         INFO("Cin " << Cin << ", Cout " << Cout << ", " << W << " x " << H);
         const float epsilon = 1e-5f;
