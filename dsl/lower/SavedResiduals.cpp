@@ -125,9 +125,6 @@ std::vector<SavedResidual> read_saved_residuals(Environment &env, const std::vec
     for (const auto &[name, f] : env) {
         if (f->schedule.residual == Residual::None || computed.count(name)) continue;
         internal_assert(f->schedule.residual_buffer) << "saved Func " << name << " without a buffer";
-        user_assert(f->schedule.wrappers.empty())
-            << "Func " << name << " is saved (save()) and has in() wrappers; a saved Func is read from its buffer, "
-            << "so wrap the buffer (" << name << ".saved_buffer().in()) instead";
         SavedResidual r;
         r.func = name;
         r.how = f->schedule.residual;

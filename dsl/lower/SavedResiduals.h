@@ -20,6 +20,13 @@
 //
 //     ->  bias_add_adjoint(x, y) = select(float32(bias_add_float16[buffer](x, y)) >= 0.0f, ...)
 //
+// A saved Func's in() wrappers stay Funcs of the pipeline that read the
+// buffer, so a schedule can stage the saved values for a reader as it
+// stages an input (a copy per panel, say):
+//
+//   probs.save();   probs.in(V_adjoint);   V_adjoint(c, j) += probs_in_V_adjoint(j, r) * g(c, r)
+//     ->  probs_in_V_adjoint(j, i) = probs[buffer](j, i)
+//
 // Run by find_environment() on its copies, after wrap_calls.
 #pragma once
 #include <map>
