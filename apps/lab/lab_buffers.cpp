@@ -1,5 +1,7 @@
 #include "lab_buffers.h"
 
+#include <kiln/Float16.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +19,7 @@ namespace {
 template<typename F> void visit_element_type(const halide_type_t &t, F &&f) {
     switch (t.code) {
     case halide_type_float:
+        if (t.bits == 16) return f(kiln::float16_t());
         if (t.bits == 32) return f(float());
         if (t.bits == 64) return f(double());
         break;
@@ -32,12 +35,20 @@ template<typename F> void visit_element_type(const halide_type_t &t, F &&f) {
         if (t.bits == 32) return f(int32_t());
         if (t.bits == 64) return f(int64_t());
         break;
+    case halide_type_bfloat:
+        if (t.bits == 16) return f(kiln::bfloat16_t());
+        break;
     default:
         break;
     }
     throw kiln::CompileError("kiln-lab: buffers of element type code " + std::to_string(t.code) + ", " +
                              std::to_string(t.bits) + " bits are not supported (bool, handles)");
 }
+
+// A float element type, the 16-bit ones (kiln::float16_t, kiln::bfloat16_t) included.
+template<typename T>
+constexpr bool is_float_v = std::is_floating_point<T>::value || std::is_same<T, kiln::float16_t>::value ||
+                            std::is_same<T, kiln::bfloat16_t>::value;
 
 // ---- Finding the ImageParam of a buffer Input ----
 
@@ -94,8 +105,8 @@ template<typename... Ts> bool try_scalar_types(const GeneratorInputBase &in, con
 }
 
 template<typename T> T from_unit(float v, double scale) {
-    if constexpr (std::is_floating_point<T>::value) {
-        return (T)v;
+    if constexpr (is_float_v<T>) {
+        return T(v);
     } else {
         double d = std::nearbyint((double)v * scale);
         double lo = std::is_signed<T>::value ? -scale : 0.0;
@@ -107,8 +118,8 @@ template<typename T> T from_unit(float v, double scale) {
 
 kiln::ImageParam image_param(const GeneratorInputBase &input) {
     kiln::ImageParam p;
-    if (try_image_types<void, bool, uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t, float,
-                        double>(input, p))
+    if (try_image_types<void, bool, uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t,
+                        kiln::float16_t, kiln::bfloat16_t, float, double>(input, p))
         return p;
     throw kiln::CompileError("kiln-lab: cannot bind Input '" + input.name() + "' (" + input.describe() +
                              "): not a buffer Input of a supported element type with 0 to 8 dimensions");
@@ -123,7 +134,7 @@ bool set_scalar(const GeneratorInputBase &input, const std::string &text) {
 }
 
 double full_scale(const halide_type_t &t) {
-    if (t.code == halide_type_float) return 1.0;
+    if (t.code == halide_type_float || t.code == halide_type_bfloat) return 1.0;
     if (t.bits == 8) return t.code == halide_type_int ? 127.0 : 255.0;
     if (t.bits == 16 && t.code == halide_type_int) return 32767.0;
     return 65535.0;
@@ -167,10 +178,10 @@ Buffer<void> random_buffer(const halide_type_t &t, const std::vector<int> &exten
     visit_element_type(t, [&](auto tag) {
         using T = decltype(tag);
         Buffer<T> typed = out.as<T>();
-        const bool is_signed = std::is_floating_point<T>::value || std::is_signed<T>::value;
+        const bool is_signed = is_float_v<T> || std::is_signed<T>::value;
         typed.for_each_value([&](T &v) {
             double u = is_signed ? 2 * next() - 1 : next();
-            v = std::is_floating_point<T>::value ? (T)u : (T)std::nearbyint(u * scale);
+            v = is_float_v<T> ? T(u) : T(std::nearbyint(u * scale));
         });
     });
     return out;

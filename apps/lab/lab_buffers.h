@@ -5,8 +5,8 @@
 // buffers of any element type.
 //
 // Integer element types hold images at a "full scale" value: uint8 255,
-// int8 127, uint16 65535, int16 32767, any other integer 65535; floats hold
-// [0, 1] as is.
+// int8 127, uint16 65535, int16 32767, any other integer 65535; floats
+// (float16 and bfloat16 too) hold [0, 1] as is.
 #pragma once
 #include <kiln/Generator.h>
 

@@ -60,7 +60,7 @@ struct Normalization {
 
 Normalization normalization(const Buffer<const void> &out) {
     Normalization n;
-    if (out.type().code != halide_type_float) {
+    if (out.type().code != halide_type_float && out.type().code != halide_type_bfloat) {
         n.hi = full_scale(out.type());
         return n;
     }

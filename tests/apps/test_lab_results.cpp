@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <kiln/Float16.h>
+
 #include "lab.h"
 #include "lab_buffers.h"
 
@@ -42,4 +44,33 @@ TEST_CASE("lab: a 4-D output compares point by point", "[lab]") {
     CHECK(d(2, 1, 5) == 2 + 10 + 100 + 2000);  // c = 1 + 2 * 2
     b(2, 1, 1, 2) += 0.5f;
     CHECK(kiln_lab::max_abs_diff(a, b) == 0.5);
+}
+
+TEST_CASE("lab: bf16 and f16 buffers fill, widen and compare as float ones do", "[lab]") {
+    // A bf16 (f16) generator's inputs get random values in [-1, 1) rounded
+    // to 16 bits, and its outputs widen exactly for the comparison.
+    for (const halide_type_t t : {halide_type_t(halide_type_bfloat, 16), halide_type_t(halide_type_float, 16)}) {
+        INFO("type code " << (int)t.code);
+        Halide::Runtime::Buffer<void> a = kiln_lab::random_buffer(t, {16, 4}, 3);
+        REQUIRE(a.type() == t);
+        Halide::Runtime::Buffer<double, 3> d = kiln_lab::to_double(a);
+        int negative = 0;
+        d.for_each_element([&](int x, int y, int) {
+            const double v = d(x, y, 0);
+            negative += v < 0;
+            CHECK(v >= -1.0);
+            CHECK(v <= 1.0);
+            // The value is a 16-bit one: widening it again changes nothing.
+            const float f = (float)v;
+            CHECK((t.code == halide_type_bfloat ? (float)kiln::bfloat16_t(f) : (float)kiln::float16_t(f)) == f);
+        });
+        CHECK(negative > 0);
+        Halide::Runtime::Buffer<void> b = kiln_lab::random_buffer(t, {16, 4}, 3);
+        CHECK(kiln_lab::max_abs_diff(a, b) == 0);
+        CHECK(kiln_lab::full_scale(t) == 1.0);
+    }
+    Halide::Runtime::Buffer<kiln::bfloat16_t> a(4), b(4);
+    for (int i = 0; i < 4; i++) a(i) = b(i) = kiln::bfloat16_t(0.25f * i);
+    b(3) = kiln::bfloat16_t(1.0f);
+    CHECK(kiln_lab::max_abs_diff(a, b) == 0.25);
 }
