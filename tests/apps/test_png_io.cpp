@@ -85,7 +85,7 @@ TEMPLATE_TEST_CASE("png_io: round trip for gray, gray+alpha, RGB and RGBA", "[ap
     }
 }
 
-TEST_CASE("png_io: a 2-D buffer is saved as gray; crops and mins are honoured", "[apps][png]") {
+TEST_CASE("png_io: a 2-D buffer is saved as gray, crops and mins are honoured", "[apps][png]") {
     TempDir dir;
     Buffer<uint8_t, 3> image = pattern<uint8_t>(20, 10, 3);
     Buffer<uint8_t, 2> plane = image.sliced(2, 1);

@@ -96,7 +96,7 @@ TEST_CASE("split sums: float32 sums of two terms per step", "[correctness][split
 
 TEST_CASE("split sums: float64 row sums", "[correctness][split_sums]") { check_sums<double>(false); }
 
-TEST_CASE("split sums: under fast_math the host lowering splits the sum; without it, not", "[correctness][split_sums]") {
+TEST_CASE("split sums: under fast_math the host lowering splits the sum, without it, not", "[correctness][split_sums]") {
     RowSum<float> p(false);
     CHECK(p.out.lowered_stmt(Target::host().with(Target::FastMath)).find("ssum.parts.") != std::string::npos);
     CHECK(p.out.lowered_stmt(Target::host()).find("ssum.parts.") == std::string::npos);

@@ -237,7 +237,7 @@ TEST_CASE("a 1-D Func read only by another 1-D Func's tile takes that tile's ori
     CHECK(r["race_count"] == 0);
 }
 
-TEST_CASE("select and comparisons map onto TCMP and TSEL; the output equals the host output", "[npu][codegen][select]") {
+TEST_CASE("select and comparisons map onto TCMP and TSEL, the output equals the host output", "[npu][codegen][select]") {
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);
     ImageParam input(Float(32), 2, "input");
     Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
@@ -864,7 +864,7 @@ TEST_CASE("NPU legality errors of types, memories, cores and windows", "[npu][co
                                "vector...); the code generator targets a unified machine"));
 }
 
-TEST_CASE("npu_tile names the loops of a stage's tile; its legality errors", "[npu][codegen][error][npu_tile]") {
+TEST_CASE("npu_tile names the loops of a stage's tile, its legality errors", "[npu][codegen][error][npu_tile]") {
     auto source = [](Chain &c) { return Pipeline(c.output).compile_to_cpp_source("chain", Target("npu")); };
     {
         Chain c;

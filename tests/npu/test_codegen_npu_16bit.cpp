@@ -95,7 +95,7 @@ struct Bf16Gemm {
 
 }  // namespace
 
-TEST_CASE("bf16 LayerNorm on the NPU: loads of bf16 rows, TCVT to f32, a bf16 output; equals the host and a float64 "
+TEST_CASE("bf16 LayerNorm on the NPU: loads of bf16 rows, TCVT to f32, a bf16 output, equals the host and a float64 "
           "reference",
           "[npu][codegen][f16]") {
     const int W = 1024, H = 64;
@@ -392,7 +392,7 @@ TEST_CASE("the next L1 panel loads in row parts spread over the row tiles into t
                         Contains(" % 4 == 3) core.SET_FLAG(Pipe::MTE2, Pipe::MTE1, 2);"));
 }
 
-TEST_CASE("an L1 panel per row tile loads in k-slices with no guard; a double-buffered one loads whole",
+TEST_CASE("an L1 panel per row tile loads in k-slices with no guard, a double-buffered one loads whole",
           "[npu][codegen][f16][matmul]") {
     // B's panel computed at the row tile's loop (yo, inside xo): no loop
     // lies between it and the k-slices, so every tile loads its slices

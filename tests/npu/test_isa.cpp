@@ -159,7 +159,7 @@ TEST_CASE("row and column reductions and expansions", "[npu][isa]") {
     check_tile(colexp, kValidRows, kValidCols, [&](int, int c) { return at(0, c); });
 }
 
-TEST_CASE("fused row and column broadcast ops against a scalar reference; their cost is a binary op's",
+TEST_CASE("fused row and column broadcast ops against a scalar reference, their cost is a binary op's",
           "[npu][isa][fused]") {
     auto a = ramp(kRows * kCols, -3, 3, 11), b = ramp(kRows * kCols, 0.5f, 3, 12);
     auto at = [](const std::vector<float> &v, int r, int c) { return v[r * kCols + c]; };
@@ -348,7 +348,7 @@ TEST_CASE("the ISA table's kind column: every Binary, Unary, TileScalar and Redu
     CHECK(std::string(cmp_name(Cmp::LE)) == "LE");
 }
 
-TEST_CASE("TEXTRACT reads the sub-tile at an element offset; it costs its rows plus one 32-byte block each",
+TEST_CASE("TEXTRACT reads the sub-tile at an element offset, it costs its rows plus one 32-byte block each",
           "[npu][isa][textract]") {
     // The 4 x 9 sub-tile at (2, 3) of a 7 x 13 valid region: the rest of the destination keeps its bytes.
     std::vector<float> a = ramp(kRows * kCols), b(kRows * kCols, 0.0f);

@@ -14,7 +14,7 @@
 
 using namespace npu_test;
 
-TEST_CASE("TMATMUL on i8 operands sums in i32; the fix pipe adds the bias, applies ReLU and requantizes",
+TEST_CASE("TMATMUL on i8 operands sums in i32, the fix pipe adds the bias, applies ReLU and requantizes",
           "[npu][isa][int8]") {
     const uint32_t M = 32, K = 64, N = 32;
     const float scale = 1.0f / 256;

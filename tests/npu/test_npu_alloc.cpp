@@ -140,7 +140,7 @@ TEST_CASE("live ranges: in-place elementwise sources, loop-carried values, buffe
     CHECK(r[4].last == 19);   // o is read in place, then written and read: until the end of the body
 }
 
-TEST_CASE("buffer placement: double-buffered buffers share within a copy; DMA buffers share only to fit",
+TEST_CASE("buffer placement: double-buffered buffers share within a copy, DMA buffers share only to fit",
           "[npu][alloc]") {
     using kiln::internal::npu_place_buffers;
     auto check_placed = [](NpuKernel &k) {

@@ -44,7 +44,7 @@ std::pair<uint64_t, uint64_t> ub_placement(const std::string &src) {
 
 }  // namespace
 
-TEST_CASE("softmax and layernorm in 8-row double-buffered tiles fit UB by sharing; outputs equal the host's",
+TEST_CASE("softmax and layernorm in 8-row double-buffered tiles fit UB by sharing, outputs equal the host's",
           "[npu][codegen][fused][reuse]") {
     const uint64_t ub = 196608, bytes = (uint64_t)W * H * 4;
     Buffer<float, 2> in = make_input(), host(W, H), npu(W, H);

@@ -42,7 +42,7 @@ TEST_CASE("serial load, compute, store: every step waits for the last", "[npu][t
     CHECK(b.out[5] == b.in[5] + 1.0f);
 }
 
-TEST_CASE("independent instructions on different pipes overlap; DMA is pipelined", "[npu][timing]") {
+TEST_CASE("independent instructions on different pipes overlap, DMA is pipelined", "[npu][timing]") {
     Bufs b;
     SimOptions opt;
     opt.trace = true;

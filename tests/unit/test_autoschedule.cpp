@@ -56,7 +56,7 @@ struct Blur {
 
 }  // namespace
 
-TEST_CASE("autoschedule: a blur is fused, vectorized and parallel; the rejected options say why", "[autoschedule]") {
+TEST_CASE("autoschedule: a blur is fused, vectorized and parallel, the rejected options say why", "[autoschedule]") {
     Blur b;
     AutoscheduleResult r = autoschedule(Pipeline(b.blur_y), avx2, {{"blur_y", {4096, 4096}}}, fixed_machine());
     INFO(r.explanation);
@@ -116,7 +116,7 @@ TEST_CASE("autoschedule: an elementwise chain is inlined without search", "[auto
     CHECK(r.states_evaluated < 12);
 }
 
-TEST_CASE("autoschedule: a Func with an update stays out of line; a huge one goes to the root", "[autoschedule]") {
+TEST_CASE("autoschedule: a Func with an update stays out of line, a huge one goes to the root", "[autoschedule]") {
     ImageParam in(Float(32), 2, "in");
     Var x("x"), y("y");
     RDom r(0, 1024, "r");
@@ -415,7 +415,7 @@ TEST_CASE("autoschedule: an output of the wrong rank in the estimates names the 
                       Catch::Contains("autoschedule: give the size of output blur_y (2 dimensions)"));
 }
 
-TEST_CASE("autoschedule: a row's max is split into vector lanes; a float sum only where reassociation is allowed",
+TEST_CASE("autoschedule: a row's max is split into vector lanes, a float sum only where reassociation is allowed",
           "[autoschedule]") {
     auto make = [] {
         ImageParam in(Float(32), 2, "in");

@@ -158,7 +158,7 @@ TEST_CASE("IR: Type is read through methods, as in Halide", "[ir]") {
     CHECK(e.type().bits() == 8);
 }
 
-TEST_CASE("IR: immediates wrap to their width; comparisons are bool", "[ir]") {
+TEST_CASE("IR: immediates wrap to their width, comparisons are bool", "[ir]") {
     CHECK(IntImm::make(Int(8), 200).as<IntImm>()->value == -56);
     CHECK(IntImm::make(Int(16), 65537).as<IntImm>()->value == 1);
     CHECK(UIntImm::make(UInt(8), 300).as<UIntImm>()->value == 44);

@@ -93,7 +93,7 @@ TEST_CASE("a bad machine file names the file, the line and the problem", "[machi
     CHECK(missing == "machine file /nonexistent/kiln/machine.txt: cannot be read");
 }
 
-TEST_CASE("host() reads the machine file $KILN_MACHINE names; none means the defaults", "[machine]") {
+TEST_CASE("host() reads the machine file $KILN_MACHINE names, none means the defaults", "[machine]") {
     TempFile f("ghz = 2.5\nparallel_loop_ns = 777\n");
     {
         ScopedEnv env("KILN_MACHINE", f.path);
