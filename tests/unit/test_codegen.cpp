@@ -355,6 +355,40 @@ TEST_CASE("codegen: a parallel loop over rows", "[codegen]") {
     out.for_each_element([&](int x, int y) { CHECK(out(x, y) == x + y * 1000); });
 }
 
+// Two parallel loops directly nested, the inner one's range independent of
+// the outer's variable: one OpenMP loop over both (collapse(2)), since
+// OpenMP runs a nested parallel loop on one thread. An inner range that
+// depends on the outer variable keeps two loops.
+TEST_CASE("codegen: nested parallel loops collapse into one", "[codegen]") {
+    Expr x = var("q.s0.x"), y = var("q.s0.y");
+    Expr index = (x - var("out.min.0")) + (y - var("out.min.1")) * var("out.stride.1");
+    auto nest = [&](Expr inner_extent) {
+        return loop("q.s0.y", var("out.min.1"), var("out.extent.1"),
+                    loop("q.s0.x", var("out.min.0"), inner_extent, Store::make("out", x * 3 + y * 1000, index),
+                         ForType::Parallel),
+                    ForType::Parallel);
+    };
+    std::string src;
+    auto m = jit({"nest", {buffer("out", Int(32), 2, true)}, nest(var("out.extent.0"))}, &src);
+    INFO(src);
+    CHECK(src.find("#pragma omp parallel for collapse(2) num_threads(kiln_num_threads())\n"
+                   "    for (int32_t q_s0_y = out_min_1; q_s0_y < out_min_1 + out_extent_1; ++q_s0_y)\n"
+                   "    for (int32_t q_s0_x = out_min_0; q_s0_x < out_min_0 + out_extent_0; ++q_s0_x) {") !=
+          std::string::npos);
+    CHECK(src.find("omp parallel for num_threads") == std::string::npos);
+    Halide::Runtime::Buffer<int32_t> out(37, 23);
+    out.set_min(-5, 4);
+    void *args[] = {out.raw_buffer()};
+    REQUIRE(m->run(args) == 0);
+    out.for_each_element([&](int x, int y) { CHECK(out(x, y) == x * 3 + y * 1000); });
+    // A triangle: the inner extent names the outer variable.
+    std::string tri;
+    jit({"triangle", {buffer("out", Int(32), 2, true)}, nest(min(var("out.extent.0"), y - var("out.min.1") + 1))},
+        &tri);
+    CHECK(tri.find("collapse") == std::string::npos);
+    CHECK(tri.find("#pragma omp parallel for num_threads(kiln_num_threads())") != std::string::npos);
+}
+
 TEST_CASE("codegen: allocations on the stack and on the heap", "[codegen]") {
     // tmp[i] = i * i over [0, n) (heap: n is not constant); small[j] = j (stack);
     // out[i] = tmp[i] + small[i % 16].
