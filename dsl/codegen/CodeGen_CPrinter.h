@@ -69,6 +69,16 @@ private:
     std::map<std::string, int> mask_bits_of;  // lane width of bool-vector variables
     std::map<std::string, int> slot_lanes;    // stack arrays of vectors (VectorSlots.h): their lanes
     std::map<std::string, int64_t> stack_bytes;  // other stack arrays: their sizes in bytes
+    // Every stack array in scope: its C element type, element count and
+    // bytes, and whether every access names its element by a constant (g++
+    // then keeps its elements in registers: a copy must not take its
+    // address, emit_shared_edges).
+    struct StackArray {
+        std::string type;
+        int64_t count, bytes;
+        bool constant_indices;
+    };
+    std::map<std::string, StackArray> stack_arrays;
     int wanted_mask_bits = 32;                // for bool vectors of no natural width
     bool uses_float16 = false;                // converts 16-bit floats (CodeGen_Float16.h)
     // Where a failure goes inside the body of a parallel loop (empty: the

@@ -261,10 +261,13 @@ void CodeGen_C::visit(const Allocate *op) {
         line() << "alignas(64) " << vector_type(t.code(), t.bits(), lanes) << " " << name << "["
                << *as_const_int(op->size) / lanes << "];\n";
         slot_lanes[op->name] = lanes;
+        stack_arrays[op->name] = {vector_type(t.code(), t.bits(), lanes), *as_const_int(op->size) / lanes,
+                                  *as_const_int(op->size) * t.bytes(), true};
     } else if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
         line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
         stack_bytes[op->name] = n * op->type.bytes();
+        stack_arrays[op->name] = {type, n, n * op->type.bytes(), scalars_at_constant_indices(op)};
     } else {
         std::string heap = names.fresh(name + "_heap");
         // The size is a product of int32 extents: multiply in 64 bits, so
@@ -295,6 +298,7 @@ void CodeGen_C::visit(const Allocate *op) {
     include(op->body);
     slot_lanes.erase(op->name);
     stack_bytes.erase(op->name);
+    stack_arrays.erase(op->name);
 }
 
 void CodeGen_C::visit(const Block *op) {
@@ -320,6 +324,10 @@ void CodeGen_C::visit(const Block *op) {
 // The least C++ an innermost loop's edges print to for one function to
 // run both (emit_shared_edges).
 constexpr size_t kMinInnermostEdgeBytes = 2048;
+// The most bytes of stack arrays the edges' function may take copies of,
+// and the most elements (or vector slots) of an array copied one by one.
+constexpr int64_t kMaxEdgeArrayBytes = 1024;
+constexpr int64_t kMaxElementCopies = 16;
 
 // A partitioned loop's prologue and epilogue (partition_loops: the loops
 // before and after its steady state, of the same name and body) run one
@@ -350,12 +358,28 @@ constexpr size_t kMinInnermostEdgeBytes = 2048;
 // little and whose calls would cost about as much as their work.
 // The lambda captures by value: a variable captured by reference has its
 // address escape, and g++ then assumes that a store through any pointer
-// may change it, in the steady state too. Not for a body that can fail
-// (its `return` would leave the lambda only), that uses a stack array
-// declared outside it (captured by value it would be a copy; by
-// reference, softmax_grad's backward row sum took twice the time), or
-// whose two copies print differently up to the names they bind (the
-// simplifier specialized one on its constant range).
+// may change it, in the steady state too. A stack array declared outside
+// the loop (an rfactor intermediate's accumulators) is a parameter named
+// as the array, and each call passes a copy, copied back after it if the
+// edges write it: with the array's own address passed, g++ no longer kept
+// its slots in registers anywhere (softmax_grad's backward row sum took
+// twice the time). An array named at constant indices only is copied
+// element by element, as a memcpy would take its address too; one of more
+// than kMaxElementCopies elements keeps the copies. Not for arrays of more
+// than kMaxEdgeArrayBytes together, a body
+// that can fail (its `return` would leave the lambda only), or one whose
+// two copies print differently up to the names they bind (the simplifier
+// specialized one on its constant range).
+//
+//   alignas(64) float acc[16];
+//   ...
+//   auto x_edges = [=](int32_t x_from, int32_t x_to, float *acc) __attribute__((noinline)) { ... };
+//   if (0 < x_steady_min) {
+//       alignas(64) float acc_copy[16];
+//       __builtin_memcpy(acc_copy, acc, sizeof(acc_copy));
+//       x_edges(0, x_steady_min, acc_copy);
+//       __builtin_memcpy(acc, acc_copy, sizeof(acc_copy));
+//   }
 bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const Stmt &last) {
     const For *pro = first.as<For>(), *mid = steady.as<For>(), *epi = last.as<For>();
     if (!pro || !mid || !epi || pro->name != mid->name || epi->name != mid->name ||
@@ -375,26 +399,36 @@ bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const S
     MayReturn may_return(!target.has(Target::NoAsserts));
     may_return.include(pro->body);
     if (may_return.result) return false;
+    // The stack arrays declared around the loop that its edges use.
     class OuterArrays : public IRVisitor {
     public:
         explicit OuterArrays(const CodeGen_C &cg) : cg(cg) {}
-        bool found = false;
+        std::set<std::string> found, written;
 
     private:
         const CodeGen_C &cg;
         using IRVisitor::visit;
-        void check(const std::string &n) { found |= cg.slot_lanes.count(n) || cg.stack_bytes.count(n); }
+        void check(const std::string &n) {
+            if (cg.stack_arrays.count(n)) found.insert(n);
+        }
         void visit(const Load *op) override {
             check(op->name);
             IRVisitor::visit(op);
         }
         void visit(const Store *op) override {
             check(op->name);
+            if (cg.stack_arrays.count(op->name)) written.insert(op->name);
             IRVisitor::visit(op);
         }
     } arrays(*this);
     arrays.include(pro->body);
-    if (arrays.found) return false;
+    int64_t array_bytes = 0;
+    for (const std::string &a : arrays.found) {
+        const StackArray &s = stack_arrays.at(a);
+        if (s.constant_indices && s.count > kMaxElementCopies) return false;
+        array_bytes += s.bytes;
+    }
+    if (array_bytes > kMaxEdgeArrayBytes) return false;
     // Each body printed from the same names: identical text, one body.
     const Names before = names;
     auto render = [&](const Stmt &body) {
@@ -419,13 +453,49 @@ bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const S
     if (!same) return false;
     std::string var = names.get(pro->name), fn = names.fresh(var + "_edges");
     std::string lo = names.fresh(var + "_from"), hi = names.fresh(var + "_to");
+    // Each stack array the edges use is a parameter of the lambda, named as
+    // the array, and a call passes a copy of it, copied back after: the
+    // array's own address does not escape.
+    std::string params, copies;
+    std::map<std::string, std::string> copy;
+    for (const std::string &a : arrays.found) {
+        const std::string &c = names.get(a);
+        copy[a] = names.fresh(c + "_copy");
+        params += ", " + stack_arrays.at(a).type + " *" + c;
+        copies += ", " + copy[a];
+    }
     auto call = [&](const For *loop) {
         std::string min_operand = print(loop->min), extent = print(loop->extent);
         std::string end = is_zero(loop->min) ? unparen(extent) : min_operand + " + " + extent;
-        line() << "if (0 < " << extent << ") " << fn << "(" << unparen(min_operand) << ", " << end << ");\n";
+        std::string args = unparen(min_operand) + ", " + end;
+        if (arrays.found.empty()) {
+            line() << "if (0 < " << extent << ") " << fn << "(" << args << ");\n";
+            return;
+        }
+        line() << "if (0 < " << extent << ") {\n";
+        indent++;
+        // from -> to, element by element where `array` lives in registers.
+        auto copy_array = [&](const std::string &array, const std::string &to, const std::string &from) {
+            const StackArray &s = stack_arrays.at(array);
+            if (!s.constant_indices) {
+                line() << "__builtin_memcpy(" << to << ", " << from << ", sizeof(" << copy[array] << "));\n";
+                return;
+            }
+            for (int64_t i = 0; i < s.count; i++)
+                line() << to << "[" << i << "] = " << from << "[" << i << "];\n";
+        };
+        for (const std::string &a : arrays.found) {
+            line() << "alignas(64) " << stack_arrays.at(a).type << " " << copy[a] << "[" << stack_arrays.at(a).count
+                   << "];\n";
+            copy_array(a, copy[a], names.get(a));
+        }
+        line() << fn << "(" << args << copies << ");\n";
+        for (const std::string &a : arrays.written) copy_array(a, names.get(a), copy[a]);
+        indent--;
+        line() << "}\n";
     };
     line() << "// " << pro->name << "'s first and last iterations, outside its steady state\n";
-    line() << "auto " << fn << " = [=](int32_t " << lo << ", int32_t " << hi << ") __attribute__((noinline)) {\n";
+    line() << "auto " << fn << " = [=](int32_t " << lo << ", int32_t " << hi << params << ") __attribute__((noinline)) {\n";
     indent++;
     line() << "for (int32_t " << var << " = " << lo << "; " << var << " < " << hi << "; ++" << var << ") {\n";
     out << body;

@@ -56,5 +56,11 @@ int vector_slot_lanes(const Allocate *alloc) {
     return a.ok && a.lanes > 1 && *size % a.lanes == 0 ? a.lanes : 0;
 }
 
+bool scalars_at_constant_indices(const Allocate *alloc) {
+    SlotAccesses a(alloc->name);
+    a.include(alloc->body);
+    return a.ok && a.lanes == 0;
+}
+
 }  // namespace internal
 }  // namespace kiln

@@ -26,6 +26,12 @@
 // vector_slot_lanes(alloc) is that vector width, or 0 when there is no
 // vector access, or any access is of another width, at a non-constant or
 // unaligned offset (a scalar one: at a non-constant index).
+//
+// scalars_at_constant_indices(alloc): every access is one element at a
+// constant index (a row's scalar statistic, `row_sum_adjoint[0]`), so g++
+// keeps the elements in registers as long as nothing takes the array's
+// address; a copy of it is then made element by element (CodeGen_C's
+// shared edges), never with memcpy.
 #pragma once
 #include "ir/IR.h"
 
@@ -33,6 +39,7 @@ namespace kiln {
 namespace internal {
 
 int vector_slot_lanes(const Allocate *alloc);
+bool scalars_at_constant_indices(const Allocate *alloc);
 
 }  // namespace internal
 }  // namespace kiln

@@ -496,6 +496,22 @@ std::vector<LoweredArgument> stencil_args() {
     return {buffer("in", Float(32), 1, false), scalar("n", Int(32)), buffer("out", Float(32), 1, true)};
 }
 
+// Runs a kernel of stencil_args() on 2 rows of 1, 2, 3 and 17 columns:
+// out = (in[x - 1] + in[x + 1] * 2) * scale per row, the taps clamped to it.
+void check_stencil_rows(JITModule &m, float scale) {
+    for (int size : {1, 2, 3, 17}) {
+        Halide::Runtime::Buffer<float> in(2 * size), out(2 * size);
+        in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), &size, out.raw_buffer()};
+        REQUIRE(m.run(args) == 0);
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < size; i++)
+                CHECK(out(r * size + i) ==
+                      (in(r * size + std::max(i - 1, 0)) + in(r * size + std::min(i + 1, size - 1)) * 2.0f) * scale);
+    }
+}
+
 // The loop f.s0.x's prologue and epilogue emitted as one lambda, called
 // before and after the steady state's loop.
 void check_shared_edges(const std::string &src) {
@@ -517,17 +533,7 @@ TEST_CASE("codegen: a partitioned loop's prologue and epilogue share one functio
     INFO(src);
     check_shared_edges(src);
     CHECK(occurrences(src, "const int32_t f_s0_x_left = ") == 1);  // the edges' body, once
-    for (int size : {1, 2, 3, 17}) {
-        Halide::Runtime::Buffer<float> in(2 * size), out(2 * size);
-        in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
-        out.fill(-1.0f);
-        void *args[] = {in.raw_buffer(), &size, out.raw_buffer()};
-        REQUIRE(m->run(args) == 0);
-        for (int r = 0; r < 2; r++)
-            for (int i = 0; i < size; i++)
-                CHECK(out(r * size + i) ==
-                      in(r * size + std::max(i - 1, 0)) + in(r * size + std::min(i + 1, size - 1)) * 2.0f);
-    }
+    check_stencil_rows(*m, 1.0f);
 }
 
 // One row of a (2r + 1)-tap stencil as partition_loops leaves it, an
@@ -578,7 +584,7 @@ TEST_CASE("codegen: an innermost loop's edges of 2 KB or more share one function
     }
 }
 
-TEST_CASE("codegen: small innermost edges, edges that differ or use an outer stack array keep their loops",
+TEST_CASE("codegen: small innermost edges, edges that differ or use large outer stack arrays keep their loops",
           "[codegen][partition]") {
     auto unshared = [](const std::string &src) {
         CHECK(src.find("_edges") == std::string::npos);
@@ -591,14 +597,94 @@ TEST_CASE("codegen: small innermost edges, edges that differ or use an outer sta
     Expr x = var("f.s0.x");
     Stmt other = loop("f.s0.c", 0, 2, Store::make("out", Load::make(Float(32), "in", x) * Expr(3.0f), x));
     unshared(codegen_cpp({"differ", stencil_args(), partitioned_stencil(other)}, Target::host()));
-    // Edges that read a stack array declared around them: a copy of it in
-    // a lambda's captures would not be the array.
-    Stmt fill = loop("t.s0.i", 0, 4, Store::make("in", Expr(1.0f), var("t.s0.i")));
-    Stmt body = Allocate::make("in", Float(32), Expr(4), Block::make(fill, partitioned_stencil()));
+    // Edges that use more stack arrays declared around them than a call
+    // may copy.
+    Stmt fill = loop("t.s0.i", 0, 512, Store::make("in", Expr(1.0f), var("t.s0.i")));
+    Stmt body = Allocate::make("in", Float(32), Expr(512), Block::make(fill, partitioned_stencil()));
     std::string src = codegen_cpp({"stack", {scalar("n", Int(32)), buffer("out", Float(32), 1, true)}, body},
                                   Target::host());
-    CHECK(src.find("alignas(64) float in[4];") != std::string::npos);
+    CHECK(src.find("alignas(64) float in[512];") != std::string::npos);
     unshared(src);
+}
+
+TEST_CASE("codegen: edges that use a stack array declared around them take a copy of it", "[codegen][partition]") {
+    // acc[c] += in[c * n + x - 1] + in[c * n + x + 1] * 2 over the row x,
+    // the loads clamped to the row in the prologue and the epilogue: the
+    // lambda takes acc as a parameter, each call a copy of it, copied back,
+    // so that acc's own address does not escape.
+    Expr x = var("f.s0.x"), c = var("f.s0.c"), n = var("n");
+    Expr smin = var("f.s0.x.steady_min"), smax = var("f.s0.x.steady_max");
+    auto add = [&](Expr left, Expr right) {
+        Expr in_l = Load::make(Float(32), "in", c * n + left), in_r = Load::make(Float(32), "in", c * n + right);
+        return loop("f.s0.c", 0, 2, Store::make("acc", Load::make(Float(32), "acc", c) + (in_l + in_r * Expr(2.0f)), c));
+    };
+    Stmt edge = add(max(x - 1, 0), min(x + 1, n - 1)), fast = add(x - 1, x + 1);
+    Stmt loops = Block::make({loop("f.s0.x", 0, smin, edge), loop("f.s0.x", smin, smax - smin + 1, fast),
+                              loop("f.s0.x", smax + 1, n - (smax + 1), edge)});
+    Stmt row = LetStmt::make("f.s0.x.steady_min", min(n, 1),
+                             LetStmt::make("f.s0.x.steady_max", max(n - 2, smin - 1), loops));
+    Stmt init = loop("f.s0.c", 0, 2, Store::make("acc", Expr(0.0f), c));
+    Stmt copy_out = loop("f.s0.c", 0, 2, Store::make("out", Load::make(Float(32), "acc", c), c));
+    Stmt body = Allocate::make("acc", Float(32), Expr(2), Block::make({init, row, copy_out}));
+    std::string src;
+    auto m = jit({"acc_edges", stencil_args(), body}, &src);
+    INFO(src);
+    CHECK(src.find("alignas(64) float acc[2];") != std::string::npos);
+    CHECK(occurrences(src, "auto f_s0_x_edges = [=](int32_t f_s0_x_from, int32_t f_s0_x_to, float *acc) "
+                           "__attribute__((noinline)) {") == 1);
+    CHECK(occurrences(src, "alignas(64) float acc_copy[2];") == 2);
+    CHECK(occurrences(src, "__builtin_memcpy(acc_copy, acc, sizeof(acc_copy));") == 2);
+    CHECK(occurrences(src, "__builtin_memcpy(acc, acc_copy, sizeof(acc_copy));") == 2);
+    CHECK(occurrences(src, "f_s0_x_edges(0, f_s0_x_steady_min, acc_copy);") == 1);
+    CHECK(occurrences(src, "f_s0_x_edges(f_s0_x_steady_max + 1, ") == 1);
+    for (int size : {1, 2, 3, 17}) {
+        Halide::Runtime::Buffer<float> in(2 * size), out(2);
+        in.for_each_element([&](int i) { in(i) = 0.25f * i * i - i; });
+        out.fill(-1.0f);
+        void *args[] = {in.raw_buffer(), &size, out.raw_buffer()};
+        REQUIRE(m->run(args) == 0);
+        for (int r = 0; r < 2; r++) {
+            float sum = 0.0f;
+            for (int i = 0; i < size; i++)
+                sum = sum + (in(r * size + std::max(i - 1, 0)) + in(r * size + std::min(i + 1, size - 1)) * 2.0f);
+            CHECK(out(r) == sum);
+        }
+    }
+}
+
+TEST_CASE("codegen: edges copy an array named at constant indices element by element", "[codegen][partition]") {
+    // out[c * n + x] = (in[c * n + x - 1] + in[c * n + x + 1] * 2) * s[0],
+    // s a one-element array written before the row: every access names
+    // s[0], so g++ keeps it in a register; a memcpy of it would take its
+    // address. The edges only read it: copied in, not back.
+    Expr x = var("f.s0.x"), c = var("f.s0.c"), n = var("n");
+    Expr smin = var("f.s0.x.steady_min"), smax = var("f.s0.x.steady_max");
+    auto tap = [&](Expr left, Expr right) {
+        Expr in_l = Load::make(Float(32), "in", c * n + left), in_r = Load::make(Float(32), "in", c * n + right);
+        return loop("f.s0.c", 0, 2,
+                    Store::make("out", (in_l + in_r * Expr(2.0f)) * Load::make(Float(32), "s", 0), c * n + x));
+    };
+    Stmt edge = tap(max(x - 1, 0), min(x + 1, n - 1)), fast = tap(x - 1, x + 1);
+    Stmt loops = Block::make({loop("f.s0.x", 0, smin, edge), loop("f.s0.x", smin, smax - smin + 1, fast),
+                              loop("f.s0.x", smax + 1, n - (smax + 1), edge)});
+    Stmt row = LetStmt::make("f.s0.x.steady_min", min(n, 1),
+                             LetStmt::make("f.s0.x.steady_max", max(n - 2, smin - 1), loops));
+    Stmt body = Allocate::make("s", Float(32), Expr(1), Block::make(Store::make("s", Expr(0.5f), 0), row));
+    std::string src;
+    auto m = jit({"scalar_edges", stencil_args(), body}, &src);
+    INFO(src);
+    CHECK(occurrences(src, "auto f_s0_x_edges = [=](int32_t f_s0_x_from, int32_t f_s0_x_to, float *s) "
+                           "__attribute__((noinline)) {") == 1);
+    CHECK(occurrences(src, "alignas(64) float s_copy[1];") == 2);
+    CHECK(occurrences(src, "s_copy[0] = s[0];") == 2);
+    CHECK(src.find("s[0] = s_copy[0];") == std::string::npos);
+    CHECK(src.find("__builtin_memcpy") == std::string::npos);
+    check_stencil_rows(*m, 0.5f);
+    // More elements than a call copies one by one: the edges keep their loops.
+    Stmt fill = Block::make(Store::make("s", Expr(0.5f), 0), Store::make("s", Expr(0.0f), 16));
+    Stmt wide = Allocate::make("s", Float(32), Expr(17), Block::make(fill, row));
+    std::string unshared = codegen_cpp({"wide", stencil_args(), wide}, Target::host());
+    CHECK(unshared.find("_edges") == std::string::npos);
 }
 
 TEST_CASE("codegen: a failing assert returns its code with its message", "[codegen][error]") {
