@@ -22,8 +22,10 @@ FBuf zeros_like(const FBuf &b);
 // Halide's view of a buffer (shares the allocation).
 Halide::Buffer<float> halide_view(FBuf &b);
 
-// Kiln: first call = JIT compilation (fresh cache) + one run; compile_ms is
-// the first call minus the median run. With auto_rows() on, the same
+// Kiln: the JIT compilation (fresh cache: lowering, g++ and loading the
+// kernel, CPU ms with the compiler's processes) is timed on its own, as
+// Halide's compile_jit() is, then the runs (the first one a warm-up, as
+// for Halide). With auto_rows() on, the same
 // generator under the schedule kiln::autoschedule chooses is run too (for
 // the first Kiln pipeline of a case), into buffers like outs, checked
 // against them (within 1e-4: see case_util.cpp), and kept for take_auto_rows().

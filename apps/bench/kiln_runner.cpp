@@ -66,7 +66,7 @@ void KilnRunner::set(const std::string &name, const std::string &value) {
 
 kiln::Target KilnRunner::target() { return kiln::Target::host().with(kiln::Target::FastMath); }
 
-void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
+void KilnRunner::compile(const std::vector<halide_buffer_t *> &outputs) {
     if (autoschedule_pending_) {
         std::map<std::string, std::vector<int>> sizes;
         auto extents = [](const halide_buffer_t *b) {
@@ -88,6 +88,11 @@ void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
         autoschedule_ms_ = r.search_ms;
         autoschedule_text_ = r.schedule_text;
     }
+    pipeline_.compile_jit(target());
+}
+
+void KilnRunner::realize(const std::vector<halide_buffer_t *> &outputs) {
+    compile(outputs);
     pipeline_.realize_raw(outputs, target());
 }
 

@@ -6,12 +6,12 @@
 //   k.bind("A", a); k.bind("B", b); k.bind("bias", bias);
 //   k.realize({c.raw_buffer()});
 //
-// The JIT cache is pointed at a fresh directory, so the first realize()
-// measures a real compilation (compile_ms).
+// The JIT cache is pointed at a fresh directory, so compile() (or the first
+// realize()) measures a real compilation (compile_ms).
 //
 // The schedule "auto" is chosen by kiln::autoschedule at the first
-// realize(), for the sizes of the buffers bound and realized into (the
-// search time is then part of the first call, as a JIT compile is).
+// compile() or realize(), for the sizes of the buffers bound and realized
+// into (the search time is then part of the compile, as a JIT compile is).
 //
 // The target is the host with fast_math: float reassociation and FMA
 // contraction allowed, which is Halide's default float mode, so both
@@ -33,6 +33,9 @@ public:
     void bind(const std::string &input, const Halide::Runtime::Buffer<void> &buffer);
     // Set a scalar Input from text.
     void set(const std::string &input, const std::string &value);
+    // JIT-compile for the host (and, for "auto", choose the schedule for the
+    // sizes of `outputs` first), as the first realize() would.
+    void compile(const std::vector<halide_buffer_t *> &outputs);
     void realize(const std::vector<halide_buffer_t *> &outputs);
     const std::string &schedule_path() const { return schedule_path_; }
     static kiln::Target target();

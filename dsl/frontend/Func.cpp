@@ -738,6 +738,12 @@ void Func::realize_raw(const std::vector<halide_buffer_t *> &outs, const Target 
     p.realize_raw(outs, t);
     func->jit_cache = p.jit_cache_;
 }
+void Func::compile_jit(const Target &t) {
+    Pipeline p(*this);
+    p.jit_cache_ = std::static_pointer_cast<JITCache>(func->jit_cache);
+    p.compile_jit(t);
+    func->jit_cache = p.jit_cache_;
+}
 void Func::realize(Realization &out, const Target &t) {
     std::vector<halide_buffer_t *> raw;
     for (size_t i = 0; i < out.size(); i++) raw.push_back(out[i].raw_buffer());

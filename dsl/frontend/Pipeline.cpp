@@ -216,6 +216,23 @@ struct JITCache {
 };
 }  // namespace internal
 
+void Pipeline::compile_jit(const Target &t) {
+    std::shared_ptr<JITCache> c = jit_cache_;
+    if (c && c->epoch == definition_epoch() && c->target == t.to_string()) return;
+    c = std::make_shared<JITCache>();
+    c->epoch = definition_epoch();
+    c->target = t.to_string();
+    std::vector<Argument> args = infer_arguments();
+    std::string fn = "jit_" + outputs_[0].name();
+    for (auto &ch : fn)
+        if (!isalnum((unsigned char)ch) && ch != '_') ch = '_';
+    c->module = JITModule::compile(compile_to_cpp_source(fn, t), fn, t);
+    auto params = find_parameters(find_environment(output_contents(outputs_)));
+    const size_t num_buffers = num_output_buffers(output_contents(outputs_));
+    for (size_t i = 0; i + num_buffers < args.size(); i++) c->inputs.push_back(params.at(args[i].name));
+    jit_cache_ = c;
+}
+
 void Pipeline::realize(Realization &outs, const Target &t) {
     std::vector<halide_buffer_t *> raw;
     for (size_t i = 0; i < outs.size(); i++) raw.push_back(outs[i].raw_buffer());
@@ -231,20 +248,8 @@ void Pipeline::realize_raw(const std::vector<halide_buffer_t *> &outs, const Tar
                                             << " output(s)" << tuples << " but " << outs.size()
                                             << " buffer(s) were given";
     check_output_buffers(output_contents(outputs_), outs);
-    std::shared_ptr<JITCache> c = jit_cache_;
-    if (!c || c->epoch != definition_epoch() || c->target != t.to_string()) {
-        c = std::make_shared<JITCache>();
-        c->epoch = definition_epoch();
-        c->target = t.to_string();
-        std::vector<Argument> args = infer_arguments();
-        std::string fn = "jit_" + outputs_[0].name();
-        for (auto &ch : fn)
-            if (!isalnum((unsigned char)ch) && ch != '_') ch = '_';
-        c->module = JITModule::compile(compile_to_cpp_source(fn, t), fn, t);
-        auto params = find_parameters(find_environment(output_contents(outputs_)));
-        for (size_t i = 0; i + num_buffers < args.size(); i++) c->inputs.push_back(params.at(args[i].name));
-        jit_cache_ = c;
-    }
+    compile_jit(t);
+    const std::shared_ptr<JITCache> &c = jit_cache_;
     std::vector<void *> argv;
     for (const auto &pp : c->inputs) {
         const ParameterContents &p = *pp;

@@ -2,7 +2,9 @@
 // intermediates inlined, at the root, per row and per tile; two outputs
 // sharing an intermediate; and the life of a compiled kernel: reused across
 // realize() calls with other buffers, sizes and mins, recompiled after a
-// reschedule or a new definition.
+// reschedule or a new definition, compiled ahead of them by compile_jit().
+#include <cstdlib>
+
 #include "check.h"
 
 using namespace kiln;
@@ -126,6 +128,39 @@ TEST_CASE("pipeline: a kernel reused across realize() calls, recompiled after ch
 
     out(x, y) += 1;  // a new definition: a new kernel again
     kt::realize_and_check<int>(out, {{11, 7, 0, 3}}, [&](int px, int py) { return ref(a)(px, py) + 1; });
+}
+
+TEST_CASE("pipeline: compile_jit() compiles before any buffer is given", "[pipeline][reuse]") {
+    ImageParam in(Int(32), 2, "in");
+    Var x("x"), y("y");
+    Func g("g"), out("out"), other("other");
+    g(x, y) = in(x, y) * 2;
+    out(x, y) = g(x, y) + g(x + 1, y);
+    other(x, y) = in(x, y) - 1;
+    Pipeline p(out);
+    p.compile_jit();
+    other.compile_jit();
+    // With no C++ compiler left, realize() runs the kernels compile_jit()
+    // made (a compiler named otherwise would be a new cache key on disk).
+    const char *cxx = std::getenv("CXX");
+    const std::string saved = cxx ? cxx : "";
+    setenv("CXX", "false", 1);
+    Buffer<int> a = kt::random_image<int>(40, 12, 0, 0, -99, 99, 5);
+    in.set(a);
+    Buffer<int> o = kt::output<int>(39, 12), q = kt::output<int>(40, 12);
+    p.realize(o);
+    other.realize(q);
+    // A rescheduled Func is a new kernel: compiling it now fails.
+    g.compute_root();
+    CHECK_THROWS(p.compile_jit());
+    if (cxx)
+        setenv("CXX", saved.c_str(), 1);
+    else
+        unsetenv("CXX");
+    kt::check(o, [&](int px, int py) { return a(px, py) * 2 + a(px + 1, py) * 2; });
+    kt::check(q, [&](int px, int py) { return a(px, py) - 1; });
+    p.realize(o);  // compiled again, with the compiler back
+    kt::check(o, [&](int px, int py) { return a(px, py) * 2 + a(px + 1, py) * 2; });
 }
 
 TEST_CASE("pipeline: one pipeline compiled for several targets", "[pipeline][target]") {

@@ -352,6 +352,8 @@ public:
     void realize(Realization &out, const Target &t = Target::host());
     Realization realize(std::vector<int> sizes, const Target &t = Target::host());
     void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t);
+    // Compile now, as the first realize() would (Pipeline::compile_jit).
+    void compile_jit(const Target &t = Target::host());
 
     // The C++ a generator would emit, and the lowered loop nest, as text.
     void compile_to_cpp(const std::string &path, const std::string &fn_name = "", const Target &t = Target::host());

@@ -42,6 +42,11 @@ public:
     // Every output's buffers in order, one per Tuple element.
     void realize(Realization &outs, const Target &t = Target::host());
     void realize_raw(const std::vector<halide_buffer_t *> &outs, const Target &t = Target::host());
+    // Compile the kernel for `t` now (lowering, the C++ compiler, loading it),
+    // as realize() does on its first call; realize() for the same target then
+    // runs it without compiling again, until a Func is redefined or
+    // rescheduled. Needs no buffers.
+    void compile_jit(const Target &t = Target::host());
 
     // Every Func of the pipeline by name (handles to the same Funcs, so
     // scheduling them schedules the pipeline).
