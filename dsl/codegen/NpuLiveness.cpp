@@ -92,7 +92,7 @@ private:
                 in_place &= found;
             }
             accesses[b].push_back({2 * pos + (in_place ? 0 : 1), false, false});
-            if (dma) live[b].dma_read = true;
+            (dma ? live[b].dma_read : live[b].compute_read) = true;
         }
         for (int b : i.writes) {
             const NpuArg *a = arg_of(i, b, 0);

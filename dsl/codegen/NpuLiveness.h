@@ -33,6 +33,7 @@ struct NpuLiveRange {
     int64_t first = 0, last = -1;  // inclusive times; empty (never accessed) when last < first
     bool dma_written = false;      // written by a DMA (loaded, or moved in)
     bool dma_read = false;         // read by a DMA (stored, or moved on)
+    bool compute_read = false;     // read by the vector or matrix unit
     bool overlaps(const NpuLiveRange &o) const {
         return first <= last && o.first <= o.last && first <= o.last && o.first <= last;
     }

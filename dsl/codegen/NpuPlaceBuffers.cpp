@@ -17,10 +17,14 @@
 // nothing (the pipe runs in order), but a DMA that waits for another
 // buffer's last reader (a load for the vector op at the end of an earlier
 // tile, or for an earlier store) can stall the pipeline. So placement
-// tries three rules and keeps the first that fits the memory: only
+// tries four rules and keeps the first that fits the memory: only
 // vector-only buffers share; also a DMA's buffer with a vector-only one;
-// any two whose live ranges are disjoint. A memory that overflows even so
-// is a user error naming each Func's share.
+// any two whose live ranges are disjoint, except that a buffer a DMA writes
+// (a load, the fix pipe's move out of L0C) never takes the bytes of one the
+// vector or matrix unit reads before it (the transfer would wait for that
+// read and could not run ahead: flash attention's P V, moved L0C -> UB over
+// the merge's rescale column, waited for the merge every block); any two.
+// A memory that overflows even so is a user error naming each Func's share.
 //
 //   in (loaded) [1, 4], t0 (vector only) [3, 6], t1 (vector only) [7, 9]: 16 x 64 f32 x 2 each
 //   ->
@@ -48,8 +52,9 @@ bool npu_buffers_overlap(const NpuBuffer &a, const NpuBuffer &b) {
 
 namespace {
 
-// Which pairs may share bytes: each rule allows more than the one before.
-enum class Share { VectorOnly, OneDma, Any };
+// Which pairs may share bytes: each rule allows more than the one before,
+// but for OneDma and AnyButDmaAfterRead, neither of which allows all the other does.
+enum class Share { VectorOnly, OneDma, AnyButDmaAfterRead, Any };
 
 // Places the buffers `which` of one memory; returns its peak bytes.
 uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<NpuLiveRange> &live, uint64_t alignment,
@@ -73,6 +78,12 @@ uint64_t place(NpuKernel &k, const std::vector<int> &which, const std::vector<Np
                                     // tile's buffer) are never at the same bytes.
                                     if (k.buffers[index[s][i]].depth != k.buffers[index[s][j]].depth) return false;
                                     int dmas = (r[i].dma_written || r[i].dma_read) + (r[j].dma_written || r[j].dma_read);
+                                    // A DMA writing b after the vector or matrix unit read a.
+                                    auto waits = [&](const NpuLiveRange &a, const NpuLiveRange &b) {
+                                        return a.compute_read && b.dma_written && a.last < b.first;
+                                    };
+                                    if (rule == Share::AnyButDmaAfterRead)
+                                        return !waits(r[i], r[j]) && !waits(r[j], r[i]);
                                     return rule == Share::Any || dmas == 0 || (rule == Share::OneDma && dmas == 1);
                                 },
                                 offsets[s]);
@@ -125,7 +136,7 @@ NpuKernel npu_place_buffers(NpuKernel k, bool refuse_overflow) {
     for (const auto &[mem, which] : by_mem) {
         uint64_t cap = m.capacity(k.buffers[which[0]].memory);
         uint64_t used = 0;
-        for (Share rule : {Share::VectorOnly, Share::OneDma, Share::Any})
+        for (Share rule : {Share::VectorOnly, Share::OneDma, Share::AnyButDmaAfterRead, Share::Any})
             if ((used = place(k, which, live, m.alignment, rule)) <= cap) break;
         k.placement[mem].peak = used;
         k.placement[mem].capacity = cap;

@@ -199,3 +199,53 @@ TEST_CASE("buffers that share bytes are ordered by flags as one buffer", "[npu][
                              "    core.TLOAD(kiln_tile(core, kiln_addr(1)") != std::string::npos);
 }
 
+
+TEST_CASE("buffer placement: a load does not take the bytes of a buffer the vector unit reads before it, when the "
+          "memory fits otherwise",
+          "[npu][alloc][sync]") {
+    // Per iteration: a loaded, b = exp(a) in place and stored; d loaded, e = exp(d) in place and stored.
+    // Each pair of the four buffers holds a DMA's, so only the last two rules share. d may not take a's
+    // bytes while UB fits otherwise: its load would wait for the vector unit's read of a in the same
+    // iteration (a V -> MTE2 flag) instead of running ahead of it.
+    auto kernel = [](int cols) {
+        NpuKernel k;
+        k.buffers = {buffer("a", 8, cols), buffer("b", 8, cols), buffer("d", 8, cols), buffer("e", 8, cols)};
+        using isa::Op;
+        k.body = {loop({instr(Op::TLOAD, {tile(0, 8, cols), gm("a_gm.at(0, 4096)")}),
+                        instr(Op::TEXP, {tile(1, 8, cols), tile(0, 8, cols)}),
+                        instr(Op::TSTORE, {gm("b_gm.at(0, 4096)"), tile(1, 8, cols)}),
+                        instr(Op::TLOAD, {tile(2, 8, cols), gm("c_gm.at(0, 4096)")}),
+                        instr(Op::TEXP, {tile(3, 8, cols), tile(2, 8, cols)}),
+                        instr(Op::TSTORE, {gm("d_gm.at(0, 4096)"), tile(3, 8, cols)})})};
+        return kiln::internal::npu_insert_sync(kiln::internal::npu_place_buffers(std::move(k)));
+    };
+    auto printed = [](const NpuKernel &k) {
+        std::ostringstream s;
+        s << k;
+        return s.str();
+    };
+    // The flags between b's exp and d's load.
+    auto before_d = [&](const NpuKernel &k) {
+        const std::string p = printed(k);
+        const size_t exp = p.find("core.TEXP("), load = p.find("core.TLOAD(kiln_tile(core, kiln_addr(2)");
+        return exp < load && load != std::string::npos ? p.substr(exp, load - exp) : std::string();
+    };
+    // 64 KiB each: d beside a, e over a and b (a vector write after a store, which this rule allows).
+    NpuKernel fits = kernel(2048);
+    const std::vector<NpuBuffer> &f = fits.buffers;
+    CHECK(f[0].addr == 0);
+    CHECK(f[1].addr == 0);
+    CHECK(f[2].addr == 65536);
+    CHECK(f[3].addr == 0);
+    CHECK(fits.placement["UB"].peak == 131072);
+    INFO(printed(fits));
+    CHECK(!before_d(fits).empty());
+    CHECK(before_d(fits).find("WAIT_FLAG(Pipe::V, Pipe::MTE2") == std::string::npos);
+    // 104 KiB each: d beside a would need 208 KiB of UB's 192, so all four share and d's load waits.
+    NpuKernel tight = kernel(3328);
+    const std::vector<NpuBuffer> &t = tight.buffers;
+    CHECK(t[2].addr == t[0].addr);
+    CHECK(tight.placement["UB"].peak == 106496);
+    INFO(printed(tight));
+    CHECK(before_d(tight).find("WAIT_FLAG(Pipe::V, Pipe::MTE2") != std::string::npos);
+}
