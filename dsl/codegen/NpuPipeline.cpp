@@ -27,6 +27,13 @@
 // that the scalar lines (lets, region checks) see an iteration of the loop.
 // A loop across cores is rotated per core: core i's trips i, i + cores, ...
 //
+// B's staging of data from GM (a load, and the moves of what it loaded: L)
+// joins A, so it runs one iteration ahead like A's own loads, rather than
+// queued behind the next iteration's A in the DMA pipes while B waits for
+// it (flash attention's block of V, GM -> L1 -> L0B, which P V waited for):
+//
+//   B(kb) = L(kb) B'(kb)  ->  { if (kb_pipe < n) A(kb) L(kb) }  { if (kb_pipe > 0) B'(kb) }
+//
 // A's scalar lines (lets) are repeated in front of B, with the loop variable
 // rebound. A value A computes for B lives across one iteration, so it must
 // have two copies (double_buffer()): A's instructions are `ahead` and use
@@ -36,6 +43,8 @@
 // ranges are the loop's as written, in which each stage's temporaries are
 // dead outside it, and that stays true rotated.
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include "NpuKernel.h"
 #include "ir/Error.h"
@@ -72,6 +81,15 @@ bool find_first(const NpuKernel &k, std::vector<NpuItem> &items, NpuItem *loop, 
     return false;
 }
 
+// Whether C++ `code` names the identifier `name`.
+bool uses_name(const std::string &code, const std::string &name) {
+    auto ident = [](char c) { return std::isalnum((unsigned char)c) || c == '_'; };
+    for (size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1))
+        if ((at == 0 || !ident(code[at - 1])) && (at + name.size() == code.size() || !ident(code[at + name.size()])))
+            return true;
+    return false;
+}
+
 bool has_instrs(const std::vector<NpuItem> &items) {
     for (const NpuItem &i : items)
         if (i.kind == NpuItem::Instr || has_instrs(i.body)) return true;
@@ -92,6 +110,56 @@ std::vector<NpuItem> scope(const std::string &var, const std::string &value, con
     }
     out.push_back(NpuItem::line("}"));
     return out;
+}
+
+// Stage B's staging of data from GM goes to the end of stage A, where it
+// stages the next iteration's copy one stage ahead, as A's own loads do,
+// rather than after this iteration's A in the DMA queues (flash attention's
+// block of V, loaded GM -> L1 -> L0B, which P V waited for): a DMA (a load,
+// or a move of what such a load brought) that reads nothing else, into a
+// buffer of two copies that nothing before it in B touches, whose bytes no
+// buffer B accesses shares, and whose window uses no let of B's. A move of
+// what A computed stays in B: queued before the next iteration's staging,
+// it would hold that up (P's way to L0A waits for the product of the block
+// before).
+void prefetch_loads(const NpuKernel &k, std::vector<NpuItem> &a, std::vector<NpuItem> &b) {
+    std::set<int> in_b, in_a, moved;  // buffers touched by B's items so far, by A's, written by moved items
+    for (const NpuItem &i : a) {
+        in_a.insert(i.reads.begin(), i.reads.end());
+        in_a.insert(i.writes.begin(), i.writes.end());
+    }
+    for (const NpuItem &i : b) {
+        in_b.insert(i.reads.begin(), i.reads.end());
+        in_b.insert(i.writes.begin(), i.writes.end());
+    }
+    std::set<int> before;  // buffers B's items before the current one touch
+    std::vector<std::string> b_lets;
+    for (size_t n = 0; n < b.size();) {
+        NpuItem &i = b[n];
+        if (i.kind == NpuItem::Line && i.text.rfind("const ", 0) == 0) {
+            const std::string t = i.text.substr(0, i.text.find(" ="));
+            b_lets.push_back(t.substr(t.rfind(' ') + 1));
+        }
+        bool move = i.kind == NpuItem::Instr && npu::op_family(i.op) == npu::Family::DMA && i.writes.size() == 1 &&
+                    i.guard.empty() && i.slices == 0 && i.ring.slots == 0 && !i.fix;
+        for (int r : i.reads) move = move && moved.count(r);
+        for (int w : i.writes) {
+            move = move && k.buffers[w].copies > 1 && !before.count(w) && !in_a.count(w);
+            for (size_t x = 0; move && x < k.buffers.size(); x++)
+                move = (int)x == w || !in_b.count((int)x) || !npu_buffers_overlap(k.buffers[x], k.buffers[w]);
+        }
+        for (const NpuArg &arg : i.args)
+            for (const std::string &let : b_lets) move = move && !uses_name(arg.code, let);
+        if (!move) {
+            before.insert(i.reads.begin(), i.reads.end());
+            before.insert(i.writes.begin(), i.writes.end());
+            n++;
+            continue;
+        }
+        moved.insert(i.writes.begin(), i.writes.end());
+        a.push_back(std::move(i));
+        b.erase(b.begin() + (long)n);
+    }
 }
 
 void pipeline(NpuKernel &k, const std::string &f) {
@@ -147,6 +215,7 @@ void pipeline(NpuKernel &k, const std::string &f) {
                 << "while this iteration's is read: add double_buffer() to " << k.buffers[x].owner
                 << " for its two copies";
     }
+    prefetch_loads(k, a, b);
     // A's scalar lines (lets), repeated in front of B.
     std::vector<NpuItem> lines;
     for (const NpuItem &i : a)

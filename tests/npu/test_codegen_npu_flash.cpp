@@ -262,7 +262,20 @@ TEST_CASE("software pipelining: one loop of n + 1 trips, block k + 1's first sta
     REQUIRE(self != std::string::npos);
     CHECK(next < self);
     CHECK(find(a_on + "core.TEXP(kiln_tile(core, kiln_addr_ahead(", next, self) != std::string::npos);
-    CHECK(find("\"block_pv", next, self) == std::string::npos);
+    // Of block_pv's stage only the staging of V's block (GM -> L1 -> L0B, which reads nothing A computes) runs
+    // in the first stage, for the next block; P's way to L0A and the product stay in the second.
+    auto line_of = [&](const std::string &what, size_t from, size_t to) {
+        const size_t p = find(what, from, to);
+        return p == std::string::npos ? std::string() : src.substr(src.rfind('\n', p) + 1, p - src.rfind('\n', p) - 1);
+    };
+    CHECK(line_of("\"block_pv.b1\"), v_V_gm.at(", next, self)
+              .find(a_on + "core.TLOAD(kiln_tile(core, Mem::L1, kiln_addr_ahead(") != std::string::npos);
+    CHECK(line_of("\"block_pv.b0\"), kiln_tile(core, Mem::L1, kiln_addr_ahead(", next, self)
+              .find(a_on + "core.TMOV(kiln_tile(core, Mem::L0B, kiln_addr_ahead(") != std::string::npos);
+    CHECK(find("\"block_pv.a", next, self) == std::string::npos);
+    CHECK(find("\"block_pv\")", next, self) == std::string::npos);
+    CHECK(find("\"block_pv.b1\"), v_V_gm.at(", self, end) == std::string::npos);
+    CHECK(find("core.TMOV(kiln_tile(core, Mem::L0B, ", self, end) == std::string::npos);
     CHECK(find(b_on + "core.TMOV(kiln_tile(core, Mem::L1, kiln_addr(", self, end) != std::string::npos);
     CHECK(find(b_on + "core.TMATMUL(kiln_tile(core, Mem::L0C, kiln_addr(", self, end) != std::string::npos);
     CHECK(find("\"probs\"), kiln_tile(", self, end) == std::string::npos);  // P is written in the first stage only
