@@ -93,8 +93,15 @@ std::vector<std::string> ScheduleWriter::update_stanzas(const FuncInfo &fi, bool
             // Serial over its RVars, the small dimensions innermost and
             // unrolled (one point's values computed and stored together),
             // at the root the outermost other pure dimension in parallel.
+            // Unrolled by their extent at the sizes searched: a dimension
+            // whose extent follows an input's (max_filter's channels) is not
+            // a constant loop, which unroll(c) alone needs; guarded, since
+            // other sizes may not divide.
             std::string order, unroll, outer;
-            for (const std::string &v : small) order += (order.empty() ? "" : ", ") + v, unroll += " unroll(" + v + ")";
+            for (size_t i = 0; i < fi.args.size(); i++)
+                if (small.count(fi.args[i]))
+                    unroll += " unroll(" + fi.args[i] + ", " + std::to_string(fi.extent[i]) + ", GuardWithIf)";
+            for (const std::string &v : small) order += (order.empty() ? "" : ", ") + v;
             for (const Dim &dim : d.schedule.dims)
                 if (!small.count(dim.user_name)) order += (order.empty() ? "" : ", ") + dim.user_name;
             for (const std::string &v : pure)

@@ -161,7 +161,32 @@ TEST_CASE("autoschedule: a histogram's serial update with its channels unrolled 
         return g.out;
     };
     CHECK(auto_vs_default(make, Buffer<float>(26, 19), &text) == 0);
-    CHECK(text.find("histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c)") != std::string::npos);
+    CHECK(text.find("histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c, 2, GuardWithIf)") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: a histogram per channel of its input, its channels unrolled, agrees with the default schedule",
+          "[autoschedule]") {
+    // The channels follow the output's (3 at these sizes, not a constant of
+    // the algorithm): unroll(c) alone would not lower; unroll(c, 3,
+    // GuardWithIf) does, at any number of channels.
+    Buffer<float> in(203, 150, 3);
+    in.for_each_element([&](const int *p) { in(p) = (float)noise(p[0] + 211 * p[2], p[1], -1, 2, 1); });
+    std::string text;
+    auto make = [&] {
+        ImageParam input(Float(32), 3, "in");
+        input.set(in);
+        Var x("x"), y("y"), z("z"), c("c");
+        Func clamped = BoundaryConditions::repeat_edge(input);
+        Func histogram("histogram"), out("out");
+        RDom r(0, 8, 0, 8, "r");
+        Expr v = clamp(clamped(x * 8 + r.x, y * 8 + r.y, c), 0.0f, 1.0f);
+        histogram(x, y, z, c) = 0.0f;
+        histogram(x, y, cast<int>(v * 10.0f + 0.5f), c) += v;
+        out(x, y, c) = histogram(x, y, 3, c) + histogram(x, y, 4, c) * 2.0f;
+        return out;
+    };
+    CHECK(auto_vs_default(make, Buffer<float>(26, 19, 3), &text) == 0);
+    CHECK(text.find("unroll(c, 3, GuardWithIf)") != std::string::npos);  // the case under test
 }
 
 TEST_CASE("autoschedule: autotune runs its candidates and the one kept agrees with the default schedule",

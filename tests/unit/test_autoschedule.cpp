@@ -661,7 +661,31 @@ TEST_CASE("autoschedule: a histogram's scattering update is weighed vectorized a
     // parallel loop; at the root its rows would be in parallel.)
     CHECK(d->chosen == d->alternatives[1].option);
     CHECK(stanza(res.schedule_text, "histogram") == "histogram: compute_at(out, yi) vectorize(x, natural_vector_size)");
-    CHECK(stanza(res.schedule_text, "histogram.update(0)") == "histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c)");
+    CHECK(stanza(res.schedule_text, "histogram.update(0)") ==
+          "histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c, 2, GuardWithIf)");
+}
+
+TEST_CASE("autoschedule: a scatter's small dimension that follows the output's is unrolled by its extent",
+          "[autoschedule]") {
+    // A histogram per channel of an RGB input: its channels are the
+    // output's, 3 at these sizes but not a constant of the algorithm, so
+    // unroll(c) would not lower for a buffer of unknown size (the kernel
+    // kiln-gen emits); unroll(c, 3, GuardWithIf) does, at any size.
+    ImageParam in{Float(32), 3, "in"};
+    Var x{"x"}, y{"y"}, z{"z"}, c{"c"};
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func histogram{"histogram"}, out{"out"};
+    RDom r(0, 8, 0, 8, "r");
+    Expr v = clamp(clamped(x * 8 + r.x, y * 8 + r.y, c), 0.0f, 1.0f);
+    histogram(x, y, z, c) = 0.0f;
+    histogram(x, y, cast<int>(v * 10.0f + 0.5f), c) += v;
+    out(x, y, c) = histogram(x, y, 3, c) + histogram(x, y, 4, c) * 2.0f;
+    AutoscheduleResult res = autoschedule(Pipeline(out), avx2, {{"out", {128, 128, 3}}, {"in", {1024, 1024, 3}}},
+                                          fixed_machine());
+    INFO(res.schedule_text);
+    CHECK(stanza(res.schedule_text, "histogram.update(0)") ==
+          "histogram.update(0): reorder(c, r.x, r.y, x, y) unroll(c, 3, GuardWithIf)");
+    CHECK_NOTHROW(Pipeline(out).compile_to_cpp_source("channel_histogram", avx2));
 }
 
 TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") {
