@@ -45,6 +45,22 @@ protected:
     }
 };
 
+// Whether an index loads a value (calls a Func or an input): a cell a
+// histogram's value selects, where its lanes store apart. An index of
+// loop variables alone (max_filter's vert_log(x, r.x, c, r.y), an IIR
+// filter's row ry) stores vectors densely along a pure first dimension.
+bool loads_value(const Expr &e) {
+    struct Loads : IRVisitor {
+        bool found = false;
+        void visit(const Call *op) override {
+            found |= op->call_type == Call::Func || op->call_type == Call::Image;
+            IRVisitor::visit(op);
+        }
+    } v;
+    v.include(e);
+    return v.found;
+}
+
 // A float sum or product on a target without fast_math: its order is part
 // of its result.
 bool float_reduction_without_fast_math(const Definition &u, const Target &t) {
@@ -168,7 +184,7 @@ PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>>
         for (const Definition &u : user.at(name)->updates)
             for (size_t i = 0; i < u.args.size() && i < fi.args.size(); i++) {
                 const auto *v = u.args[i].as<Variable>();
-                fi.scatter |= !v || v->name != fi.args[i];
+                fi.scatter |= (!v || v->name != fi.args[i]) && loads_value(u.args[i]);
             }
     }
     for (auto &[name, fi] : r.info)

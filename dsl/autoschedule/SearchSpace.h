@@ -72,8 +72,10 @@ struct FuncInfo {
     // Such a reduction of floats that the target's exact float semantics
     // keep serial (no fast_math): why, for the explanation's `skipped`.
     std::string exact_order_only;
-    // An update stores at a computed index in some dimension (a
-    // histogram's `hist(x, y, cell(v), c) += ...`): vectorizing it scatters.
+    // An update stores at an index computed from loaded values in some
+    // dimension (a histogram's `hist(x, y, cell(v), c) += ...`): vectorizing
+    // it scatters. (An index of RVars alone does not: its lanes store
+    // densely along the pure first dimension.)
     bool scatter = false;
     // A matrix product f(x, y, ...) += a * b over an RDom (GEMM, a
     // convolution's taps): its RVars' loop names (matrix_rvars), "" otherwise.
