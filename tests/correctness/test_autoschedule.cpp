@@ -4,6 +4,7 @@
 #include "attention_fixture.h"
 #include "check.h"
 #include "grid_fixture.h"
+#include "relu_product_fixture.h"
 
 using namespace kiln;
 using namespace kt;
@@ -117,16 +118,10 @@ TEST_CASE("autoschedule: a product with its operand packed per column panel agre
     const int n = 1024, m = 149, k = 601;
     Buffer<float> a = random_image<float>(k, m, 0, 0, -8, 8), b = random_image<float>(n, k, 0, 0, -8, 8, 2);
     auto make = [&] {
-        ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-        A.set(a);
-        B.set(b);
-        Var x("x"), y("y");
-        RDom r(0, k, "k");
-        Func matmul("matmul"), out("out");
-        matmul(x, y) = 0.0f;
-        matmul(x, y) += A(r, y) * B(x, r);
-        out(x, y) = max(matmul(x, y), 0.0f);
-        return out;
+        ReluProductFixture p(k);
+        p.A.set(a);
+        p.B.set(b);
+        return p.out;
     };
     std::string text;
     CHECK(auto_vs_default(make, Buffer<float>(n, m), &text) == 0);

@@ -5,6 +5,7 @@
 
 #include "attention_fixture.h"
 #include "grid_fixture.h"
+#include "relu_product_fixture.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -484,14 +485,8 @@ namespace {
 // out = relu(A B), A of m rows of k, B of k rows of n, on AVX2 with the
 // fixed machine (L1 32 KiB of 8 ways).
 AutoscheduleResult product_schedule(int n, int m, int k) {
-    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-    Var x("x"), y("y");
-    RDom r(0, k, "k");
-    Func matmul("matmul"), out("out");
-    matmul(x, y) = 0.0f;
-    matmul(x, y) += A(r, y) * B(x, r);
-    out(x, y) = max(matmul(x, y), 0.0f);
-    return autoschedule(Pipeline(out), avx2, {{"out", {n, m}}, {"A", {k, m}}, {"B", {n, k}}}, fixed_machine());
+    ReluProductFixture p(k);
+    return autoschedule(Pipeline(p.out), avx2, {{"out", {n, m}}, {"A", {k, m}}, {"B", {n, k}}}, fixed_machine());
 }
 
 }  // namespace
