@@ -287,17 +287,50 @@ template<typename M, typename V> inline V kiln_select(M c, V a, V b) {
 
 // ---- Arithmetic with the IR's semantics ----
 
+// min and max of a register of float or double lanes: one minps or maxps
+// (minpd, maxpd), which compute a < b ? a : b and a > b ? a : b, nan
+// included. Written as those selects, g++ 12 makes a compare into a mask
+// and a masked move (max(x, 0): a compare and an and) when one side is a
+// constant: the clamps of hist_equalize's output. Scalars stay selects
+// (minss measured the same, and the builtin would keep g++ from
+// vectorizing a loop of them).
+template<bool Max, typename V> inline V kiln_float_min_max(V a, V b) {
+    constexpr bool f32 = std::is_same<kiln_elem_t<V>, float>::value;
+    if constexpr (kiln_lanes<V> == 1 || !(f32 || std::is_same<kiln_elem_t<V>, double>::value)) {
+        return Max ? (a > b ? a : b) : (a < b ? a : b);
+#if defined(__AVX512F__)
+    } else if constexpr (sizeof(V) == 64) {
+        if constexpr (f32) return Max ? __builtin_ia32_maxps512_mask(a, b, a, (unsigned short)-1, 4)
+                                      : __builtin_ia32_minps512_mask(a, b, a, (unsigned short)-1, 4);
+        else return Max ? __builtin_ia32_maxpd512_mask(a, b, a, (unsigned char)-1, 4)
+                        : __builtin_ia32_minpd512_mask(a, b, a, (unsigned char)-1, 4);
+#endif
+#if defined(__AVX__)
+    } else if constexpr (sizeof(V) == 32) {
+        if constexpr (f32) return Max ? __builtin_ia32_maxps256(a, b) : __builtin_ia32_minps256(a, b);
+        else return Max ? __builtin_ia32_maxpd256(a, b) : __builtin_ia32_minpd256(a, b);
+#endif
+#if defined(__SSE2__)
+    } else if constexpr (sizeof(V) == 16) {
+        if constexpr (f32) return Max ? __builtin_ia32_maxps(a, b) : __builtin_ia32_minps(a, b);
+        else return Max ? __builtin_ia32_maxpd(a, b) : __builtin_ia32_minpd(a, b);
+#endif
+    } else {
+        return Max ? (a > b ? a : b) : (a < b ? a : b);
+    }
+}
+
 template<typename T>
 inline T kiln_min(T a, T b) {
     if constexpr (kiln_wide<T>) return kiln_concat<T>(kiln_min(kiln_low_half(a), kiln_low_half(b)),
                                                        kiln_min(kiln_high_half(a), kiln_high_half(b)));
-    else return a < b ? a : b;
+    else return kiln_float_min_max<false>(a, b);
 }
 template<typename T>
 inline T kiln_max(T a, T b) {
     if constexpr (kiln_wide<T>) return kiln_concat<T>(kiln_max(kiln_low_half(a), kiln_low_half(b)),
                                                        kiln_max(kiln_high_half(a), kiln_high_half(b)));
-    else return a > b ? a : b;
+    else return kiln_float_min_max<true>(a, b);
 }
 
 // The rounding average (a + b + 1) / 2 of unsigned 8- or 16-bit lanes,
@@ -604,38 +637,13 @@ constexpr bool kiln_avx512_vector =
     false;
 #endif
 
-// min(c, v) lane by lane, nan in v staying nan: one minps (c < v ? c : v
-// is what it computes). Written as that select, g++ folds it into the bit
+// min(c, v) and max(c, v) lane by lane, nan in v staying nan: one minps
+// or maxps (kiln_min). Written as the select, g++ folds min into the bit
 // operations before it (tanh's |x|) as a compare and a masked and, which
-// took 15% longer in kiln_tanh_fast_f32's loop (Zen 4).
-template<typename F> inline F kiln_min_of_const(float c, F v) {
-#if defined(__AVX512F__)
-    if constexpr (sizeof(F) == 64) return __builtin_ia32_minps512_mask(F{} + c, v, v, (unsigned short)-1, 4);
-#endif
-#if defined(__AVX__)
-    if constexpr (sizeof(F) == 32) return __builtin_ia32_minps256(F{} + c, v);
-#endif
-#if defined(__SSE__)
-    if constexpr (sizeof(F) == 16) return __builtin_ia32_minps(F{} + c, v);
-#endif
-    return c < v ? F{} + c : v;
-}
-
-// max(c, v) lane by lane, nan in v staying nan: one maxps, as
-// kiln_min_of_const. Written as the select, g++ makes a compare into a
-// mask register and a masked move of each clamp in kiln_exp_f32.
-template<typename F> inline F kiln_max_of_const(float c, F v) {
-#if defined(__AVX512F__)
-    if constexpr (sizeof(F) == 64) return __builtin_ia32_maxps512_mask(F{} + c, v, v, (unsigned short)-1, 4);
-#endif
-#if defined(__AVX__)
-    if constexpr (sizeof(F) == 32) return __builtin_ia32_maxps256(F{} + c, v);
-#endif
-#if defined(__SSE__)
-    if constexpr (sizeof(F) == 16) return __builtin_ia32_maxps(F{} + c, v);
-#endif
-    return c > v ? F{} + c : v;
-}
+// took 15% longer in kiln_tanh_fast_f32's loop (Zen 4), and makes each
+// clamp of kiln_exp_f32 a compare into a mask register and a masked move.
+template<typename F> inline F kiln_min_of_const(float c, F v) { return kiln_min(F{} + c, v); }
+template<typename F> inline F kiln_max_of_const(float c, F v) { return kiln_max(F{} + c, v); }
 
 // Adding kiln_round_magic to |t| < 2^22 rounds it to an integer (ties to
 // even) and leaves n + 254 in the low bits of the sum.

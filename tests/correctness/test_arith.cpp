@@ -4,6 +4,7 @@
 // vectorized; wrap-around of narrow types; casts between every kind of type.
 #include "check.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace kiln;
@@ -357,6 +358,54 @@ TEST_CASE("arith: vector casts from and to 8- and 16-bit integers in steps", "[a
     narrow_float_casts<int8_t>(16);
     narrow_float_casts<uint16_t>(64);  // wider than a register
     narrow_float_casts<int16_t>(4);
+}
+
+// min and max of float and double vectors (the prologue's kiln_min and
+// kiln_max: one minps / maxps a register) are the IR's select(a < b, a, b)
+// and select(a > b, a, b): a nan on either side gives b, and min(-0, +0)
+// gives +0 and min(+0, -0) gives -0, for vectors of one register, of part
+// of one and of two (halves), on the host's instruction set and the
+// narrower ones.
+template<typename T>
+void float_min_max(int lanes, const Target &target) {
+    const int w = 64;
+    const T special[] = {std::numeric_limits<T>::quiet_NaN(), (T)-0.0, (T)0.0, std::numeric_limits<T>::infinity(),
+                         -std::numeric_limits<T>::infinity(), (T)1.5, (T)-2.5};
+    const int n = sizeof(special) / sizeof(special[0]);
+    // Every ordered pair of the special values, then noise.
+    Buffer<T> a = kt::image1<T>(w, 0, [&](int i) { return i < n * n ? special[i / n] : (T)kt::noise(i, 8, -9, 9) / 4; });
+    Buffer<T> b = kt::image1<T>(w, 0, [&](int i) { return i < n * n ? special[i % n] : (T)kt::noise(i, 9, -9, 9) / 4; });
+    ImageParam pa(type_of<T>(), 1, "a"), pb(type_of<T>(), 1, "b");
+    pa.set(a);
+    pb.set(b);
+    Var x("x");
+    Func mn("mn"), mx("mx"), clamped("clamped");
+    mn(x) = min(pa(x), pb(x));
+    mx(x) = max(pa(x), pb(x));
+    clamped(x) = clamp(pa(x), (T)-1, (T)1);  // max(min(a, 1), -1), constants on one side
+    for (Func f : {mn, mx, clamped}) f.vectorize(x, lanes);
+    Pipeline p({mn, mx, clamped});
+    std::vector<Buffer<T>> outs;
+    for (int k = 0; k < 3; k++) outs.emplace_back(w);
+    p.realize_raw({outs[0].raw_buffer(), outs[1].raw_buffer(), outs[2].raw_buffer()}, target);
+    auto same = [](T got, T want) { return std::isnan(want) ? std::isnan(got) : got == want && std::signbit(got) == std::signbit(want); };
+    for (int i = 0; i < w; i++) {
+        INFO(target.to_string() << " lanes " << lanes << " a " << a(i) << " b " << b(i));
+        T m = a(i) < b(i) ? a(i) : b(i), M = a(i) > b(i) ? a(i) : b(i), lo = a(i) < (T)1 ? a(i) : (T)1;
+        CHECK(same(outs[0](i), m));
+        CHECK(same(outs[1](i), M));
+        CHECK(same(outs[2](i), lo > (T)-1 ? lo : (T)-1));
+    }
+}
+
+TEST_CASE("arith: min and max of float and double vectors keep the IR's selects", "[arith][codegen]") {
+    std::vector<Target> targets = kt::narrower_targets();
+    targets.push_back(Target::host());
+    for (const Target &t : targets)
+        for (int lanes : {4, 8, 16, 32}) {
+            float_min_max<float>(lanes, t);
+            float_min_max<double>(lanes, t);
+        }
 }
 
 TEST_CASE("arith: rounding averages of uint8 and uint16 vectors in their own lanes", "[arith][codegen]") {
