@@ -204,6 +204,101 @@ template<typename V, typename H> inline V kiln_concat(const H &lo, const H &hi) 
     return v;
 }
 
+// ---- Widening integer lanes ----
+//
+// kiln_widen<W>(v): v's integer lanes extended to W's wider integer lanes
+// (as many), with zeros if v's lanes are unsigned, with copies of the sign
+// if they are signed: what C's conversion does. g++ 12 compiles
+// __builtin_convertvector to wider lanes piece by piece: uint8x8 to
+// uint16x8 is two vpmovzxbw of 4-byte pieces, a shift and a join, uint16x8
+// to int32x8 two vpmovzxwd and an insert, so hist_equalize's bytes became
+// floats in eleven instructions. x86 widens a register's worth in one
+// vpmovzx / vpmovsx, from memory too (SSE4.1: 16-byte results, AVX2: 32,
+// AVX-512: 64; bytes to 16 bits there need AVX512BW); a wider W is
+// widened half by half, and other targets convert in doubling steps.
+template<size_t Bytes, bool Signed> struct kiln_int_of_bytes;
+template<> struct kiln_int_of_bytes<1, true> { typedef int8_t T; };
+template<> struct kiln_int_of_bytes<2, true> { typedef int16_t T; };
+template<> struct kiln_int_of_bytes<4, true> { typedef int32_t T; };
+template<> struct kiln_int_of_bytes<8, true> { typedef int64_t T; };
+template<> struct kiln_int_of_bytes<1, false> { typedef uint8_t T; };
+template<> struct kiln_int_of_bytes<2, false> { typedef uint16_t T; };
+template<> struct kiln_int_of_bytes<4, false> { typedef uint32_t T; };
+template<> struct kiln_int_of_bytes<8, false> { typedef uint64_t T; };
+#if defined(__SSE4_1__) && defined(__GNUC__) && !defined(__clang__)
+// Whether one vpmovzx / vpmovsx makes a Result-byte register of To-byte
+// lanes from From-byte lanes.
+constexpr bool kiln_has_pmovx(size_t result, size_t from, size_t to) {
+    (void)from, (void)to;
+#if defined(__AVX512F__)
+#if !defined(__AVX512BW__)
+    if (result == 64 && from == 1 && to == 2) return false;
+#endif
+    if (result == 64) return true;
+#endif
+#if defined(__AVX2__)
+    if (result == 32) return true;
+#endif
+    return result == 16;
+}
+// That instruction on c, a register whose low bytes are the lanes.
+#define KILN_PMOVX(R, S, D, f, ...)                                                                      \
+    if constexpr (sizeof(W) == R && sizeof(E) == S && sizeof(kiln_elem_t<W>) == D)                     \
+        return (W)(std::is_signed<E>::value ? __builtin_ia32_pmovsx##f(c __VA_ARGS__) : __builtin_ia32_pmovzx##f(c __VA_ARGS__));
+template<typename W, typename E, typename C> inline W kiln_pmovx(C c) {
+    KILN_PMOVX(16, 1, 2, bw128) KILN_PMOVX(16, 1, 4, bd128) KILN_PMOVX(16, 1, 8, bq128)
+    KILN_PMOVX(16, 2, 4, wd128) KILN_PMOVX(16, 2, 8, wq128) KILN_PMOVX(16, 4, 8, dq128)
+#if defined(__AVX2__)
+    KILN_PMOVX(32, 1, 2, bw256) KILN_PMOVX(32, 1, 4, bd256) KILN_PMOVX(32, 1, 8, bq256)
+    KILN_PMOVX(32, 2, 4, wd256) KILN_PMOVX(32, 2, 8, wq256) KILN_PMOVX(32, 4, 8, dq256)
+#endif
+#if defined(__AVX512F__)
+    typedef int I32 __attribute__((vector_size(64)));
+    typedef long long I64 __attribute__((vector_size(64)));
+    KILN_PMOVX(64, 1, 4, bd512_mask, , I32{}, (unsigned short)-1)
+    KILN_PMOVX(64, 1, 8, bq512_mask, , I64{}, (unsigned char)-1)
+    KILN_PMOVX(64, 2, 4, wd512_mask, , I32{}, (unsigned short)-1)
+    KILN_PMOVX(64, 2, 8, wq512_mask, , I64{}, (unsigned char)-1)
+    KILN_PMOVX(64, 4, 8, dq512_mask, , I64{}, (unsigned char)-1)
+#endif
+#if defined(__AVX512BW__)
+    typedef short I16 __attribute__((vector_size(64)));
+    KILN_PMOVX(64, 1, 2, bw512_mask, , I16{}, (unsigned)-1)
+#endif
+    __builtin_unreachable();  // kiln_has_pmovx said there is one
+}
+#undef KILN_PMOVX
+#else
+constexpr bool kiln_has_pmovx(size_t, size_t, size_t) { return false; }
+template<typename W, typename E, typename C> W kiln_pmovx(C c);  // never called
+#endif
+template<typename W, typename V> inline W kiln_widen(V v) {
+    typedef kiln_elem_t<V> E;
+    constexpr size_t from = sizeof(E), to = sizeof(kiln_elem_t<W>);
+    static_assert(kiln_lanes<V> == kiln_lanes<W> && to > from, "wider lanes, as many");
+    if constexpr (kiln_wide<W>) {
+        typedef kiln_half_t<W> H;
+        return kiln_concat<W>(kiln_widen<H>(kiln_low_half(v)), kiln_widen<H>(kiln_high_half(v)));
+    } else if constexpr (kiln_has_pmovx(sizeof(W), from, to)) {
+        // Char, short or int lanes, as the builtins take them.
+        typedef typename kiln_int_of_bytes<from, true>::T L;
+        typedef std::conditional_t<from == 1, char, L> C __attribute__((vector_size(sizeof(V) > 16 ? sizeof(V) : 16)));
+        if constexpr (sizeof(V) == sizeof(C)) {
+            return kiln_pmovx<W, E>((C)v);
+        } else {  // v as the first lane of a register (a vmovq or vmovd; a copy through memory stalls)
+            typedef typename kiln_int_of_bytes<sizeof(V), true>::T B;
+            typedef B R __attribute__((vector_size(sizeof(C))));
+            return kiln_pmovx<W, E>((C)R{__builtin_bit_cast(B, v)});
+        }
+    } else if constexpr (to == 2 * from) {
+        return __builtin_convertvector(v, W);
+    } else {  // a step to lanes twice as wide, of v's signedness
+        typedef typename kiln_int_of_bytes<2 * from, std::is_signed<E>::value>::T N;
+        typedef N NV __attribute__((vector_size(2 * sizeof(V))));
+        return kiln_widen<W>(__builtin_convertvector(v, NV));
+    }
+}
+
 // ---- Gathers ----
 //
 // kiln_gather<V, N>(p, index): p[index[0]], ..., p[index[N - 1]]. Filled

@@ -107,31 +107,23 @@ int power_of_two_exponent(const Expr &e) {
     return k;
 }
 
-// The types a vector cast converts through before `to`, in the steps g++
-// converts a register at a time. g++ 12 converts (u)int8/16 lanes to float
-// and float lanes to (u)int8/16, and widens integer lanes by more than
-// twice their width, one lane at a time (a scalar convert and an insert or
-// extract per lane); it widens integers to twice their width, converts
+// The types a vector cast converts through before `to`. g++ 12 converts
+// (u)int8/16 lanes to float and float lanes to (u)int8/16 one lane at a
+// time (a scalar convert and an insert or extract per lane); it converts
 // int32 lanes to and from float and narrows int32 lanes with vector
-// instructions. So an integer widens in doubling steps of its own
-// signedness (to 32 bits before a float), and a float becomes int32 lanes
-// before a narrower integer. The values are the direct cast's: each
-// widening step keeps the value, and float -> int truncates to int32 and
-// wraps to the narrower type, as the scalar code does (cvttss2si, then the
-// low bits).
-//   uint8 x 8 -> float32 x 8:   uint8 -> uint16 -> int32 -> float32
+// instructions. So an integer becomes int32 lanes before a float, and a
+// float int32 lanes before a narrower integer. Integer lanes widen through
+// the prologue's kiln_widen (one vpmovzx / vpmovsx a register, where g++
+// widens piece by piece). The values are the direct cast's: widening keeps
+// the value, and float -> int truncates to int32 and wraps to the narrower
+// type, as the scalar code does (cvttss2si, then the low bits).
+//   uint8 x 8 -> float32 x 8:   kiln_widen to int32, then float32
 //   float32 x 8 -> uint8 x 8:   float32 -> int32 -> uint8
 std::vector<Type> conversion_steps(Type from, Type to) {
-    std::vector<Type> steps;
     bool from_int = from.is_int() || from.is_uint(), to_int = to.is_int() || to.is_uint();
-    if (from_int && (to.is_float() || (to_int && to.bits() > 2 * from.bits()))) {
-        int last = to.is_float() ? 32 : to.bits();
-        for (int bits = from.bits() * 2; bits < last; bits *= 2) steps.push_back(from.with_bits(bits));
-        if (to.is_float() && from.bits() < 32) steps.push_back(Int(32, from.lanes()));
-    } else if (from.is_float() && to_int && to.bits() < 32) {
-        steps.push_back(Int(32, from.lanes()));
-    }
-    return steps;
+    if ((from_int && to.is_float() && from.bits() < 32) || (from.is_float() && to_int && to.bits() < 32))
+        return {Int(32, from.lanes())};
+    return {};
 }
 
 // a and b if op is a rounding average of two vectors of an unsigned 8- or
@@ -276,7 +268,13 @@ void CodeGen_C::visit(const Cast *op) {
         result = unparen(print(op->value));
         std::vector<Type> steps = conversion_steps(from, to);
         steps.push_back(to);
-        for (Type t : steps) result = "__builtin_convertvector(" + result + ", " + c_type(t) + ")";
+        Type now = from;
+        for (Type t : steps) {
+            bool widens = !now.is_float() && !t.is_float() && t.bits() > now.bits();
+            result = (widens ? "kiln_widen<" + c_type(t) + ">(" : "__builtin_convertvector(") + result +
+                     (widens ? ")" : ", " + c_type(t) + ")");
+            now = t;
+        }
     }
 }
 

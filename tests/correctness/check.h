@@ -133,8 +133,8 @@ struct Outputs1D {
         funcs.push_back(f);
         refs.push_back(std::move(ref));
     }
-    // Realizes every output over [min_x, min_x + w).
-    void run(int w, int min_x, double tol = 1e-5) {
+    // Realizes every output over [min_x, min_x + w), for `target`.
+    void run(int w, int min_x, double tol = 1e-5, const kiln::Target &target = kiln::Target::host()) {
         if (pipeline.outputs().empty()) pipeline = kiln::Pipeline(funcs);
         std::vector<Buffer<T>> bufs;
         std::vector<halide_buffer_t *> raw;
@@ -143,7 +143,7 @@ struct Outputs1D {
             bufs.back().set_min(min_x);
         }
         for (auto &b : bufs) raw.push_back(b.raw_buffer());
-        pipeline.realize_raw(raw);
+        pipeline.realize_raw(raw, target);
         for (size_t i = 0; i < funcs.size(); i++) {
             INFO("output " << funcs[i].name());
             check(bufs[i], refs[i], tol);

@@ -301,13 +301,15 @@ void rounding_averages(int lanes) {
 
 // Vector casts of T, an 8- or 16-bit integer type, to float, to int32 and
 // to int64 and of float to T, which the emitted C++ converts in steps
-// (CodeGen_C.cpp, conversion_steps: uint8 -> uint16 -> int32 -> float32,
-// float32 -> int32 -> uint8): the values are the casts' of the IR (float ->
-// int truncates toward zero), at T's extremes and at floats with fractions
-// of both signs. The scalar loops compute the same casts one value at a
-// time.
+// (CodeGen_C.cpp, conversion_steps: integers widen through the prologue's
+// kiln_widen, to int32 before a float; float32 -> int32 -> uint8): the
+// values are the casts' of the IR (float -> int truncates toward zero), at
+// T's extremes and at floats with fractions of both signs, on the host's
+// instruction set and the narrower ones (kiln_widen's vpmovzx / vpmovsx of
+// each register size, and halves of wider vectors). The scalar loops
+// compute the same casts one value at a time.
 template<typename T>
-void narrow_float_casts(int lanes) {
+void narrow_float_casts(int lanes, const Target &target) {
     const int w = 300;  // above the widest vector
     const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
     ImageParam pi(type_of<T>(), 1, "ints"), pf(Float(32), 1, "floats");
@@ -342,22 +344,56 @@ void narrow_float_casts(int lanes) {
     ints_out.add(scalar_to_int, [&](int i) { return (double)(T)(int32_t)floats(i); });
     ints_out.add(int_to_int, [&](int i) { return (double)(T)((int64_t)ints(i) * 3); });
     for (Func f : {to_float, to_int, int_to_int, to_int32, to_int64}) f.vectorize(x, lanes);
-    for (Func f : {to_float, to_int, to_int64}) {
+    for (Func f : {to_float, to_int32, to_int64}) {
         INFO(f.name());
-        CHECK(body_of(Pipeline(f)).find("__builtin_convertvector(__builtin_convertvector(") != std::string::npos);
+        CHECK(body_of(Pipeline(f)).find("kiln_widen<") != std::string::npos);
     }
-    floats_out.run(w, kMin, 0);
-    ints_out.run(w, kMin, 0);
-    wide_out.run(w, kMin, 0);
+    CHECK(body_of(Pipeline(to_int)).find("__builtin_convertvector(__builtin_convertvector(") != std::string::npos);
+    INFO(target.to_string());
+    floats_out.run(w, kMin, 0, target);
+    ints_out.run(w, kMin, 0, target);
+    wide_out.run(w, kMin, 0, target);
+}
+
+// int32 and uint32 lanes widened to int64 and uint64 (kiln_widen's
+// vpmovsxdq / vpmovzxdq), the values at both extremes.
+template<typename T>
+void widen_32_to_64(int lanes, const Target &target) {
+    const int w = 300;
+    ImageParam p(type_of<T>(), 1, "in");
+    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    Buffer<T> in = kt::image1<T>(w, kMin, [=](int i) {
+        return (T)(i == kMin ? lo : i == kMin + 1 ? hi : lo + (double)kt::noise(i, 7, 0, 65536) / 65535 * (hi - lo));
+    });
+    p.set(in);
+    Var x("x");
+    Func wide("wide");
+    // Halved in 64 bits, so that a wrong extension shows in the low 32 bits too.
+    wide(x) = cast<int32_t>(cast<int64_t>(p(x)) / 2 - Expr((int64_t)(std::is_signed<T>::value ? 0 : (int64_t)1 << 31)));
+    wide.vectorize(x, lanes);
+    CHECK(body_of(Pipeline(wide)).find("kiln_widen<int64x") != std::string::npos);
+    kt::Outputs1D<int32_t> out;
+    out.add(wide, [&](int i) {
+        return (double)(int32_t)(kt::div_euclid((int64_t)in(i), 2) - (std::is_signed<T>::value ? 0 : (int64_t)1 << 31));
+    });
+    INFO(target.to_string());
+    out.run(w, kMin, 0, target);
 }
 
 }  // namespace
 
 TEST_CASE("arith: vector casts from and to 8- and 16-bit integers in steps", "[arith][codegen]") {
-    narrow_float_casts<uint8_t>(8);
-    narrow_float_casts<int8_t>(16);
-    narrow_float_casts<uint16_t>(64);  // wider than a register
-    narrow_float_casts<int16_t>(4);
+    std::vector<Target> targets = kt::narrower_targets();
+    targets.push_back(Target::host());
+    for (const Target &t : targets) {
+        narrow_float_casts<uint8_t>(8, t);
+        narrow_float_casts<int8_t>(16, t);
+        narrow_float_casts<uint16_t>(64, t);  // wider than a register
+        narrow_float_casts<int16_t>(4, t);
+        narrow_float_casts<uint8_t>(32, t);
+        widen_32_to_64<int32_t>(8, t);
+        widen_32_to_64<uint32_t>(16, t);
+    }
 }
 
 // min and max of float and double vectors (the prologue's kiln_min and
