@@ -36,6 +36,7 @@
 #include "UnrollLoops.h"
 #include "UnswitchDenseLoads.h"
 #include "VectorizeLoops.h"
+#include "VectorizeUnrolledStores.h"
 #include "ir/Error.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
@@ -143,6 +144,12 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     s = pass("buffer constraints", s, [&] { return add_buffer_constraints(s, name, env, out_names, constraint_checks); });
     s = pass("simplify", s, [&] { return simplify(s); });
     const LoopSources sources = loop_sources(env);
+    // Before splitting wide vectors, which then splits the vectors it
+    // makes. Not on the NPU, whose instruction selection matches the
+    // loops; not when tracing, whose log lists each store as the schedule
+    // makes it.
+    if (!target.has(Target::NPU) && !target.has(Target::Trace))
+        s = pass("vectorize unrolled stores", s, [&] { return vectorize_unrolled_stores(s); });
     // Before unrolling, which copies the one-register vector loops it makes.
     if (!target.has(Target::NPU))
         s = pass("split wide vectors", s, [&] { return split_wide_vectors(s, target.vector_bytes()); });

@@ -163,3 +163,37 @@ TEST_CASE("loops: compute_at the outer loop of a split, input of the exact size"
         kt::check(o, [](int i) { return i * 6 + 1; });
     }
 }
+
+// An unrolled loop whose copies are the lanes of one vector is computed as
+// that vector (lower/VectorizeUnrolledStores.h): hist_equalize's equalize,
+// a lookup through a table computed per vector of the output and unrolled,
+// and an update unrolled over x that reads its own element. The values are
+// the unrolled copies' (a gather with clamped float indices, a
+// float-to-int truncation, lanes past a ShiftInwards tail recomputed).
+TEST_CASE("loops: unrolled copies of a lookup computed as one vector", "[loops][unroll][vectorize]") {
+    ImageParam in(Float(32), 1, "in"), table(Int(32), 1, "table");
+    Var x("x"), xo("xo"), xi("xi");
+    Func eq("eq"), acc("acc"), out("out");
+    eq(x) = cast<float>(table(cast<int>(clamp(in(x), 0.0f, 15.0f)))) * 0.5f;
+    acc(x) = eq(x);
+    acc(x) += cast<float>(x);
+    out(x) = eq(x) + acc(x);
+    out.split(x, xo, xi, 8).vectorize(xi);
+    eq.compute_at(out, xo).unroll(x);
+    acc.compute_at(out, xo).unroll(x);
+    acc.update(0).unroll(x);
+    Buffer<float> a = kt::image1<float>(45, -3, [](int i) { return (float)kt::noise(i, 3, -40, 200) / 10; });
+    Buffer<int> t = kt::image1<int>(16, 0, [](int i) { return i * i - 7; });
+    in.set(a);
+    table.set(t);
+    std::string s = out.lowered_stmt(Target::host().with(Target::NoAsserts));
+    CHECK_THAT(s, Catch::Contains("eq[ramp(0, 1, 8)] = "));
+    CHECK_THAT(s, Catch::Contains("acc[ramp(0, 1, 8)] = (acc[ramp(0, 1, 8)] + "));
+    CHECK_THAT(s, !Catch::Contains("eq[1] = "));
+    Buffer<float> o = kt::image1<float>(42, -2, [](int) { return 0.0f; });
+    out.realize(o);
+    kt::check(o, [&](int i) {
+        float e = (float)t((int)std::min(std::max(a(i), 0.0f), 15.0f)) * 0.5f;
+        return e + (e + (float)i);
+    });
+}

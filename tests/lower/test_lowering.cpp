@@ -20,6 +20,7 @@
 #include "lower/StorageFolding.h"
 #include "lower/UnrollLoops.h"
 #include "lower/VectorizeLoops.h"
+#include "lower/VectorizeUnrolledStores.h"
 #include "unit/ir_helpers.h"
 
 using namespace kiln;
@@ -528,6 +529,54 @@ TEST_CASE("split_wide_vectors: vectors wider than two registers become one-regis
     }
     // With 32-byte registers (AVX2), 32 lanes of float32 are four registers.
     CHECK_THAT(to_string(split_wide_vectors(blur(32), 32)), Contains("vectorized for (x_lane, 0, 8)"));
+}
+
+TEST_CASE("vectorize_unrolled_stores: copies that are the lanes of one vector become one",
+          "[lower][vectorize][unroll]") {
+    Expr x = var("x"), i = var("i");
+    const Type f32 = Float(32);
+    // VectorizeUnrolledStores.h's example: eight copies, each storing one
+    // element of eq from a lookup through cdf.
+    Expr lookup = Cast::make(f32, load("cdf", Cast::make(Int(32), load("Y", i + x, f32)))) * var("s", f32);
+    Stmt eq = loop("x", 0, 8, Store::make("eq", Min::make(lookup, make_const(f32, 255.0)), x), ForType::Unrolled);
+    Stmt v = vectorize_unrolled_stores(eq);
+    CHECK(to_string(v) == "vectorized for (x, 0, 8) {\n eq[x] = min((float32(cdf[int32(Y[(i + x)])]) * s), 255.000000f)\n}\n");
+    CHECK(to_string(vectorize_loops(v)) ==
+          "eq[ramp(0, 1, 8)] = min((float32x8(cdf[int32x8(Y[ramp(i, 1, 8)])]) * x8(s)), x8(255.000000f))\n");
+
+    // An update reading its own element, through a let; and two buffers.
+    Stmt update = loop("x", 0, 4,
+                       LetStmt::make("j", x + i,
+                                     Block::make({Store::make("f", load("f", var("j")) + load("g", x), var("j")),
+                                                  Store::make("h", load("g", x), x)})),
+                       ForType::Unrolled);
+    CHECK(vectorize_unrolled_stores(update).as<For>()->for_type == ForType::Vectorized);
+
+    // Left alone: a copy reading another's element (a scan), a store that
+    // does not move by one (or not at all), two stores to one buffer, an
+    // extent that is not a power of two or not constant, a vector of less
+    // than 16 bytes (two floats), an if, a loop or an allocation in the
+    // body, a loop inside a vectorized loop, a loop that is not unrolled.
+    auto unrolled = [&](Stmt body, Expr extent = 8) { return loop("x", 0, extent, body, ForType::Unrolled); };
+    Stmt store = Store::make("f", load("g", x), x);
+    std::vector<Stmt> keep = {
+        unrolled(Store::make("f", load("f", x - 1) + load("g", x), x)),
+        unrolled(Store::make("f", load("g", x), x * 2)),
+        unrolled(Store::make("f", load("g", x) + load("f", 0), 0)),
+        unrolled(Block::make({store, Store::make("f", load("g", x), x + 8)})),
+        unrolled(store, 3),
+        unrolled(store, var("n")),
+        unrolled(Store::make("f", load("g", x, f32), x), 2),
+        unrolled(IfThenElse::make(x < var("n"), store)),
+        unrolled(loop("y", 0, 2, store)),
+        unrolled(Allocate::make("t", f32, 8, store)),
+        loop("y", 0, 8, unrolled(store), ForType::Vectorized),
+        loop("x", 0, 8, store, ForType::Serial),
+    };
+    for (const Stmt &k : keep) {
+        INFO(k);
+        CHECK(vectorize_unrolled_stores(k).same_as(k));
+    }
 }
 
 TEST_CASE("Func::unroll: the inner loop of the split is copied", "[lower][unroll]") {
