@@ -461,9 +461,10 @@ GatherIndex split_gather_index(const Expr &index) {
 // table (kiln_lookup, kiln_shuffles.h: whole 128-byte blocks, at most 16),
 // or 0.
 int64_t CodeGen_C::table_lookup_bytes(const std::string &name) const {
-    auto it = stack_bytes.find(name);
-    if (it == stack_bytes.end()) return 0;
-    return it->second % 128 == 0 && it->second <= 2048 ? it->second : 0;
+    auto it = stack_arrays.find(name);
+    if (it == stack_arrays.end() || slot_lanes.count(name)) return 0;
+    const int64_t bytes = it->second.bytes;
+    return bytes % 128 == 0 && bytes <= 2048 ? bytes : 0;
 }
 
 std::string CodeGen_C::slot_or_element(const std::string &name, const Expr &index) {

@@ -68,7 +68,6 @@ private:
     std::set<std::tuple<TypeCode, int, int>> vector_types;  // (code, bits, lanes) used
     std::map<std::string, int> mask_bits_of;  // lane width of bool-vector variables
     std::map<std::string, int> slot_lanes;    // stack arrays of vectors (VectorSlots.h): their lanes
-    std::map<std::string, int64_t> stack_bytes;  // other stack arrays: their sizes in bytes
     // Every stack array in scope: its C element type, element count and
     // bytes, and whether every access names its element by a constant (g++
     // then keeps its elements in registers: a copy must not take its

@@ -266,7 +266,6 @@ void CodeGen_C::visit(const Allocate *op) {
     } else if (allocation_on_stack(op)) {
         int64_t n = std::max<int64_t>(*as_const_int(op->size), 1);
         line() << "alignas(64) " << type << " " << name << "[" << n << "];\n";
-        stack_bytes[op->name] = n * op->type.bytes();
         stack_arrays[op->name] = {type, n, n * op->type.bytes(), scalars_at_constant_indices(op)};
     } else {
         std::string heap = names.fresh(name + "_heap");
@@ -297,7 +296,6 @@ void CodeGen_C::visit(const Allocate *op) {
     }
     include(op->body);
     slot_lanes.erase(op->name);
-    stack_bytes.erase(op->name);
     stack_arrays.erase(op->name);
 }
 
@@ -366,10 +364,10 @@ constexpr int64_t kMaxElementCopies = 16;
 // twice the time). An array named at constant indices only is copied
 // element by element, as a memcpy would take its address too; one of more
 // than kMaxElementCopies elements keeps the copies. Not for arrays of more
-// than kMaxEdgeArrayBytes together, a body
-// that can fail (its `return` would leave the lambda only), or one whose
-// two copies print differently up to the names they bind (the simplifier
-// specialized one on its constant range).
+// than kMaxEdgeArrayBytes together, a body that can fail (its `return`
+// would leave the lambda only), or one whose two copies print differently
+// up to the names they bind (the simplifier specialized one on its
+// constant range).
 //
 //   alignas(64) float acc[16];
 //   ...
@@ -454,8 +452,8 @@ bool CodeGen_C::emit_shared_edges(const Stmt &first, const Stmt &steady, const S
     std::string var = names.get(pro->name), fn = names.fresh(var + "_edges");
     std::string lo = names.fresh(var + "_from"), hi = names.fresh(var + "_to");
     // Each stack array the edges use is a parameter of the lambda, named as
-    // the array, and a call passes a copy of it, copied back after: the
-    // array's own address does not escape.
+    // the array, and a call passes a copy of it, copied back after if the
+    // edges write it: the array's own address does not escape.
     std::string params, copies;
     std::map<std::string, std::string> copy;
     for (const std::string &a : arrays.found) {
