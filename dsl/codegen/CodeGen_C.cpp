@@ -25,6 +25,7 @@
 extern const char kiln_embedded_kiln_runtime_h[];
 extern const char kiln_embedded_kiln_prologue_h[];
 extern const char kiln_embedded_kiln_shuffles_h[];
+extern const char kiln_embedded_kiln_vector_math_h[];
 extern const char kiln_embedded_kiln_runtime_cpp[];
 
 namespace kiln {
@@ -37,7 +38,8 @@ const std::string &runtime_source_text() {
 
 const std::string &prologue_source_text() {
     static const std::string text = std::string(kiln_embedded_kiln_runtime_h) + "\n" + kiln_embedded_kiln_prologue_h +
-                                    "\n" + kiln_embedded_kiln_shuffles_h + "\n";
+                                    "\n" + kiln_embedded_kiln_vector_math_h + "\n" +
+                                    kiln_embedded_kiln_shuffles_h + "\n";
     return text;
 }
 

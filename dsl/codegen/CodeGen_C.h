@@ -1,7 +1,7 @@
 // Emit a lowered function as one self-contained, readable C++17 translation
-// unit: the runtime prologue (runtime/kiln_runtime.h + runtime/kiln_prologue.h),
-// the vector typedefs it uses, `extern "C" int NAME(args...)` and
-// `extern "C" int NAME_argv(void **args)`.
+// unit: the runtime prologue (runtime/kiln_runtime.h, kiln_prologue.h,
+// kiln_vector_math.h, kiln_shuffles.h), the vector typedefs it uses,
+// `extern "C" int NAME(args...)` and `extern "C" int NAME_argv(void **args)`.
 //
 // Names: every char of an IR name outside [A-Za-z0-9_] becomes '_'; names that
 // would clash (with a keyword, a type, a kiln_/halide_ helper or another name)
@@ -46,7 +46,7 @@ const std::string &runtime_source_text();
 const char *runtime_header_text();
 
 // The prologue every emitted kernel starts with (kiln_runtime.h, then
-// kiln_prologue.h), verbatim: the JIT precompiles it once per cache directory.
+// kiln_prologue.h, kiln_vector_math.h and kiln_shuffles.h), verbatim: the JIT precompiles it once per cache directory.
 const std::string &prologue_source_text();
 
 }  // namespace internal

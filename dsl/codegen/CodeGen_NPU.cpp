@@ -15,6 +15,7 @@
 
 extern const char kiln_embedded_kiln_runtime_h[];
 extern const char kiln_embedded_kiln_prologue_h[];
+extern const char kiln_embedded_kiln_vector_math_h[];
 // What every kernel and stub uses (GM binding, Kiln's integer division, tiles).
 extern const char kiln_embedded_kiln_npu_helpers_h[];
 
@@ -118,7 +119,8 @@ std::string codegen_npu(const std::vector<std::shared_ptr<FunctionContents>> &ou
       << ".\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#pragma GCC diagnostic ignored "
          "\"-Wunused-but-set-variable\"\n\n"
       << kiln_embedded_kiln_runtime_h << "\n"
-      << kiln_embedded_kiln_prologue_h << "\n#include <string>\n#include \"kiln_npu.h\"\n\n"
+      << kiln_embedded_kiln_prologue_h << "\n"
+      << kiln_embedded_kiln_vector_math_h << "\n#include <string>\n#include \"kiln_npu.h\"\n\n"
       << kiln_embedded_kiln_npu_helpers_h << "\n";
     // The kernel.
     std::string params;

@@ -1,6 +1,6 @@
 // What every JIT module compiled into one cache directory shares, built
 // once there instead of once per module: the prologue every kernel starts
-// with (kiln_runtime.h + kiln_prologue.h) as a GCC precompiled header, and
+// with (kiln_runtime.h + kiln_prologue.h + ...) as a GCC precompiled header, and
 // the runtime (kiln_runtime.cpp) as an object file each module links.
 // Parsing the one and compiling the other were about a third of a small
 // kernel's compile time.

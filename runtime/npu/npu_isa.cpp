@@ -13,6 +13,7 @@
 // TEXP, TLOG and TTANH compute exactly the host target's float32 functions,
 // so NPU and host kernels agree bitwise.
 #include "../kiln_prologue.h"
+#include "../kiln_vector_math.h"
 
 namespace kiln {
 namespace npu {

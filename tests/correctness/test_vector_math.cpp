@@ -1,4 +1,4 @@
-// float32 exp, log and tanh are Kiln's own (runtime/kiln_prologue.h), not
+// float32 exp, log and tanh are Kiln's own (runtime/kiln_vector_math.h), not
 // the C library's: checked here against double-precision libm, in ulps of
 // the float result, over a sweep of float32 bit patterns (every 64th on the
 // host target, every 1021st on the narrower instruction sets) plus the edge

@@ -25,7 +25,7 @@ TEST_CASE("math: exp, log, sqrt, floor, ceil, round, vectorized", "[math][float]
         kd::pairs(transcendental, rounding));
     // Halide's exp is off the correctly rounded value by up to 9 ulps here
     // (around exp(-8)), its log by 1; Kiln's own by at most 1 and 2
-    // (runtime/kiln_prologue.h, tests/correctness/test_vector_math.cpp).
+    // (runtime/kiln_vector_math.h, tests/correctness/test_vector_math.cpp).
     kd::compare(transcendental, 16);
     kd::compare(rounding);
 }

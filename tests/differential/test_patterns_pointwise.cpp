@@ -8,7 +8,7 @@
 // contraction), so they must agree exactly. The transcendental ones differ
 // only by the libraries' exp/log/tanh: Halide 14 uses its own polynomial
 // approximations for exp and log and the C library's tanh; Kiln its own for
-// all three (runtime/kiln_prologue.h: within 1, 2 and 2.5 ulp). Halide's log is accurate in
+// all three (runtime/kiln_vector_math.h: within 1, 2 and 2.5 ulp). Halide's log is accurate in
 // absolute rather than relative terms near 1, so softplus of a negative
 // input (log(1 + e^-4) = 0.018) is off by up to 6e-6 relative. They are
 // held to a relative error of 1e-5 — about 80 ulps of float32: above what
