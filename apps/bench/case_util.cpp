@@ -52,6 +52,10 @@ void compile_kiln(Entry &e, KilnRunner &k, const std::vector<halide_buffer_t *> 
     k.compile(raw);
     e.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     e.compile_cpu_ms = cpu_ms(RUSAGE_THREAD) + cpu_ms(RUSAGE_CHILDREN) - cpu0;
+    if (k.reused_kernel()) {  // loaded, not compiled: no compile time to report
+        e.compile_ms = e.compile_cpu_ms = -1;
+        e.compile_reused = true;
+    }
 }
 
 }  // namespace

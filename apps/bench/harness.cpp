@@ -107,6 +107,7 @@ json to_json(const CaseResult &c, const Roofline &roof) {
         if (!e.note.empty()) j["note"] = e.note;
         if (e.compile_ms >= 0) j["compile_ms"] = e.compile_ms;
         if (e.compile_cpu_ms >= 0) j["compile_cpu_ms"] = e.compile_cpu_ms;
+        if (e.compile_reused) j["compile_reused"] = true;
         if (e.search_ms >= 0) j["search_ms"] = e.search_ms;
         if (!e.schedule.empty()) j["schedule"] = e.schedule;
         entries.push_back(j);
@@ -133,7 +134,7 @@ void print_table(const std::vector<CaseResult> &cases, const Roofline &roof) {
                           cb ? "GF/s" : "GB/s");
             if (e.compile_ms >= 0)
                 std::snprintf(compile_text, sizeof compile_text, "%.0f %4.0f", e.compile_ms, e.compile_cpu_ms);
-            else std::snprintf(compile_text, sizeof compile_text, "-");
+            else std::snprintf(compile_text, sizeof compile_text, "%s", e.compile_reused ? "reused" : "-");
             std::printf("%-26s %-22s %9.3f %9.3f %10s %5.0f%% %7.2f %9.1e %14s%s", i == 0 ? c.name.c_str() : "",
                         e.system.c_str(), e.timing.best(), e.timing.median(), rate_text,
                         100.0 * roofline_ms(c, roof) / e.timing.best(), e.timing.best() / kiln_ms, e.max_rel_err,

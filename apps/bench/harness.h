@@ -47,6 +47,7 @@ struct Entry {
     Timing timing;
     double compile_ms = -1;   // JIT compile time (cache disabled), if measured
     double compile_cpu_ms = -1;  // its CPU time (the compiler processes' included)
+    bool compile_reused = false;  // Kiln: the kernel an earlier case compiled, loaded again
     double max_rel_err = 0;   // against Kiln's output
     bool same_work = true;    // false: an anchor that does less or other work (shown, not ratioed)
     double tolerance = -1;    // the largest max_rel_err accepted, if not the case's

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "lab_buffers.h"
@@ -87,6 +88,13 @@ void KilnRunner::compile(const std::vector<halide_buffer_t *> &outputs) {
             kiln::autoschedule(pipeline_, target(), sizes, kiln::AutoscheduleOptions::reproducible());
         autoschedule_ms_ = r.search_ms;
         autoschedule_text_ = r.schedule_text;
+    }
+    if (!compiled_) {
+        static std::set<std::string> compiled;  // the kernels this process compiled
+        std::string key = generator_ + "\n" + schedule_path_ + "\n" + autoschedule_text_;
+        for (const std::string &p : params_) key += "\n" + p;
+        reused_kernel_ = !compiled.insert(key).second;
+        compiled_ = true;
     }
     pipeline_.compile_jit(target());
 }

@@ -7,7 +7,10 @@
 //   k.realize({c.raw_buffer()});
 //
 // The JIT cache is pointed at a fresh directory, so compile() (or the first
-// realize()) measures a real compilation (compile_ms).
+// realize()) measures a real compilation (compile_ms), unless an earlier
+// runner in this process compiled the same kernel: the same generator,
+// params and schedule (gemm_bias_act at 1024 after 512: the sizes are
+// run-time arguments), which the JIT then loads again (reused_kernel()).
 //
 // The schedule "auto" is chosen by kiln::autoschedule at the first
 // compile() or realize(), for the sizes of the buffers bound and realized
@@ -51,6 +54,9 @@ public:
     // For "auto": how long the search took (ms), after the first realize().
     double autoschedule_ms() const { return autoschedule_ms_; }
     const std::string &autoschedule_text() const { return autoschedule_text_; }  // the chosen .sched
+    // Whether the first compile() found the kernel compiled by an earlier
+    // runner of this process (then it measured no compilation).
+    bool reused_kernel() const { return reused_kernel_; }
 
 private:
     const kiln::GeneratorInputBase &input(const std::string &name) const;
@@ -63,6 +69,7 @@ private:
     bool autoschedule_pending_ = false;
     double autoschedule_ms_ = 0;
     std::string autoschedule_text_;
+    bool compiled_ = false, reused_kernel_ = false;
     std::vector<std::pair<std::string, Halide::Runtime::Buffer<void>>> bound_;  // handles sharing the data
     std::vector<std::pair<std::string, std::string>> scalars_;
 };
