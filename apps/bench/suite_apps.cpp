@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 namespace kiln_bench {
 
@@ -29,11 +30,18 @@ template<typename T> Halide::Buffer<T> view(Halide::Runtime::Buffer<T> &b) {
     return Halide::Buffer<T>(Halide::Runtime::Buffer<T>(b));
 }
 
-// The largest |a - b| over `full_scale` (255 for uint8, 65535 for uint16).
+// The largest |a - b| over `full_scale` (255 for uint8, 65535 for uint16),
+// for two buffers of one shape. (for_each_value: for_each_element's
+// coordinate-array form makes g++ warn that the array may be used
+// uninitialized inside HalideBuffer.h.)
 template<typename T>
 double max_scaled_err(const Halide::Runtime::Buffer<T> &a, const Halide::Runtime::Buffer<T> &b, double full_scale) {
+    bool same_shape = a.dimensions() == b.dimensions();
+    for (int d = 0; same_shape && d < a.dimensions(); d++)
+        same_shape = a.dim(d).min() == b.dim(d).min() && a.dim(d).extent() == b.dim(d).extent();
+    if (!same_shape) throw std::runtime_error("bench: the two outputs compared differ in shape");
     double worst = 0;
-    a.for_each_element([&](const int *p) { worst = std::max(worst, std::fabs((double)a(p) - (double)b(p))); });
+    a.for_each_value([&](const T &x, const T &y) { worst = std::max(worst, std::fabs((double)x - (double)y)); }, b);
     return worst / full_scale;
 }
 

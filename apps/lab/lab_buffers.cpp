@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace kiln_lab {
 
@@ -198,14 +199,22 @@ Buffer<double, 3> to_double(const Buffer<const void> &b) {
         for (int d = 2; d < b.dimensions(); d++) folded *= b.dim(d).extent();
         Buffer<double, 3> out(b.dim(0).extent(), b.dim(1).extent(), folded);
         out.set_min(b.dim(0).min(), b.dim(1).min(), 0);
+        // Folded index c has dimension 2 fastest: decoded digit by digit.
+        // (Not for_each_element's coordinate-array form, which makes g++
+        // warn that the array may be used uninitialized in HalideBuffer.h.)
         visit_element_type(b.type(), [&](auto tag) {
             using T = decltype(tag);
             Buffer<const T> typed = b.as<const T>();
-            typed.for_each_element([&](const int *pos) {
-                int c = 0;
-                for (int d = b.dimensions() - 1; d >= 2; d--) c = c * b.dim(d).extent() + (pos[d] - b.dim(d).min());
-                out(pos[0], pos[1], c) = (double)typed(pos);
-            });
+            std::vector<int> pos(b.dimensions());
+            for (int c = 0; c < folded; c++) {
+                for (int d = 2, rest = c; d < b.dimensions(); d++) {
+                    pos[d] = b.dim(d).min() + rest % b.dim(d).extent();
+                    rest /= b.dim(d).extent();
+                }
+                for (pos[1] = b.dim(1).min(); pos[1] <= b.dim(1).max(); pos[1]++)
+                    for (pos[0] = b.dim(0).min(); pos[0] <= b.dim(0).max(); pos[0]++)
+                        out(pos[0], pos[1], c) = (double)typed(pos.data());
+            }
         });
         return out;
     }
