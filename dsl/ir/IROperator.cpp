@@ -293,11 +293,17 @@ Expr saturating_cast(Type t, Expr e) {
     const double lo = t.is_int() ? -std::ldexp(1.0, t.bits() - 1) : 0.0;
     const double hi = t.is_int() ? std::ldexp(1.0, t.bits() - 1) - 1 : std::ldexp(1.0, t.bits()) - 1;
     if (from.is_float()) {
-        // The largest value of e's type below hi + 1, a power of two (2^31 - 1
-        // is no float32, 2^63 - 1 no float64): 2147483520 for int32 from float32.
+        // Clamped to [lo, top], top the largest value of e's type below
+        // hi + 1 (a power of two, exact in any float type), then cast: the
+        // cast of a float in that range is exact or truncates towards hi.
         const double end = hi + 1;
         const double top = from.bits() == 32 ? (double)std::nextafter((float)end, 0.0f) : std::nextafter(end, 0.0);
-        return Cast::make(t, Max::make(Min::make(e, make_const(from, top)), make_const(from, lo)));
+        Expr clamped = Cast::make(t, Max::make(Min::make(e, make_const(from, top)), make_const(from, lo)));
+        // Where hi itself is no value of e's type (2^31 - 1 in float32, 2^63
+        // - 1 in float64), top is below it: from hi + 1 up the result is hi,
+        // as Halide's is (3e9f to int32 is 2147483647, not 2147483520).
+        if (top < hi) return Select::make(GE::make(e, make_const(from, end)), type_max(t), clamped);
+        return clamped;
     }
     const double from_lo = from.is_int() ? -std::ldexp(1.0, from.bits() - 1) : 0.0;
     const double from_hi = from.is_int() ? std::ldexp(1.0, from.bits() - 1) - 1 : std::ldexp(1.0, from.bits()) - 1;
