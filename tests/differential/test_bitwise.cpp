@@ -114,3 +114,42 @@ TEST_CASE("differential: count_leading_zeros, count_trailing_zeros, popcount", "
         kd::pairs(out));
     for (auto &o : out) kd::compare(o);
 }
+
+TEST_CASE("differential: concise casts", "[differential][bitwise]") {
+    // Wide enough to saturate 8 and 16 bits from int32, and (squared, as a
+    // float) 32 bits from float; a vector body and its scalar tail.
+    kiln::Buffer<int32_t> input = kt::random_image<int32_t>(70, 20, 0, 0, -200000, 200000, 29);
+    for (int vectorized = 0; vectorized < 2; vectorized++) {
+        INFO("vectorized " << vectorized);
+        auto ints = kd::outs<int32_t>({"narrow", "from_float", "wide"}, {61, 20}, {0, 0});
+        auto floats = kd::outs<float>({"floats"}, {61, 20}, {0, 0});
+        kd::run(
+            [&](auto lib) {
+                using L = decltype(lib);
+                using namespace kiln::ConciseCasts;
+                using namespace Halide::ConciseCasts;
+                typename L::ImageParam in(L::i32, 2, "in");
+                L::set(in, input);
+                typename L::Var x("x"), y("y");
+                typename L::Func narrow("narrow"), from_float("from_float"), wide("wide"), fl("floats");
+                typename L::Expr a = in(x, y), b = in(x + 1, y);
+                typename L::Expr f = f32(a) * 37.5f, g = f32(b) * f32(b);
+                narrow(x, y) = i32(u8_sat(a)) + i32(i8_sat(b)) + i32(u16_sat(a)) + i32(i16_sat(b)) + i32(u8(a)) +
+                               i32(i16(b)) + i32(u16(a + b)) + i32(i8(a - b));
+                // (No sum that overflows int32, no float cast out of range
+                // but the saturating ones: both are undefined in Halide.)
+                from_float(x, y) = i32(u8_sat(f)) + i32(i16_sat(f)) + (i32_sat(g) >> 2) + i32(u32_sat(g) >> 16) +
+                                   i32(u16_sat(-f)) + i32(i16(f * 0.0001f));
+                wide(x, y) = i32(i64_sat(g) / 1000000) + i32(u64_sat(-f) + u64(a & 1023)) + i32(u32(a) >> 20) +
+                             i32(i64(a) * i64(b) >> 40);
+                typename L::Expr half = f64(typename L::Expr(0.5f)), tiny = f64(typename L::Expr(1e-9f));
+                fl(x, y) = f32(f16(f * 0.001f)) + f32(bf16(f)) + f32(f64(f) * half) - f32(f64(g) * tiny);
+                if (vectorized)
+                    for (auto *fn : {&narrow, &from_float, &wide, &fl}) fn->vectorize(x, 8);
+                return typename L::Pipeline({narrow, from_float, wide, fl});
+            },
+            kd::pairs(ints, floats), kd::H::strict_float());  // the float sum in its order
+        kd::compare(ints);
+        kd::compare(floats);
+    }
+}

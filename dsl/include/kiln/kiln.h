@@ -3,6 +3,7 @@
 #include "Autoschedule.h"
 #include "BoundaryConditions.h"
 #include "Calibrate.h"
+#include "ConciseCasts.h"
 #include "Buffer.h"
 #include "Derivative.h"
 #include "Error.h"
