@@ -145,6 +145,16 @@ inline void kiln_scatter(T *p, I index, V v) {
 KILN_LIBM(sqrt)
 KILN_LIBM(sin)
 KILN_LIBM(cos)
+KILN_LIBM(tan)
+KILN_LIBM(asin)
+KILN_LIBM(acos)
+KILN_LIBM(atan)
+KILN_LIBM(sinh)
+KILN_LIBM(cosh)
+KILN_LIBM(asinh)
+KILN_LIBM(acosh)
+KILN_LIBM(atanh)
+KILN_LIBM(trunc)
 KILN_LIBM(floor)
 KILN_LIBM(ceil)
 KILN_LIBM(nearbyint)
@@ -154,6 +164,8 @@ KILN_LIBM(tanh)
 #undef KILN_LIBM
 inline float kiln_libm_pow(float a, float b) { return __builtin_powf(a, b); }
 inline double kiln_libm_pow(double a, double b) { return __builtin_pow(a, b); }
+inline float kiln_libm_atan2(float a, float b) { return __builtin_atan2f(a, b); }
+inline double kiln_libm_atan2(double a, double b) { return __builtin_atan2(a, b); }
 
 // <cmath>'s float constants, which emitted NPU kernels name.
 #ifndef INFINITY
@@ -637,13 +649,31 @@ template<typename V> inline V kiln_ceil(V x) {
 template<typename V> inline V kiln_round(V x) {
     return kiln_exact_math<12>(x, [](auto v) { return kiln_libm_nearbyint(v); });
 }
+template<typename V> inline V kiln_trunc(V x) {
+    return kiln_exact_math<11>(x, [](auto v) { return kiln_libm_trunc(v); });
+}
 
 // ---- Other math on float vectors, lane by lane (scalars call kiln_libm_ directly) ----
 
-template<typename V> inline V kiln_sin(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_sin(v); }); }
-template<typename V> inline V kiln_cos(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_cos(v); }); }
+#define KILN_LANEWISE_LIBM(name) \
+    template<typename V> inline V kiln_##name(V x) { return kiln_lanewise(x, [](auto v) { return kiln_libm_##name(v); }); }
+KILN_LANEWISE_LIBM(sin)
+KILN_LANEWISE_LIBM(cos)
+KILN_LANEWISE_LIBM(tan)
+KILN_LANEWISE_LIBM(asin)
+KILN_LANEWISE_LIBM(acos)
+KILN_LANEWISE_LIBM(atan)
+KILN_LANEWISE_LIBM(sinh)
+KILN_LANEWISE_LIBM(cosh)
+KILN_LANEWISE_LIBM(asinh)
+KILN_LANEWISE_LIBM(acosh)
+KILN_LANEWISE_LIBM(atanh)
+#undef KILN_LANEWISE_LIBM
 template<typename V> inline V kiln_pow(V x, V y) {
     return kiln_lanewise(x, y, [](auto a, auto b) { return kiln_libm_pow(a, b); });
+}
+template<typename V> inline V kiln_atan2(V y, V x) {
+    return kiln_lanewise(y, x, [](auto a, auto b) { return kiln_libm_atan2(a, b); });
 }
 
 // ---- exp, expm1, log and tanh of float32: kiln_vector_math.h ----

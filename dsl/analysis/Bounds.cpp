@@ -367,7 +367,8 @@ protected:
     }
     void visit(const Broadcast *op) override { include(op->value); }
     void visit(const Call *op) override {
-        if (op->call_type == Call::PureExtern && (op->name == "floor" || op->name == "ceil" || op->name == "round")) {
+        if (op->call_type == Call::PureExtern && (op->name == "floor" || op->name == "ceil" || op->name == "round" ||
+                                                  op->name == "trunc")) {
             Interval a = of(op->args[0]);
             result = Interval(a.min.defined() ? Call::make(op->type, op->name, {a.min}, Call::PureExtern) : Expr(),
                               a.max.defined() ? Call::make(op->type, op->name, {a.max}, Call::PureExtern) : Expr());

@@ -59,7 +59,9 @@ public:
         IRVisitor::visit(op);
         in_index = saved;
         if (loads) calls[op->name]++;
-        static const std::set<std::string> expensive = {"exp", "log", "pow", "tanh", "sin", "cos"};
+        static const std::set<std::string> expensive = {"exp",  "log",   "pow",  "tanh", "sin",   "cos",
+                                                         "tan",  "asin",  "acos", "atan", "atan2", "sinh",
+                                                         "cosh", "asinh", "acosh", "atanh"};
         if (op->call_type == Call::PureExtern && !in_index && !repeated) (expensive.count(op->name) ? transcendentals : arith)++;
     }
 

@@ -150,20 +150,44 @@ private:
             add(x, mul(d, cos(x)));
         } else if (n == "cos") {
             add(x, mul(-d, sin(x)));
+        } else if (n == "tan") {
+            add(x, mul(d, make_one(t) + v * v));
+        } else if (n == "asin") {
+            add(x, div(d, sqrt(make_one(t) - x * x)));
+        } else if (n == "acos") {
+            add(x, div(-d, sqrt(make_one(t) - x * x)));
+        } else if (n == "atan") {
+            add(x, div(d, make_one(t) + x * x));
+        } else if (n == "atan2") {  // atan2(y, x): d/dy = x / r^2, d/dx = -y / r^2
+            const Expr &y = op->args[0], &xx = op->args[1];
+            Expr r2 = xx * xx + y * y;
+            add(y, div(mul(d, xx), r2));
+            add(xx, div(mul(-d, y), r2));
+        } else if (n == "sinh") {
+            add(x, mul(d, cosh(x)));
+        } else if (n == "cosh") {
+            add(x, mul(d, sinh(x)));
         } else if (n == "tanh") {
             add(x, mul(d, make_one(t) - v * v));
+        } else if (n == "asinh") {
+            add(x, div(d, sqrt(x * x + make_one(t))));
+        } else if (n == "acosh") {
+            add(x, div(d, sqrt(x * x - make_one(t))));
+        } else if (n == "atanh") {
+            add(x, div(d, make_one(t) - x * x));
         } else if (n == "pow") {
             const Expr &y = op->args[1];
             add(x, mul(d, y * pow(x, y - make_one(t))));
             add(y, mul(d, v * log(x)));
         } else if (n == "stop_gradient") {
             // a constant to the derivative
-        } else if (n == "floor" || n == "ceil" || n == "round" || n == "undef") {
+        } else if (n == "floor" || n == "ceil" || n == "round" || n == "trunc" || n == "undef") {
             // piecewise constant: derivative zero (where it exists)
         } else {
             user_error << "Cannot differentiate " << what << ": it calls " << n << "(), which has no derivative in "
                        << "Kiln's autodiff (differentiable: + - * / %, min, max, select, casts between floats, exp, "
-                       << "log, sqrt, pow, sin, cos, tanh; floor, ceil and round pass no gradient). Compute the "
+                       << "log, sqrt, pow, sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh, "
+                       << "atanh; floor, ceil, round and trunc pass no gradient). Compute the "
                        << "value of " << n << "() in a Func of its own and leave it out of the gradient path";
         }
     }

@@ -168,8 +168,11 @@ bool rounding_average_operands(const Cast *op, Expr &a, Expr &b) {
 
 const char *math_function(const std::string &name) {
     static const std::map<std::string, const char *> fns = {
-        {"exp", "exp"}, {"log", "log"}, {"sqrt", "sqrt"}, {"pow", "pow"}, {"sin", "sin"}, {"cos", "cos"},
-        {"tanh", "tanh"}, {"floor", "floor"}, {"ceil", "ceil"}, {"round", "nearbyint"}};
+        {"exp", "exp"},     {"log", "log"},     {"sqrt", "sqrt"},   {"pow", "pow"},   {"sin", "sin"},
+        {"cos", "cos"},     {"tan", "tan"},     {"asin", "asin"},   {"acos", "acos"}, {"atan", "atan"},
+        {"atan2", "atan2"}, {"sinh", "sinh"},   {"cosh", "cosh"},   {"tanh", "tanh"}, {"asinh", "asinh"},
+        {"acosh", "acosh"}, {"atanh", "atanh"}, {"floor", "floor"}, {"ceil", "ceil"}, {"round", "nearbyint"},
+        {"trunc", "trunc"}};
     auto it = fns.find(name);
     return it == fns.end() ? nullptr : it->second;
 }

@@ -453,9 +453,27 @@ Expr sqrt(Expr x) { return float_call("sqrt", {x}); }
 Expr pow(Expr x, Expr y) { return float_call("pow", {x, y}); }
 Expr sin(Expr x) { return float_call("sin", {x}); }
 Expr cos(Expr x) { return float_call("cos", {x}); }
+Expr tan(Expr x) { return float_call("tan", {x}); }
+Expr asin(Expr x) { return float_call("asin", {x}); }
+Expr acos(Expr x) { return float_call("acos", {x}); }
+Expr atan(Expr x) { return float_call("atan", {x}); }
+Expr atan2(Expr y, Expr x) { return float_call("atan2", {y, x}); }
+Expr sinh(Expr x) { return float_call("sinh", {x}); }
+Expr cosh(Expr x) { return float_call("cosh", {x}); }
 Expr tanh(Expr x) { return float_call("tanh", {x}); }
+Expr asinh(Expr x) { return float_call("asinh", {x}); }
+Expr acosh(Expr x) { return float_call("acosh", {x}); }
+Expr atanh(Expr x) { return float_call("atanh", {x}); }
+Expr hypot(Expr x, Expr y) {
+    check_defined(x, "hypot");
+    check_defined(y, "hypot");
+    if (!x.type().is_float()) x = cast(Float(32, x.type().lanes()), x);
+    if (!y.type().is_float()) y = cast(Float(32, y.type().lanes()), y);
+    return sqrt(x * x + y * y);
+}
 Expr floor(Expr x) { return float_call("floor", {x}); }
 Expr ceil(Expr x) { return float_call("ceil", {x}); }
 Expr round(Expr x) { return float_call("round", {x}); }
+Expr trunc(Expr x) { return float_call("trunc", {x}); }
 
 }  // namespace kiln

@@ -110,6 +110,16 @@ TEST_CASE("autodiff: pointwise chain (softplus and every math function)", "[auto
     check_gradients(weighted_sum(f, {17}), {in}, 1e-6);
 }
 
+TEST_CASE("autodiff: trigonometric, hyperbolic and inverse functions, atan2, hypot", "[autodiff]") {
+    Data in = random_input("in", {17}, 7, 0.2, 1.5);
+    Func unit("unit"), f("f");
+    unit(x) = in.param(x) * 0.5 - 0.4;  // in (-0.3, 0.35): inside asin's, acos's and atanh's domain
+    Expr v = in.param(x);
+    f(x) = tan(unit(x)) + asin(unit(x)) * 2 + acos(unit(x)) * v + atan(v * 3) + atan2(unit(x), v) + sinh(v) * cosh(unit(x)) +
+           asinh(v - 1) + acosh(v + 1.2) + atanh(unit(x)) * v + hypot(v, unit(x)) + trunc(v * 4);
+    check_gradients(weighted_sum(f, {17}), {in}, 1e-6);
+}
+
 TEST_CASE("autodiff: 3x3 blur with repeat_edge", "[autodiff]") {
     Data in = random_input("in", {11, 8}, 2);
     Func blur_x("blur_x"), blur_y("blur_y");

@@ -36,6 +36,19 @@ void math_functions(int vector_lanes) {
     add("sin", sin(v), [](float t) { return std::sin(t); });
     add("cos", cos(v), [](float t) { return std::cos(t); });
     add("tanh", tanh(v), [](float t) { return std::tanh(t); });
+    Expr unit = v * 0.15f;  // |unit| <= 0.9: the domain of asin, acos, atanh
+    add("tan", tan(v * 0.2f), [](float t) { return std::tan(t * 0.2f); });
+    add("asin", asin(unit), [](float t) { return std::asin(t * 0.15f); });
+    add("acos", acos(unit), [](float t) { return std::acos(t * 0.15f); });
+    add("atan", atan(v), [](float t) { return std::atan(t); });
+    add("atan2", atan2(v, pos - 1.5f), [](float t) { return std::atan2(t, std::fabs(t) + 0.25f - 1.5f); });
+    add("sinh", sinh(v), [](float t) { return std::sinh(t); });
+    add("cosh", cosh(v), [](float t) { return std::cosh(t); });
+    add("asinh", asinh(v), [](float t) { return std::asinh(t); });
+    add("acosh", acosh(pos + 1.0f), [](float t) { return std::acosh(std::fabs(t) + 0.25f + 1.0f); });
+    add("atanh", atanh(unit), [](float t) { return std::atanh(t * 0.15f); });
+    add("hypot", hypot(v, pos), [](float t) { return std::sqrt(t * t + (std::fabs(t) + 0.25f) * (std::fabs(t) + 0.25f)); });
+    add("trunc", trunc(v), [](float t) { return std::trunc(t); });
     add("floor", floor(v), [](float t) { return std::floor(t); });
     add("ceil", ceil(v), [](float t) { return std::ceil(t); });
     add("round", round(v), [](float t) { return std::nearbyint(t); });  // ties to even

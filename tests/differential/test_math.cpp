@@ -1,5 +1,6 @@
-// Float math: exp, log, sqrt, floor, ceil and round (ties to even) over a
-// vectorized pipeline; and the order of float evaluation, where Halide's
+// Float math: exp, log, sqrt, floor, ceil and round (ties to even), the
+// trigonometric and hyperbolic functions and their inverses, atan2, hypot
+// and trunc over a vectorized pipeline; and the order of float evaluation, where Halide's
 // default mode differs from Kiln (FMA contraction, folding of constants).
 #include "diff.h"
 
@@ -28,6 +29,29 @@ TEST_CASE("math: exp, log, sqrt, floor, ceil, round, vectorized", "[math][float]
     // (runtime/kiln_vector_math.h, tests/correctness/test_vector_math.cpp).
     kd::compare(transcendental, 16);
     kd::compare(rounding);
+}
+
+TEST_CASE("math: trigonometric, hyperbolic and their inverses, atan2, hypot, trunc", "[math][float]") {
+    kiln::Buffer<float> image =
+        kt::image<float>(61, 7, -30, -3, [](int x, int y) { return kt::noise(x, y, -160, 160) / 37.0; });
+    auto fns = kd::outs<float>({"tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+                                "hypot", "trunc"},
+                               {61, 7}, {-30, -3});
+    kd::run(
+        [&](auto lib) {
+            using L = decltype(lib);
+            typename L::ImageParam in(L::f32, 2, "in");
+            L::set(in, image);
+            typename L::Var x("x"), y("y");
+            // v in [-4.3, 4.3]; unit in [-0.86, 0.86], the domain of asin, acos and atanh.
+            typename L::Expr v = in(x, y), unit = v * 0.2f, pos = abs(v) + 1.0f;
+            std::vector<typename L::Expr> values = {tan(unit),   asin(unit),  acos(unit),    atan(v),
+                                                    atan2(v, pos - 2.5f), sinh(v), cosh(v), asinh(v),
+                                                    acosh(pos),  atanh(unit), hypot(v, pos), trunc(v)};
+            return kd::pipeline_of<L>(values, x, y, [&](auto &f) { f.vectorize(x, 8).parallel(y); });
+        },
+        kd::pairs(fns), kd::H::strict_float());  // hypot's x * x + y * y uncontracted
+    kd::compare(fns);
 }
 
 // Kiln evaluates floats as written: a * b + c is not contracted into an FMA

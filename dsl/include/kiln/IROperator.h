@@ -129,16 +129,31 @@ Expr count_leading_zeros(Expr x);
 Expr count_trailing_zeros(Expr x);
 Expr popcount(Expr x);
 
+// Float math (an integer operand is cast to float32 first), with the C
+// library's results: float32 exp, log and tanh are Kiln's own vectorized
+// ones (runtime/kiln_vector_math.h), the others the C library's per lane.
 Expr exp(Expr x);
 Expr log(Expr x);
 Expr sqrt(Expr x);
 Expr pow(Expr x, Expr y);
 Expr sin(Expr x);
 Expr cos(Expr x);
+Expr tan(Expr x);
+Expr asin(Expr x);
+Expr acos(Expr x);
+Expr atan(Expr x);
+Expr atan2(Expr y, Expr x);  // the angle of (x, y), in [-pi, pi]
+Expr sinh(Expr x);
+Expr cosh(Expr x);
 Expr tanh(Expr x);
+Expr asinh(Expr x);
+Expr acosh(Expr x);
+Expr atanh(Expr x);
+Expr hypot(Expr x, Expr y);  // sqrt(x * x + y * y), as Halide computes it
 Expr floor(Expr x);
 Expr ceil(Expr x);
 Expr round(Expr x);  // to nearest, ties to even
+Expr trunc(Expr x);  // towards zero
 
 // Constants and queries.
 Expr make_const(Type t, int64_t v);
