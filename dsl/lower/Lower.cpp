@@ -20,6 +20,7 @@
 #include "EmulateFloat16.h"
 #include "StripStopGradient.h"
 #include "HoistLoads.h"
+#include "HoistLoopInvariants.h"
 #include "PromoteAccumulators.h"
 #include "InjectPrefetches.h"
 #include "InlineFunctions.h"
@@ -181,6 +182,10 @@ LoweredFunc lower(const std::vector<std::shared_ptr<FunctionContents>> &outputs,
     // The NPU's instruction selection matches whole store values.
     if (!target.has(Target::NPU))
         s = pass("common subexpressions", s, [&] { return eliminate_common_subexpressions(s); });
+    // After common subexpressions, whose lets inside loops it moves out
+    // when invariant; the NPU's instruction selection matches loop bodies.
+    if (!target.has(Target::NPU))
+        s = pass("hoist loop invariants", s, [&] { return hoist_loop_invariants(s); });
     internal_assert(options.stop_after.empty() || stopped) << "lower: no pass named " << options.stop_after;
 
     f.body = s;

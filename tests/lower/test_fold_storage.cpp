@@ -5,6 +5,7 @@
 // short), and the folded indexing in the lowered statement.
 #include <catch2/catch.hpp>
 
+#include "before_licm.h"
 #include "blur_fixture.h"
 #include "ir/IRPrinter.h"
 #include "kiln/kiln.h"
@@ -47,7 +48,7 @@ TEST_CASE("storage_folding: fold_storage(y, 3) replaces the automatic fold of 4"
     CHECK_THAT(after, Contains(std::string(realize_rows) + " folded by 3) {\n"));
     CHECK_THAT(after, !Contains("assert("));  // the window of 3 is known: nothing to check at run time
 
-    std::string s = b.blur_y.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(b.blur_y, no_asserts);
     CHECK_THAT(s, Contains("allocate blur_x[float32 * (blur_x.extent.0 * 3)]\n"));
     CHECK_THAT(s, Contains("blur_x[((((blur_x.s0.y % 3) * blur_x.extent.0) + blur_x.s0.x) - blur_y.min.0)] = "));
     CHECK_THAT(s, Contains("blur_x[(((((blur_y.s0.y + 2) % 3) * blur_x.extent.0) + blur_y.s0.x) - blur_y.min.0)]"));

@@ -4,6 +4,7 @@
 // statement of a few schedules (Func::lowered_stmt).
 #include <catch2/catch.hpp>
 
+#include "before_licm.h"
 #include "ir/Function.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
@@ -165,7 +166,7 @@ TEST_CASE("schedule_functions: a reduction computed per vector of its consumer i
     Func f("f");
     f(x, y) = maximum(in(x + r, y));
     f.vectorize(x, 8);
-    std::string s = f.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(f, no_asserts);
     INFO(s);
     CHECK_THAT(s, Contains("   produce maximum {\n"
                            "    maximum[ramp(0, 1, 8)] = x8(-inff)\n"
@@ -372,7 +373,7 @@ TEST_CASE("storage folding: store_root().compute_at(out, y) folds in the lowered
           "[lower][folding][regression]") {
     Blur b;
     b.blur_x.store_root().compute_at(b.out, b.y);
-    std::string s = b.out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(b.out, no_asserts);
     CHECK_THAT(s, Contains("allocate blur_x[float32 * (blur_x.extent.0 * 4)]\n"));
     CHECK_THAT(s, Contains("blur_x[((((blur_x.s0.y % 4) * blur_x.extent.0) + blur_x.s0.x) - out.min.0)] = "));
     CHECK_THAT(s, !Contains("out.s0.y.max * 2"));
@@ -451,7 +452,7 @@ TEST_CASE("lowering a Tuple-valued Func: one Realize with a Provide of every ele
     am(x) = select(in(x + r) > am(x)[0], Tuple(in(x + r), r), Tuple(am(x)));
     out(x) = am(x)[1];
     am.compute_root();
-    std::string s = out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(out, no_asserts);
     CHECK_THAT(s, Contains("allocate am.0[float32 * "));
     CHECK_THAT(s, Contains("allocate am.1[int32 * "));
     // Both elements accumulate in locals over r (promote_accumulators),
@@ -582,7 +583,7 @@ TEST_CASE("vectorize_unrolled_stores: copies that are the lanes of one vector be
 TEST_CASE("Func::unroll: the inner loop of the split is copied", "[lower][unroll]") {
     Blur b;
     b.out.unroll(b.x, 2);
-    std::string s = b.out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(b.out, no_asserts);
     // partition_loops gives the x.x loop a steady state (whole pairs, no min)
     // and a last pair (ShiftInwards: min).
     CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"
@@ -678,7 +679,7 @@ TEST_CASE("Func::vectorize: dense ramp loads and stores, broadcast constants", "
     Blur b;
     b.blur_x.compute_root();
     b.out.vectorize(b.x, 8);
-    std::string s = b.out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(b.out, no_asserts);
     // The last vector (ShiftInwards: min) after a steady state without min.
     // (The lets between a loop and its store name what the taps share.)
     CHECK_THAT(s, Contains("   for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"));
@@ -698,7 +699,7 @@ TEST_CASE("Func::vectorize: dense ramp loads and stores, broadcast constants", "
 TEST_CASE("Func::vectorize with GuardWithIf: vector body under an if, scalar tail", "[lower][vectorize]") {
     Blur b;
     b.out.vectorize(b.x, 8, TailStrategy::GuardWithIf);
-    std::string s = b.out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(b.out, no_asserts);
     // partition_loops: whole vectors without the if, then the guarded rest.
     CHECK_THAT(s, Contains("  for (out.s0.x.x, 0, (out.s0.x.x.steady_max + 1)) {\n"));
     CHECK_THAT(s, Contains("   out[ramp((((out.s0.y - out.min.1) * out.stride.1) + (out.s0.x.x * 8)), 1, 8)] = "));
@@ -723,7 +724,7 @@ TEST_CASE("split tail strategies in the lowered statement", "[lower][split]") {
                               "   for (out.s0.x.xi, 0, 4) {\n";
     SECTION("GuardWithIf") {
         b.out.split(b.x, xo, xi, 4, TailStrategy::GuardWithIf);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(" let out.s0.x.loop_max = ((out.min.0 + out.s0.x.loop_extent) - 1)\n"));
         CHECK_THAT(s, Contains(" let out.s0.x.xo.loop_extent = ((out.s0.x.loop_extent + 3) / 4)\n"));
         CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((out.min.0 + out.s0.x.xi) + (out.s0.x.xo * 4))\n"
@@ -731,14 +732,14 @@ TEST_CASE("split tail strategies in the lowered statement", "[lower][split]") {
     }
     SECTION("ShiftInwards (the default for pure definitions)") {
         b.out.split(b.x, xo, xi, 4);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((min((out.s0.x.xo * 4), (out.s0.x.loop_extent - 4)) + "
                                        "out.min.0) + out.s0.x.xi)\n"));
         CHECK_THAT(s, !Contains("if ("));
     }
     SECTION("RoundUp") {
         b.out.split(b.x, xo, xi, 4, TailStrategy::RoundUp);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(loops + "    let out.s0.x = ((out.min.0 + out.s0.x.xi) + (out.s0.x.xo * 4))\n"));
         CHECK_THAT(s, !Contains("if ("));
         CHECK_THAT(s, !Contains("min((out.s0.x.xo"));
@@ -750,7 +751,7 @@ TEST_CASE("fuse, reorder, tile and parallel in the lowered statement", "[lower][
     SECTION("fuse") {
         Var t("t");
         b.out.fuse(b.x, b.y, t);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(" let out.s0.t.loop_extent = (out.s0.x.loop_extent * out.s0.y.loop_extent)\n"
                                " for (out.s0.t, 0, out.s0.t.loop_extent) {\n"
                                "  let out.s0.y = ((out.s0.t / out.s0.x.loop_extent) + out.min.1)\n"
@@ -759,14 +760,14 @@ TEST_CASE("fuse, reorder, tile and parallel in the lowered statement", "[lower][
     }
     SECTION("reorder: x outside y") {
         b.out.reorder(b.y, b.x);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(" for (out.s0.x, out.min.0, out.s0.x.loop_extent) {\n"
                                "  for (out.s0.y, out.min.1, out.s0.y.loop_extent) {\n"));
     }
     SECTION("tile: yo, xo, yi, xi from outermost") {
         Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
         b.out.tile(b.x, b.y, xo, yo, xi, yi, 8, 4);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(" for (out.s0.y.yo, 0, out.s0.y.yo.loop_extent) {\n"
                                "  for (out.s0.x.xo, 0, out.s0.x.xo.loop_extent) {\n"
                                "   for (out.s0.y.yi, 0, 4) {\n"
@@ -778,7 +779,7 @@ TEST_CASE("fuse, reorder, tile and parallel in the lowered statement", "[lower][
     }
     SECTION("parallel") {
         b.out.parallel(b.y);
-        std::string s = b.out.lowered_stmt(no_asserts);
+        std::string s = stmt_before_licm(b.out, no_asserts);
         CHECK_THAT(s, Contains(" parallel for (out.s0.y, out.min.1, out.s0.y.loop_extent) {\n"
                                "  for (out.s0.x, out.min.0, out.s0.x.loop_extent) {\n"));
         CHECK(count(s, "parallel for") == 1);
@@ -795,7 +796,7 @@ TEST_CASE("update definitions: the RDom loops inside the pure Vars, first dimens
     RDom r(0, 4, 0, 3, "r");
     sum(x) = 0;
     sum(x) += im(x + r.x, r.y);
-    std::string s = sum.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(sum, no_asserts);
     CHECK_THAT(s, Contains(" for (sum.s0.x, sum.min.0, sum.s0.x.loop_extent) {\n"
                            "  sum[(sum.s0.x - sum.min.0)] = 0\n"
                            " }\n"));
@@ -1048,7 +1049,7 @@ TEST_CASE("partition_loops: a RoundUp tile's producers get constant extents in t
     out(x) = c(x) + c(x + 1);
     c.compute_root().split(x, xo, xi, 16, TailStrategy::RoundUp).vectorize(xi, 8);
     f.compute_at(c, xo).vectorize(x, 8);
-    std::string s = out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(out, no_asserts);
     INFO(s);
     size_t steady = s.find(" for (rc.s0.x.xo, 0, (rc.s0.x.xo.steady_max + 1)) {\n");
     REQUIRE(steady != std::string::npos);
@@ -1234,7 +1235,7 @@ TEST_CASE("hoist_invariant_loads: a scalar load invariant in a vector update loo
     out(x, y) = acc(x, y);
     acc.compute_root();
     acc.update(0).reorder(x, r, y).vectorize(x, 8, TailStrategy::GuardWithIf);
-    std::string s = out.lowered_stmt(no_asserts);
+    std::string s = stmt_before_licm(out, no_asserts);
     // a(r, y) does not depend on x: one load per r, broadcast in the loop.
     size_t let = s.find("let ha.hoisted.");
     REQUIRE(let != std::string::npos);
@@ -1378,7 +1379,7 @@ TEST_CASE("split_float_sums: under fast_math a row sum runs in four vector accum
     Func &sum = p.sum, &out = p.out;
     sum.compute_at(out, Var("y"));
     // Before (without fast_math, as lowering leaves it): one serial loop.
-    std::string before = out.lowered_stmt(Target("x86-64-linux-avx2-no_asserts"));
+    std::string before = stmt_before_licm(out, Target("x86-64-linux-avx2-no_asserts"));
     INFO(before);
     CHECK(before.find(".parts.") == std::string::npos);
     CHECK_THAT(before, Contains("for (ssum.s1.r.x, 0, sin.extent.0) {\n"));
@@ -1386,7 +1387,7 @@ TEST_CASE("split_float_sums: under fast_math a row sum runs in four vector accum
     // After (fast_math, 8 float lanes): 4 accumulators of 8 lanes over
     // blocks of 32 terms, their lanes added into ssum[0], then the rest of
     // the terms in the loop as it was.
-    std::string s = out.lowered_stmt(Target("x86-64-linux-avx2-fast_math-no_asserts"));
+    std::string s = stmt_before_licm(out, Target("x86-64-linux-avx2-fast_math-no_asserts"));
     INFO(s);
     size_t let = s.find("let ssum.s1.r.x.n = max(sin.extent.0, 0)");
     REQUIRE(let != std::string::npos);

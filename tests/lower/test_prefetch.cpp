@@ -4,6 +4,7 @@
 // alone; and after flattening, an address and (extent, stride) pairs.
 #include <catch2/catch.hpp>
 
+#include "before_licm.h"
 #include "ir/IRPrinter.h"
 #include "kiln/kiln.h"
 #include "lower/Lower.h"
@@ -62,7 +63,7 @@ TEST_CASE("inject_prefetches: GuardWithIf and Clamp against the buffer", "[lower
 TEST_CASE("inject_prefetches: flattened to an address and (extent, stride) pairs", "[lower][prefetch]") {
     Pair p;
     p.g.prefetch(p.f, p.y, p.y, 2, PrefetchBoundStrategy::NonFaulting);
-    const std::string s = p.g.lowered_stmt(no_asserts);
+    const std::string s = stmt_before_licm(p.g, no_asserts);
     CHECK_THAT(s, Contains("prefetch(\"f\", (((g.s0.y - g.min.1) + 2) * f.extent.0), max((g.s0.x.loop_extent + 1), 0), "
                            "1, 1, f.extent.0)"));
 }

@@ -4,6 +4,7 @@
 // in its own order is flattened as before.
 #include <catch2/catch.hpp>
 
+#include "before_licm.h"
 #include "ir/IRPrinter.h"
 #include "kiln/kiln.h"
 
@@ -31,13 +32,13 @@ TEST_CASE("storage_flattening: reorder_storage(y, x) makes y the unit-stride dim
           "[lower][reorder_storage]") {
     Transpose a;
     a.t.reorder_storage(a.y, a.x);
-    const std::string s = a.out.lowered_stmt(plain);
+    const std::string s = stmt_before_licm(a.out, plain);
     CHECK_THAT(s, Contains("allocate t[int32 * (t.extent.1 * t.extent.0)]"));
     CHECK_THAT(s, Contains("t[((((t.s0.x - out.min.1) * t.extent.1) + t.s0.y) - out.min.0)] = "));
     CHECK_THAT(s, Contains("(t[((((out.s0.y - out.min.1) * t.extent.1) + out.s0.x) - out.min.0)] + 1)"));
 
     Transpose b;  // the default: x innermost
-    const std::string d = b.out.lowered_stmt(plain);
+    const std::string d = stmt_before_licm(b.out, plain);
     CHECK_THAT(d, Contains("allocate t[int32 * (t.extent.0 * t.extent.1)]"));
     CHECK_THAT(d, Contains("t[((((t.s0.y - out.min.0) * t.extent.0) + t.s0.x) - out.min.1)] = "));
 }
@@ -49,7 +50,7 @@ TEST_CASE("storage_flattening: a 3-D Func stored c, x, y", "[lower][reorder_stor
     f(x, y, c) = in(x, y) * c;
     out(x, y) = f(x, y, 0) + f(x, y, 2);
     f.compute_root().reorder_storage(c, x, y).bound(c, 0, 3);
-    const std::string s = out.lowered_stmt(plain);
+    const std::string s = stmt_before_licm(out, plain);
     // c has stride 1, x stride 3 (c's extent), y stride 3 times x's extent.
     CHECK_THAT(s, Contains("let f.stride.1 = (f.extent.0 * 3)"));
     CHECK_THAT(s, Contains("f[(((((f.s0.y - out.min.1) * f.stride.1) + f.s0.c) + (f.s0.x * 3)) - (out.min.0 * 3))] = "));
