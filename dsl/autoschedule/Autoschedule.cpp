@@ -129,6 +129,7 @@ public:
         PipelineFuncs funcs = analyze_funcs(outs, out_names, t);
         order = std::move(funcs.order);
         info = std::move(funcs.info);
+        result.time_limit_ms = o.time_limit_for(order.size());
     }
 
     AutoscheduleResult run() {
@@ -397,9 +398,9 @@ private:
             result.stopped_by = "state budget";
             result.skipped.push_back("the search stopped at its budget of " + std::to_string(o.max_states) +
                                      " evaluated schedules; later options kept their defaults");
-        } else if (clock.limit_ms() > o.time_limit_ms) {
+        } else if (clock.limit_ms() > result.time_limit_ms) {
             result.stopped_by = "time limit";
-            result.skipped.push_back("the search stopped at its time limit (" + std::to_string((int)o.time_limit_ms) +
+            result.skipped.push_back("the search stopped at its time limit (" + std::to_string((int)result.time_limit_ms) +
                                      (o.time_limit_is_cpu ? " ms of CPU time" : " ms") +
                                      "); later options kept their defaults");
         }
@@ -825,7 +826,6 @@ AutoscheduleOptions AutoscheduleOptions::reproducible(int max_states) {
                                 << max_states << " (a build without a budget depends on the machine's load)";
     AutoscheduleOptions o;
     o.max_states = max_states;
-    o.time_limit_ms = generator_time_limit_ms;
     o.time_limit_is_cpu = true;
     return o;
 }

@@ -59,7 +59,7 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
     const std::string summary = line;
     std::string budget = o.max_states > 0 ? std::to_string(o.max_states) + " schedules" : "no limit in schedules";
     std::snprintf(line, sizeof(line), "searched %d schedules in %.0f ms (budget: %s, %.0f ms%s); predicted %s\n",
-                  r.states_evaluated, r.search_ms, budget.c_str(), o.time_limit_ms,
+                  r.states_evaluated, r.search_ms, budget.c_str(), r.time_limit_ms,
                   o.time_limit_is_cpu ? " of CPU time" : "", r.predicted.to_string().c_str());
     const std::string machine = t.has(Target::NPU) ? npu_machine_text() : o.machine.to_string();
     os << "Autoschedule for " << pipeline << " (target " << t.to_string() << "; sizes " << sz.str() << ")\n"
@@ -94,7 +94,7 @@ void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t
     j["states_evaluated"] = r.states_evaluated;
     j["search_ms"] = r.search_ms;
     j["max_states"] = o.max_states;
-    j["time_limit_ms"] = o.time_limit_ms;
+    j["time_limit_ms"] = r.time_limit_ms;
     j["stopped_by"] = r.stopped_by;
     auto terms = [](const CostTerms &c) {
         return nlohmann::json{{"total_ns", c.total()}, {"compute_ns", c.compute}, {"memory_ns", c.memory},

@@ -163,6 +163,7 @@ public:
             if (!f->updates.empty() || f->args.size() < 2) rows = true;
         }
         std::reverse(funcs.begin(), funcs.end());  // consumers first
+        result.time_limit_ms = o.time_limit_for(funcs.size() + 1);  // and the output
     }
 
     AutoscheduleResult run() {
@@ -357,7 +358,7 @@ private:
     bool budget_left() {
         if (!result.stopped_by.empty()) return false;
         if (o.max_states > 0 && result.states_evaluated >= o.max_states) result.stopped_by = "state budget";
-        else if (clock.limit_ms() > o.time_limit_ms) result.stopped_by = "time limit";
+        else if (clock.limit_ms() > result.time_limit_ms) result.stopped_by = "time limit";
         if (!result.stopped_by.empty())
             result.skipped.push_back("the search stopped at its " + result.stopped_by + "; later options kept their defaults");
         return result.stopped_by.empty();

@@ -372,6 +372,9 @@ void compile_generator(GeneratorBase &g, const GeneratorCompileOptions &o) {
     AutoscheduleResult chosen;
     // A budget of schedules, not of time: the same build gives the same schedule.
     AutoscheduleOptions search = AutoscheduleOptions::reproducible(state_budget(o));
+    // A budget given (--max-states): that budget alone stops the search,
+    // however long it takes, within an outer safety.
+    if (o.autoschedule_max_states > 0) search.time_limit_ms = AutoscheduleOptions::generator_time_limit_ms;
     search.autotune = o.autotune;
     user_assert(o.narrow_residuals == Residual::None || (o.schedule_file == "auto" && !g.differentiated().empty()))
         << "kiln-gen --narrow-residuals " << to_string(o.narrow_residuals) << " lets the autoscheduler save "

@@ -135,7 +135,8 @@ int main(int argc, char **argv) {
     app.add_option("--max-states", c.compile.autoschedule_max_states,
                    "-s auto: the most schedules the search evaluates (default " +
                        std::to_string(kiln::AutoscheduleOptions::generator_max_states) +
-                       "); a budget in schedules, not time, so the same build chooses the same schedule")
+                       "; without it the search also stops at 1 s of CPU time per 30 Funcs); a budget given is in schedules, "
+                       "not time, so the same build chooses the same schedule")
         ->check(CLI::Range(1, 100000000));
     app.add_option("--autotune", c.compile.autotune,
                    "-s auto: run the N best candidate schedules by predicted cost on random inputs of the --estimate "

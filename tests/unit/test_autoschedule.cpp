@@ -184,6 +184,36 @@ TEST_CASE("autoschedule: out of time, a Func whose region is the same in every r
     CHECK(stanza(res.schedule_text, "mixed").find("compute_at(out, ") != std::string::npos);
 }
 
+TEST_CASE("autoschedule: the time limit grows with the pipeline's Funcs", "[autoschedule]") {
+    AutoscheduleOptions o;
+    CHECK(o.time_limit_ms == 1000);
+    CHECK(o.time_limit_for(1) == 1000);
+    CHECK(o.time_limit_for(AutoscheduleOptions::time_limit_funcs) == 1000);
+    CHECK(o.time_limit_for(60) == 2000);
+    CHECK(o.time_limit_for(101) == Approx(1000.0 * 101 / 30));
+    // A chain of 45 blurs: half as long again as 30 Funcs, so 1.5 times
+    // the limit, which the search reports and stops at.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y");
+    std::vector<Func> chain;
+    Func prev = BoundaryConditions::repeat_edge(in);
+    for (int k = 0; k < 44; k++) {
+        Func f("stage" + std::to_string(k));
+        f(x, y) = prev(x, y - 1) + prev(x, y + 1);
+        chain.push_back(f);
+        prev = f;
+    }
+    AutoscheduleOptions limited = fixed_machine();
+    limited.time_limit_ms = 2;
+    limited.time_limit_is_cpu = true;
+    AutoscheduleResult r = autoschedule(Pipeline(prev), avx2, {{prev.name(), {256, 256}}}, limited);
+    CHECK(r.time_limit_ms == Approx(3.0));
+    CHECK(r.stopped_by == "time limit");
+    REQUIRE(!r.skipped.empty());
+    CHECK(r.skipped[0].find("time limit (3 ms of CPU time)") != std::string::npos);
+    CHECK(r.explanation.find(", 3 ms of CPU time); predicted") != std::string::npos);
+}
+
 TEST_CASE("autoschedule: a budget of schedules stops the search at the same point on every run", "[autoschedule]") {
     // The time limit (60 s) is not reached: only the budget stops the search.
     for (int budget : {1, 3}) {
@@ -234,7 +264,9 @@ TEST_CASE("autoschedule: a budget of schedules stops the search at the same poin
 TEST_CASE("autoschedule: the options of generator builds are a budget of schedules", "[autoschedule]") {
     AutoscheduleOptions o = AutoscheduleOptions::reproducible();
     CHECK(o.max_states == AutoscheduleOptions::generator_max_states);
-    CHECK(o.time_limit_ms == AutoscheduleOptions::generator_time_limit_ms);
+    // And the interactive time limit (per 30 Funcs), in CPU time.
+    CHECK(o.time_limit_ms == AutoscheduleOptions().time_limit_ms);
+    CHECK(o.time_limit_is_cpu);
     CHECK(AutoscheduleOptions::reproducible(7).max_states == 7);
     CHECK_THROWS_WITH(AutoscheduleOptions::reproducible(0),
                       Catch::Contains("the budget of schedules must be positive, not 0"));
