@@ -507,12 +507,13 @@ private:
             if (!budget_left()) {
                 // Out of budget: sliding in its consumers' group, or per row
                 // or tile, or at the root, without evaluating it. Per row or
-                // tile only where its region follows the loop's dimension:
-                // otherwise every iteration would compute all of it again.
+                // tile only where its region follows the loop's dimension
+                // (otherwise every iteration would compute all of it again)
+                // and a strip holds enough of its rows (strip_rows).
                 Place p = Place::Root;
                 for (Place q : options)
                     if (((q == Place::Sliding && !f.updates) || (q == Place::Inner && p == Place::Root)) &&
-                        ScheduleWriter::follows_loop(f, s.structure.at(g), q))
+                        ScheduleWriter::follows_loop(f, s.structure.at(g), q) && strip_rows(f, g, s.structure.at(g)))
                         p = q;
                 place(s, f, p, g);
                 why["place:" + f.name] = writer.option_name(s, f.name, p) + "; not evaluated (" + result.stopped_by + "): the default rule";
@@ -600,6 +601,20 @@ private:
             pack_option(s, f);
         }
         return changed;
+    }
+
+    // Whether a strip (or row of tiles) of group g holds at least 16 of
+    // f's rows, by the extents of f and g at the root: the default rule's
+    // test for computing f in g's strips. A Func of a coarser scale than
+    // its consumers (a pyramid's levels: a strip of 16 rows of the output
+    // holds 8 of level 1's and 4 of level 2's, and their downsampling reads
+    // about as many again around them, each level's halo widening the
+    // next's) is mostly computed again from strip to strip; at the root
+    // each of its points is computed once.
+    bool strip_rows(const FuncInfo &f, const std::string &g, const Structure &st) const {
+        const FuncInfo &gi = info.at(g);
+        if (st.ty <= 0 || f.extent.size() < 2 || gi.extent.size() < 2 || gi.extent[1] <= 0) return true;
+        return st.ty * f.extent[1] >= 16 * gi.extent[1];
     }
 
     // FuncInfo::pack_stride of f at the sizes searched: the elements of

@@ -17,6 +17,22 @@ namespace internal {
 
 namespace {
 
+// Whether an index loads a value (calls a Func or an input): a cell a
+// histogram's value selects, where its lanes store apart. An index of
+// loop variables alone (max_filter's vert_log(x, r.x, c, r.y), an IIR
+// filter's row ry) stores vectors densely along a pure first dimension.
+bool loads_value(const Expr &e) {
+    struct Loads : IRVisitor {
+        bool found = false;
+        void visit(const Call *op) override {
+            found |= op->call_type == Call::Func || op->call_type == Call::Image;
+            IRVisitor::visit(op);
+        }
+    } v;
+    v.include(e);
+    return v.found;
+}
+
 // Calls to Func `f` in an expression: how many, whether each is at the
 // caller's own pure coordinates (f(x, y) in g(x, y) = ...), and which of
 // the caller's pure variables (by position) their arguments use.
@@ -34,9 +50,14 @@ protected:
         IRVisitor::visit(op);
         if (op->call_type != Call::Func || op->name != f) return;
         calls++;
-        for (const Expr &a : op->args)
+        for (const Expr &a : op->args) {
+            // An index computed from loaded values (a lookup table's
+            // remap(gray(x, y))) selects anywhere in its range, whatever
+            // point the consumer computes: it follows none of them.
+            if (loads_value(a)) continue;
             for (size_t k = 0; k < args.size(); k++)
                 if (expr_uses_var(a, args[k])) uses.insert(k);
+        }
         if (op->args.size() != args.size()) same_point = false;
         for (size_t i = 0; i < op->args.size() && same_point; i++) {
             const auto *v = op->args[i].as<Variable>();
@@ -44,22 +65,6 @@ protected:
         }
     }
 };
-
-// Whether an index loads a value (calls a Func or an input): a cell a
-// histogram's value selects, where its lanes store apart. An index of
-// loop variables alone (max_filter's vert_log(x, r.x, c, r.y), an IIR
-// filter's row ry) stores vectors densely along a pure first dimension.
-bool loads_value(const Expr &e) {
-    struct Loads : IRVisitor {
-        bool found = false;
-        void visit(const Call *op) override {
-            found |= op->call_type == Call::Func || op->call_type == Call::Image;
-            IRVisitor::visit(op);
-        }
-    } v;
-    v.include(e);
-    return v.found;
-}
 
 // A float sum or product on a target without fast_math: its order is part
 // of its result.

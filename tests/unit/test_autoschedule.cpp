@@ -184,6 +184,31 @@ TEST_CASE("autoschedule: out of time, a Func whose region is the same in every r
     CHECK(stanza(res.schedule_text, "mixed").find("compute_at(out, ") != std::string::npos);
 }
 
+TEST_CASE("autoschedule: out of time, a Func of a coarser scale or read through a table goes to the root",
+          "[autoschedule]") {
+    // A pyramid's level two (a quarter of the output's rows: 4 of them in
+    // a strip of 16, with as many again of halo) and a lookup table indexed
+    // by pixel values (every strip may read all of it) are computed once at
+    // the root; a Func at the output's scale slides in its strips.
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), i("i");
+    Func same("same"), quarter("quarter"), lut("lut"), out("out");
+    same(x, y) = in(x, y) * 2.0f + in(x + 1, y);
+    quarter(x, y) = in(4 * x, 4 * y) + in(4 * x + 1, 4 * y + 1);
+    lut(i) = cast<float>(i) * 0.5f;
+    out(x, y) = same(x, y - 1) + same(x, y + 1) + quarter(x / 4, y / 4 - 1) + quarter(x / 4, y / 4 + 1) +
+                lut(clamp(cast<int>(in(x, y) * 255.0f), 0, 255));
+    AutoscheduleOptions o = fixed_machine();
+    o.time_limit_ms = 0;
+    AutoscheduleResult res = autoschedule(Pipeline(out), avx2, {{"out", {512, 512}}}, o);
+    INFO(res.explanation);
+    CHECK(stanza(res.schedule_text, "same").find("compute_at(out, yi) store_at(out, yo)") != std::string::npos);
+    CHECK(stanza(res.schedule_text, "quarter").find("compute_root()") != std::string::npos);
+    CHECK(stanza(res.schedule_text, "lut").find("compute_root()") != std::string::npos);
+    CHECK(std::count(res.skipped.begin(), res.skipped.end(), "quarter: compute_root, not evaluated: the default rule") == 1);
+    CHECK(std::count(res.skipped.begin(), res.skipped.end(), "lut: compute_root, not evaluated: the default rule") == 1);
+}
+
 TEST_CASE("autoschedule: the time limit grows with the pipeline's Funcs", "[autoschedule]") {
     AutoscheduleOptions o;
     CHECK(o.time_limit_ms == 1000);
