@@ -73,7 +73,6 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
     for (FBuf *o : outs) raw.push_back(o->raw_buffer());
     Entry e = run_kiln(k, raw, runs);
     if (auto_rows() && pending_auto_rows.empty() && k.schedule_path() != "auto") {  // the case's first Kiln pipeline
-        std::unique_ptr<KilnRunner> a = k.twin("auto");
         std::vector<FBuf> copies;
         for (FBuf *o : outs) copies.push_back(zeros_like(*o));
         std::vector<FBuf *> auto_outs;
@@ -82,15 +81,7 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
             auto_outs.push_back(&c);
             auto_raw.push_back(c.raw_buffer());
         }
-        Entry ae;
-        ae.system = "kiln auto";
-        compile_kiln(ae, *a, auto_raw);
-        ae.timing = time_runs(runs, [&] { a->realize(auto_raw); });
-        char note[80];
-        std::snprintf(note, sizeof note, "kiln::autoschedule, search %.0f ms (in compile ms)", a->autoschedule_ms());
-        ae.note = note;
-        ae.search_ms = a->autoschedule_ms();
-        ae.schedule = a->autoschedule_text();
+        Entry ae = run_kiln_auto(k, auto_raw, runs);
         check_against(ae, auto_outs, outs);
         // The target allows reassociation (fast_math), and the search may
         // split a float reduction into vector lanes where the hand schedule
@@ -100,6 +91,22 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs) {
     }
     return e;
 }
+
+Entry run_kiln_auto(const KilnRunner &k, const std::vector<halide_buffer_t *> &outs, int runs) {
+    std::unique_ptr<KilnRunner> a = k.twin("auto");
+    Entry e;
+    e.system = "kiln auto";
+    compile_kiln(e, *a, outs);
+    e.timing = time_runs(runs, [&] { a->realize(outs); });
+    char note[80];
+    std::snprintf(note, sizeof note, "kiln::autoschedule, search %.0f ms (in compile ms)", a->autoschedule_ms());
+    e.note = note;
+    e.search_ms = a->autoschedule_ms();
+    e.schedule = a->autoschedule_text();
+    return e;
+}
+
+void add_auto_row(Entry e) { pending_auto_rows.push_back(std::move(e)); }
 
 Entry run_halide(Halide::Pipeline p, const std::vector<FBuf *> &outs, int runs) {
     std::vector<Halide::Buffer<>> views;

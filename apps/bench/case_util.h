@@ -33,6 +33,11 @@ Entry run_kiln(KilnRunner &k, const std::vector<FBuf *> &outs, int runs);
 // The same for outputs of any type (no auto row).
 Entry run_kiln(KilnRunner &k, const std::vector<halide_buffer_t *> &outs, int runs);
 bool &auto_rows();
+// The "kiln auto" row of k's generator: the search (in its compile ms),
+// then the runs into `outs`, unchecked (the caller compares them).
+Entry run_kiln_auto(const KilnRunner &k, const std::vector<halide_buffer_t *> &outs, int runs);
+// Kept for take_auto_rows(), as run_kiln keeps its own.
+void add_auto_row(Entry e);
 // The "kiln auto" entries run_kiln made since the last call.
 std::vector<Entry> take_auto_rows();
 // Halide: compile_jit() is timed on its own (compile_ms), then the runs.

@@ -3,13 +3,15 @@
 // files, and the max filter, histogram equalization and IIR blur under
 // host_tiled (Halide's CPU schedules), against their Halide 14 twins (apps/common/halide_apps.h) with the
 // same file applied by halide_apply (apps/common/halide_schedule.h), at the
-// sizes of Halide's apps.
+// sizes of Halide's apps; with --auto, host_tiled's case also runs the
+// autoscheduler's choice.
 #include "case_util.h"
 #include "halide_apps.h"
 #include "halide_schedule.h"
 #include "suite.h"
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 
@@ -46,7 +48,9 @@ double max_scaled_err(const Halide::Runtime::Buffer<T> &a, const Halide::Runtime
 }
 
 // Kiln (the generator under `schedule`) and the Halide twin under the same
-// file, writing outputs like `out`.
+// file, writing outputs like `out`. With --auto, also the generator under
+// the schedule kiln::autoschedule chooses (for the case's first schedule:
+// host_tiled), checked against Kiln's output within the case's tolerance.
 template<typename T>
 CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &k, Halide::Runtime::Buffer<T> &out,
                     kiln_halide::HalideApp twin, double bytes, double full_scale) {
@@ -55,6 +59,12 @@ CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &
     c.schedule = k.schedule_path();
     c.bytes = bytes;
     c.entries.push_back(run_kiln(k, std::vector<halide_buffer_t *>{out.raw_buffer()}, o.runs));
+    if (auto_rows() && std::filesystem::path(k.schedule_path()).stem() == "host_tiled") {
+        Halide::Runtime::Buffer<T> a_out(out.copy());
+        Entry a = run_kiln_auto(k, {a_out.raw_buffer()}, o.runs);
+        a.max_rel_err = max_scaled_err(a_out, out, full_scale);
+        add_auto_row(std::move(a));
+    }
     kd::halide_apply(kiln::ScheduleFile::load(k.schedule_path()), twin.funcs, twin.rvars, {}, twin.images);
     Halide::Runtime::Buffer<T> h_out(out.copy());
     Halide::Buffer<T> h_view = view(h_out);
