@@ -306,7 +306,7 @@ void rounding_averages(int lanes) {
 // values are the casts' of the IR (float -> int truncates toward zero), at
 // T's extremes and at floats with fractions of both signs, on the host's
 // instruction set and the narrower ones (kiln_widen's vpmovzx / vpmovsx of
-// each register size, and halves of wider vectors). The scalar loops
+// each register size, and g++'s conversion of wider vectors). The scalar loops
 // compute the same casts one value at a time.
 template<typename T>
 void narrow_float_casts(int lanes, const Target &target) {
