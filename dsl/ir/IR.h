@@ -24,7 +24,9 @@
 //    evaluates both sides and picks per lane, so no side may have side
 //    effects, and bounds inference covers what either side reads.
 //  - Variables are scoped by Let/LetStmt/For; names are dotted paths
-//    ("blur.s0.x.xi") and unique within a lowered pipeline.
+//    ("blur.s0.x.xi"). In a lowered pipeline a name is never shadowed, but
+//    sibling statements may bind the same name (a loop's unrolled or
+//    partitioned copies; Lower.h states the lowered form's rules).
 //
 // Every node has a static make() that checks its invariants with
 // internal_assert; nodes are immutable and shared.

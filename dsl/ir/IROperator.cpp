@@ -434,11 +434,13 @@ Expr count_leading_zeros(Expr x) { return bit_count(x, "count_leading_zeros"); }
 Expr count_trailing_zeros(Expr x) { return bit_count(x, "count_trailing_zeros"); }
 Expr popcount(Expr x) { return bit_count(x, "popcount"); }
 
+// An operand of a float math function: defined, a non-float as float32.
+static Expr float_operand(Expr x, const char *name) {
+    check_defined(x, name);
+    return x.type().is_float() ? x : cast(Float(32, x.type().lanes()), x);
+}
 static Expr float_call(const char *name, std::vector<Expr> args) {
-    for (auto &x : args) {
-        check_defined(x, name);
-        if (!x.type().is_float()) x = cast(Float(32, x.type().lanes()), x);
-    }
+    for (auto &x : args) x = float_operand(x, name);
     if (args.size() == 2 && args[0].type() != args[1].type()) match_types(args[0], args[1], name);
     Type t = args[0].type();
     return Call::make(t, name, args, Call::PureExtern);
@@ -465,10 +467,8 @@ Expr asinh(Expr x) { return float_call("asinh", {x}); }
 Expr acosh(Expr x) { return float_call("acosh", {x}); }
 Expr atanh(Expr x) { return float_call("atanh", {x}); }
 Expr hypot(Expr x, Expr y) {
-    check_defined(x, "hypot");
-    check_defined(y, "hypot");
-    if (!x.type().is_float()) x = cast(Float(32, x.type().lanes()), x);
-    if (!y.type().is_float()) y = cast(Float(32, y.type().lanes()), y);
+    x = float_operand(x, "hypot");
+    y = float_operand(y, "hypot");
     return sqrt(x * x + y * y);
 }
 Expr floor(Expr x) { return float_call("floor", {x}); }

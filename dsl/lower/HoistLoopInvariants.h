@@ -39,8 +39,10 @@
 // and nothing that reads memory or has an effect (prefetch) moves, so a
 // value computed before a loop that runs zero times, or under a condition
 // that would not have held, is computed and not used. Vectors are not
-// named (their scalar parts are). Names are unique in a lowered pipeline
-// (IR.h), so a moved let shadows nothing.
+// named (their scalar parts are). A lowered pipeline never shadows a name
+// but its sibling statements may repeat one (unrolled copies, Lower.h): a
+// let whose name the loops' bodies bind twice, or that is also bound
+// around the loops, stays where it is, so a moved let shadows nothing.
 //
 // Runs last (the simplifier would substitute the lets back); host only (the
 // NPU's instruction selection matches loop bodies as they are).
