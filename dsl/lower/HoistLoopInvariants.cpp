@@ -18,6 +18,8 @@ namespace internal {
 
 namespace {
 
+const char *const licm_prefix = "licm.";  // the names of the lets the pass makes
+
 bool is_leaf(const Expr &e) {
     return e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>();
 }
@@ -135,7 +137,7 @@ private:
         const std::string &key = *expr_key(e);
         auto it = named.find(key);
         if (it != named.end()) return it->second;
-        std::string n = "licm." + std::to_string(counter++);
+        std::string n = licm_prefix + std::to_string(counter++);
         lets.emplace_back(n, e);
         Expr v = Variable::make(e.type(), n);
         named[key] = v;
@@ -240,6 +242,43 @@ Stmt keep_parallel_nest(const std::string &outer, const Stmt &body) {
     return For::make(inner->name, inner->min, inner->extent, inner->for_type, in);
 }
 
+// Lets of one value in `lets` (in order, each in the scope of those
+// before it): the first keeps its name, a later one the pass named
+// (licm.N; `any_name`: every later one) is dropped and goes into `renamed`
+// as the first's Variable. Returns the lets kept, their values with the
+// earlier renames substituted.
+std::vector<std::pair<std::string, Expr>> merge_equal(const std::vector<std::pair<std::string, Expr>> &lets,
+                                                      std::map<std::string, Expr> &renamed, bool any_name) {
+    std::map<std::string, std::string> first;  // by expr_key of the value
+    std::vector<std::pair<std::string, Expr>> kept;
+    for (const auto &[n, value] : lets) {
+        Expr v = renamed.empty() ? value : substitute(renamed, value);
+        auto [it, fresh] = first.emplace(*expr_key(v), n);
+        if (fresh || !(any_name || n.rfind(licm_prefix, 0) == 0)) kept.emplace_back(n, v);
+        else renamed[n] = Variable::make(v.type(), it->second);
+    }
+    return kept;
+}
+
+// The lets at the head of a loop's body, with a later licm.N of the value
+// of one before it dropped. Lets taken out of two inner loops (an edge
+// loop and the steady state) may differ in how their invariant terms
+// associate until this loop's naming regroups them alike. Lets the pass did
+// not name keep their names (a Func's bounds, `Iy.s0.y.min`, say whose they
+// are even when another Func's have the same value).
+Stmt merge_equal_head_lets(const Stmt &body) {
+    std::vector<std::pair<std::string, Expr>> lets;
+    Stmt s = body;
+    for (const LetStmt *l; (l = s.as<LetStmt>()); s = l->body) lets.emplace_back(l->name, l->value);
+    if (lets.size() < 2) return body;
+    std::map<std::string, Expr> renamed;
+    std::vector<std::pair<std::string, Expr>> kept = merge_equal(lets, renamed, false);
+    if (renamed.empty()) return body;
+    s = substitute(renamed, s);
+    for (auto it = kept.rbegin(); it != kept.rend(); ++it) s = LetStmt::make(it->first, it->second, s);
+    return s;
+}
+
 // Takes loops innermost first. Consecutive loops of one name (a loop's
 // edges and steady state, partition_loops) are taken together: what they
 // compute alike gets one name before the first, so that their bodies still
@@ -305,18 +344,11 @@ class Hoist : public IRMutator {
         lets.insert(lets.end(), invariants.lets.begin(), invariants.lets.end());
         // Two loops' names of one value, met here: the later one goes.
         std::map<std::string, Expr> renamed;
-        std::map<std::string, std::string> first;  // by expr_key of the value
-        std::vector<std::pair<std::string, Expr>> defined;
-        for (auto &[n, v] : lets) {
-            if (!renamed.empty()) v = substitute(renamed, v);
-            auto [it, fresh] = first.emplace(*expr_key(v), n);
-            if (fresh) defined.emplace_back(n, v);
-            else renamed[n] = Variable::make(v.type(), it->second);
-        }
+        std::vector<std::pair<std::string, Expr>> defined = merge_equal(lets, renamed, true);
         std::vector<Stmt> out;
         for (size_t i = 0; i < loops.size(); i++) {
             const For *l = loops[i];
-            Stmt b = renamed.empty() ? bodies[i] : substitute(renamed, bodies[i]);
+            Stmt b = merge_equal_head_lets(renamed.empty() ? bodies[i] : substitute(renamed, bodies[i]));
             if (l->for_type == ForType::Parallel && loops.size() == 1) b = keep_parallel_nest(l->name, b);
             out.push_back(b.same_as(l->body) ? Stmt(l) : For::make(l->name, l->min, l->extent, l->for_type, b));
         }

@@ -23,7 +23,9 @@
 //   but a power of two), a call. Operations of leaves (x * 8, a + b) are
 //   left to the C++ compiler, which hoists them itself.
 // An invariant let or name before a loop is invariant in the loop around it
-// too, so it moves on outwards when that loop is taken. Between a parallel
+// too, so it moves on outwards when that loop is taken; names of one value
+// met there become one (and so do the licm.N lets left at the head of the
+// loop's body that its regrouping made alike). Between a parallel
 // loop and a parallel loop nested directly in it, over a range that does not
 // depend on it, nothing is left: the lets go inside the inner loop, so that
 // the code generator still makes the two one OpenMP loop.

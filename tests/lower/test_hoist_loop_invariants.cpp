@@ -101,6 +101,29 @@ TEST_CASE("hoist_loop_invariants: a parallel loop nested in a parallel loop stay
           "}\n");
 }
 
+TEST_CASE("hoist_loop_invariants: an edge loop's and the steady loop's offsets named alike become one let",
+          "[lower][licm]") {
+    // A loop's edges and steady state (partition_loops) index with their
+    // invariant terms associated differently: each loop's offset is a let of
+    // its own before the two, until the outer loop's naming regroups both
+    // as (y * 8) + licm.N. Then the second goes.
+    Expr x = var("x"), y = var("y"), p = var("p"), q = var("q");
+    Stmt edge = loop("x", 0, 8, store("f", f32(1), (x + ((y * 8) + p)) - q));
+    Stmt steady = loop("x", 8, 8, store("f", f32(2), (x + (p + (y * 8))) - q));
+    Stmt s = loop("y", 0, 4, Block::make(edge, steady));
+    CHECK(text(hoist_loop_invariants(s)) ==
+          "let licm.2 = (p - q)\n"
+          "for (y, 0, 4) {\n"
+          " let licm.0 = ((y * 8) + licm.2)\n"
+          " for (x, 0, 8) {\n"
+          "  f[(x + licm.0)] = 1.000000f\n"
+          " }\n"
+          " for (x, 8, 8) {\n"
+          "  f[(x + licm.0)] = 2.000000f\n"
+          " }\n"
+          "}\n");
+}
+
 TEST_CASE("hoist_loop_invariants: a vector's scalar parts are named, not the vector", "[lower][licm]") {
     Expr p = var("p"), q = var("q"), x = var("x");
     Expr v = Broadcast::make(Cast::make(Float(32), p / q), 8) + Load::make(Float(32, 8), "g", Ramp::make(x * 8, 1, 8));
