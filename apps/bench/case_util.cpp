@@ -126,33 +126,23 @@ Entry run_halide(Halide::Pipeline p, Halide::Realization r, int runs) {
     return e;
 }
 
-namespace {
-
-// The twin unscheduled, under Halide's autoscheduler `name`, into fresh
-// buffers like outs, checked against ref.
-Entry run_halide_autoscheduled(const HalideTwin &twin, const std::string &name, const std::vector<FBuf *> &outs,
-                               const std::vector<FBuf *> &ref, int runs, int threads) {
+Entry run_halide_autoscheduled(Halide::Pipeline p, const std::string &name, int threads,
+                               const std::function<Entry(Halide::Pipeline)> &run) {
     Entry e;
     e.system = "halide " + name;
     for (char &ch : e.system) ch = (char)std::tolower((unsigned char)ch);
-    Halide::Pipeline p = twin(false);
     try {
-        set_output_estimates(p, outs);
         e.search_ms = halide_autoschedule(p, name, threads, &e.schedule);
     } catch (const Halide::Error &err) {
         e.failure = "refused: " + first_line(err.what());
         return e;
     }
-    std::vector<FBuf> copies;
-    for (FBuf *o : outs) copies.push_back(zeros_like(*o));
-    std::vector<FBuf *> ptrs;
-    for (FBuf &c : copies) ptrs.push_back(&c);
     try {
-        Entry run = run_halide(p, ptrs, runs);
-        run.system = e.system;
-        run.search_ms = e.search_ms;
-        run.schedule = e.schedule;
-        e = std::move(run);
+        Entry r = run(p);
+        r.system = e.system;
+        r.search_ms = e.search_ms;
+        r.schedule = e.schedule;
+        e = std::move(r);
     } catch (const Halide::Error &err) {
         e.failure = "failed: " + first_line(err.what());
         return e;
@@ -161,18 +151,27 @@ Entry run_halide_autoscheduled(const HalideTwin &twin, const std::string &name, 
     std::snprintf(note, sizeof note, "Halide 14 %s autoschedule, search %.0f ms (not in compile ms)", name.c_str(),
                   e.search_ms);
     e.note = note;
-    check_against(e, ptrs, ref);
     return e;
 }
-
-}  // namespace
 
 Entry run_halide(const HalideTwin &twin, const std::vector<FBuf *> &outs, const std::vector<FBuf *> &ref,
                  const SuiteOptions &o) {
     Entry e = run_halide(twin(true), outs, o.runs);
     if (auto_rows())
-        for (const std::string &name : halide_autoschedulers())
-            pending_auto_rows.push_back(run_halide_autoscheduled(twin, name, outs, ref, o.runs, o.threads));
+        for (const std::string &name : halide_autoschedulers()) {
+            // The twin unscheduled, into fresh buffers like outs, checked against ref.
+            Halide::Pipeline p = twin(false);
+            set_output_estimates(p, outs);
+            pending_auto_rows.push_back(run_halide_autoscheduled(p, name, o.threads, [&](Halide::Pipeline q) {
+                std::vector<FBuf> copies;
+                for (FBuf *out : outs) copies.push_back(zeros_like(*out));
+                std::vector<FBuf *> ptrs;
+                for (FBuf &c : copies) ptrs.push_back(&c);
+                Entry r = run_halide(q, ptrs, o.runs);
+                check_against(r, ptrs, ref);
+                return r;
+            }));
+        }
     return e;
 }
 

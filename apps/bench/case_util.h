@@ -56,6 +56,14 @@ using HalideTwin = std::function<Halide::Pipeline(bool scheduled)>;
 Entry run_halide(const HalideTwin &twin, const std::vector<FBuf *> &outs, const std::vector<FBuf *> &ref,
                  const SuiteOptions &o);
 Entry run_halide(Halide::Pipeline p, Halide::Realization outs, int runs);
+// Row "halide <name>" (lower case): p, unscheduled and with its estimates
+// set, under Halide's autoscheduler `name` for `threads` cores, then
+// `run(p)` (which realizes it, times it and sets the error against the
+// case's Kiln outputs); the search's ms and the schedule it chose are kept.
+// A refusal, or a schedule that does not compile or run, is a row that says
+// so (Entry::failure).
+Entry run_halide_autoscheduled(Halide::Pipeline p, const std::string &name, int threads,
+                               const std::function<Entry(Halide::Pipeline)> &run);
 Entry run_anchor(const std::string &system, const std::function<void()> &f, int runs, const std::string &note = "",
                  bool same_work = true);
 

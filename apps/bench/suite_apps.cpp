@@ -3,15 +3,17 @@
 // files, and the max filter, histogram equalization and IIR blur under
 // host_tiled (Halide's CPU schedules), against their Halide 14 twins (apps/common/halide_apps.h) with the
 // same file applied by halide_apply (apps/common/halide_schedule.h), at the
-// sizes of Halide's apps; with --auto, host_tiled's case also runs the
-// autoscheduler's choice.
+// sizes of Halide's apps; with --auto, host_tiled's case also runs Kiln's
+// autoscheduler's choice and the twin under Halide's three autoschedulers.
 #include "case_util.h"
 #include "halide_apps.h"
+#include "halide_auto.h"
 #include "halide_schedule.h"
 #include "suite.h"
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <stdexcept>
 
@@ -47,13 +49,34 @@ double max_scaled_err(const Halide::Runtime::Buffer<T> &a, const Halide::Runtime
     return worst / full_scale;
 }
 
-// Kiln (the generator under `schedule`) and the Halide twin under the same
-// file, writing outputs like `out`. With --auto, also the generator under
-// the schedule kiln::autoschedule chooses (for the case's first schedule:
-// host_tiled), checked against Kiln's output within the case's tolerance.
+// Halide's extents of a buffer, as estimates.
+Halide::Region extents_of(const halide_buffer_t &b) {
+    Halide::Region r;
+    for (int d = 0; d < b.dimensions; d++) r.push_back(Halide::Range(b.dim[d].min, b.dim[d].extent));
+    return r;
+}
+
+// The Halide twin realized into a copy of `out`, with its error against
+// Kiln's `out`.
+template<typename T>
+Entry run_twin(Halide::Pipeline p, const Halide::Runtime::Buffer<T> &out, double full_scale, int runs) {
+    Halide::Runtime::Buffer<T> h_out(out.copy());
+    Halide::Buffer<T> h_view = view(h_out);
+    Entry e = run_halide(p, Halide::Realization(h_view), runs);
+    e.max_rel_err = max_scaled_err(h_out, out, full_scale);
+    return e;
+}
+
+// Kiln (the generator under `schedule`) and the Halide twin (`make_twin()`)
+// under the same file, writing outputs like `out`. With --auto, for the
+// case's first schedule (host_tiled), also the generator under the schedule
+// kiln::autoschedule chooses, and a twin unscheduled under each of Halide's
+// autoschedulers, with the buffers' extents (its input images' and the
+// output's) as its estimates, as Kiln's search is given them; each checked
+// against Kiln's output within the case's tolerance.
 template<typename T>
 CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &k, Halide::Runtime::Buffer<T> &out,
-                    kiln_halide::HalideApp twin, double bytes, double full_scale) {
+                    const std::function<kiln_halide::HalideApp()> &make_twin, double bytes, double full_scale) {
     CaseResult c;
     c.name = name;
     c.schedule = k.schedule_path();
@@ -64,12 +87,17 @@ CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &
         Entry a = run_kiln_auto(k, {a_out.raw_buffer()}, o.runs);
         a.max_rel_err = max_scaled_err(a_out, out, full_scale);
         add_auto_row(std::move(a));
+        for (const std::string &autoscheduler : halide_autoschedulers()) {
+            kiln_halide::HalideApp twin = make_twin();
+            for (auto &[image_name, image] : twin.images) image.set_estimates(extents_of(*image.get().raw_buffer()));
+            twin.output.set_estimates(extents_of(*out.raw_buffer()));
+            add_auto_row(run_halide_autoscheduled(Halide::Pipeline(twin.output), autoscheduler, o.threads,
+                                                  [&](Halide::Pipeline p) { return run_twin(p, out, full_scale, o.runs); }));
+        }
     }
+    kiln_halide::HalideApp twin = make_twin();
     kd::halide_apply(kiln::ScheduleFile::load(k.schedule_path()), twin.funcs, twin.rvars, {}, twin.images);
-    Halide::Runtime::Buffer<T> h_out(out.copy());
-    Halide::Buffer<T> h_view = view(h_out);
-    c.entries.push_back(run_halide(Halide::Pipeline(twin.output), Halide::Realization(h_view), o.runs));
-    c.entries.back().max_rel_err = max_scaled_err(h_out, out, full_scale);
+    c.entries.push_back(run_twin(Halide::Pipeline(twin.output), out, full_scale, o.runs));
     return c;
 }
 
@@ -92,7 +120,7 @@ CaseResult camera_pipe_case(const SuiteOptions &o, const std::string &schedule) 
     for (auto [n, v] : {std::pair{"color_temp", "3700"}, {"gamma", "2"}, {"contrast", "50"}, {"sharpen_strength", "1"},
                         {"black_level", "25"}, {"white_level", "1023"}})
         k.set(n, v);
-    kiln_halide::HalideApp twin = kiln_halide::camera_pipe(view(raw), view(m3200), view(m7000), 3700, 2, 50, 1, 25, 1023);
+    auto twin = [&] { return kiln_halide::camera_pipe(view(raw), view(m3200), view(m7000), 3700, 2, 50, 1, 25, 1023); };
     CaseResult c = app_case(o, "camera_pipe " + schedule + " " + std::to_string(w) + "x" + std::to_string(h), k, out,
                             twin, 2.0 * (w + 32) * (h + 48) + 3.0 * w * h, 255.0);
     c.tolerance = 0;  // integer arithmetic but for the curve table, which both compute in IEEE float
@@ -108,7 +136,7 @@ CaseResult local_laplacian_case(const SuiteOptions &o, const std::string &schedu
     KilnRunner k("local_laplacian", {"pyramid_levels=8"}, schedule);
     k.bind("input", in);
     for (auto [n, v] : {std::pair{"levels", "8"}, {"alpha", "1"}, {"beta", "1"}}) k.set(n, v);
-    kiln_halide::HalideApp twin = kiln_halide::local_laplacian(view(in), 8, 1, 1, 8);
+    auto twin = [&] { return kiln_halide::local_laplacian(view(in), 8, 1, 1, 8); };
     CaseResult c = app_case(o, "local_laplacian " + schedule + " " + std::to_string(w) + "x" + std::to_string(h), k,
                             out, twin, 2.0 * 2 * w * h * 3, 65535.0);
     // Both contract a * b + c here (fast math); a pixel whose float value
@@ -128,7 +156,7 @@ CaseResult max_filter_case(const SuiteOptions &o) {
     FBuf out(w, h, 3);
     KilnRunner k("max_filter", {"radius=26"}, "host_tiled");
     k.bind("input", in);
-    kiln_halide::HalideApp twin = kiln_halide::max_filter(view(in), 26);
+    auto twin = [&] { return kiln_halide::max_filter(view(in), 26); };
     CaseResult c = app_case(o, "max_filter host_tiled " + size_name(w, h), k, out, twin, 8.0 * w * h * 3, 1.0);
     c.tolerance = 0;  // max() is exact
     return c;
@@ -143,7 +171,7 @@ CaseResult hist_equalize_case(const SuiteOptions &o) {
     Halide::Runtime::Buffer<uint8_t> out(w, h, 3);
     KilnRunner k("hist_equalize", {}, "host_tiled");
     k.bind("input", in);
-    kiln_halide::HalideApp twin = kiln_halide::hist_equalize(view(in));
+    auto twin = [&] { return kiln_halide::hist_equalize(view(in)); };
     CaseResult c = app_case(o, "hist_equalize host_tiled " + size_name(w, h), k, out, twin, 2.0 * w * h * 3, 255.0);
     // Both contract the luma's multiply-adds (fast math): a pixel whose
     // luma is that close to a bin's edge may land in the next bin, which
@@ -161,7 +189,7 @@ CaseResult iir_blur_case(const SuiteOptions &o) {
     KilnRunner k("iir_blur", {}, "host_tiled");
     k.bind("input", in);
     k.set("alpha", "0.1");
-    kiln_halide::HalideApp twin = kiln_halide::iir_blur(view(in), 0.1f);
+    auto twin = [&] { return kiln_halide::iir_blur(view(in), 0.1f); };
     CaseResult c = app_case(o, "iir_blur host_tiled " + size_name(w, h), k, out, twin, 8.0 * w * h * 3, 1.0);
     c.tolerance = 1e-5;  // both contract the filter's multiply-adds (fast math)
     return c;

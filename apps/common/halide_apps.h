@@ -52,6 +52,7 @@ inline HalideApp camera_pipe(Halide::Buffer<uint16_t> input_buffer, Halide::Buff
     auto param = [](auto value, const char *name) {
         Param<decltype(value)> p(name);
         p.set(value);
+        p.set_estimate(value);  // Adams2019 asks every Param for one
         return Expr(p);
     };
     ImageParam input(UInt(16), 2, "input"), matrix_3200(Float(32), 2, "matrix_3200"),
@@ -161,6 +162,9 @@ inline HalideApp local_laplacian(Halide::Buffer<uint16_t> input_buffer, int leve
     L.set(levels);
     a.set(alpha);
     b.set(beta);
+    L.set_estimate(levels);  // Adams2019 asks every Param for one
+    a.set_estimate(alpha);
+    b.set_estimate(beta);
     Func remap = named("remap"), floating = named("floating"), gray = named("gray"), color = named("color");
     Expr fx = cast<float>(x) / 256.0f;
     remap(x) = a * fx * exp(-fx * fx / 2.0f);
@@ -327,6 +331,7 @@ inline HalideApp iir_blur(Halide::Buffer<float> input_buffer, float alpha_value)
     input.set(input_buffer);
     Param<float> alpha("alpha");
     alpha.set(alpha_value);
+    alpha.set_estimate(alpha_value);  // Adams2019 asks every Param for one
     HalideApp app;
     auto named = [&](const char *name) { return app.funcs.emplace(name, Func(name)).first->second; };
     RDom ry;
