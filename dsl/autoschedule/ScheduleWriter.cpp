@@ -114,11 +114,14 @@ std::vector<std::string> ScheduleWriter::update_stanzas(const FuncInfo &fi, bool
         const std::string &x = fi.args[0];
         bool vec = fi.args.size() >= 2 && fi.extent[0] >= fi.lanes && std::count(pure.begin(), pure.end(), x);
         if (vec) {
-            std::string reorder = "reorder(" + x;
+            // x innermost, unless it is the update's only loop (a row's
+            // update, f(x, 0) = ...: reorder takes two loops or more).
+            std::string reorder;
             for (const Dim &dim : d.schedule.dims)
                 if (dim.user_name != x) reorder += ", " + dim.user_name;
+            if (!reorder.empty()) dirs += "reorder(" + x + reorder + ") ";
             // GuardWithIf: an update's RoundUp tail would read its producers past their regions.
-            dirs += reorder + ") vectorize(" + x + ", natural_vector_size, GuardWithIf)";
+            dirs += "vectorize(" + x + ", natural_vector_size, GuardWithIf)";
         }
         if (root) {
             std::string outer;

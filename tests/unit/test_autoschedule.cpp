@@ -763,6 +763,25 @@ TEST_CASE("autoschedule: an update indexed by its RVars alone is vectorized, not
           std::string::npos);
 }
 
+TEST_CASE("autoschedule: an update whose only loop is x is vectorized without a reorder", "[autoschedule]") {
+    // f(x, 0) = ...: one loop, which reorder (two loops or more) cannot
+    // take. Until session 55 the stanza was "reorder(x) vectorize(...)",
+    // every candidate failed to parse and the search fell back to no
+    // schedule.
+    ImageParam in{Float(32), 2, "in"};
+    Var x{"x"}, y{"y"};
+    Func f{"f"}, out{"out"};
+    f(x, y) = in(x, y) * 2.0f;
+    f(x, 0) = in(x, 0) + 1.0f;
+    out(x, y) = f(x, y) + f(x, y + 1) + f(x, y + 2);
+    AutoscheduleResult r = autoschedule(Pipeline(out), avx2, {{"out", {512, 256}}}, fixed_machine());
+    INFO(r.schedule_text);
+    CHECK(r.skipped.empty());
+    CHECK(r.schedule_text.find("reorder(x)") == std::string::npos);
+    CHECK(stanza(r.schedule_text, "f.update(0)").find("f.update(0): vectorize(x, natural_vector_size, GuardWithIf)") ==
+          0);
+}
+
 TEST_CASE("autoschedule: a 0-D Func gets no loop directives", "[autoschedule]") {
     // camera_pipe's sharpen_strength_x32() and a scalar sum: the search read
     // the first dimension of Funcs that have none.
