@@ -495,12 +495,20 @@ private:
             std::string g = groups.size() == 1 ? *groups.begin() : "";
             if (f.output && (g.empty() || !info.at(g).output)) continue;  // at the root
             // Per strip only where the group cannot slide (a sliding window
-            // stores about as much and computes each point once).
+            // stores about as much and computes each point once), or where
+            // f has updates: an update over a whole dimension (a recursive
+            // filter down the columns) needs all of it in every window, so
+            // its window does not slide but is computed again per row
+            // (unless the strip's rows are those the updates run over,
+            // FuncInfo::rows_reduced, or f's region does not follow the
+            // strips: a table read at loaded values, the same in every one).
+            const bool strips_of_updates = f.updates && !f.rows_reduced && !g.empty() &&
+                                           ScheduleWriter::follows_loop(f, s.structure.at(g), Place::Outer);
             if (!g.empty())
                 for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
                     if (!writer.loops_for(g, s.structure.at(g), p).first.empty() &&
                         !(p == Place::Sliding && f.output) &&
-                        !(p == Place::Outer && !options.empty() && options.back() == Place::Sliding))
+                        !(p == Place::Outer && !strips_of_updates && !options.empty() && options.back() == Place::Sliding))
                         options.push_back(p);
             options.push_back(Place::Root);
             if (f.output && !budget_left()) continue;  // out of budget: an output stays at the root
@@ -587,6 +595,7 @@ private:
                 states.push_back(c);
             }
             if (!f.wrapper.empty()) wrapped_options(s, f, g, d, states);
+            if (!f.output) root_with_producers(s, f, d, states);
             std::map<std::string, Structure> before = s.structure;
             decide(d, states, s, "place");
             if (f.output && !s.structure.count(f.name)) why.erase("loops:" + f.name);  // no loops of its own now
@@ -659,6 +668,37 @@ private:
                    return packed ? "the packed panel: " + note_for(ev, wrapper, Place::Inner)
                                  : note_for(ev, f.name, Place::Inner);
                });
+    }
+
+    // f at the root with a producer p computed per strip of f's loops
+    // (compute_at(f, yo)): p has updates (it cannot be inlined) that do not
+    // run over the strip's rows (FuncInfo::rows_reduced), f is its only
+    // consumer and p is at the root. Each alone loses: f at the root
+    // is a pass more than f inlined while p stays at the root, and p is
+    // placed after f, in the groups f's placement left it. Together, p
+    // computes per strip what the strip of f reads (an IIR filter down the
+    // columns, per strip of its transpose's rows: a band of columns that
+    // fits L2), and f reads it from there.
+    void root_with_producers(const State &s, const FuncInfo &f, AutoscheduleDecision &d, std::vector<State> &states) {
+        for (const std::string &pn : order) {
+            const FuncInfo &p = info.at(pn);
+            if (!p.updates || p.rows_reduced || p.output || !p.matrix_rvar.empty() ||
+                p.consumers != std::vector<std::string>{f.name} ||
+                s.place_of(pn) != Place::Root || !budget_left())
+                continue;
+            State c = s;
+            place(c, f, Place::Root, "");
+            const Structure &st = c.structure.at(f.name);
+            if (writer.loops_for(f.name, st, Place::Outer).first.empty() ||
+                !ScheduleWriter::follows_loop(p, st, Place::Outer))
+                continue;
+            place(c, p, Place::Outer, f.name);
+            Evaluation e = evaluate(c);
+            d.alternatives.push_back({"compute_root, " + st.to_string() + " with " + pn + " " +
+                                          writer.option_name(c, pn, Place::Outer),
+                                      e.legal, e.cost.total, note_for(e, f.name, Place::Root)});
+            states.push_back(c);
+        }
     }
 
     // Matrix product f (FuncInfo::wrapper) per register block of its

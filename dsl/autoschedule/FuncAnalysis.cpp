@@ -42,6 +42,7 @@ public:
     int calls = 0;
     bool same_point = true;
     std::set<size_t> uses;
+    std::set<size_t> along_rows;  // the arguments (by position) that use the caller's second pure variable
 
 protected:
     const std::string &f;
@@ -58,6 +59,8 @@ protected:
             for (size_t k = 0; k < args.size(); k++)
                 if (expr_uses_var(a, args[k])) uses.insert(k);
         }
+        for (size_t i = 0; i < op->args.size(); i++)
+            if (args.size() > 1 && !loads_value(op->args[i]) && expr_uses_var(op->args[i], args[1])) along_rows.insert(i);
         if (op->args.size() != args.size()) same_point = false;
         for (size_t i = 0; i < op->args.size() && same_point; i++) {
             const auto *v = op->args[i].as<Variable>();
@@ -202,6 +205,13 @@ PipelineFuncs analyze_funcs(const std::vector<std::shared_ptr<FunctionContents>>
                 for (const Expr &a : u.args) calls.include(a);
             }
             fi.follows.insert(calls.uses.begin(), calls.uses.end());
+            // An update that indexes such an argument with anything but
+            // its pure variable (an RVar over the column, a fixed row).
+            for (size_t i : calls.along_rows)
+                for (const Definition &u : user.at(name)->updates) {
+                    const auto *v = i < u.args.size() ? u.args[i].as<Variable>() : nullptr;
+                    fi.rows_reduced |= !v || i >= fi.args.size() || v->name != fi.args[i];
+                }
         }
     for (auto &[name, fi] : r.info) {
         if (fi.consumers.size() != 1 || fi.updates) continue;

@@ -64,6 +64,14 @@ struct FuncInfo {
     // that does not follow the dimension a loop runs over has the same
     // region in every iteration of it (folded weights in a convolution).
     std::set<size_t> follows;
+    // Its updates index a dimension that its consumers index with their
+    // rows' variable (their second) other than by its pure variable (max
+    // filter's vert_log(x, r.x, c, r.y), read at vert_log(x, y - t, ...)):
+    // per strip of the consumers' rows, each update would run over all of
+    // that dimension again. (An IIR filter down the columns, read
+    // transposed, blur(y, x), has its rows' RVar in a dimension the
+    // consumers index with their columns' variable.)
+    bool rows_reduced = false;
     std::vector<int64_t> extent;  // of its largest realization with every Func at the root
     int lanes = 8;                // natural vector size of its (widest) type
     // A 1-D reduction f(y) = op(f(y), g(r, y)) over one RVar: what rfactor

@@ -4,6 +4,7 @@
 #include "attention_fixture.h"
 #include "check.h"
 #include "grid_fixture.h"
+#include "iir_fixture.h"
 #include "relu_product_fixture.h"
 
 using namespace kiln;
@@ -11,13 +12,19 @@ using namespace kt;
 
 namespace {
 
-// Realizes out twice into buffers like `like`: with every Func inlined, then
-// auto-scheduled for these sizes; returns the number of differing points.
-// `text` (if given) gets the schedule chosen.
+// Realizes out twice into buffers like `like`: with every Func inlined (with
+// `unfused`, every Func but the output at the root instead: the default
+// computes a Func with updates at each use, which recomputes a recursive
+// filter's whole column per point), then auto-scheduled for these sizes;
+// returns the number of differing points. `text` (if given) gets the
+// schedule chosen.
 template<typename MakeOutput>
-int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *text = nullptr) {
+int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *text = nullptr, bool unfused = false) {
     Func plain = make(), scheduled = make();
     Buffer<float> want = like.copy(), got = like.copy();
+    if (unfused)
+        for (auto &[name, f] : Pipeline(plain).functions())
+            if (name != plain.name()) f.compute_root();
     Pipeline(plain).realize(want);
     std::vector<int> size;
     for (int d = 0; d < like.dimensions(); d++) size.push_back(like.dim(d).extent());
@@ -267,4 +274,19 @@ TEST_CASE("autoschedule: an output read by another output is computed in that ou
     got_out.for_each_element([&](const int *p) { bad += !(got_out(p) == want_out(p)); });
     got_mean.for_each_element([&](const int *p) { bad += !(got_mean(p) == want_mean(p)); });
     CHECK(bad == 0);
+}
+
+TEST_CASE("autoschedule: a transpose at the root with its recursive filter per strip agrees with the default schedule",
+          "[autoschedule]") {
+    // Sizes that no strip or vector divides; the search puts each filter
+    // in its transpose's (or the output's) strips of rows.
+    Buffer<float> input = random_image<float>(333, 517, 0, 0, -10, 10);
+    auto make = [&] {
+        IirFixture f;
+        f.in.set(input);
+        return f.out;
+    };
+    std::string text;
+    CHECK(auto_vs_default(make, Buffer<float>(333, 517), &text, /*unfused=*/true) == 0);
+    CHECK(text.find("blur_a: compute_at(trans_a, ") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 
 #include "attention_fixture.h"
 #include "grid_fixture.h"
+#include "iir_fixture.h"
 #include "relu_product_fixture.h"
 
 #include <cmath>
@@ -838,4 +839,39 @@ TEST_CASE("autoschedule: a small Func stays serial where its workers sleep betwe
     INFO(large.explanation);
     CHECK(large.explanation.find("no tiling, serial") == std::string::npos);
     CHECK(stanza(large.schedule_text, "g").find("parallel(") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: a transpose goes to the root with its recursive filter computed per strip of its rows",
+          "[autoschedule]") {
+    // Each filter (updates down its columns) can only be at the root or in
+    // its consumer's loops. trans_a, placed first, is offered the root with
+    // blur_a per strip of its rows (a band of blur_a's columns, in L2): the
+    // two moves together, which neither makes alone (trans_a alone at the
+    // root is a pass more than inlining it). blur_b, whose update needs
+    // whole columns, is offered per strip of out's rows, not only a window
+    // sliding over them.
+    IirFixture f;
+    AutoscheduleResult r = autoschedule(Pipeline(f.out), avx2, {{"out", {1536, 2560}}}, fixed_machine());
+    INFO(r.explanation);
+    CHECK(stanza(r.schedule_text, "blur_a").find("compute_at(trans_a, yo)") == 8);
+    CHECK(stanza(r.schedule_text, "trans_a").find("trans_a: compute_root() split(y, yo, yi, ") == 0);
+    CHECK(stanza(r.schedule_text, "blur_b").find("compute_at(out, yo)") == 8);
+    const AutoscheduleDecision *d = nullptr;  // its placement (the first of its decisions)
+    for (const auto &dd : r.decisions)
+        if (dd.func == "trans_a" && !d) d = &dd;
+    REQUIRE(d);
+    CHECK(d->chosen == "compute_root, strips of 16 rows with blur_a compute_at(trans_a, yo)");
+    const AutoscheduleAlternative *inl = nullptr, *joint = nullptr;
+    for (const auto &alt : d->alternatives) {
+        if (alt.option == "inline") inl = &alt;
+        if (alt.option == d->chosen) joint = &alt;
+    }
+    REQUIRE(inl);
+    REQUIRE(joint);
+    CHECK(joint->cost.total() < inl->cost.total());
+    bool outer_offered = false;
+    const AutoscheduleDecision *b = decision(r, "blur_b");
+    REQUIRE(b);
+    for (const auto &alt : b->alternatives) outer_offered |= alt.option == "compute_at(out, yo)";
+    CHECK(outer_offered);
 }
