@@ -51,16 +51,17 @@ protected:
         IRVisitor::visit(op);
         if (op->call_type != Call::Func || op->name != f) return;
         calls++;
-        for (const Expr &a : op->args) {
+        for (size_t i = 0; i < op->args.size(); i++) {
             // An index computed from loaded values (a lookup table's
             // remap(gray(x, y))) selects anywhere in its range, whatever
             // point the consumer computes: it follows none of them.
-            if (loads_value(a)) continue;
+            if (loads_value(op->args[i])) continue;
             for (size_t k = 0; k < args.size(); k++)
-                if (expr_uses_var(a, args[k])) uses.insert(k);
+                if (expr_uses_var(op->args[i], args[k])) {
+                    uses.insert(k);
+                    if (k == 1) along_rows.insert(i);
+                }
         }
-        for (size_t i = 0; i < op->args.size(); i++)
-            if (args.size() > 1 && !loads_value(op->args[i]) && expr_uses_var(op->args[i], args[1])) along_rows.insert(i);
         if (op->args.size() != args.size()) same_point = false;
         for (size_t i = 0; i < op->args.size() && same_point; i++) {
             const auto *v = op->args[i].as<Variable>();
