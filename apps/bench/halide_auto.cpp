@@ -54,17 +54,18 @@ Halide::MachineParams halide_machine_params(int threads) {
     return Halide::MachineParams(threads, (uint64_t)kiln::MachineModel::host().l3_bytes, 40);
 }
 
+Halide::Region estimates_of(const halide_buffer_t &b) {
+    Halide::Region r;
+    for (int d = 0; d < b.dimensions; d++) r.emplace_back(b.dim[d].min, b.dim[d].extent);
+    return r;
+}
+
 void set_output_estimates(Halide::Pipeline p, const std::vector<FBuf *> &outs) {
     std::vector<Halide::Func> funcs = p.outputs();
     if (funcs.size() != outs.size())
         throw std::logic_error("bench: a Halide twin has " + std::to_string(funcs.size()) + " outputs, the case " +
                                std::to_string(outs.size()) + " buffers");
-    for (size_t i = 0; i < funcs.size(); i++) {
-        Halide::Region estimates;
-        for (int d = 0; d < outs[i]->dimensions(); d++)
-            estimates.emplace_back(outs[i]->dim(d).min(), outs[i]->dim(d).extent());
-        funcs[i].set_estimates(estimates);
-    }
+    for (size_t i = 0; i < funcs.size(); i++) funcs[i].set_estimates(estimates_of(*outs[i]->raw_buffer()));
 }
 
 double halide_autoschedule(Halide::Pipeline p, const std::string &name, int threads, std::string *schedule) {

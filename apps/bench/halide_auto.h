@@ -33,6 +33,9 @@ const std::vector<std::string> &halide_autoschedulers();
 
 Halide::MachineParams halide_machine_params(int threads);
 
+// A buffer's extents in each dimension, as a Func's or ImageParam's estimates.
+Halide::Region estimates_of(const halide_buffer_t &b);
+
 // Each output Func of p gets the extents of the buffer it is realized into
 // as its estimate (Func::set_estimates), in order.
 void set_output_estimates(Halide::Pipeline p, const std::vector<FBuf *> &outs);

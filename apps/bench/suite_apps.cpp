@@ -49,13 +49,6 @@ double max_scaled_err(const Halide::Runtime::Buffer<T> &a, const Halide::Runtime
     return worst / full_scale;
 }
 
-// Halide's extents of a buffer, as estimates.
-Halide::Region extents_of(const halide_buffer_t &b) {
-    Halide::Region r;
-    for (int d = 0; d < b.dimensions; d++) r.push_back(Halide::Range(b.dim[d].min, b.dim[d].extent));
-    return r;
-}
-
 // The Halide twin realized into a copy of `out`, with its error against
 // Kiln's `out`.
 template<typename T>
@@ -89,8 +82,8 @@ CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &
         add_auto_row(std::move(a));
         for (const std::string &autoscheduler : halide_autoschedulers()) {
             kiln_halide::HalideApp twin = make_twin();
-            for (auto &[image_name, image] : twin.images) image.set_estimates(extents_of(*image.get().raw_buffer()));
-            twin.output.set_estimates(extents_of(*out.raw_buffer()));
+            for (auto &[image_name, image] : twin.images) image.set_estimates(estimates_of(*image.get().raw_buffer()));
+            twin.output.set_estimates(estimates_of(*out.raw_buffer()));
             add_auto_row(run_halide_autoscheduled(Halide::Pipeline(twin.output), autoscheduler, o.threads,
                                                   [&](Halide::Pipeline p) { return run_twin(p, out, full_scale, o.runs); }));
         }
