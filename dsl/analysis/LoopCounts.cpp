@@ -362,17 +362,28 @@ public:
         return r;
     }
 
-    // The enclosing lets to put into a, innermost first: those it names,
-    // and those their values name in turn.
-    std::vector<const std::pair<std::string, Expr> *> lets_named_by(const Expr &a) const {
-        std::vector<const std::pair<std::string, Expr> *> lets;
+    // What to put into index a for the enclosing lets it names, innermost
+    // first, to find how it moves along loop v: a let that moves with v its
+    // value, and the lets that value names in turn; one that does not, its
+    // value here if known (else it stays a name, as a loop's variable does).
+    // Putting in only what moves keeps the index small: the lets of a
+    // pyramid's regions name those of the level before, and putting them
+    // all in made an index exponential in the pyramid's depth (seconds of
+    // simplifying a local Laplacian's final count).
+    std::vector<std::pair<std::string, Expr>> lets_along(const Expr &a, const std::string &v) const {
+        std::vector<std::pair<std::string, Expr>> lets;
         std::set<std::string> used = variables_of(a);  // those of a as the lets are put in
         for (auto it = let_values.rbegin(); it != let_values.rend(); ++it) {
             if (!used.count(it->first)) continue;
-            lets.push_back(&*it);
             used.erase(it->first);
-            const std::set<std::string> more = variables_of(it->second);
-            used.insert(more.begin(), more.end());
+            auto deps = let_loops.find(it->first);
+            if (deps != let_loops.end() && deps->second.count(v)) {
+                lets.emplace_back(it->first, it->second);
+                const std::set<std::string> more = variables_of(it->second);
+                used.insert(more.begin(), more.end());
+            } else if (auto known = values.find(it->first); known != values.end()) {
+                lets.emplace_back(it->first, make_const(it->second.type(), known->second));
+            }
         }
         return lets;
     }
@@ -380,7 +391,7 @@ public:
     // How far index a (the lets around it put in) moves per iteration of
     // loop v, if by a constant.
     std::optional<int64_t> step_along(Expr a, const std::string &v) const {
-        for (const auto *let : lets_named_by(a)) a = substitute(let->first, let->second, a);
+        for (const auto &[name, value] : lets_along(a, v)) a = substitute(name, value, a);
         a = without_clamps(a, v);
         const int64_t *d = as_const_int(simplify(substitute(v, make_var(v) + 1, a) - a));
         if (!d) return std::nullopt;
@@ -422,20 +433,20 @@ public:
         for (size_t d = 0; d < args.size(); d++)
             if (d != inner && loops_of(args[d]).count(v->name)) return (double)v->extent;
         Expr a = args[inner];
-        const std::vector<const std::pair<std::string, Expr> *> lets = lets_named_by(a);
+        const std::vector<std::pair<std::string, Expr>> lets = lets_along(a, v->name);
         // The stride is that of a with the lets put in, along v: a memo's
         // key is what decides it, their texts and v's name.
         std::string key;
         if (memo) {
             key = v->name + "\n" + a.type().to_string() + " " + *expr_key(a);
-            for (const auto *let : lets) key += "\nlet " + let->first + " = " + *expr_key(let->second);
+            for (const auto &[name, value] : lets) key += "\nlet " + name + " = " + *expr_key(value);
             if (const int *stride = memo->find_stride(key)) {
                 memo->stride_hits++;
                 return *stride ? (double)*stride : (double)v->extent;
             }
             memo->stride_misses++;
         }
-        for (const auto *let : lets) a = substitute(let->first, let->second, a);
+        for (const auto &[name, value] : lets) a = substitute(name, value, a);
         const int stride = stride_along(a, v->name);
         if (memo) memo->keep_stride(key, stride);
         return stride ? (double)stride : (double)v->extent;

@@ -243,6 +243,33 @@ TEST_CASE("loop counts: a vector access's stride through lets that name lets, on
     CHECK(count_loop_nest(LetStmt::make("s", 1, unshadowed), {}).funcs["u"].memory_reads == 128 * (1 + 16));
 }
 
+TEST_CASE("loop counts: a let that does not move with the vectorized loop strides by its value there",
+          "[loop_counts]") {
+    // let l = min(w, 1); for x vectorized { u(x) = a(x * l) }, w = 5: l is 1
+    // where the store runs, so a's lanes are adjacent, one load a vector
+    // (min(w, 1) itself is no constant: put in, it left a gather).
+    using kiln::internal::Call;
+    Expr x = var("x"), w = var("w");
+    Expr scaled = Call::make(kiln::Float(32), "a", {x * var("l")}, Call::Image);
+    Stmt nest = LetStmt::make("l", kiln::min(w, 1), loop("x", 0, 64, Provide::make("u", scaled, {x}),
+                                                          kiln::ForType::Vectorized));
+    auto c = count_loop_nest(nest, {{"w", 5}});
+    CHECK(c.funcs["u"].gathers == 0);
+    CHECK(c.funcs["u"].memory_reads == 64);
+    // A chain of lets, each naming the one before three times (as a
+    // pyramid's regions name the level before): put in whole, the index
+    // would be 3^40 terms; by value it is x + w.
+    Stmt body = Provide::make("v", Call::make(kiln::Float(32), "a", {x + var("c40")}, Call::Image), {x});
+    body = loop("x", 0, 64, body, kiln::ForType::Vectorized);
+    for (int i = 40; i >= 1; i--) {
+        Expr prev = var("c" + std::to_string(i - 1));
+        body = LetStmt::make("c" + std::to_string(i), prev + prev - prev, body);
+    }
+    auto chained = count_loop_nest(LetStmt::make("c0", w, body), {{"w", 5}});
+    CHECK(chained.funcs["v"].gathers == 0);
+    CHECK(chained.funcs["v"].memory_reads == 64);
+}
+
 TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one lane at a time",
           "[loop_counts][autoschedule]") {
     // g++ vectorizes a plain loop the schedule left serial, but not one
