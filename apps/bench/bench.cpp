@@ -77,38 +77,43 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
     warm_up_halide();
     warm_up_kiln();
 
+    // The JSON file is written after every case, so that a run stopped
+    // early (an autoscheduler's search of many minutes) keeps the cases it
+    // finished; the table is printed at the end.
     std::vector<CaseResult> results;
     nlohmann::json cases = nlohmann::json::array();
+    auto write_json = [&] {
+        nlohmann::json j = {{"threads", o.threads},
+                            {"runs", o.runs},
+                            {"quick", o.quick},
+                            {"cores", std::thread::hardware_concurrency()},
+                            {"kiln_target", KilnRunner::target().to_string()},
+                            {"halide_target", kiln_halide::jit_target().to_string()},
+                            {"roofline",
+                             {{"triad_gb_per_s", roof.bandwidth_gbps},
+                              {"fma_peak_gflop_per_s", roof.peak_gflops},
+                              {"fma_isa", roof.fma_isa}}},
+                            {"geomean_kiln_over_halide", geomean_kiln_over_halide(results)},
+                            {"geomean_kiln_auto_over_kiln", geomean_over_kiln(results, "kiln auto")},
+                            {"cases", cases}};
+        for (const std::string &system : other_autoschedulers(results)) {
+            const AutoComparison cmp = compare_with_kiln_auto(results, system);
+            j["over_kiln_auto"][system] = {{"geomean", cmp.geomean},
+                                           {"cases", cmp.cases},
+                                           {"kiln_auto_faster", cmp.kiln_auto_faster},
+                                           {"refused_or_failed", cmp.failed}};
+        }
+        std::ofstream(json_path) << j.dump(2) << "\n";
+    };
     for (const SuiteCase &sc : suite()) {
         if (!selected(o, sc.name)) continue;
         std::fprintf(stderr, "running %s...\n", sc.name.c_str());
         results.push_back(sc.run(o));
         for (Entry &e : take_auto_rows()) results.back().entries.push_back(std::move(e));
         cases.push_back(to_json(results.back(), roof));
+        write_json();
     }
     print_table(results, roof);
-
-    nlohmann::json j = {{"threads", o.threads},
-                        {"runs", o.runs},
-                        {"quick", o.quick},
-                        {"cores", std::thread::hardware_concurrency()},
-                        {"kiln_target", KilnRunner::target().to_string()},
-                        {"halide_target", kiln_halide::jit_target().to_string()},
-                        {"roofline",
-                         {{"triad_gb_per_s", roof.bandwidth_gbps},
-                          {"fma_peak_gflop_per_s", roof.peak_gflops},
-                          {"fma_isa", roof.fma_isa}}},
-                        {"geomean_kiln_over_halide", geomean_kiln_over_halide(results)},
-                        {"geomean_kiln_auto_over_kiln", geomean_over_kiln(results, "kiln auto")},
-                        {"cases", cases}};
-    for (const std::string &system : other_autoschedulers(results)) {
-        const AutoComparison cmp = compare_with_kiln_auto(results, system);
-        j["over_kiln_auto"][system] = {{"geomean", cmp.geomean},
-                                       {"cases", cmp.cases},
-                                       {"kiln_auto_faster", cmp.kiln_auto_faster},
-                                       {"refused_or_failed", cmp.failed}};
-    }
-    std::ofstream(json_path) << j.dump(2) << "\n";
     std::ofstream(svg_path) << chart_svg(results, roof);
     std::printf("wrote %s and %s\n", json_path.c_str(), svg_path.c_str());
 
