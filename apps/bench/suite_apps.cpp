@@ -66,8 +66,9 @@ Entry run_twin(Halide::Pipeline p, const Halide::Runtime::Buffer<T> &out, double
 // beyond the region its consumers need (a tile rounded up at the edge) and
 // so read the input beyond the region Kiln's schedule reads, which a buffer
 // of exactly that region refuses (Adams2019's camera_pipe read 18 rows
-// above the raw image's first); the output, checked against Kiln's, does
-// not depend on what those elements hold.
+// above the raw image's first). Only for such a refusal: a boundary
+// condition of the twin (repeat_edge) follows the buffer's bounds, so the
+// margin would change what it reads.
 Halide::Buffer<> with_margin(const Halide::Buffer<> &b, int margin) {
     std::vector<int> sizes, mins;
     for (int d = 0; d < b.dimensions(); d++) {
@@ -87,12 +88,15 @@ Halide::Buffer<> with_margin(const Halide::Buffer<> &b, int margin) {
 // case's first schedule (host_tiled), also the generator under the schedule
 // kiln::autoschedule chooses, and a twin unscheduled under each of Halide's
 // autoschedulers, with the buffers' extents (its input images' and the
-// output's) as its estimates, as Kiln's search is given them, and its
-// inputs bound with_margin(); each checked against Kiln's output within the
-// case's tolerance.
+// output's) as its estimates, as Kiln's search is given them (and its
+// inputs again with_margin() if it refuses them for reading beyond their
+// bounds); each checked against Kiln's output within `across_schedules`
+// (-1: the case's tolerance), as a schedule that fuses otherwise may round
+// otherwise under fast math.
 template<typename T>
 CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &k, Halide::Runtime::Buffer<T> &out,
-                    const std::function<kiln_halide::HalideApp()> &make_twin, double bytes, double full_scale) {
+                    const std::function<kiln_halide::HalideApp()> &make_twin, double bytes, double full_scale,
+                    double across_schedules = -1) {
     CaseResult c;
     c.name = name;
     c.schedule = k.schedule_path();
@@ -102,16 +106,28 @@ CaseResult app_case(const SuiteOptions &o, const std::string &name, KilnRunner &
         Halide::Runtime::Buffer<T> a_out(out.copy());
         Entry a = run_kiln_auto(k, {a_out.raw_buffer()}, o.runs);
         a.max_rel_err = max_scaled_err(a_out, out, full_scale);
+        a.tolerance = across_schedules;
         add_auto_row(std::move(a));
         for (const std::string &autoscheduler : halide_autoschedulers()) {
             kiln_halide::HalideApp twin = make_twin();
-            for (auto &[image_name, image] : twin.images) {
-                image.set_estimates(estimates_of(*image.get().raw_buffer()));
-                image.set(with_margin(image.get(), 32));
-            }
+            for (auto &[image_name, image] : twin.images) image.set_estimates(estimates_of(*image.get().raw_buffer()));
             twin.output.set_estimates(estimates_of(*out.raw_buffer()));
-            add_auto_row(run_halide_autoscheduled(Halide::Pipeline(twin.output), autoscheduler, o.threads,
-                                                  [&](Halide::Pipeline p) { return run_twin(p, out, full_scale, o.runs); }));
+            bool margin = false;
+            Entry e = run_halide_autoscheduled(Halide::Pipeline(twin.output), autoscheduler, o.threads,
+                                               [&](Halide::Pipeline p) {
+                                                   try {
+                                                       return run_twin(p, out, full_scale, o.runs);
+                                                   } catch (const Halide::Error &err) {
+                                                       if (!std::strstr(err.what(), "is accessed at")) throw;
+                                                   }
+                                                   for (auto &[image_name, image] : twin.images)
+                                                       image.set(with_margin(image.get(), 32));
+                                                   margin = true;
+                                                   return run_twin(p, out, full_scale, o.runs);
+                                               });
+            if (margin) e.note += "; its inputs with a margin of 32 (its schedule reads beyond them)";
+            e.tolerance = across_schedules;
+            add_auto_row(std::move(e));
         }
     }
     kiln_halide::HalideApp twin = make_twin();
@@ -156,11 +172,18 @@ CaseResult local_laplacian_case(const SuiteOptions &o, const std::string &schedu
     k.bind("input", in);
     for (auto [n, v] : {std::pair{"levels", "8"}, {"alpha", "1"}, {"beta", "1"}}) k.set(n, v);
     auto twin = [&] { return kiln_halide::local_laplacian(view(in), 8, 1, 1, 8); };
+    // Schedules that fuse otherwise contract other multiply-adds (fast
+    // math): a gray level's index into the remapping table (cast<int>) may
+    // move by one, and color's division by gray + 0.01 multiplies the step
+    // by up to about 9 on dark pixels of a saturated hue. Kiln's own
+    // host_tiled against unfused differ by 927 units of 65535 under fast
+    // math (kiln-lab, 1536x2560x3), by none without it.
+    const double across_schedules = 2e-2;
     CaseResult c = app_case(o, "local_laplacian " + schedule + " " + std::to_string(w) + "x" + std::to_string(h), k,
-                            out, twin, 2.0 * 2 * w * h * 3, 65535.0);
-    // Both contract a * b + c here (fast math); a pixel whose float value
-    // rounds the other way moves by one unit of 65535, a few more through
-    // the pyramid.
+                            out, twin, 2.0 * 2 * w * h * 3, 65535.0, across_schedules);
+    // Both contract a * b + c here (fast math) under the same schedule; a
+    // pixel whose float value rounds the other way moves by one unit of
+    // 65535, a few more through the pyramid.
     c.tolerance = 1e-3;
     return c;
 }
