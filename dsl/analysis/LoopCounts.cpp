@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -44,6 +45,9 @@ class CountCalls : public IRVisitor {
 public:
     std::map<std::string, int64_t> calls;
     int64_t arith = 0, divs = 0, transcendentals = 0;
+    // Whether a condition is the same in every lane of the enclosing
+    // vectorized loop (or no loop is vectorized); unset: none is.
+    std::function<bool(const Expr &)> uniform;
     void include(const Expr &e) override {
         if (!e.defined() || repeated || is_leaf(e)) return IRVisitor::include(e);
         repeated = !seen.insert((in_index ? "index " : "") + *expr_key(e)).second;
@@ -93,7 +97,37 @@ private:
     void visit(const And *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const Or *op) override { arith_or_none()++, IRVisitor::visit(op); }
     void visit(const Not *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Select *op) override { arith_or_none()++, IRVisitor::visit(op); }
+    // A select whose condition is the same in every lane (`uniform`) is a
+    // C conditional in the kernel: it evaluates its condition and one
+    // branch. Its work is counted as the larger of the two branches' (each
+    // kind of operation); its loads as both's (calls), as the report's reads
+    // count them.
+    void visit(const Select *op) override {
+        if (in_index || repeated || !uniform || !uniform(op->condition)) {
+            arith_or_none()++;
+            IRVisitor::visit(op);
+            return;
+        }
+        arith++;
+        include(op->condition);
+        CountCalls t = branch(), f = branch();
+        t.include(op->true_value);
+        f.include(op->false_value);
+        arith += std::max(t.arith, f.arith);
+        divs += std::max(t.divs, f.divs);
+        transcendentals += std::max(t.transcendentals, f.transcendentals);
+        for (const CountCalls *b : {&t, &f}) {
+            for (const auto &[name, n] : b->calls) calls[name] += n;
+            seen.insert(b->seen.begin(), b->seen.end());
+        }
+    }
+    // A counter for one branch of a select, which knows what this one has seen.
+    CountCalls branch() const {
+        CountCalls b;
+        b.uniform = uniform;
+        b.seen = seen;
+        return b;
+    }
     void visit(const Cast *op) override { arith_or_none()++, IRVisitor::visit(op); }
 };
 
@@ -561,7 +595,12 @@ public:
             auto it = calls_of.find(op);
             if (it == calls_of.end()) {
                 CountCalls cc;
+                const Frame *lanes_loop = nullptr;
+                for (const Frame &f : frames)
+                    if (f.type == ForType::Vectorized) lanes_loop = &f;
+                cc.uniform = [&](const Expr &c) { return !lanes_loop || !loops_of(c).count(lanes_loop->name); };
                 for (const auto &v : op->values) cc.include(v);
+                cc.uniform = nullptr;  // it names this scope's frames
                 for (const auto &a : op->args) cc.include_index(a);
                 it = calls_of.emplace(op, cc).first;
             }

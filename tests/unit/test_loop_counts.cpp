@@ -270,6 +270,34 @@ TEST_CASE("loop counts: a let that does not move with the vectorized loop stride
     CHECK(chained.funcs["v"].memory_reads == 64);
 }
 
+TEST_CASE("loop counts: a select the same in every lane counts its dearer branch's work, one that is not both",
+          "[loop_counts]") {
+    // for c { for x vectorized 16 { u(x, c) = select(cond, a(x) + 1, (b(x) * 2 + 3) * 4) } }
+    // With cond = (c == 0) the kernel evaluates one branch (a C
+    // conditional): the comparison, the select and the dearer branch's 3
+    // operations. With cond = (x % 2 == 0) the lanes differ and both
+    // branches are computed and blended: 1 + 1 + 1 + 3. Loads count both
+    // branches' either way.
+    using kiln::internal::Call;
+    using kiln::internal::Select;
+    Expr x = var("x"), c = var("c");
+    Expr a = Call::make(kiln::Float(32), "a", {x}, Call::Image), b = Call::make(kiln::Float(32), "b", {x}, Call::Image);
+    auto count = [&](const Expr &cond, kiln::ForType inner) {
+        Stmt store = Provide::make("u", Select::make(cond, a + f32(1), (b * f32(2) + f32(3)) * f32(4)), {x, c});
+        return count_loop_nest(loop("c", 0, 3, loop("x", 0, 16, store, inner)), {});
+    };
+    auto uniform = count(c == 0, kiln::ForType::Vectorized);
+    CHECK(uniform.funcs["u"].stores == 48);
+    CHECK(uniform.funcs["u"].arith == 48 * 5);
+    CHECK(uniform.funcs["u"].reads == 48 * 2);
+    auto blended = count(x % 2 == 0, kiln::ForType::Vectorized);
+    CHECK(blended.funcs["u"].arith == 48 * 6);
+    CHECK(blended.funcs["u"].divs == 48);
+    CHECK(blended.funcs["u"].reads == 48 * 2);
+    // Without a vectorized loop every condition is one value at a time.
+    CHECK(count(x % 2 == 0, kiln::ForType::Serial).funcs["u"].arith == 48 * 5);
+}
+
 TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one lane at a time",
           "[loop_counts][autoschedule]") {
     // g++ vectorizes a plain loop the schedule left serial, but not one
