@@ -100,8 +100,8 @@ private:
     // A select whose condition is the same in every lane (`uniform`) is a
     // C conditional in the kernel: it evaluates its condition and one
     // branch. Its work is counted as the larger of the two branches' (each
-    // kind of operation); its loads as both's (calls), as the report's reads
-    // count them.
+    // kind of operation); its loads as both's here (calls: the report's
+    // reads), as one branch's in reads_from_memory.
     void visit(const Select *op) override {
         if (in_index || repeated || !uniform || !uniform(op->condition)) {
             arith_or_none()++;
@@ -279,6 +279,16 @@ public:
         return r;
     }
 
+    // Whether condition c is the same in every lane of the innermost
+    // vectorized loop around (or no loop around is vectorized): a select on
+    // it is a C conditional in the kernel, which runs one branch.
+    bool same_in_every_lane(const Expr &c) const {
+        const Frame *lanes_loop = nullptr;
+        for (const Frame &f : frames)
+            if (f.type == ForType::Vectorized) lanes_loop = &f;
+        return !lanes_loop || !loops_of(c).count(lanes_loop->name);
+    }
+
     // The reads of one execution of a store that reach memory (L1): a load
     // that does not move with an enclosing unrolled loop is loaded once for
     // all its iterations (the register tile of a matrix product), and an
@@ -296,32 +306,63 @@ public:
         for (const Frame &f : frames)
             if (f.type == ForType::Serial || f.type == ForType::Parallel) serial = f.name;
         serial_reduction[op] = !frames.empty() && frames.back().type == ForType::Serial && !stored.count(frames.back().name);
-        class Loads : public IRVisitor {  // each distinct load once, as CountCalls counts work
-        public:
+        // Each distinct load once, as CountCalls counts work; those in the
+        // branches of a select the same in every lane apart, as only one
+        // branch runs.
+        struct LoadTree {
             std::vector<const Call *> calls;
-            std::set<std::string> seen;
+            std::vector<std::pair<LoadTree, LoadTree>> branches;
+        };
+        class Loads : public IRVisitor {
+        public:
+            Loads(const Walker &w, LoadTree &root) : walker(w), at(&root) {}
             void visit(const Call *c) override {
                 IRVisitor::visit(c);
                 if ((c->call_type == Call::Func || c->call_type == Call::Image) && seen.insert(*expr_key(Expr(c))).second)
-                    calls.push_back(c);
+                    at->calls.push_back(c);
             }
-        } loads;
+            void visit(const Select *op) override {
+                if (!walker.same_in_every_lane(op->condition)) return IRVisitor::visit(op);
+                include(op->condition);
+                LoadTree *outer = at;
+                outer->branches.emplace_back();
+                std::pair<LoadTree, LoadTree> &b = outer->branches.back();
+                const std::set<std::string> before = seen;
+                at = &b.first;
+                include(op->true_value);
+                std::set<std::string> in_true;
+                std::swap(in_true, seen);
+                seen = before;
+                at = &b.second;
+                include(op->false_value);
+                seen.insert(in_true.begin(), in_true.end());
+                at = outer;
+            }
+
+        private:
+            const Walker &walker;
+            LoadTree *at;
+            std::set<std::string> seen;
+        };
+        LoadTree tree;
+        Loads loads(*this, tree);
         for (const Expr &v : op->values) loads.include(v);
-        double total = 0;
-        for (const Call *c : loads.calls) {
+        // The loads of call c, each vector's; `apply`: also the counts kept
+        // per store for the cost model (gathers, values, aliased strides).
+        auto account = [&](const Call *c, bool apply) -> double {
             std::set<std::string> moves;
             for (const Expr &a : c->args) {
                 auto l = loops_of(a);
                 moves.insert(l.begin(), l.end());
             }
             bool self = c->name == op->name && moves == stored;
-            if (self && !serial.empty() && !stored.count(serial)) continue;
+            if (self && !serial.empty() && !stored.count(serial)) return 0;
             double w = 1;
             for (const Frame &f : frames)
                 if (f.type == ForType::Unrolled && !moves.count(f.name)) w /= (double)f.extent;
             double loads_per_vector = vector_accesses(c->name, c->args);
+            if (!apply) return w * loads_per_vector;
             if (loads_per_vector > 1) gathers[op] += w;
-            total += w * loads_per_vector;
             values_loaded[op][c->name] += w;
             if (loads_per_vector == 1 && moves.count(serial)) {
                 // Stores in a vectorized loop count once per lane, its
@@ -332,7 +373,17 @@ public:
                     if (f.type == ForType::Vectorized) lanes = (double)f.extent;
                 if (a.stride) aliased[op].push_back({a, w / lanes});
             }
-        }
+            return w * loads_per_vector;
+        };
+        // A select's branch with more loads stands for it.
+        std::function<double(const LoadTree &, bool)> count_tree = [&](const LoadTree &t, bool apply) {
+            double total = 0;
+            for (const Call *c : t.calls) total += account(c, apply);
+            for (const auto &[yes, no] : t.branches)
+                total += count_tree(count_tree(yes, false) >= count_tree(no, false) ? yes : no, apply);
+            return total;
+        };
+        const double total = count_tree(tree, true);
         return register_reads[op] = total;
     }
 
@@ -595,12 +646,9 @@ public:
             auto it = calls_of.find(op);
             if (it == calls_of.end()) {
                 CountCalls cc;
-                const Frame *lanes_loop = nullptr;
-                for (const Frame &f : frames)
-                    if (f.type == ForType::Vectorized) lanes_loop = &f;
-                cc.uniform = [&](const Expr &c) { return !lanes_loop || !loops_of(c).count(lanes_loop->name); };
+                cc.uniform = [this](const Expr &c) { return same_in_every_lane(c); };
                 for (const auto &v : op->values) cc.include(v);
-                cc.uniform = nullptr;  // it names this scope's frames
+                cc.uniform = nullptr;  // kept with the counts, which outlive these frames
                 for (const auto &a : op->args) cc.include_index(a);
                 it = calls_of.emplace(op, cc).first;
             }

@@ -270,14 +270,15 @@ TEST_CASE("loop counts: a let that does not move with the vectorized loop stride
     CHECK(chained.funcs["v"].memory_reads == 64);
 }
 
-TEST_CASE("loop counts: a select the same in every lane counts its dearer branch's work, one that is not both",
+TEST_CASE("loop counts: a select the same in every lane counts one branch's work and loads, one that is not both",
           "[loop_counts]") {
     // for c { for x vectorized 16 { u(x, c) = select(cond, a(x) + 1, (b(x) * 2 + 3) * 4) } }
     // With cond = (c == 0) the kernel evaluates one branch (a C
     // conditional): the comparison, the select and the dearer branch's 3
-    // operations. With cond = (x % 2 == 0) the lanes differ and both
-    // branches are computed and blended: 1 + 1 + 1 + 3. Loads count both
-    // branches' either way.
+    // operations, and the loads of the branch with more (one vector of a
+    // or of b). With cond = (x % 2 == 0) the lanes differ and both branches
+    // are computed and blended: 1 + 1 + 1 + 3 operations, both loads. The
+    // report's reads count both branches' either way.
     using kiln::internal::Call;
     using kiln::internal::Select;
     Expr x = var("x"), c = var("c");
@@ -290,8 +291,10 @@ TEST_CASE("loop counts: a select the same in every lane counts its dearer branch
     CHECK(uniform.funcs["u"].stores == 48);
     CHECK(uniform.funcs["u"].arith == 48 * 5);
     CHECK(uniform.funcs["u"].reads == 48 * 2);
+    CHECK(uniform.funcs["u"].memory_reads == 48);
     auto blended = count(x % 2 == 0, kiln::ForType::Vectorized);
     CHECK(blended.funcs["u"].arith == 48 * 6);
+    CHECK(blended.funcs["u"].memory_reads == 48 * 2);
     CHECK(blended.funcs["u"].divs == 48);
     CHECK(blended.funcs["u"].reads == 48 * 2);
     // Without a vectorized loop every condition is one value at a time.
