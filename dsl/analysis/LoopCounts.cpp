@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "CountCalls.h"
 #include "EvaluateExpr.h"
 #include "ir/ExprKey.h"
 #include "ir/Function.h"
@@ -31,105 +32,6 @@ std::set<std::string> variables_of(const Expr &e) {
     names.include(e);
     return names.found;
 }
-
-bool is_leaf(const Expr &e) {
-    return e.as<Variable>() || e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>() || e.as<StringImm>();
-}
-
-// Calls to Funcs in an expression, by name (every occurrence: the report's
-// reads), and its operations, each distinct subexpression once: lowering's
-// CSE pass (lower/CSE.h) names what a store computes twice, so harris's
-// output, which inlines the structure tensor's sums into det - k trace^2
-// and so names Sxx three times, computes each sum once.
-class CountCalls : public IRVisitor {
-public:
-    std::map<std::string, int64_t> calls;
-    int64_t arith = 0, divs = 0, transcendentals = 0;
-    // Whether a condition is the same in every lane of the enclosing
-    // vectorized loop (or no loop is vectorized); unset: none is.
-    std::function<bool(const Expr &)> uniform;
-    void include(const Expr &e) override {
-        if (!e.defined() || repeated || is_leaf(e)) return IRVisitor::include(e);
-        repeated = !seen.insert((in_index ? "index " : "") + *expr_key(e)).second;
-        IRVisitor::include(e);
-        repeated = false;
-    }
-    using IRVisitor::include;
-    void visit(const Call *op) override {
-        // Index arithmetic is address computation, not work on values.
-        bool loads = op->call_type == Call::Func || op->call_type == Call::Image;
-        bool saved = in_index;
-        in_index = in_index || loads;
-        IRVisitor::visit(op);
-        in_index = saved;
-        if (loads) calls[op->name]++;
-        static const std::set<std::string> expensive = {"exp",  "log",   "pow",  "tanh", "sin",   "cos",
-                                                         "tan",  "asin",  "acos", "atan", "atan2", "sinh",
-                                                         "cosh", "asinh", "acosh", "atanh"};
-        if (op->call_type == Call::PureExtern && !in_index && !repeated) (expensive.count(op->name) ? transcendentals : arith)++;
-    }
-
-    // Operations in an index (a store's) are not counted.
-    void include_index(const Expr &e) {
-        in_index = true;
-        include(e);
-        in_index = false;
-    }
-
-private:
-    bool in_index = false, repeated = false;
-    std::set<std::string> seen;
-    int64_t &arith_or_none() { return in_index || repeated ? ignored : arith; }
-    int64_t ignored = 0;
-    void visit(const Add *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Sub *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Mul *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Div *op) override { (in_index || repeated ? ignored : op->type.is_float() ? arith : divs)++, IRVisitor::visit(op); }
-    void visit(const Mod *op) override { (in_index || repeated ? ignored : divs)++, IRVisitor::visit(op); }
-    void visit(const Min *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Max *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const EQ *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const NE *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const LT *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const LE *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const GT *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const GE *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const And *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Or *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    void visit(const Not *op) override { arith_or_none()++, IRVisitor::visit(op); }
-    // A select whose condition is the same in every lane (`uniform`) is a
-    // C conditional in the kernel: it evaluates its condition and one
-    // branch. Its work is counted as the larger of the two branches' (each
-    // kind of operation); its loads as both's here (calls: the report's
-    // reads), as one branch's in reads_from_memory.
-    void visit(const Select *op) override {
-        if (in_index || repeated || !uniform || !uniform(op->condition)) {
-            arith_or_none()++;
-            IRVisitor::visit(op);
-            return;
-        }
-        arith++;
-        include(op->condition);
-        CountCalls t = branch(), f = branch();
-        t.include(op->true_value);
-        f.include(op->false_value);
-        arith += std::max(t.arith, f.arith);
-        divs += std::max(t.divs, f.divs);
-        transcendentals += std::max(t.transcendentals, f.transcendentals);
-        for (const CountCalls *b : {&t, &f}) {
-            for (const auto &[name, n] : b->calls) calls[name] += n;
-            seen.insert(b->seen.begin(), b->seen.end());
-        }
-    }
-    // A counter for one branch of a select, which knows what this one has seen.
-    CountCalls branch() const {
-        CountCalls b;
-        b.uniform = uniform;
-        b.seen = seen;
-        return b;
-    }
-    void visit(const Cast *op) override { arith_or_none()++, IRVisitor::visit(op); }
-};
 
 // Does the body of loop `var` need stepping through (not just
 // multiplying)? Its counts change with `var` only through what the walk
