@@ -143,14 +143,24 @@ std::vector<std::string> fused_children(const Environment &env, const std::strin
 }
 
 void check_compute_with(const Environment &env, const std::vector<std::string> &outputs) {
+    // The Funcs this pipeline computes or inlines (inline_functions has
+    // removed the calls to inlined Funcs). env also holds every wrapper of
+    // an input the pipeline reads, one for a consumer of another pipeline
+    // too: a wrapper that is not computed here, fused into a Func that is
+    // not here either, belongs to that other pipeline.
+    const std::set<std::string> computed = computed_funcs(outputs, env);
+    auto in_pipeline = [&](const std::string &n) {
+        return env.count(n) && (computed.count(n) || is_inlined(*env.at(n), is_output(outputs, n)));
+    };
     for (const auto &kv : env) {
         const FunctionContents &f = *kv.second;
         for (int s = 0; s < f.num_stages(); s++) {
             const FuseLevel &l = f.stage(s).schedule.fuse_with;
             if (!l.defined()) continue;
+            if (!in_pipeline(f.name) && !in_pipeline(l.func)) continue;
             std::string what = "Func " + f.stage_name(s) + " is scheduled compute_with(" + l.func +
                                (l.stage ? ".update(" + std::to_string(l.stage - 1) + ")" : "") + ", " + l.var + ")";
-            user_assert(env.count(l.func)) << what << ", but " << l.func << " is not part of this pipeline";
+            user_assert(in_pipeline(l.func)) << what << ", but " << l.func << " is not part of this pipeline";
             const FunctionContents &p = *env.at(l.func);
             user_assert(l.stage < p.num_stages())
                 << what << ", but " << l.func << " has " << p.num_stages() - 1 << " update definition(s)";

@@ -31,7 +31,10 @@ namespace internal {
 // root, whose storage is then the root); neither depends on the other;
 // the loops from the fused one outward have the same names in both and are
 // neither vectorized nor unrolled and of one kind; a child is not itself a
-// parent. Precondition: inline_functions has run.
+// parent. A stage whose Func and parent the pipeline neither computes nor
+// inlines is not checked: an input's wrapper for a consumer of another
+// pipeline (env holds every wrapper of an input the pipeline reads).
+// Precondition: inline_functions has run.
 void check_compute_with(const Environment &env, const std::vector<std::string> &outputs);
 
 // The Funcs with a stage fused into `parent` (in name order).

@@ -159,6 +159,18 @@ std::map<std::string, std::shared_ptr<ParameterContents>> find_output_buffer_use
     return find_in_definitions(env).output_buffers;
 }
 
+std::set<std::string> computed_funcs(const std::vector<std::string> &outputs, const Environment &env) {
+    std::set<std::string> seen;
+    std::vector<std::string> work = outputs;
+    while (!work.empty()) {
+        std::string n = work.back();
+        work.pop_back();
+        if (!env.count(n) || !seen.insert(n).second) continue;
+        for (const auto &c : direct_callees(*env.at(n))) work.push_back(c);
+    }
+    return seen;
+}
+
 std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env) {
     std::vector<std::string> order;
     std::set<std::string> done, visiting;

@@ -11,6 +11,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ Environment find_user_functions(const std::vector<std::shared_ptr<FunctionConten
 
 // Names of the Funcs called by f's definitions (not f itself).
 std::vector<std::string> direct_callees(const FunctionContents &f);
+
+// The Funcs the outputs reach through calls, themselves included (after
+// inline_functions: those the pipeline computes). env may hold others:
+// find_user_functions adds every wrapper of an image the pipeline reads,
+// also one for a consumer in another pipeline (a backward pass's
+// A.in(B_adjoint) in its forward pass's environment).
+std::set<std::string> computed_funcs(const std::vector<std::string> &outputs, const Environment &env);
 
 std::vector<std::string> realization_order(const std::vector<std::string> &outputs, const Environment &env);
 

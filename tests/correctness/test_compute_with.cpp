@@ -194,6 +194,40 @@ TEST_CASE("compute_with: a compute_root Func fused into an output, read by a lat
     }
 }
 
+// The pattern of a backward pass's transposed copy (gemm_grad's
+// A.in(B_adjoint)) fused into the loop of another Func at the root: the
+// image's wrapper belongs to the environment of every pipeline that reads
+// the image, also one (the forward pass) without its consumer or its
+// compute_with parent. There it is not computed, and its compute_with is
+// not checked ("h is not part of this pipeline" before).
+TEST_CASE("compute_with: an image's wrapper fused into a Func of one pipeline, the image read by another",
+          "[compute_with][wrappers]") {
+    ImageParam in{Int(32), 2, "in"};
+    Var x("x"), y("y"), _0("_0"), _1("_1");
+    Func first("first"), g("g"), h("h"), second("second");
+    first(x, y) = in(x, y) + 1;      // the other pipeline's output: reads in itself
+    g(x, y) = in(y, x) * 2;          // reads in transposed, through its wrapper
+    h(_0, _1) = _0 * 100 + _1;       // reads nothing; its loops have the wrapper's names
+    second(x, y) = g(x, y) + h(x, y);
+    h.compute_root();
+    in.in(g).compute_root().compute_with(h, _1);
+    Buffer<int> im = kt::random_image<int>(23, 23, 0, 0, -1000, 1000);
+    in.set(im);
+    // The pipeline of `first` neither computes the wrapper nor fuses it.
+    std::string s1 = first.lowered_stmt();
+    CHECK(s1.find("in_in_g") == std::string::npos);
+    Buffer<int> o1 = kt::output<int>(19, 17, 2, 3);
+    first.realize(o1);
+    kt::check(o1, [&](int px, int py) { return im(px, py) + 1; });
+    // The pipeline of `second` computes the copy in h's loop over _1.
+    std::string s2 = second.lowered_stmt();
+    CHECK(s2.find("for (in_in_g.s0._1") == std::string::npos);
+    CHECK(s2.find("produce in_in_g") != std::string::npos);
+    Buffer<int> o2 = kt::output<int>(21, 18, 1, 2);
+    second.realize(o2);
+    kt::check(o2, [&](int px, int py) { return im(py, px) * 2 + px * 100 + py; });
+}
+
 // A Func at the root that reads another output of the pipeline is produced
 // after that output, not before every output (it read a before a was written).
 TEST_CASE("pipeline: a Func at the root reading another output is produced after it", "[pipeline][outputs]") {
