@@ -640,8 +640,10 @@ TEST_CASE("generator: attention_grad equals the analytic attention backward", "[
     // multiples of the vector width or of the 8-row blocks, one with fewer
     // keys than queries, and one (40 x 20 x 70) large enough for d_key's
     // register blocks (2 vectors of keys by natural_vector_size*3/4
-    // features), which read dS through its copy per panel of keys, and for
-    // saved.sched's forward blocks of 2 vectors of keys and of features.
+    // features), which read dS through its copy per panel of keys, for
+    // d_value's copy of P per panel of 3 vectors of keys (the last panel
+    // shifted inwards over the one before it), and for saved.sched's
+    // forward blocks of 2 vectors of keys and of features.
     auto k = [](auto f) { return Multi([=](const auto &b) { return f(b[0], b[1], b[2], b[3], b[4], b[5], b[6]); }); };
     struct Shape {
         int d, queries, keys;
