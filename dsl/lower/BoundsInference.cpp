@@ -5,11 +5,11 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_set>
 
 #include "ComputeWith.h"
 #include "InlineFunctions.h"
 #include "ScheduleFunctions.h"
+#include "analysis/HeldNames.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -146,38 +146,8 @@ std::set<std::string> defined_names(const Stmt &s) {
     return n.names;
 }
 
-// The names of `wanted` that s defines: as a loop or a let (`any`), and
-// as a let (`lets`). Only these few names are looked up, where collecting
-// every name (defined_names) built a set of each statement's thousands of
-// lets, once for every Func bounds inference visits.
-struct DefinedAmong {
-    std::set<std::string> any, lets;
-};
-DefinedAmong defined_among(const Stmt &s, const std::set<std::string> &wanted) {
-    class Names : public IRVisitor {
-    public:
-        const std::set<std::string> &wanted;
-        DefinedAmong found;
-        explicit Names(const std::set<std::string> &w) : wanted(w) {}
-        using IRVisitor::include;
-        void include(const Expr &) override {}  // statements only
-        void visit(const For *op) override {
-            if (wanted.count(op->name)) found.any.insert(op->name);
-            IRVisitor::visit(op);
-        }
-        void visit(const LetStmt *op) override {
-            if (wanted.count(op->name)) {
-                found.any.insert(op->name);
-                found.lets.insert(op->name);
-            }
-            IRVisitor::visit(op);
-        }
-    } n(wanted);
-    if (!wanted.empty()) n.include(s);
-    return n.found;
-}
-
-// rounded_in, given the names of vars' loops that s defines.
+// The variables of vars taken over their regions in a statement that
+// defines the loops `loops_in_s`.
 RoundedIn rounded_given(const StageVars &vars, const std::set<std::string> &loops_in_s) {
     RoundedIn in;
     for (const auto &kv : vars) {
@@ -193,10 +163,6 @@ std::set<std::string> shift_loops(const StageVars &vars) {
     for (const auto &kv : vars)
         if (!kv.second.loop.empty()) loops.insert(kv.second.loop);
     return loops;
-}
-
-RoundedIn rounded_in(const StageVars &vars, const Stmt &s) {
-    return rounded_given(vars, defined_among(s, shift_loops(vars)).any);
 }
 
 // Names the lets a box keeps (box_touched) afresh, so that their copies
@@ -218,72 +184,86 @@ LetList rename_kept(const LetList &kept, Box &box, int &counter) {
     return lets;
 }
 
+// The lets of constant value around a node, by name: their values, and
+// each as a point for the bounds of expressions.
+struct ConstantLets {
+    Scope consts;
+    std::map<std::string, Expr> values;
+    // Adds the let (name = value) if its value, with the constants above it
+    // put in, simplifies to a constant.
+    bool push(const std::string &name, const Expr &value, Expr *saved) {
+        Expr v = simplify(substitute(values, value));
+        if (!is_const(v)) return false;
+        auto old = values.find(name);
+        *saved = old == values.end() ? Expr() : old->second;
+        values[name] = v;
+        consts.push(name, Interval::point(v));
+        return true;
+    }
+    void pop(const std::string &name, const Expr &saved) {
+        consts.pop(name);
+        if (saved.defined()) values[name] = saved;
+        else values.erase(name);
+    }
+};
+
+// The chain of lets at the top of the statement bounds inference works on,
+// kept apart from it while each Func's pass runs on the rest: every Func
+// at the root puts its region's lets at the end of the chain, so walking
+// (and simplifying) the chain down again for each Func, and making it anew
+// around each result, cost the square of the number of those Funcs.
+class LeadingLets {
+public:
+    ConstantLets constants;  // of the chain, for the passes below it
+    // s without its leading lets, which go to the end of the chain.
+    Stmt take(Stmt s) {
+        while (const auto *l = s.as<LetStmt>()) {
+            Expr saved;
+            constants.push(l->name, l->value, &saved);
+            lets.push_back({l->name, l->value});
+            s = l->body;
+        }
+        return s;
+    }
+    Stmt wrap(const Stmt &body) const { return wrap_lets(lets, body); }
+
+private:
+    LetList lets;
+};
+
 // A mutator that knows the lets of constant value around the node it is at
 // (a split's inner extent: let out.s0.x.xi.loop_extent = 384), so that the
 // boxes it computes see those constants. Without them a tile's region has a
 // symbolic extent, and the clamp of a vectorized loop's last vector,
 //   min((f.s0.x.max - f.s0.x.min) - 31, 0)
 // cannot fold to 0; each stage of a fused chain then names its consumer's
-// region twice, and the expressions double with every stage.
+// region twice, and the expressions double with every stage. It starts
+// with those of the leading lets (`outer`) and is given the statement
+// below them.
 //
 // It walks only the statements that hold a produce or Realize of the Func
-// it works on: the rest of the pipeline is left as it is without visiting
-// its expressions (each Func's pass would otherwise cost the whole
-// pipeline, and bounds inference the square of its length).
+// it works on (`held`, shared by the passes of all the Funcs): the rest of
+// the pipeline is left as it is without visiting its expressions (each
+// Func's pass would otherwise cost the whole pipeline, and bounds inference
+// the square of its length).
 class ConstantLetsMutator : public IRMutator {
 public:
-    explicit ConstantLetsMutator(const std::string &f) : func_name(f) {}
+    ConstantLetsMutator(const std::string &f, ConstantLets &outer, HeldNames &held)
+        : held(held), func_name(f), constants(outer), consts(outer.consts) {}
     using IRMutator::mutate;
-    Stmt mutate(const Stmt &s) override {
-        if (!s.defined()) return s;
-        if (!holders_found) {
-            holders_found = true;
-            find_holders(s);
-        }
-        return holders.count(s.get()) ? IRMutator::mutate(s) : s;
-    }
-
-private:
-    const std::string &func_name;
-    bool holders_found = false;
-    std::unordered_set<const void *> holders;
-
-    void find_holders(const Stmt &root) {
-        class Holders : public MarkHolders {
-        public:
-            Holders(const std::string &n, std::unordered_set<const void *> &out) : MarkHolders(out), name(n) {}
-            using MarkHolders::include;
-            void include(const Expr &) override {}  // statements only
-
-        private:
-            const std::string &name;
-            void visit(const ProducerConsumer *op) override {
-                if (op->name == name) mark();
-                IRVisitor::visit(op);
-            }
-            void visit(const Realize *op) override {
-                if (op->name == name) mark();
-                IRVisitor::visit(op);
-            }
-        } h(func_name, holders);
-        h.include(root);
-    }
+    Stmt mutate(const Stmt &s) override { return held.produces(s, func_name) ? IRMutator::mutate(s) : s; }
 
 protected:
-    Scope consts;
-    std::map<std::string, Expr> values;
+    HeldNames &held;
+    const std::string &func_name;
+    ConstantLets &constants;
+    const Scope &consts;
 
     Stmt visit(const LetStmt *op) override {
-        Expr v = simplify(substitute(values, op->value));
-        if (!is_const(v)) return IRMutator::visit(op);
-        auto old = values.find(op->name);
-        Expr saved = old == values.end() ? Expr() : old->second;
-        values[op->name] = v;
-        consts.push(op->name, Interval::point(v));
+        Expr saved;
+        if (!constants.push(op->name, op->value, &saved)) return IRMutator::visit(op);
         Stmt body = mutate(op->body);
-        consts.pop(op->name);
-        if (saved.defined()) values[op->name] = saved;
-        else values.erase(op->name);
+        constants.pop(op->name, saved);
         if (body.same_as(op->body)) return Stmt(op);
         return LetStmt::make(op->name, op->value, body);
     }
@@ -391,9 +371,9 @@ void check_within_output_covers(const FunctionContents &f, const Box &box, const
 // expressions stay as long as one stage's, however deep the fused group.
 class DefineRegion : public ConstantLetsMutator {
 public:
-    DefineRegion(const FunctionContents &f, bool out, int &copies, const StageVars &stage_vars,
-                 const Environment *within = nullptr)
-        : ConstantLetsMutator(f.name), func(f), is_output(out), copies(copies), stage_vars(stage_vars),
+    DefineRegion(const FunctionContents &f, bool out, int &copies, const StageVars &stage_vars, ConstantLets &outer,
+                 HeldNames &held, const Environment *within = nullptr)
+        : ConstantLetsMutator(f.name, outer, held), func(f), is_output(out), copies(copies), stage_vars(stage_vars),
           within(within) {}
     bool done = false;
 
@@ -479,7 +459,7 @@ protected:
         // region (a RoundUp split's last tile) read f where nothing uses
         // the result, so f is not computed there (its storage still
         // covers those reads, SetRealizeBounds).
-        RoundedIn rounded = rounded_in(stage_vars, c->body);
+        RoundedIn rounded = rounded_given(stage_vars, held.defines(c->body, shift_loops(stage_vars)).any);
         Box box = box_touched(c->body, func.name, true, false, &found, consts, &kept, &rounded.both,
                               &rounded.min_only);
         internal_assert(found) << "no consumer of " << func.name;
@@ -597,8 +577,9 @@ std::vector<Stmt> output_alignment_checks(const FunctionContents &f, const Box &
 
 class SetRealizeBounds : public ConstantLetsMutator {
 public:
-    SetRealizeBounds(const FunctionContents &f, int &copies, const StageVars &stage_vars)
-        : ConstantLetsMutator(f.name), func(f), copies(copies), stage_vars(stage_vars) {}
+    SetRealizeBounds(const FunctionContents &f, int &copies, const StageVars &stage_vars, ConstantLets &outer,
+                     HeldNames &held)
+        : ConstantLetsMutator(f.name, outer, held), func(f), copies(copies), stage_vars(stage_vars) {}
 
 protected:
     const FunctionContents &func;
@@ -608,9 +589,7 @@ protected:
     // Does s bind one of the stage variables taken over their regions in it?
     bool binds_rounded(const Stmt &s) const {
         if (stage_vars.empty()) return false;
-        std::set<std::string> wanted = shift_loops(stage_vars);
-        for (const auto &kv : stage_vars) wanted.insert(kv.first);
-        const DefinedAmong found = defined_among(s, wanted);  // one walk for both questions
+        const HeldNames::Defined found = held.defines(s);  // held is asked about those variables and loops
         const RoundedIn in = rounded_given(stage_vars, found.any);
         for (const std::string &n : found.lets)
             if (in.both.count(n) || in.min_only.count(n)) return true;
@@ -671,16 +650,21 @@ Stmt under_leading_lets(const Stmt &s, Scope &known, LetList &leading) {
 
 Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs, const std::vector<std::string> &order,
                       const Environment &env, PipelineRegions &regions) {
-    Stmt s = stmt;
+    LeadingLets top;
+    Stmt s = top.take(stmt);
     int copies = 0;  // lets defined again where a box names them
     const StageVars stage_vars = rounded_stage_vars(env, outputs);
+    std::set<std::string> funcs, split_names = shift_loops(stage_vars);
+    for (const auto &kv : env) funcs.insert(kv.first);
+    for (const auto &kv : stage_vars) split_names.insert(kv.first);
+    HeldNames held(funcs, split_names);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const FunctionContents &f = *env.at(*it);
         bool is_out = std::find(outputs.begin(), outputs.end(), f.name) != outputs.end();
         const bool within = computed_within_output(f, outputs);
         if ((is_out && !within) || is_inlined(f, false)) continue;
-        DefineRegion def(f, false, copies, stage_vars, within ? &env : nullptr);
-        s = def.place_pending(def.mutate(s));
+        DefineRegion def(f, false, copies, stage_vars, top.constants, held, within ? &env : nullptr);
+        s = top.take(def.place_pending(top.take(def.mutate(s))));
         internal_assert(def.done) << "producer of " << f.name << " not found";
         if (within) continue;  // no storage to size: its buffer is the caller's
         // The loops of a compute_with group depend on every member's region
@@ -691,10 +675,11 @@ Stmt bounds_inference(const Stmt &stmt, const std::vector<std::string> &outputs,
         std::string parent = fusion_parent(f);
         bool into_output = std::find(outputs.begin(), outputs.end(), parent) != outputs.end();
         if (!parent.empty() && !into_output) continue;
-        s = SetRealizeBounds(f, copies, stage_vars).mutate(s);
+        s = top.take(SetRealizeBounds(f, copies, stage_vars, top.constants, held).mutate(s));
         for (const auto &c : fused_children(env, f.name))
-            s = SetRealizeBounds(*env.at(c), copies, stage_vars).mutate(s);
+            s = top.take(SetRealizeBounds(*env.at(c), copies, stage_vars, top.constants, held).mutate(s));
     }
+    s = top.wrap(s);
     // Outputs compute the region of their buffer; their lets go outermost.
     std::vector<std::pair<std::string, Expr>> out_lets;
     std::vector<Stmt> out_checks;
