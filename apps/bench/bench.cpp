@@ -8,14 +8,19 @@
 //   ./build/bin/bench --quick                           # small sizes: a smoke check
 //   ./build/bin/bench --only gemm,softmax --runs 20
 //   ./build/bin/bench --auto       # + kiln::autoschedule and Halide's three autoschedulers
+//   ./build/bin/bench --auto --only max_filter --schedules out   # + each one's schedule in out/
 //
 // Writes a table on stdout, --json (bench_results.json) and --svg
-// (bench_chart.svg). Exit status 1 if any output disagrees with Kiln's.
+// (bench_chart.svg); with --schedules DIR, each autoscheduler's chosen
+// schedule as a file of its own. Exit status 1 if any output disagrees
+// with Kiln's.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "anchors.h"
@@ -56,7 +61,30 @@ bool selected(const SuiteOptions &o, const std::string &name) {
     return false;
 }
 
-int run(const SuiteOptions &o, const std::string &json_path, const std::string &svg_path) {
+// "max_filter host_tiled 1536x2560", "halide mullapudi2016" ->
+// "max_filter_host_tiled_1536x2560.halide_mullapudi2016.cpp": each row an
+// autoscheduler chose the schedule of, its .sched text (Kiln) or the C++
+// Halide's AutoSchedulerResults::schedule_source holds, in dir.
+void write_schedules(const CaseResult &c, const std::string &dir) {
+    auto file_name = [](std::string s) {
+        for (char &ch : s)
+            if (ch == ' ' || ch == '/') ch = '_';
+        return s;
+    };
+    for (const Entry &e : c.entries) {
+        if (e.schedule.empty() || e.search_ms < 0) continue;
+        const bool halide = e.system.compare(0, 7, "halide ") == 0;
+        const std::filesystem::path path =
+            std::filesystem::path(dir) / (file_name(c.name) + "." + file_name(e.system) + (halide ? ".cpp" : ".sched"));
+        std::ofstream f(path);
+        f << e.schedule;
+        if (!f) throw std::runtime_error("bench: cannot write " + path.string());
+        std::fprintf(stderr, "wrote %s\n", path.c_str());
+    }
+}
+
+int run(const SuiteOptions &o, const std::string &json_path, const std::string &svg_path,
+        const std::string &schedules_dir) {
     // Every system gets the same number of threads.
     const std::string threads = std::to_string(o.threads);
     setenv("KILN_NUM_THREADS", threads.c_str(), 1);
@@ -112,6 +140,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
         for (Entry &e : take_auto_rows()) results.back().entries.push_back(std::move(e));
         cases.push_back(to_json(results.back(), roof));
         write_json();
+        if (!schedules_dir.empty()) write_schedules(results.back(), schedules_dir);
     }
     print_table(results, roof);
     std::ofstream(svg_path) << chart_svg(results, roof);
@@ -128,7 +157,7 @@ int run(const SuiteOptions &o, const std::string &json_path, const std::string &
 
 int main(int argc, char **argv) {
     kiln_bench::SuiteOptions o;
-    std::string json_path = "bench_results.json", svg_path = "bench_chart.svg";
+    std::string json_path = "bench_results.json", svg_path = "bench_chart.svg", schedules_dir;
     CLI::App app{"Kiln against Halide 14, OpenBLAS, oneDNN and OpenCV, with the machine's roofline"};
     app.add_flag("--quick", o.quick, "Small sizes and 3 runs: a smoke check, not a measurement");
     app.add_option("--runs", o.runs, "Timed runs per system (the minimum is reported)")->check(CLI::Range(1, 100000));
@@ -140,6 +169,10 @@ int main(int argc, char **argv) {
                  "Li2018 autoschedulers with the same estimates (\"halide mullapudi2016\", ... rows)");
     app.add_option("--json", json_path, "Where to write the results");
     app.add_option("--svg", svg_path, "Where to write the chart");
+    app.add_option("--schedules", schedules_dir,
+                   "With --auto: write the schedule each autoscheduler chose to this directory, one file a case and "
+                   "autoscheduler (CASE.SYSTEM.sched for Kiln's, CASE.SYSTEM.cpp for Halide's schedule_source)")
+        ->check(CLI::ExistingDirectory);
     CLI11_PARSE(app, argc, argv);
     if (o.quick && app.count("--runs") == 0) o.runs = 3;
     for (const std::string &name : o.only) {
@@ -153,7 +186,7 @@ int main(int argc, char **argv) {
         }
     }
     try {
-        return kiln_bench::run(o, json_path, svg_path);
+        return kiln_bench::run(o, json_path, svg_path, schedules_dir);
     } catch (const kiln::CompileError &e) {
         std::fprintf(stderr, "Kiln compile error: %s\n", e.what());
     } catch (const kiln::RuntimeError &e) {
