@@ -502,8 +502,10 @@ private:
             // (unless the strip's rows are those the updates run over,
             // FuncInfo::rows_reduced, or f's region does not follow the
             // strips: a table read at loaded values, the same in every one).
-            const bool strips_of_updates = f.updates && !f.rows_reduced && !g.empty() &&
-                                           ScheduleWriter::follows_loop(f, s.structure.at(g), Place::Outer);
+            // A strip of columns runs down all the rows.
+            const bool strips_of_updates =
+                f.updates && !g.empty() && ScheduleWriter::follows_loop(f, s.structure.at(g), Place::Outer) &&
+                (!f.rows_reduced || s.structure.at(g).kind == Structure::Columns);
             if (!g.empty())
                 for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
                     if (!writer.loops_for(g, s.structure.at(g), p).first.empty() &&
@@ -594,6 +596,7 @@ private:
                                           e.legal, e.cost.total, note_for(e, f.name, Place::Outer)});
                 states.push_back(c);
             }
+            if (!f.output && gi) column_strips(s, f, g, d, states);
             if (!f.wrapper.empty()) wrapped_options(s, f, g, d, states);
             if (!f.output) root_with_producers(s, f, d, states);
             std::map<std::string, Structure> before = s.structure;
@@ -701,6 +704,35 @@ private:
         }
     }
 
+    // f per strip of columns of its consumers' group g, g's loops made
+    // strips of columns (Structure::Columns): where f's updates run over
+    // the rows g's strips of rows split (FuncInfo::rows_reduced), so that
+    // per strip of rows it would be computed whole again, and f's region
+    // follows g's columns. Each strip computes f down the band of columns
+    // it reads (max_filter's vert_log, its levels down the columns: a band
+    // that fits L2 where the whole image is in DRAM). Its own option, like
+    // a matrix product's register blocks: placed per strip of rows f loses
+    // to the root, and g keeps the loops it chose before f is placed.
+    void column_strips(const State &s, const FuncInfo &f, const std::string &g, AutoscheduleDecision &d,
+                       std::vector<State> &states) {
+        const FuncInfo &gi = info.at(g);
+        const Structure st{Structure::Columns, column_strip_vectors * gi.lanes, 0};
+        if (!f.updates || !f.rows_reduced || !f.follows.count(0) || s.structure.at(g).kind == Structure::Columns ||
+            gi.args.size() < 2 || gi.extent[0] < 2 * st.tx || !budget_left())
+            return;
+        State c = s;
+        c.structure[g] = st;
+        place(c, f, Place::Outer, g);
+        Evaluation e = evaluate(c);
+        d.alternatives.push_back({writer.option_name(c, f.name, Place::Outer) + ", " + st.to_string() + " of " + g,
+                                  e.legal, e.cost.total, note_for(e, f.name, Place::Outer)});
+        states.push_back(c);
+    }
+    // The vectors across a strip of columns that column_strips offers
+    // (tile_groups then weighs the other widths): 16 (256 floats with
+    // AVX-512, 128 with AVX2).
+    static constexpr int column_strip_vectors = 16;
+
     // Matrix product f (FuncInfo::wrapper) per register block of its
     // wrapper: the wrapper at the root, or per strip of f's consumers' group
     // g (rows, a row of tiles, or a row of blocks when rows of blocks are
@@ -791,6 +823,13 @@ private:
                 const int rows = block_rows(f);
                 if (product && w >= 2 * L && h >= rows)
                     for (bool rows_outer : {false, true}) options.push_back({Structure::Blocks, 2, rows, false, rows_outer});
+                // Strips of columns where a Func in the group runs its
+                // updates over the rows (column_strips).
+                bool down_rows = false;
+                for (const auto &[m, g] : s.group) down_rows |= g == f.name && info.at(m).rows_reduced;
+                if (down_rows)
+                    for (int tx : {8 * L, column_strip_vectors * L})
+                        if (w >= 2 * tx) options.push_back({Structure::Columns, tx, 0});
             } else {
                 for (int tx : {64 * L, 512 * L})
                     if (w >= 2 * tx) options.push_back({Structure::Strips, tx, 0});
@@ -819,9 +858,13 @@ private:
                 for (const auto &[m, g] : c.group)  // wrappers' blocks within the new strips
                     if (g == f.name && c.structure.count(m) && c.structure[m].kind == Structure::Blocks && st.ty > 0)
                         c.structure[m].ty = block_rows(info.at(m), st.ty);
-                bool has_loops = true;  // for every Func computed in the group
+                bool has_loops = true;  // for every Func computed in the group (not per strip of
+                                        // rows where its updates run over the rows)
                 for (const auto &[m, g] : s.group)
-                    if (g == f.name && writer.loops_for(g, st, s.place.at(m)).first.empty()) has_loops = false;
+                    if (g == f.name && (writer.loops_for(g, st, s.place.at(m)).first.empty() ||
+                                        (s.place.at(m) == Place::Outer && info.at(m).rows_reduced &&
+                                         st.kind != Structure::Columns)))
+                        has_loops = false;
                 if (!has_loops) continue;
                 if (!budget_left()) break;
                 Evaluation e = evaluate(c);

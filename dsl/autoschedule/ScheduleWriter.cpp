@@ -54,6 +54,10 @@ std::pair<std::string, std::string> ScheduleWriter::loops_for(const std::string 
     case Structure::Strips:
         if (p == Place::Inner) return {x + "o", ""};
         return {"", ""};
+    case Structure::Columns:  // per row of a strip, sliding down it, per strip
+        if (p == Place::Inner) return {y, ""};
+        if (p == Place::Sliding) return {y, x + "o"};
+        return {x + "o", ""};
     case Structure::Blocks:  // per block (the inner of the two loops), per row or column of blocks
         if (p == Place::Inner) return {s.rows_outer ? x + "o" : y + "o", ""};
         if (p == Place::Outer) return {s.rows_outer ? y + "o" : x + "o", ""};
@@ -66,6 +70,7 @@ bool ScheduleWriter::follows_loop(const FuncInfo &f, const Structure &s, Place p
     switch (s.kind) {
     case Structure::Tiles: return f.follows.count(0) || f.follows.count(1);
     case Structure::Strips: return f.follows.count(0) != 0;
+    case Structure::Columns: return f.follows.count(p == Place::Outer ? 0 : 1) != 0;
     case Structure::Blocks:  // the inner of the two loops of blocks, or the outer
         return f.follows.count((p == Place::Outer) == s.rows_outer ? 1 : 0) != 0;
     default: return f.follows.count(1) != 0;
@@ -185,6 +190,9 @@ std::string ScheduleWriter::root_directives(const FuncInfo &f, const Structure &
                std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
     case Structure::Strips:
         return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
+    case Structure::Columns:  // strips of columns outermost, each down all its rows
+        return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ") reorder(" + x + "i, " + y + ", " +
+               x + "o)" + v + " parallel(" + x + "o)";
     case Structure::Blocks:  // the outer loop of blocks in parallel
         return block_loops(f, s) + " parallel(" +
                (f.args.size() > 2 ? f.args.back() : s.rows_outer ? y + "o" : x + "o") + ")";

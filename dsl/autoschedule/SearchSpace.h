@@ -26,8 +26,10 @@ enum class Place { Inline, Root, Inner, Sliding, Outer };
 // The loops of a root Func's pure definition.
 struct Structure {
     // Strips: a 1-D Func split into strips. Blocks: register blocks of tx
-    // vectors by ty rows, for a matrix product computed per block.
-    enum Kind { Plain, Rows, Tiles, Strips, Blocks } kind = Plain;
+    // vectors by ty rows, for a matrix product computed per block. Columns:
+    // strips of tx columns, outermost and in parallel, each down all its
+    // rows (for a Func whose updates run over the rows, computed per strip).
+    enum Kind { Plain, Rows, Tiles, Strips, Blocks, Columns } kind = Plain;
     int tx = 0, ty = 0;
     bool bare = false;  // no directives at all (the baseline)
     // Blocks: rows of blocks outermost (each row of blocks computes what
@@ -43,6 +45,7 @@ struct Structure {
         case Rows: return "strips of " + std::to_string(ty) + " rows";
         case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
         case Strips: return "strips of " + std::to_string(tx);
+        case Columns: return "strips of " + std::to_string(tx) + " columns";
         case Blocks:
             return "register blocks of " + std::to_string(tx) + " vectors x " + std::to_string(ty) + " rows" +
                    (rows_outer ? ", rows of blocks outermost" : "");
@@ -178,7 +181,8 @@ public:
     // Whether f's region moves with the loop its group root runs at place
     // p (loops_for): the root's rows (dimension 1) per strip, row of tiles,
     // register block or row of blocks, its first dimension per strip of a
-    // 1-D Func or per column of blocks, either per 2-D tile.
+    // 1-D Func, per column of blocks or per strip of columns (the rows per
+    // row of such a strip), either per 2-D tile.
     static bool follows_loop(const FuncInfo &f, const Structure &s, Place p);
 
     // Where the operand of product f is packed (State::packed): the group

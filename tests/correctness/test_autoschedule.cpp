@@ -3,6 +3,7 @@
 // tile or vector (kiln/Autoschedule.h).
 #include "attention_fixture.h"
 #include "check.h"
+#include "column_max_fixture.h"
 #include "grid_fixture.h"
 #include "iir_fixture.h"
 #include "relu_product_fixture.h"
@@ -17,9 +18,11 @@ namespace {
 // computes a Func with updates at each use, which recomputes a recursive
 // filter's whole column per point), then auto-scheduled for these sizes;
 // returns the number of differing points. `text` (if given) gets the
-// schedule chosen.
+// schedule chosen; `machine` (if given) is the cost model's machine instead
+// of this one's.
 template<typename MakeOutput>
-int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *text = nullptr, bool unfused = false) {
+int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *text = nullptr, bool unfused = false,
+                    const MachineModel *machine = nullptr) {
     Func plain = make(), scheduled = make();
     Buffer<float> want = like.copy(), got = like.copy();
     if (unfused)
@@ -30,6 +33,7 @@ int auto_vs_default(MakeOutput make, const Buffer<float> &like, std::string *tex
     for (int d = 0; d < like.dimensions(); d++) size.push_back(like.dim(d).extent());
     AutoscheduleOptions o;
     o.time_limit_ms = 60000;  // every option evaluated, however busy the machine
+    if (machine) o.machine = *machine;
     AutoscheduleResult r = autoschedule(Pipeline(scheduled), Target::host(), {{scheduled.name(), size}}, o);
     INFO(r.schedule_text);
     // Every option evaluated; what may be noted is only that a float sum
@@ -289,4 +293,24 @@ TEST_CASE("autoschedule: a transpose at the root with its recursive filter per s
     std::string text;
     CHECK(auto_vs_default(make, Buffer<float>(333, 517), &text, /*unfused=*/true) == 0);
     CHECK(text.find("blur_a: compute_at(trans_a, ") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: a Func whose updates run down the rows, per strip of columns, agrees with the default "
+          "schedule",
+          "[autoschedule]") {
+    // A width no strip of columns or vector divides; the search computes
+    // levels per strip of out's columns on a machine of 16 MiB of L3, where
+    // its levels at the root (33 MiB) would be in DRAM.
+    Buffer<float> input = random_image<float>(1037, 2051, 0, 0, -10, 10);
+    auto make = [&] {
+        ColumnMaxFixture f;
+        f.in.set(input);
+        return f.out;
+    };
+    std::string text;
+    MachineModel m = MachineModel::host();
+    m.l2_bytes = 1 << 20, m.l3_bytes = 16 << 20;
+    CHECK(auto_vs_default(make, Buffer<float>(1037, 2051), &text, /*unfused=*/true, &m) == 0);
+    CHECK(text.find("levels: compute_at(out, xo)") != std::string::npos);
+    CHECK(text.find("reorder(xi, y, xo)") != std::string::npos);
 }

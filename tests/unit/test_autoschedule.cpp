@@ -4,6 +4,7 @@
 #include <kiln/kiln.h>
 
 #include "attention_fixture.h"
+#include "column_max_fixture.h"
 #include "grid_fixture.h"
 #include "iir_fixture.h"
 #include "relu_product_fixture.h"
@@ -874,4 +875,37 @@ TEST_CASE("autoschedule: a transpose goes to the root with its recursive filter 
     REQUIRE(b);
     for (const auto &alt : b->alternatives) outer_offered |= alt.option == "compute_at(out, yo)";
     CHECK(outer_offered);
+}
+
+TEST_CASE("autoschedule: a Func whose updates run down the rows is computed per strip of columns",
+          "[autoschedule]") {
+    // levels' updates run over all the rows its consumer's strips of rows
+    // would split, so per strip of rows it is computed whole again, and at
+    // the root its levels (33 MiB at 1024x2048) are in DRAM. It is offered
+    // per strip of out's columns, out's loops made strips of columns: the
+    // strip's band of levels (128 columns, 4.1 MiB) in L3. (Its decision is
+    // then taken again in those loops: per strip or at the root.)
+    ColumnMaxFixture f;
+    AutoscheduleResult r = autoschedule(Pipeline(f.out), avx2, {{"out", {1024, 2048}}}, fixed_machine());
+    INFO(r.explanation);
+    CHECK(stanza(r.schedule_text, "out").find("out: split(x, xo, xi, ") == 0);
+    CHECK(stanza(r.schedule_text, "out").find("reorder(xi, y, xo) vectorize(xi, natural_vector_size) parallel(xo)") !=
+          std::string::npos);
+    CHECK(stanza(r.schedule_text, "levels") == "levels: compute_at(out, xo) vectorize(x, natural_vector_size)");
+    const AutoscheduleDecision *d = decision(r, "levels");
+    REQUIRE(d);
+    const AutoscheduleAlternative *root = nullptr, *columns = nullptr;
+    for (const auto &alt : d->alternatives) {
+        if (alt.option == "compute_root") root = &alt;
+        if (alt.option == "compute_at(out, xo)") columns = &alt;
+        // Never per strip of rows, whose strips would each compute all of levels' rows.
+        CHECK(alt.option.find("compute_at(out, yo)") == std::string::npos);
+    }
+    REQUIRE(root);
+    REQUIRE(columns);
+    CHECK(columns->legal);
+    CHECK(columns->cost.memory < root->cost.memory);
+    CHECK(columns->cost.total() < root->cost.total());
+    CHECK(r.explanation.find("out: strips of 128 columns\n") != std::string::npos);
+    CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
 }
