@@ -16,6 +16,7 @@ bool is_leaf(const Expr &e) {
 }  // namespace
 
 void CountCalls::include(const Expr &e) {
+    if (e.defined() && !in_index && !e.type().is_bool()) widest = std::max(widest, e.type().bytes());
     if (!e.defined() || repeated || is_leaf(e)) return IRVisitor::include(e);
     repeated = !seen.insert((in_index ? "index " : "") + *expr_key(e)).second;
     IRVisitor::include(e);
@@ -55,6 +56,7 @@ void CountCalls::visit(const Select *op) {
     arith += std::max(t.arith, f.arith);
     divs += std::max(t.divs, f.divs);
     transcendentals += std::max(t.transcendentals, f.transcendentals);
+    widest = std::max({widest, t.widest, f.widest});
     for (const CountCalls *b : {&t, &f}) {
         for (const auto &[name, n] : b->calls) calls[name] += n;
         seen.insert(b->seen.begin(), b->seen.end());

@@ -27,6 +27,9 @@ public:
     // Whether a condition is the same in every lane of the enclosing
     // vectorized loop (or no loop is vectorized); unset: none is.
     std::function<bool(const Expr &)> uniform;
+    // The bytes of the widest type of the values included (not of indices
+    // or conditions): a uint8 store of float arithmetic, 4.
+    int widest = 0;
 
     void include(const Expr &e) override;
     using IRVisitor::include;

@@ -111,6 +111,7 @@ void add_counts(LoopCounts &into, const LoopCounts &part) {
         f.serial_reduction_stores += p.serial_reduction_stores;
         f.scalar_call_stores += p.scalar_call_stores;
         f.vector_lanes = std::max(f.vector_lanes, p.vector_lanes);
+        f.vector_value_bytes = std::max(f.vector_value_bytes, p.vector_value_bytes);
         f.parallel_stores += p.parallel_stores;
         if (p.parallel_tasks)
             f.parallel_tasks = f.parallel_tasks ? std::min(f.parallel_tasks, p.parallel_tasks) : p.parallel_tasks;
@@ -561,6 +562,7 @@ public:
             if (lanes) {
                 fc.vector_stores += mult;
                 fc.vector_lanes = std::max(fc.vector_lanes, lanes);
+                fc.vector_value_bytes = std::max(fc.vector_value_bytes, cc.widest);
             }
             if (tasks) {
                 fc.parallel_stores += mult;

@@ -103,6 +103,9 @@ struct FuncCounts {
     // they too run one lane at a time
     int64_t scalar_call_stores = 0;
     int64_t vector_lanes = 0;     // the widest such loop's extent
+    // The bytes of the widest type the values of those stores compute (a
+    // uint8 store of float arithmetic: 4), operations in indices aside.
+    int vector_value_bytes = 0;
     int64_t parallel_stores = 0;  // stores inside a parallel loop
     int64_t parallel_tasks = 0;   // the fewest iterations of a parallel loop around a store
     // Its stores' loads at an aliasing stride (AliasedLoads): how many

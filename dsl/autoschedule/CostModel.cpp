@@ -115,7 +115,11 @@ PipelineCost predict_cost(const LoopCounts &counts, const LoopCounts &baseline, 
         if (is_output) output_speedup = std::max(output_speedup, speedup);
 
         double v = (double)fc.vector_stores / (double)fc.stores;
+        // A vector of a narrow type whose values are computed in a wider
+        // one (a uint8 output's 64 lanes of float arithmetic) takes as
+        // many registers, so as many operations, as the wider type needs.
         double lanes = std::max<double>((double)fc.vector_lanes, 1);
+        if (fc.vector_value_bytes > 0) lanes = std::min(lanes, std::max(1.0, (double)m.vector_bytes / fc.vector_value_bytes));
         // A scattered store is one store per lane (scattered_stores counts
         // them per stored point, as memory_reads counts a gather's loads).
         double cycles = ((double)fc.arith + fc.memory_reads + fc.scattered_stores) / m.ops_per_cycle +

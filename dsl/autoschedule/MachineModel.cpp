@@ -71,6 +71,7 @@ const std::vector<Field> &fields() {
         {"l1_ways", nullptr, nullptr, &MachineModel::l1_ways},
         {"l2_ways", nullptr, nullptr, &MachineModel::l2_ways},
         {"line_bytes", nullptr, &MachineModel::line_bytes},
+        {"vector_bytes", nullptr, &MachineModel::vector_bytes},
         {"threads", nullptr, nullptr, &MachineModel::threads},
         {"ghz", &MachineModel::ghz},
         {"ops_per_cycle", &MachineModel::ops_per_cycle},
@@ -163,6 +164,7 @@ MachineModel MachineModel::detected() {
     // error (session 44)"). Loops through exp and the like stay scalar
     // (FuncCounts::scalar_call_stores).
     m.unvectorized_lanes = Target::host().natural_vector_size(Float(32));
+    m.vector_bytes = Target::host().natural_vector_size(UInt(8));
     for (int i = 0; i < 8; i++) {
         std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
         std::string type = read_word(dir + "type"), level = read_word(dir + "level");

@@ -186,7 +186,9 @@ TEST_CASE("cost model: a vector stored lane by lane costs a store per lane", "[l
         u.vectorize(x, 16);
         if (by_columns) t.reorder_storage(y, x);
         Counted c = count_pipeline(u, {256, 64});
-        return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, MachineModel());
+        MachineModel m;
+        m.vector_bytes = 64;  // 16 floats a register
+        return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m);
     };
     PipelineCost dense = cost(false), scattered = cost(true);
     CHECK(dense.funcs.at("t").scatters == 0);
@@ -318,6 +320,7 @@ TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one l
         CHECK(c.counts.funcs.at("u").scalar_call_stores == (with_exp && !vectorized ? 256 * 64 : 0));
         MachineModel m;
         m.unvectorized_lanes = 16;
+        m.vector_bytes = 64;
         return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m).funcs.at("u").terms.compute;
     };
     MachineModel m;
@@ -329,6 +332,33 @@ TEST_CASE("loop counts: a store calling exp outside a vectorized loop runs one l
     const double with_exp = points * (per_op + m.transcendental_cycles / m.ghz);
     CHECK(cost(true, false) == Approx(with_exp));
     CHECK(cost(true, true) == Approx(with_exp / 16));
+}
+
+TEST_CASE("cost model: a vector of a narrow type computing floats takes a register per float vector",
+          "[loop_counts][autoschedule]") {
+    // A uint8 store vectorized 32 lanes wide (AVX2's natural width for
+    // uint8) whose value is float arithmetic computes 4 registers of 8
+    // floats a vector; a float store of 8 lanes, one. Until session 56 the
+    // model divided either's operations by its lanes alone, so a uint8
+    // output cost a quarter of the float arithmetic it does.
+    using namespace kiln;
+    using namespace kiln::internal;
+    auto compute = [](Type t, int lanes, int64_t vector_bytes) {
+        ImageParam in(Float(32), 2, "in");
+        Var x("x"), y("y");
+        Func u("u");
+        u(x, y) = cast(t, in(x, y) * 2.0f + 1.0f);
+        u.vectorize(x, lanes);
+        Counted c = count_pipeline(u, {256, 64});
+        CHECK(c.counts.funcs.at("u").vector_value_bytes == 4);
+        MachineModel m;
+        m.vector_bytes = vector_bytes;
+        return predict_cost(c.counts, LoopCounts(), c.env, {"u"}, {}, m).funcs.at("u").terms.compute;
+    };
+    // 32 uint8 lanes: 8 floats a register of 32 bytes, 32 of 128.
+    CHECK(compute(UInt(8), 32, 32) == Approx(4 * compute(UInt(8), 32, 128)));
+    // 8 float lanes fit a register of 32 bytes: no wider register helps.
+    CHECK(compute(Float(32), 8, 32) == Approx(compute(Float(32), 8, 128)));
 }
 
 TEST_CASE("cost model: outputs written where their size fits, pages only of blocks the runtime frees",

@@ -50,6 +50,10 @@ struct MachineModel {
     double ghz = 3.0;
     double ops_per_cycle = 2;            // vector (or scalar) operations issued per cycle and core
     double unvectorized_lanes = 4;       // a loop the schedule does not vectorize: g++ does (detected(): the host's width)
+    // A vector register's bytes (detected(): the host's; 32, AVX2's, by
+    // default): a vector computing wider values than it stores takes
+    // several (FuncCounts::vector_value_bytes).
+    int64_t vector_bytes = 32;
     double div_cycles = 8, transcendental_cycles = 20;  // per vector, beyond one operation
     double l1_bytes_per_ns = 100, l2_bytes_per_ns = 50, l3_bytes_per_ns = 25;  // per core
     double dram_bytes_per_ns = 15, dram_total_bytes_per_ns = 30;  // one core, all cores
