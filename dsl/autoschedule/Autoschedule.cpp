@@ -507,9 +507,9 @@ private:
                 f.updates && !g.empty() && ScheduleWriter::follows_loop(f, s.structure.at(g), Place::Outer) &&
                 (!f.rows_reduced || s.structure.at(g).kind == Structure::Columns);
             if (!g.empty())
-                for (Place p : {Place::Inner, Place::Sliding, Place::Outer})
+                for (Place p : {Place::Vector, Place::Inner, Place::Sliding, Place::Outer})
                     if (!writer.loops_for(g, s.structure.at(g), p).first.empty() &&
-                        !(p == Place::Sliding && f.output) &&
+                        !((p == Place::Sliding || p == Place::Vector) && f.output) &&
                         !(p == Place::Outer && !strips_of_updates && !options.empty() && options.back() == Place::Sliding))
                         options.push_back(p);
             options.push_back(Place::Root);
@@ -872,11 +872,46 @@ private:
                 d.alternatives.push_back({st.to_string(), e.legal, e.cost.total, note});
                 states.push_back(c);
             }
+            channels_option(f, d, states);
             const Structure before = s.structure.at(f.name);
             decide(d, states, s, "loops");
             if (!s.structure.at(f.name).same_loops(before)) changed.insert(f.name);
         }
         return changed;
+    }
+
+    // The cheapest of group root f's loops (d's alternatives so far) with
+    // its small dimensions innermost and unrolled (Structure::
+    // channels_inner): an image's channels computed together, per vector,
+    // where the Funcs they share are then placed per vector (Place::
+    // Vector) and computed once for all of them instead of once per
+    // channel (hist_equalize's output: the luma, chroma and equalized luma
+    // of each pixel, shared by its red, green and blue). One evaluation,
+    // not one per loop structure: the channels' order is the same choice
+    // in any of them. Not where a Func is computed per strip of the group
+    // or slides down it: its storage per strip would then hold every
+    // channel (max_filter's vert_log per strip of columns: 69 MiB a strip
+    // instead of 23, which the model, holding both in the 480 MiB of L3
+    // sysfs reports on a shared Xeon, predicted faster; it ran 3.5x
+    // slower).
+    void channels_option(const FuncInfo &f, AutoscheduleDecision &d, std::vector<State> &states) {
+        size_t best = d.alternatives.size();
+        for (size_t i = 0; i < d.alternatives.size(); i++)
+            if (d.alternatives[i].legal && (best == d.alternatives.size() ||
+                                            d.alternatives[i].cost.total() < d.alternatives[best].cost.total()))
+                best = i;
+        if (best == d.alternatives.size() || f.updates || ScheduleWriter::small_dims(f).empty() || !budget_left())
+            return;
+        State c = states[best];
+        for (const auto &[m, g] : c.group)
+            if (g == f.name && (c.place.at(m) == Place::Outer || c.place.at(m) == Place::Sliding)) return;
+        Structure &st = c.structure[f.name];
+        if (st.kind != Structure::Rows && st.kind != Structure::Tiles && st.kind != Structure::Columns) return;
+        st.channels_inner = true;
+        Evaluation e = evaluate(c);
+        d.alternatives.push_back(
+            {st.to_string(), e.legal, e.cost.total, e.legal ? group_note(e, c, f.name) : "not possible: " + e.error});
+        states.push_back(c);
     }
 
     // The working set of group r: the storage of the Funcs computed in it.

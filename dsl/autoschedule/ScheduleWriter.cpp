@@ -42,6 +42,10 @@ std::pair<std::string, std::string> ScheduleWriter::loops_for(const std::string 
     const FuncInfo &f = info.at(r);
     if (f.args.empty()) return {"", ""};  // a 0-D group root: no loop to compute anything in
     std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
+    if (p == Place::Vector) {  // the vectorized loop, outside the channels
+        if (!s.channels_inner) return {"", ""};
+        return {s.kind == Structure::Rows ? x : x + "i", ""};
+    }
     switch (s.kind) {
     case Structure::Rows:
         if (p == Place::Inner) return {y + "i", ""};
@@ -67,6 +71,7 @@ std::pair<std::string, std::string> ScheduleWriter::loops_for(const std::string 
 }
 
 bool ScheduleWriter::follows_loop(const FuncInfo &f, const Structure &s, Place p) {
+    if (p == Place::Vector) return f.follows.count(0) != 0;
     switch (s.kind) {
     case Structure::Tiles: return f.follows.count(0) || f.follows.count(1);
     case Structure::Strips: return f.follows.count(0) != 0;
@@ -176,6 +181,29 @@ std::string ScheduleWriter::pack_stanza(const State &s, const FuncInfo &f) const
            ", natural_vector_size)";
 }
 
+std::vector<size_t> ScheduleWriter::small_dims(const FuncInfo &f) {
+    std::vector<size_t> dims;
+    for (size_t i = 2; i < f.args.size() && i < f.extent.size(); i++)
+        if (f.extent[i] <= 4) dims.push_back(i);
+    return dims;
+}
+
+// Structure::channels_inner: f's small dimensions innermost (before
+// `loops`, the structure's loops of x and y, innermost first), each unrolled
+// by its extent at the sizes searched (guarded: other sizes may not divide).
+std::string ScheduleWriter::channel_loops(const FuncInfo &f, const Structure &s, const std::string &loops) {
+    if (!s.channels_inner) return "";
+    const std::vector<size_t> small = small_dims(f);
+    std::string order, unroll, rest;
+    for (size_t i : small) {
+        order += f.args[i] + ", ";
+        unroll += " unroll(" + f.args[i] + ", " + std::to_string(f.extent[i]) + ", GuardWithIf)";
+    }
+    for (size_t i = 2; i < f.args.size(); i++)
+        if (std::find(small.begin(), small.end(), i) == small.end()) rest += ", " + f.args[i];
+    return " reorder(" + order + loops + rest + ")" + unroll;
+}
+
 std::string ScheduleWriter::root_directives(const FuncInfo &f, const Structure &s) const {
     if (s.bare || f.args.empty()) return "";  // a 0-D Func has no loops
     std::string x = f.args[0], y = f.args.size() > 1 ? f.args[1] : "";
@@ -184,15 +212,19 @@ std::string ScheduleWriter::root_directives(const FuncInfo &f, const Structure &
     switch (s.kind) {
     case Structure::Rows:
         return "split(" + y + ", " + y + "o, " + y + "i, " + std::to_string(s.ty) + ")" +
+               channel_loops(f, s, x + ", " + y + "i, " + y + "o") +
                (vec ? " vectorize(" + x + ", natural_vector_size)" : "") + " parallel(" + y + "o)";
     case Structure::Tiles:
         return "tile(" + x + ", " + y + ", " + x + "i, " + y + "i, " + std::to_string(s.tx) + ", " +
-               std::to_string(s.ty) + ")" + v + " parallel(" + y + ")";
+               std::to_string(s.ty) + ")" + channel_loops(f, s, x + "i, " + y + "i, " + x + ", " + y) + v +
+               " parallel(" + y + ")";
     case Structure::Strips:
         return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" + v + " parallel(" + x + "o)";
-    case Structure::Columns:  // strips of columns outermost, each down all its rows
-        return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ") reorder(" + x + "i, " + y + ", " +
-               x + "o)" + v + " parallel(" + x + "o)";
+    case Structure::Columns: {  // strips of columns outermost, each down all its rows
+        const std::string loops = x + "i, " + y + ", " + x + "o", channels = channel_loops(f, s, loops);
+        return "split(" + x + ", " + x + "o, " + x + "i, " + std::to_string(s.tx) + ")" +
+               (channels.empty() ? " reorder(" + loops + ")" : channels) + v + " parallel(" + x + "o)";
+    }
     case Structure::Blocks:  // the outer loop of blocks in parallel
         return block_loops(f, s) + " parallel(" +
                (f.args.size() > 2 ? f.args.back() : s.rows_outer ? y + "o" : x + "o") + ")";

@@ -21,7 +21,10 @@ namespace internal {
 // Func (an output or a compute_root Func): per innermost serial loop of the
 // group (a row or a tile), per outer loop (a strip or a row of tiles), or
 // per innermost loop with its storage at the outer one (a sliding window).
-enum class Place { Inline, Root, Inner, Sliding, Outer };
+// Vector: per vector of the group's innermost loop, where the group runs
+// its small dimensions inside it (Structure::channels_inner): computed once
+// for all of them.
+enum class Place { Inline, Root, Inner, Sliding, Outer, Vector };
 
 // The loops of a root Func's pure definition.
 struct Structure {
@@ -39,8 +42,16 @@ struct Structure {
     // Plain: no parallel loop either (a Func too small to pay for starting
     // one: convolution weights folded once per call).
     bool serial = false;
-    bool same_loops(const Structure &o) const { return kind == o.kind && rows_outer == o.rows_outer; }
-    std::string to_string() const {
+    // Rows, Tiles, Columns: its pure dimensions of at most 4 points beyond
+    // the first two (an image's channels) innermost and unrolled, inside
+    // the vectorized loop, so that the Funcs computed per vector (Place::
+    // Vector) are computed once for all of them, not once per channel.
+    bool channels_inner = false;
+    bool same_loops(const Structure &o) const {
+        return kind == o.kind && rows_outer == o.rows_outer && channels_inner == o.channels_inner;
+    }
+    std::string to_string() const { return loops_string() + (channels_inner ? ", channels innermost" : ""); }
+    std::string loops_string() const {
         switch (kind) {
         case Rows: return "strips of " + std::to_string(ty) + " rows";
         case Tiles: return "tiles " + std::to_string(tx) + "x" + std::to_string(ty);
@@ -185,6 +196,10 @@ public:
     // row of such a strip), either per 2-D tile.
     static bool follows_loop(const FuncInfo &f, const Structure &s, Place p);
 
+    // The dimensions of f, beyond the first two, of at most 4 points at the
+    // sizes searched (Structure::channels_inner), by position.
+    static std::vector<size_t> small_dims(const FuncInfo &f);
+
     // Where the operand of product f is packed (State::packed): the group
     // root of its register blocks and their panel loop, {"", ""} where the
     // blocks have no column panels (rows of blocks outermost, or a group
@@ -208,6 +223,7 @@ private:
 
     std::vector<std::string> update_stanzas(const FuncInfo &fi, bool root, bool serial) const;
     static std::string block_loops(const FuncInfo &f, const Structure &s);
+    static std::string channel_loops(const FuncInfo &f, const Structure &s, const std::string &loops);
     std::string wrapper_directives(const State &s, const FuncInfo &f) const;
     std::string root_directives(const FuncInfo &f, const Structure &s) const;
 };

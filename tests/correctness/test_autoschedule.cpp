@@ -2,6 +2,7 @@
 // the default schedule, bit for bit, on sizes that are not multiples of any
 // tile or vector (kiln/Autoschedule.h).
 #include "attention_fixture.h"
+#include "channels_fixture.h"
 #include "check.h"
 #include "column_max_fixture.h"
 #include "grid_fixture.h"
@@ -313,4 +314,20 @@ TEST_CASE("autoschedule: a Func whose updates run down the rows, per strip of co
     CHECK(auto_vs_default(make, Buffer<float>(1037, 2051), &text, /*unfused=*/true, &m) == 0);
     CHECK(text.find("levels: compute_at(out, xo)") != std::string::npos);
     CHECK(text.find("reorder(xi, y, xo)") != std::string::npos);
+}
+
+TEST_CASE("autoschedule: channels computed together, shared values per vector, agree with the default schedule",
+          "[autoschedule]") {
+    // Sizes that no vector or strip divides; the search runs out's three
+    // channels innermost, unrolled.
+    Buffer<float> input(333, 101, 3);
+    input.for_each_element([&](const int *p) { input(p) = (float)noise(p[0] + 7 * p[2], p[1], 0, 255, 5); });
+    auto make = [&] {
+        ChannelsFixture f;
+        f.in.set(input);
+        return f.out;
+    };
+    std::string text;
+    CHECK(auto_vs_default(make, Buffer<float>(333, 101, 3), &text) == 0);
+    CHECK(text.find("unroll(c, 3, GuardWithIf)") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include <kiln/kiln.h>
 
 #include "attention_fixture.h"
+#include "channels_fixture.h"
 #include "column_max_fixture.h"
 #include "grid_fixture.h"
 #include "iir_fixture.h"
@@ -907,5 +908,44 @@ TEST_CASE("autoschedule: a Func whose updates run down the rows is computed per 
     CHECK(columns->cost.memory < root->cost.memory);
     CHECK(columns->cost.total() < root->cost.total());
     CHECK(r.explanation.find("out: strips of 128 columns\n") != std::string::npos);
+    CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
+}
+
+TEST_CASE("autoschedule: an image's channels are computed together, their shared values once per vector",
+          "[autoschedule]") {
+    // out's three channels mix luma and chroma values they share. With c
+    // outermost, each channel's vectors compute all three arms of the
+    // select and the shared values again; with c innermost and unrolled
+    // (each channel's select one arm), the search places the shared values
+    // per vector of out, computed once for the three.
+    ChannelsFixture f;
+    AutoscheduleResult r = autoschedule(Pipeline(f.out), avx2, {{"out", {1024, 1024, 3}}}, fixed_machine());
+    INFO(r.explanation);
+    const std::string out = stanza(r.schedule_text, "out");
+    CHECK(out.find("reorder(c, ") != std::string::npos);
+    CHECK(out.find("unroll(c, 3, GuardWithIf)") != std::string::npos);
+    // The loops' decision weighed the same loops with c outermost.
+    const AutoscheduleDecision *loops = nullptr;
+    for (const auto &d : r.decisions)
+        if (d.func == "out" && d.chosen.find("channels innermost") != std::string::npos) loops = &d;
+    REQUIRE(loops);
+    const std::string plain = loops->chosen.substr(0, loops->chosen.find(", channels innermost"));
+    const AutoscheduleAlternative *chosen = nullptr, *outermost = nullptr;
+    for (const auto &alt : loops->alternatives) {
+        if (alt.option == loops->chosen) chosen = &alt;
+        if (alt.option == plain) outermost = &alt;
+    }
+    REQUIRE(chosen);
+    REQUIRE(outermost);
+    CHECK(chosen->cost.compute < outermost->cost.compute);
+    // Some shared value is computed per vector of out (compute_at(out, x)
+    // or per vector of a tile, compute_at(out, xi)).
+    bool per_vector = false;
+    for (const char *g : {"luma", "cr", "cb"}) {
+        const std::string st = stanza(r.schedule_text, g);
+        per_vector |= st.find("compute_at(out, x)") != std::string::npos ||
+                      st.find("compute_at(out, xi)") != std::string::npos;
+    }
+    CHECK(per_vector);
     CHECK(ScheduleFile::parse(r.schedule_text) == r.schedule);
 }
