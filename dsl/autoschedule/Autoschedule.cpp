@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "Autotune.h"
+#include "CandidateCost.h"
 #include "CostModel.h"
 #include "Explain.h"
 #include "NpuSearch.h"
@@ -34,79 +35,6 @@ namespace kiln {
 using namespace internal;
 
 namespace {
-
-// The outputs' sizes (outputs not given: 1024 in every dimension), the
-// values LoopCounts needs, and each input buffer's bytes.
-struct Sizes {
-    std::map<std::string, std::vector<int>> given;
-    ConcreteSizes concrete;
-    std::map<std::string, int64_t> input_bytes;
-};
-
-Sizes sizes_for(const std::vector<std::shared_ptr<FunctionContents>> &outs,
-                const std::map<std::string, std::vector<int>> &estimates, const std::string &caller) {
-    Sizes r;
-    r.given = estimates;
-    for (const auto &f : outs)
-        if (!r.given.count(f->name)) r.given[f->name] = std::vector<int>(f->args.size(), 1024);
-    r.concrete = concrete_sizes(outs, r.given, caller);
-    auto params = find_parameters(find_environment(outs));
-    for (const auto &[name, ext] : r.concrete.sizes) {
-        auto it = params.find(name);
-        if (it == params.end() || !it->second->is_buffer) continue;
-        int64_t n = it->second->type.bytes();
-        for (int e : ext) n *= e;
-        r.input_bytes[name] = n;
-    }
-    return r;
-}
-
-// Where the schedule reads an input or writes an output outside the
-// buffers of the given sizes (a vectorized or tiled loop rounded past the
-// edge; the kernel would refuse those buffers at run time): "name:dim" ->
-// what happens there.
-std::map<std::string, std::string> outside_buffers(const PipelineRegions &regions, const Sizes &sz) {
-    const std::map<std::string, Expr> values = substitutions(sz.concrete);
-    std::map<std::string, std::string> found;
-    auto check = [&](const std::string &name, const Box &box, const char *what) {
-        auto it = sz.concrete.sizes.find(name);
-        if (it == sz.concrete.sizes.end()) return;
-        for (size_t d = 0; d < box.size() && d < it->second.size(); d++) {
-            std::optional<int64_t> lo, hi;
-            if (box[d].has_lower()) lo = constant_value(box[d].min, values);
-            if (box[d].has_upper()) hi = constant_value(box[d].max, values);
-            if ((lo && *lo < 0) || (hi && *hi >= it->second[d]))
-                found[name + ":" + std::to_string(d)] = std::string(what) + " " + name + " over [" +
-                                                        std::to_string(lo ? *lo : 0) + ", " + std::to_string(hi ? *hi : 0) +
-                                                        "] in dimension " + std::to_string(d) + ", past its " +
-                                                        std::to_string(it->second[d]) + " elements";
-        }
-    };
-    for (const auto &[name, box] : regions.inputs) check(name, box, "reads input");
-    for (const auto &[name, box] : regions.outputs) check(name, box, "writes output");
-    return found;
-}
-
-// The predicted cost of the Funcs' current schedules; `outside` (if given)
-// gets where they read or write outside the buffers (outside_buffers).
-PipelineCost cost_of_schedule(const std::vector<std::shared_ptr<FunctionContents>> &outs,
-                              const std::vector<std::string> &out_names, const Target &t, const Sizes &sz,
-                              const LoopCounts &baseline, const MachineModel &m, LoopCounts *counts_out = nullptr,
-                              std::map<std::string, std::string> *outside = nullptr, CountMemo *memo = nullptr) {
-    LowerOptions lo;
-    lo.stop = LowerStop::LoopNest;
-    PipelineRegions regions;
-    lo.regions = &regions;
-    Stmt body = lower(outs, "", {}, t, lo).body;
-    if (outside) *outside = outside_buffers(regions, sz);
-    Environment env = find_environment(outs);
-    LoopCounts counts =
-        count_loop_nest(body, sz.concrete.values, sz.concrete.float_values, innermost_storage_dims(env), memo);
-    if (counts_out) *counts_out = counts;
-    PipelineCost cost = predict_cost(counts, baseline, env, out_names, sz.input_bytes, m);
-    cost.sampled = counts.sampled;
-    return cost;
-}
 
 struct Evaluation {
     bool legal = false;
@@ -339,30 +267,6 @@ private:
         return note;
     }
 
-    // Why `best` beat the others: the term where the runner-up loses most.
-    static std::string reason(const AutoscheduleDecision &d, size_t best) {
-        const AutoscheduleAlternative &b = d.alternatives[best];
-        const AutoscheduleAlternative *next = nullptr;
-        for (size_t i = 0; i < d.alternatives.size(); i++)
-            if (i != best && d.alternatives[i].legal && (!next || d.alternatives[i].cost.total() < next->cost.total()))
-                next = &d.alternatives[i];
-        std::string r = "predicted " + ms(b.cost.total());
-        if (!next) return r + "; the only option that lowers";
-        double dc = next->cost.compute - b.cost.compute, dm = next->cost.memory - b.cost.memory,
-               dov = next->cost.overhead - b.cost.overhead, da = next->cost.aliasing - b.cost.aliasing;
-        const char *term = da > dm && da > dc && da > dov ? "aliasing"
-                           : dm >= dc && dm >= dov        ? "memory"
-                           : dc >= dov                    ? "compute"
-                                                          : "overhead";
-        double dt = std::max({dc, dm, dov, da});
-        char s[240];
-        std::snprintf(s, sizeof(s), "; next best %s costs %s (+%.0f%%, %s +%s)", next->option.c_str(),
-                      ms(next->cost.total()).c_str(),
-                      b.cost.total() > 0 ? 100 * (next->cost.total() - b.cost.total()) / b.cost.total() : 0.0, term,
-                      ms(dt).c_str());
-        return r + s;
-    }
-
     // Keep the cheapest legal alternative of d (for a placement or a loop
     // structure: `kind`); a later decision of the same kind replaces it.
     void decide(AutoscheduleDecision d, const std::vector<State> &states, State &s, const std::string &kind) {
@@ -375,7 +279,7 @@ private:
         }
         if (!any) return;  // keep s as it is (the caller's current state is legal)
         d.chosen = d.alternatives[best].option;
-        d.reason = reason(d, best);
+        d.reason = decision_reason(d, best);
         s = states[best];
         std::string key = kind + ":" + d.func;
         why[key] = d.chosen + "; " + d.reason;
@@ -941,18 +845,6 @@ private:
 };
 
 }  // namespace
-
-CostTerms predicted_time(const Pipeline &p, const Target &t, const std::map<std::string, std::vector<int>> &sizes,
-                         const MachineModel &m) {
-    user_assert(!p.outputs().empty()) << "predicted_time: the pipeline has no outputs";
-    std::vector<std::shared_ptr<FunctionContents>> outs;
-    std::vector<std::string> names;
-    for (const Func &f : p.outputs()) {
-        outs.push_back(f.contents());
-        names.push_back(f.name());
-    }
-    return cost_of_schedule(outs, names, t, sizes_for(outs, sizes, "predicted_time"), LoopCounts(), m).total;
-}
 
 AutoscheduleOptions AutoscheduleOptions::reproducible(int max_states) {
     user_assert(max_states > 0) << "AutoscheduleOptions::reproducible: the budget of schedules must be positive, not "

@@ -1,6 +1,7 @@
 // The autoscheduler's explanation (Explain.h).
 #include "Explain.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,6 +11,29 @@
 
 namespace kiln {
 namespace internal {
+
+std::string decision_reason(const AutoscheduleDecision &d, size_t best) {
+    const AutoscheduleAlternative &b = d.alternatives[best];
+    const AutoscheduleAlternative *next = nullptr;
+    for (size_t i = 0; i < d.alternatives.size(); i++)
+        if (i != best && d.alternatives[i].legal && (!next || d.alternatives[i].cost.total() < next->cost.total()))
+            next = &d.alternatives[i];
+    std::string r = "predicted " + ms(b.cost.total());
+    if (!next) return r + "; the only option that lowers";
+    double dc = next->cost.compute - b.cost.compute, dm = next->cost.memory - b.cost.memory,
+           dov = next->cost.overhead - b.cost.overhead, da = next->cost.aliasing - b.cost.aliasing;
+    const char *term = da > dm && da > dc && da > dov ? "aliasing"
+                       : dm >= dc && dm >= dov        ? "memory"
+                       : dc >= dov                    ? "compute"
+                                                      : "overhead";
+    double dt = std::max({dc, dm, dov, da});
+    char s[240];
+    std::snprintf(s, sizeof(s), "; next best %s costs %s (+%.0f%%, %s +%s)", next->option.c_str(),
+                  ms(next->cost.total()).c_str(),
+                  b.cost.total() > 0 ? 100 * (next->cost.total() - b.cost.total()) / b.cost.total() : 0.0, term,
+                  ms(dt).c_str());
+    return r + s;
+}
 
 namespace {
 

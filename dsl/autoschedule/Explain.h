@@ -25,6 +25,10 @@
 namespace kiln {
 namespace internal {
 
+// Why alternative `best` of d beat the others: its prediction and the
+// term where the runner-up loses most.
+std::string decision_reason(const AutoscheduleDecision &d, size_t best);
+
 // Fills r.explanation and r.explanation_json, and puts the header before
 // r.schedule_text. `pipeline` names the first output.
 void explain(AutoscheduleResult &r, const std::string &pipeline, const Target &t,
