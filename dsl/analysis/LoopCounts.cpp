@@ -215,6 +215,7 @@ public:
         struct LoadTree {
             std::vector<const Call *> calls;
             std::vector<std::pair<LoadTree, LoadTree>> branches;
+            double loads = 0;  // of the calls and of each select's branch with more
         };
         class Loads : public IRVisitor {
         public:
@@ -278,16 +279,24 @@ public:
             }
             return w * loads_per_vector;
         };
-        // A select's branch with more loads stands for it.
-        std::function<double(const LoadTree &, bool)> count_tree = [&](const LoadTree &t, bool apply) {
-            double total = 0;
-            for (const Call *c : t.calls) total += account(c, apply);
-            for (const auto &[yes, no] : t.branches)
-                total += count_tree(count_tree(yes, false) >= count_tree(no, false) ? yes : no, apply);
-            return total;
+        // A select's branch with more loads stands for it: each tree's loads
+        // priced once, innermost first (a mux of n values nests n selects),
+        // then the counts kept along the branches chosen.
+        std::function<void(LoadTree &)> price = [&](LoadTree &t) {
+            for (const Call *c : t.calls) t.loads += account(c, false);
+            for (auto &[yes, no] : t.branches) {
+                price(yes);
+                price(no);
+                t.loads += std::max(yes.loads, no.loads);
+            }
         };
-        const double total = count_tree(tree, true);
-        return register_reads[op] = total;
+        std::function<void(const LoadTree &)> keep = [&](const LoadTree &t) {
+            for (const Call *c : t.calls) account(c, true);
+            for (const auto &[yes, no] : t.branches) keep(yes.loads >= no.loads ? yes : no);
+        };
+        price(tree);
+        keep(tree);
+        return register_reads[op] = tree.loads;
     }
 
     // The load c as AliasedLoads along serial loop `serial` (which moves
